@@ -1,0 +1,45 @@
+// Package analyzer decides whether a history of multi-word reads and
+// multi-word CAS operations is linearizable, by the precedence-multigraph
+// method of Cepeda, Chowdhury, Li, Lopez, Wang and Golab, "Toward
+// Linearizability Testing for Multi-Word Persistent Synchronization
+// Primitives" (OPODIS 2019), Sections 4 and 5.
+//
+// The history is streamed once (package history) into flat arrays: one
+// vertex per operation plus a genesis vertex for the initial state. Edges:
+//
+//   - happens-before, reduced by ReduceHB (package reduce, Section 5.1): a
+//     contiguous range of operation ids per vertex;
+//   - reads-from: the writer of a value -> each operation that read it, or
+//     that expected it in a successful CAS, per word (Section 4);
+//   - auxiliary (Section 5.2): a read -> the successor of its writer on that
+//     word's reads-from path; the successor of the writer of a failed CAS's
+//     expected value -> the failed CAS, at the word it blamed.
+//
+// The history is linearizable iff (Theorem 2 of the paper, under its
+// Assumptions 1 and 2): (ii) every read and successful CAS has one
+// reads-from in-edge per word and every failed CAS one auxiliary in-edge;
+// (iii) per word, the successful CAS form one reads-from path from genesis;
+// (i) the graph is acyclic. (ii) and (iii) are checked first, then the
+// auxiliary edges are built from the paths, then (i) by an iterative DFS.
+//
+// Crashed operations (Section 5.3): a pending read is dropped; a pending CAS
+// whose new value somebody observed took effect and is completed as a
+// success, with its response placed by the mode (history.Mode): just before
+// the crash (strict), at the end plus an edge to its process's next
+// operation (recoverable), or at the end (durable). An unobserved pending
+// CAS is dropped, unless a failed CAS can only be explained by it having
+// taken effect: then the analyzer searches the few such completions (a case
+// the paper leaves open; without it the method raises false alarms).
+//
+// Assumptions (Section 4) are checked, not trusted: a value written twice to
+// a word (Assumption 1) is an input error; a failed CAS whose expected value
+// at the blamed word was never read before its invocation (Assumption 2)
+// loses its auxiliary constraint, and if the rest of the history is
+// consistent the analyzer reports that it cannot decide (an input error
+// naming the line) rather than guess.
+//
+// Cost: one pass over the file, then a constant number of passes over
+// arrays of O(n·k) int32s; no per-edge allocation and no maps in the hot
+// loops. The Graph type exposes the result through gonum's graph
+// interfaces for explanations and exports.
+package analyzer

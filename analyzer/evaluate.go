@@ -1,0 +1,427 @@
+package analyzer
+
+import (
+	"context"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/reduce"
+)
+
+// eval holds the state of one evaluation of the properties for one choice
+// of completions of crashed operations. Its arrays are reused across
+// evaluations (the completion search may run several).
+type eval struct {
+	h    *hist
+	r    *resolved
+	mode history.Mode
+
+	hi    []int32  // ReduceHB ranges [lo, hi)
+	succ  []int32  // per writer access: the access that replaced its value, or none
+	gsucc []int32  // per word: the access that replaced the initial value, or none
+	mark  []uint64 // per access bitset: on its word's path from genesis
+	loser []uint64 // per access bitset: lost a fork (reported once)
+	off   []uint32 // CSR of explicit out-edges (reads-from, auxiliary of failures, recovery)
+	tgt   []int32
+	color []uint8
+
+	// outcome
+	edges      EdgeCounts
+	completed  int64
+	unexplain  []int32 // blamed accesses of unexplained failures
+	forks      [][2]int32
+	unreach    []int32
+	cyclic     bool
+	assumeFail bool // constraints of failed cas breaking Assumption 2 included
+}
+
+func newEval(h *hist, r *resolved, mode history.Mode) *eval {
+	nacc := len(h.word)
+	return &eval{
+		h: h, r: r, mode: mode,
+		succ:  make([]int32, nacc),
+		gsucc: make([]int32, len(h.addr)),
+		mark:  make([]uint64, (nacc+63)/64),
+		loser: make([]uint64, (nacc+63)/64),
+	}
+}
+
+func bit(b []uint64, i int32) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
+func setBit(b []uint64, i int32)   { b[i>>6] |= 1 << (uint(i) & 63) }
+
+// effective reports whether operation i is in the graph: it responded, or
+// it is a pending cas taken to have succeeded.
+func (e *eval) effective(i int32) bool {
+	return e.h.flags[i]&(fReturned|fCompleted) != 0
+}
+
+// writer reports whether i is an effective writer: a successful cas or a
+// completed pending one.
+func (e *eval) writer(i int32) bool {
+	return e.h.flags[i]&(fOK|fCompleted) != 0
+}
+
+// observer reports whether access x of operation i reads from its version
+// in the graph: every word of a returned read, of an effective writer.
+func (e *eval) observer(i int32) bool {
+	f := e.h.flags[i]
+	return (f&fRead != 0 && f&fReturned != 0) || f&(fOK|fCompleted) != 0
+}
+
+// complete decides which pending cas took effect: those in extra, and every
+// one whose value an operation in the graph observed (transitively: a
+// completed cas observes the values it expected).
+func (e *eval) complete(extra []int32) {
+	h := e.h
+	for _, c := range h.pendingCAS {
+		h.flags[c] &^= fCompleted
+	}
+	var work []int32
+	for _, c := range extra {
+		if h.flags[c]&fCompleted == 0 {
+			h.flags[c] |= fCompleted
+			work = append(work, c)
+		}
+	}
+	visit := func(i int32) {
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			y := e.r.ver[x]
+			if y < 0 {
+				continue
+			}
+			w := h.accOp[y]
+			if h.flags[w]&(fReturned|fCompleted) == 0 && h.flags[w]&fRead == 0 {
+				h.flags[w] |= fCompleted
+				work = append(work, w)
+			}
+		}
+	}
+	for i := int32(0); i < h.n; i++ {
+		if h.flags[i]&fReturned != 0 && e.observer(i) {
+			visit(i)
+		}
+	}
+	for len(work) > 0 {
+		w := work[len(work)-1]
+		work = work[:len(work)-1]
+		visit(w)
+	}
+	e.completed = 0
+	for _, c := range h.pendingCAS {
+		if h.flags[c]&fCompleted != 0 {
+			e.completed++
+		}
+	}
+}
+
+// responses places the responses of crashed operations by the mode and
+// computes the ReduceHB ranges.
+func (e *eval) responses() {
+	h := e.h
+	for _, c := range h.crashed {
+		h.lo[c.op] = h.n
+		if e.mode == history.Strict && h.flags[c.op]&fCompleted != 0 {
+			h.lo[c.op] = c.at
+		}
+	}
+	e.hi = reduce.Ranges(h.lo, e.hi)
+	e.edges.HappensBefore = 0
+	for i := int32(0); i < h.n; i++ {
+		if e.effective(i) && e.hi[i] > h.lo[i] {
+			e.edges.HappensBefore += int64(e.hi[i] - h.lo[i])
+		}
+	}
+}
+
+// paths builds each word's reads-from path (properties ii and iii): the
+// successor of every version, forks, and the writes off the path.
+func (e *eval) paths() {
+	h, ver := e.h, e.r.ver
+	for i := range e.succ {
+		e.succ[i] = none
+	}
+	for i := range e.gsucc {
+		e.gsucc[i] = none
+	}
+	clear(e.mark)
+	clear(e.loser)
+	e.forks, e.unreach = e.forks[:0], e.unreach[:0]
+	for i := int32(0); i < h.n; i++ {
+		if !e.writer(i) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			var slot *int32
+			switch y := ver[x]; {
+			case y == verGenesis:
+				slot = &e.gsucc[h.wordOf(x)]
+			case y >= 0:
+				slot = &e.succ[y]
+			default:
+				continue // dangling: reported from the resolved list
+			}
+			if *slot != none {
+				e.forks = append(e.forks, [2]int32{*slot, x})
+				setBit(e.loser, x)
+				continue
+			}
+			*slot = x
+		}
+	}
+	for w := range e.gsucc {
+		for x := e.gsucc[w]; x != none; x = e.succ[x] {
+			setBit(e.mark, x)
+		}
+	}
+	for i := int32(0); i < h.n; i++ {
+		if !e.writer(i) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			if !bit(e.mark, x) && !bit(e.loser, x) && ver[x] != verDangling {
+				e.unreach = append(e.unreach, x)
+			}
+		}
+	}
+}
+
+// next is the successor on its word's path of version y (an access, or
+// genesis at word w), or none.
+func (e *eval) next(y int32, w int32) int32 {
+	switch {
+	case y == verGenesis:
+		return e.gsucc[w]
+	case y >= 0:
+		return e.succ[y]
+	}
+	return none
+}
+
+// failureSource returns, for the blamed access x of failed cas i, the
+// access whose write explains the failure (the auxiliary edge's source), or
+// none, and whether the failure needs one at all.
+func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
+	h := e.h
+	y := e.r.ver[x]
+	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) {
+		// The expected value never was at that word: the failure
+		// constrains nothing.
+		return none, false
+	}
+	return e.next(y, h.wordOf(x)), true
+}
+
+// failures finds each failed cas's auxiliary source, or reports it
+// unexplained.
+func (e *eval) failures() {
+	h := e.h
+	e.unexplain = e.unexplain[:0]
+	for _, i := range h.failedCAS {
+		if h.flags[i]&fNoAux != 0 && !e.assumeFail {
+			continue
+		}
+		x := h.blamedAccess(i)
+		if src, needed := e.failureSource(i, x); needed && src == none {
+			e.unexplain = append(e.unexplain, x)
+		}
+	}
+}
+
+// buildCSR stores the explicit out-edges: reads-from (writer -> observer),
+// auxiliary of failures (the write that explains it -> the failed cas) and
+// recovery (crashed cas -> its process's next operation). The read
+// auxiliary edges are not stored: the DFS derives them from the read's
+// versions, saving 4 bytes per read word.
+func (e *eval) buildCSR() {
+	h, ver := e.h, e.r.ver
+	n := h.n
+	if cap(e.off) < int(n)+1 {
+		e.off = make([]uint32, n+1)
+	}
+	e.off = e.off[:n+1]
+	clear(e.off)
+	deg := e.off[1:] // count out-degrees at off[i+1], then prefix-sum
+	var rf, aux, rec int64
+	e.forEachExplicit(func(from, to int32, kind EdgeKind) {
+		deg[from]++
+		switch kind {
+		case ReadsFrom:
+			rf++
+		case Auxiliary:
+			aux++
+		case Recovery:
+			rec++
+		}
+	})
+	for i := int32(1); i <= n; i++ {
+		e.off[i] += e.off[i-1]
+	}
+	total := e.off[n]
+	if cap(e.tgt) < int(total) {
+		e.tgt = make([]int32, total)
+	}
+	e.tgt = e.tgt[:total]
+	// Fill using off[i] as a cursor, then shift back.
+	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
+		e.tgt[e.off[from]] = to
+		e.off[from]++
+	})
+	for i := n; i > 0; i-- {
+		e.off[i] = e.off[i-1]
+	}
+	e.off[0] = 0
+	// Read auxiliary edges, counted here for the report.
+	for i := int32(0); i < n; i++ {
+		if h.flags[i]&(fRead|fReturned) != fRead|fReturned {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			if e.next(ver[x], h.wordOf(x)) != none {
+				aux++
+			}
+		}
+	}
+	e.edges.ReadsFrom, e.edges.Auxiliary, e.edges.Recovery = rf, aux, rec
+}
+
+// forEachExplicit calls f for every explicit edge, in a fixed order.
+func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
+	h, ver := e.h, e.r.ver
+	for i := int32(0); i < h.n; i++ {
+		if !e.observer(i) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			if y := ver[x]; y >= 0 {
+				f(h.accOp[y], i, ReadsFrom)
+			}
+		}
+	}
+	for _, i := range h.failedCAS {
+		if h.flags[i]&fNoAux != 0 && !e.assumeFail {
+			continue
+		}
+		if src, _ := e.failureSource(i, h.blamedAccess(i)); src != none {
+			f(h.accOp[src], i, Auxiliary)
+		}
+	}
+	if e.mode == history.Recoverable {
+		for _, c := range h.crashed {
+			if h.flags[c.op]&fCompleted != 0 && c.next != none {
+				f(c.op, c.next, Recovery)
+			}
+		}
+	}
+}
+
+// degree is the number of out-edges of u the DFS enumerates; edgeAt returns
+// the i-th, or none when that slot holds no edge (a read whose version has
+// no successor).
+func (e *eval) degree(u int32) int32 {
+	h := e.h
+	d := int32(0)
+	if e.effective(u) && e.hi[u] > h.lo[u] {
+		d = e.hi[u] - h.lo[u]
+	}
+	d += int32(e.off[u+1] - e.off[u])
+	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
+		d += int32(h.acc[u+1] - h.acc[u])
+	}
+	return d
+}
+
+func (e *eval) edgeAt(u, i int32) int32 {
+	h := e.h
+	if e.effective(u) && e.hi[u] > h.lo[u] {
+		if n := e.hi[u] - h.lo[u]; i < n {
+			return h.lo[u] + i
+		} else {
+			i -= n
+		}
+	}
+	if n := int32(e.off[u+1] - e.off[u]); i < n {
+		return e.tgt[int32(e.off[u])+i]
+	} else {
+		i -= n
+	}
+	x := int32(h.acc[u]) + i
+	if s := e.next(e.r.ver[x], h.wordOf(x)); s != none {
+		return h.accOp[s]
+	}
+	return none
+}
+
+// acyclic reports whether the graph has no cycle (property i), by an
+// iterative DFS: histories have millions of operations, and recursion that
+// deep is slow in Go and unbounded in memory.
+func (e *eval) acyclic(ctx context.Context) (bool, error) {
+	h := e.h
+	n := h.n
+	if cap(e.color) < int(n) {
+		e.color = make([]uint8, n)
+	}
+	e.color = e.color[:n]
+	clear(e.color)
+	type frame struct{ v, i int32 }
+	var stack []frame
+	for root := int32(0); root < n; root++ {
+		if e.color[root] != 0 || !e.effective(root) {
+			continue
+		}
+		if root&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
+		e.color[root] = 1
+		stack = append(stack[:0], frame{root, 0})
+		for len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			d := e.degree(top.v)
+			t := none
+			for top.i < d && t == none {
+				t = e.edgeAt(top.v, top.i)
+				top.i++
+			}
+			if t == none {
+				e.color[top.v] = 2
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			switch e.color[t] {
+			case 0:
+				e.color[t] = 1
+				stack = append(stack, frame{t, 0})
+			case 1:
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// run evaluates the properties for the completions forced by observation
+// plus extra. It reports whether the history passed.
+func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
+	e.complete(extra)
+	e.responses()
+	e.paths()
+	e.failures()
+	e.buildCSR()
+	ok, err := e.acyclic(ctx)
+	if err != nil {
+		return false, err
+	}
+	e.cyclic = !ok
+	return ok && len(e.unexplain) == 0 && len(e.forks) == 0 && len(e.unreach) == 0 && e.danglingCount() == 0, nil
+}
+
+// danglingCount counts the dangling accesses of operations in the graph.
+func (e *eval) danglingCount() int {
+	c := 0
+	for _, x := range e.r.dangling {
+		if e.observer(e.h.accOp[x]) {
+			c++
+		}
+	}
+	return c
+}

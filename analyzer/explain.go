@@ -1,0 +1,329 @@
+package analyzer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// anomalies fills res.Anomalies from the evaluation's findings, at most max
+// of each kind, counting the rest in res.Omitted.
+func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
+	h := e.h
+	add := func(count *int, a Anomaly) {
+		if *count >= max {
+			res.Omitted++
+			return
+		}
+		*count++
+		res.Anomalies = append(res.Anomalies, a)
+	}
+	var nd, nf, nu, nx int
+	for _, x := range e.r.dangling {
+		i := h.accOp[x]
+		if !e.observer(i) {
+			continue
+		}
+		w := h.wordOf(x)
+		verb := "read"
+		if !h.isRead(i) {
+			verb = "succeeded expecting"
+		}
+		add(&nd, Anomaly{Kind: Dangling, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
+			Explanation: fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
+				h.opName(i), verb, h.addr[w], hex(h.val[x]), hex(h.initVal[w]))})
+	}
+	for _, f := range e.forks {
+		a, b := f[0], f[1]
+		w := h.wordOf(b)
+		ia, ib := h.accOp[a], h.accOp[b]
+		from := "its initial value"
+		if y := e.r.ver[b]; y >= 0 {
+			from = "written by " + h.opName(h.accOp[y])
+		}
+		add(&nf, Anomaly{Kind: Fork, Ops: []int64{int64(h.line[ia]), int64(h.line[ib])}, Words: []uint64{h.addr[w]},
+			Explanation: fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
+				h.opName(ia), h.opName(ib), hex(h.val[b]), h.addr[w], from)})
+	}
+	for _, x := range e.unreach {
+		i, w := h.accOp[x], h.wordOf(x)
+		y := e.r.ver[x]
+		ops := []int64{int64(h.line[i])}
+		if y >= 0 {
+			ops = append(ops, int64(h.line[h.accOp[y]]))
+		}
+		add(&nu, Anomaly{Kind: UnreachableWrite, Ops: ops, Words: []uint64{h.addr[w]},
+			Explanation: fmt.Sprintf("%s succeeded expecting address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
+				h.opName(i), h.addr[w], hex(h.val[x]), h.opName(h.accOp[y]), h.addr[w])})
+	}
+	for _, x := range e.unexplain {
+		i, w := h.accOp[x], h.wordOf(x)
+		y := e.r.ver[x]
+		ops := []int64{int64(h.line[i])}
+		writer := "its initial value"
+		if y >= 0 {
+			ops = append(ops, int64(h.line[h.accOp[y]]))
+			writer = "written by " + h.opName(h.accOp[y])
+		}
+		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
+			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
+				h.opName(i), h.addr[w], hex(h.val[x]), writer)})
+	}
+	if e.cyclic {
+		return e.cycles(ctx, res, max)
+	}
+	return nil
+}
+
+func hex(v uint64) string {
+	if v < 4096 {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%#x", v)
+}
+
+// cycles reports one short cycle per strongly connected component with a
+// cycle (Tarjan's algorithm, iterative), found by a breadth-first search
+// inside the component.
+func (e *eval) cycles(ctx context.Context, res *Result, max int) error {
+	comp, roots, err := e.components(ctx)
+	if err != nil {
+		return err
+	}
+	parent := make([]int32, e.h.n)
+	for i := range parent {
+		parent[i] = none
+	}
+	for k, s := range roots {
+		if k >= max {
+			res.Omitted += int64(len(roots) - max)
+			break
+		}
+		cyc := e.shortestCycle(s, comp, parent)
+		res.Anomalies = append(res.Anomalies, e.explainCycle(cyc))
+	}
+	return nil
+}
+
+// components labels strongly connected components that hold a cycle; it
+// returns comp (component id+1 per vertex, 0 for vertices on no cycle) and
+// one vertex of each such component.
+func (e *eval) components(ctx context.Context) (comp []int32, roots []int32, err error) {
+	h := e.h
+	n := h.n
+	index := make([]int32, n) // 0: unvisited; else discovery order + 1
+	low := make([]int32, n)
+	onStack := make([]uint64, (n+63)/64)
+	comp = make([]int32, n)
+	var stack []int32
+	type frame struct{ v, i int32 }
+	var calls []frame
+	counter := int32(0)
+	ncomp := int32(0)
+	push := func(v int32) {
+		counter++
+		index[v], low[v] = counter, counter
+		stack = append(stack, v)
+		setBit(onStack, v)
+		calls = append(calls, frame{v, 0})
+	}
+	for root := int32(0); root < n; root++ {
+		if index[root] != 0 || !e.effective(root) {
+			continue
+		}
+		if root&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		push(root)
+		for len(calls) > 0 {
+			top := &calls[len(calls)-1]
+			v := top.v
+			d := e.degree(v)
+			descended := false
+			for top.i < d {
+				t := e.edgeAt(v, top.i)
+				top.i++
+				if t == none {
+					continue
+				}
+				if index[t] == 0 {
+					push(t)
+					descended = true
+					break
+				}
+				if bit(onStack, t) && index[t] < low[v] {
+					low[v] = index[t]
+				}
+			}
+			if descended {
+				continue
+			}
+			calls = calls[:len(calls)-1]
+			if len(calls) > 0 {
+				p := calls[len(calls)-1].v
+				if low[v] < low[p] {
+					low[p] = low[v]
+				}
+			}
+			if low[v] != index[v] {
+				continue
+			}
+			// v is the root of a component: pop it.
+			j := len(stack) - 1
+			for stack[j] != v {
+				j--
+			}
+			members := stack[j:]
+			cyclic := len(members) > 1
+			if !cyclic { // a self-loop is a cycle of one
+				for k := int32(0); k < d; k++ {
+					if e.edgeAt(v, k) == v {
+						cyclic = true
+					}
+				}
+			}
+			if cyclic {
+				ncomp++
+				for _, m := range members {
+					comp[m] = ncomp
+				}
+				roots = append(roots, v)
+			}
+			for _, m := range members {
+				onStack[m>>6] &^= 1 << (uint(m) & 63)
+			}
+			stack = stack[:j]
+		}
+	}
+	return comp, roots, nil
+}
+
+// shortestCycle finds a shortest cycle through s inside s's component by a
+// breadth-first search; parent is scratch space, all none on entry and on
+// return.
+func (e *eval) shortestCycle(s int32, comp, parent []int32) []int32 {
+	c := comp[s]
+	queue := []int32{s}
+	parent[s] = s
+	var last int32 = none
+	for qi := 0; qi < len(queue) && last == none; qi++ {
+		u := queue[qi]
+		d := e.degree(u)
+		for k := int32(0); k < d; k++ {
+			t := e.edgeAt(u, k)
+			if t == none || comp[t] != c {
+				continue
+			}
+			if t == s {
+				last = u
+				break
+			}
+			if parent[t] == none {
+				parent[t] = u
+				queue = append(queue, t)
+			}
+		}
+	}
+	var cyc []int32
+	for v := last; v != s; v = parent[v] {
+		cyc = append(cyc, v)
+	}
+	cyc = append(cyc, s)
+	slices.Reverse(cyc)
+	for _, v := range queue {
+		parent[v] = none
+	}
+	return cyc
+}
+
+// explainCycle turns a cycle of vertices into an anomaly, each edge with
+// its reason.
+func (e *eval) explainCycle(cyc []int32) Anomaly {
+	h := e.h
+	a := Anomaly{Kind: Cycle}
+	words := map[uint64]bool{}
+	var steps []string
+	for k, u := range cyc {
+		v := cyc[(k+1)%len(cyc)]
+		ed := e.why(u, v)
+		a.Ops = append(a.Ops, int64(h.line[u]))
+		a.Edges = append(a.Edges, ed)
+		if ed.Kind != HappensBefore && ed.Kind != Recovery && !words[ed.Word] {
+			words[ed.Word] = true
+			a.Words = append(a.Words, ed.Word)
+		}
+		steps = append(steps, ed.Reason)
+	}
+	slices.Sort(a.Words)
+	if a.Words == nil {
+		a.Words = []uint64{}
+	}
+	a.Explanation = fmt.Sprintf("%d operations must each come before the next, and the last before the first: %s",
+		len(cyc), strings.Join(steps, "; "))
+	return a
+}
+
+// why names the reason for the edge u -> v, preferring reads-from, then
+// auxiliary, then recovery, then happens-before.
+func (e *eval) why(u, v int32) Edge {
+	h, ver := e.h, e.r.ver
+	ed := Edge{From: int64(h.line[u]), To: int64(h.line[v])}
+	if e.observer(v) {
+		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
+			if y := ver[x]; y >= 0 && h.accOp[y] == u {
+				w := h.wordOf(x)
+				verb := "read"
+				if !h.isRead(v) {
+					verb = "expected"
+				}
+				ed.Kind, ed.Word = ReadsFrom, h.addr[w]
+				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.val[x]), h.opName(u))
+				return ed
+			}
+		}
+	}
+	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
+		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
+			if s := e.next(ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
+				w := h.wordOf(x)
+				ed.Kind, ed.Word = Auxiliary, h.addr[w]
+				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.val[x]), h.opName(v))
+				return ed
+			}
+		}
+	}
+	if !h.isRead(v) && h.flags[v]&(fReturned|fOK) == fReturned {
+		x := h.blamedAccess(v)
+		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
+			w := h.wordOf(x)
+			ed.Kind, ed.Word = Auxiliary, h.addr[w]
+			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.val[x]), h.opName(u))
+			return ed
+		}
+	}
+	for _, c := range h.crashed {
+		if c.op == u && c.next == v && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
+			ed.Kind = Recovery
+			ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s", h.opName(u), c.line, h.opName(v))
+			return ed
+		}
+	}
+	ed.Kind = HappensBefore
+	if h.flags[u]&fReturned != 0 {
+		ed.Reason = fmt.Sprintf("%s returned at line %d, before %s was invoked", h.opName(u), h.retLine[u], h.opName(v))
+	} else {
+		line := uint32(0)
+		for _, c := range h.crashed {
+			if c.op == u {
+				line = c.line
+			}
+		}
+		ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect before it (strict), so before %s was invoked", h.opName(u), line, h.opName(v))
+	}
+	return ed
+}

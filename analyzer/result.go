@@ -1,0 +1,123 @@
+package analyzer
+
+import (
+	"fmt"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// Kind names an anomaly, as in shared/cli-contract.md.
+type Kind string
+
+const (
+	// Cycle: property (i) is broken; the order constraints contradict.
+	Cycle Kind = "cycle"
+	// Dangling: property (ii); a read returned, or a successful cas expected,
+	// a value that nothing wrote at that word.
+	Dangling Kind = "dangling"
+	// UnexplainedFailure: property (ii); a failed cas blamed a word whose
+	// expected value no successful cas ever overwrote.
+	UnexplainedFailure Kind = "unexplained-failure"
+	// Fork: property (iii); two successful cas replaced the same value at
+	// the same word.
+	Fork Kind = "fork"
+	// UnreachableWrite: property (iii); a successful cas is off its word's
+	// reads-from path from the initial state.
+	UnreachableWrite Kind = "unreachable-write"
+)
+
+// EdgeKind is the reason for an edge of the precedence multigraph.
+type EdgeKind string
+
+const (
+	HappensBefore EdgeKind = "hb"
+	ReadsFrom     EdgeKind = "rf"
+	Auxiliary     EdgeKind = "aux"
+	// Recovery is the edge from a crashed cas completed under the
+	// recoverable rule to its process's next operation.
+	Recovery EdgeKind = "recovery"
+)
+
+// Edge is one edge of an explanation. Operations are named by the line of
+// their invocation; 0 is the genesis vertex (the initial state).
+type Edge struct {
+	From   int64    `json:"from"`
+	To     int64    `json:"to"`
+	Kind   EdgeKind `json:"kind"`
+	Word   uint64   `json:"word,omitempty"`
+	Reason string   `json:"reason"`
+}
+
+// Anomaly is one broken property, with the operations and words involved.
+type Anomaly struct {
+	Kind Kind `json:"kind"`
+	// Ops are the operations involved, named by the line of their
+	// invocation; for a cycle, in cycle order.
+	Ops   []int64  `json:"ops"`
+	Words []uint64 `json:"words"`
+	// Explanation is a sentence a person can follow.
+	Explanation string `json:"explanation"`
+	// Edges justify a cycle, edge by edge.
+	Edges []Edge `json:"edges,omitempty"`
+}
+
+// EdgeCounts counts the edges of the multigraph by kind.
+type EdgeCounts struct {
+	HappensBefore int64 `json:"hb"`
+	ReadsFrom     int64 `json:"rf"`
+	Auxiliary     int64 `json:"aux"`
+	Recovery      int64 `json:"recovery"`
+}
+
+// Total is the number of edges.
+func (c EdgeCounts) Total() int64 {
+	return c.HappensBefore + c.ReadsFrom + c.Auxiliary + c.Recovery
+}
+
+// Result is the verdict on a history.
+type Result struct {
+	Linearizable bool         `json:"linearizable"`
+	Mode         history.Mode `json:"-"`
+	ModeName     string       `json:"mode"`
+	Operations   int64        `json:"operations"`
+	Processes    int          `json:"processes"`
+	Crashes      int64        `json:"crashes"`
+	Words        int          `json:"words"`
+	// Vertices are the operations kept in the graph plus genesis.
+	Vertices int64      `json:"vertices"`
+	Edges    EdgeCounts `json:"edges"`
+	// Pending operations cut off by a crash or by the end: Dropped were
+	// left out, Completed were taken to have succeeded.
+	Dropped   int64 `json:"dropped"`
+	Completed int64 `json:"completed"`
+	// Anomalies lists what is broken (at most Options.MaxAnomalies of
+	// each kind); Omitted counts those left out of the list.
+	Anomalies []Anomaly `json:"anomalies"`
+	Omitted   int64     `json:"omitted,omitempty"`
+}
+
+// AssumptionError reports an input the method cannot decide: it breaks
+// Assumption 1 or 2 of the OPODIS paper (shared/history-format.md) in a way
+// that matters for the verdict.
+type AssumptionError struct {
+	File       string
+	Line       int64
+	Assumption int
+	Msg        string
+}
+
+func (e *AssumptionError) Error() string {
+	return fmt.Sprintf("%s:%d: breaks Assumption %d: %s", e.File, e.Line, e.Assumption, e.Msg)
+}
+
+// UndecidedError reports that deciding the history needs more completions
+// of crashed operations to be tried than the budget allows.
+type UndecidedError struct {
+	File string
+	Line int64
+	Msg  string
+}
+
+func (e *UndecidedError) Error() string {
+	return fmt.Sprintf("%s:%d: undecided: %s", e.File, e.Line, e.Msg)
+}

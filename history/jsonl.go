@@ -1,0 +1,238 @@
+package history
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+)
+
+// The JSON Lines twin of format v1: one JSON object per line, with the same
+// events and the same rules. Blank lines and lines starting with '#' are
+// allowed as in the text format. Numbers (addresses, values) are JSON
+// integers or strings holding a decimal or 0x-hex number; strings keep
+// values above 2^53 exact for tools whose JSON numbers are doubles.
+//
+//	{"header":"pmlin-history v1"}
+//	{"init":0}
+//	{"init":{"10":"0x5","11":7}}
+//	{"p":1,"inv":"read","addrs":[10,11]}
+//	{"p":1,"ret":[0,0]}
+//	{"p":1,"inv":"cas","words":[[10,0,"0x100001"],[11,0,"0x100002"]]}
+//	{"p":1,"ret":"ok"}
+//	{"p":1,"ret":"fail","addr":10}
+//	{"crash":true}
+type jsonLine struct {
+	Header *string             `json:"header"`
+	Init   json.RawMessage     `json:"init"`
+	P      json.RawMessage     `json:"p"`
+	Inv    *string             `json:"inv"`
+	Addrs  []json.RawMessage   `json:"addrs"`
+	Words  [][]json.RawMessage `json:"words"`
+	Ret    json.RawMessage     `json:"ret"`
+	Addr   json.RawMessage     `json:"addr"`
+	Crash  *bool               `json:"crash"`
+}
+
+// jsonNumber decodes a JSON integer or a string holding a number.
+func (r *Reader) jsonNumber(raw json.RawMessage, what string) (uint64, error) {
+	b := bytes.TrimSpace(raw)
+	if len(b) >= 2 && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return 0, r.errorf("%s: %v", what, err)
+		}
+		return r.number([]byte(s), what)
+	}
+	return r.number(b, what)
+}
+
+func (r *Reader) parseJSON(line []byte) (*Event, error) {
+	if line[0] != '{' {
+		return nil, r.errorf("expected a JSON object (this history is JSON Lines: its first line is one)")
+	}
+	var j jsonLine
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&j); err != nil {
+		return nil, r.errorf("bad JSON: %v", err)
+	}
+	if dec.More() {
+		return nil, r.errorf("more than one JSON value on the line")
+	}
+	set := 0
+	for _, present := range []bool{j.Header != nil, j.Init != nil, j.P != nil, j.Crash != nil} {
+		if present {
+			set++
+		}
+	}
+	if set != 1 {
+		return nil, r.errorf(`a JSON line is exactly one of {"header":...}, {"init":...}, {"p":...,"inv"|"ret":...} or {"crash":true}`)
+	}
+	switch {
+	case j.Header != nil:
+		const magic = "pmlin-history "
+		if len(*j.Header) <= len(magic) || (*j.Header)[:len(magic)] != magic {
+			return nil, r.errorf("the header is %q", "pmlin-history v1")
+		}
+		return nil, r.header((*j.Header)[len(magic):])
+	case j.Init != nil:
+		return nil, r.jsonInit(j.Init)
+	case j.Crash != nil:
+		if !*j.Crash {
+			return nil, r.errorf(`a crash line is {"crash":true}`)
+		}
+		return r.crashEvent(), nil
+	}
+	p, err := r.procID(bytes.TrimSpace(j.P))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case j.Inv != nil && j.Ret == nil:
+		return r.jsonInv(p, &j)
+	case j.Ret != nil && j.Inv == nil:
+		return r.jsonRet(p, &j)
+	}
+	return nil, r.errorf(`process %d: a line has exactly one of "inv" and "ret"`, p)
+}
+
+func (r *Reader) jsonInit(raw json.RawMessage) error {
+	b := bytes.TrimSpace(raw)
+	if len(b) > 0 && b[0] == '{' {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			return r.errorf("init: %v", err)
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // deterministic error messages
+		for _, k := range keys {
+			a, err := r.number([]byte(k), "address")
+			if err != nil {
+				return err
+			}
+			v, err := r.jsonNumber(m[k], "initial value")
+			if err != nil {
+				return err
+			}
+			if err := r.setInitWord(a, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	v, err := r.jsonNumber(b, "initial value")
+	if err != nil {
+		return err
+	}
+	return r.setInitDefault(v)
+}
+
+func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
+	ev := &r.ev
+	ev.Addrs, ev.Expected, ev.New, ev.Values = ev.Addrs[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.OK, ev.FailAddr = false, 0
+	if j.Addr != nil {
+		return nil, r.errorf(`process %d: "addr" belongs to a failed cas's ret`, p)
+	}
+	switch *j.Inv {
+	case "read":
+		if j.Words != nil {
+			return nil, r.errorf(`process %d: a read has "addrs", not "words"`, p)
+		}
+		ev.Op = Read
+		for _, a := range j.Addrs {
+			v, err := r.jsonNumber(a, "address")
+			if err != nil {
+				return nil, err
+			}
+			ev.Addrs = append(ev.Addrs, v)
+		}
+	case "cas":
+		if j.Addrs != nil {
+			return nil, r.errorf(`process %d: a cas has "words" ([address, expected, new] triples), not "addrs"`, p)
+		}
+		ev.Op = CAS
+		for _, w := range j.Words {
+			if len(w) != 3 {
+				return nil, r.errorf("process %d: a cas word is [address, expected, new]", p)
+			}
+			a, err := r.jsonNumber(w[0], "address")
+			if err != nil {
+				return nil, err
+			}
+			e, err := r.jsonNumber(w[1], "expected value")
+			if err != nil {
+				return nil, err
+			}
+			n, err := r.jsonNumber(w[2], "new value")
+			if err != nil {
+				return nil, err
+			}
+			ev.Addrs = append(ev.Addrs, a)
+			ev.Expected = append(ev.Expected, e)
+			ev.New = append(ev.New, n)
+		}
+	default:
+		return nil, r.errorf("process %d: unknown operation %q (expected read or cas)", p, *j.Inv)
+	}
+	return r.invoke(p)
+}
+
+func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
+	if j.Addrs != nil || j.Words != nil {
+		return nil, r.errorf(`process %d: a ret has no "addrs" or "words"`, p)
+	}
+	idx, ps, err := r.pendingFor(p)
+	if err != nil {
+		return nil, err
+	}
+	ev := &r.ev
+	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
+	b := bytes.TrimSpace(j.Ret)
+	if ps.op == Read {
+		var vals []json.RawMessage
+		if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &vals) != nil {
+			return nil, r.errorf("process %d: the read of line %d returns an array of values", p, ps.invLine)
+		}
+		if j.Addr != nil {
+			return nil, r.errorf(`process %d: "addr" belongs to a failed cas's ret`, p)
+		}
+		if len(vals) != len(ps.addrs) {
+			return nil, r.errorf("process %d: the read of line %d has %d addresses but returns %d values", p, ps.invLine, len(ps.addrs), len(vals))
+		}
+		for _, v := range vals {
+			x, err := r.jsonNumber(v, "returned value")
+			if err != nil {
+				return nil, err
+			}
+			ev.Values = append(ev.Values, x)
+		}
+		return r.finishReturn(idx, ps), nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) != nil || (s != "ok" && s != "fail") {
+		return nil, r.errorf(`process %d: the cas of line %d returns "ok" or "fail" (with "addr")`, p, ps.invLine)
+	}
+	if s == "ok" {
+		if j.Addr != nil {
+			return nil, r.errorf(`process %d: a successful cas has no "addr"`, p)
+		}
+		ev.OK = true
+		return r.finishReturn(idx, ps), nil
+	}
+	if j.Addr == nil {
+		return nil, r.errorf(`process %d: a failed cas names the address that differed in "addr"`, p)
+	}
+	a, err := r.jsonNumber(j.Addr, "failed address")
+	if err != nil {
+		return nil, err
+	}
+	if !contains(ps.addrs, a) {
+		return nil, r.errorf("process %d: the cas of line %d fails at address %d, which is not one of its addresses", p, ps.invLine, a)
+	}
+	ev.FailAddr = a
+	return r.finishReturn(idx, ps), nil
+}

@@ -1,0 +1,52 @@
+package history
+
+import "fmt"
+
+// Mode is the completion rule for operations cut off by a crash (Section 5.3
+// of the OPODIS paper; shared/cli-contract.md). Whatever the mode, a pending
+// read is dropped, and a pending CAS either took effect (as a success) or
+// did not; the modes differ in how late it may take effect:
+//
+//   - Strict (strict linearizability, Aguilera and Frølund): before the crash
+//     that interrupted it, so it precedes every operation invoked after that
+//     crash.
+//   - Recoverable (recoverable linearizability, Berryhill, Golab and
+//     Tripunitara): at any time after its invocation, but before the next
+//     operation of its own process.
+//   - Durable (durable linearizability, Izraelevitz, Mendes and Scott): at any
+//     time after its invocation.
+//
+// An operation still pending at the end of the history is cut off by the
+// end, and may take effect at any time after its invocation in every mode.
+type Mode uint8
+
+const (
+	Strict Mode = iota
+	Recoverable
+	Durable
+)
+
+// Modes lists every mode, in order of strength.
+var Modes = []Mode{Strict, Recoverable, Durable}
+
+func (m Mode) String() string {
+	switch m {
+	case Strict:
+		return "strict"
+	case Recoverable:
+		return "recoverable"
+	case Durable:
+		return "durable"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// ParseMode parses "strict", "recoverable" or "durable".
+func ParseMode(s string) (Mode, error) {
+	for _, m := range Modes {
+		if m.String() == s {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mode %q (strict, recoverable or durable)", s)
+}

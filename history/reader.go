@@ -1,0 +1,376 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"unicode/utf8"
+)
+
+// Limits that keep a hostile or broken input from exhausting memory.
+const (
+	// DefaultMaxLineBytes bounds one line. A 64-word MwCAS with 64-bit hex
+	// values takes about 3 KiB; a megabyte leaves room for k in the
+	// thousands while refusing a binary file without newlines quickly.
+	DefaultMaxLineBytes = 1 << 20
+	// DefaultMaxWords bounds k, the number of words of one operation.
+	DefaultMaxWords = 4096
+	// MaxProc is the largest process id the format allows.
+	MaxProc = 1<<31 - 1
+)
+
+// Format is the concrete syntax of a history file.
+type Format uint8
+
+const (
+	// Text is format v1 of shared/history-format.md.
+	Text Format = iota + 1
+	// JSONL is its JSON Lines twin (one JSON object per line), detected
+	// when the first line that is not blank or a comment starts with '{'.
+	JSONL
+)
+
+func (f Format) String() string {
+	switch f {
+	case Text:
+		return "text"
+	case JSONL:
+		return "jsonl"
+	}
+	return "unknown"
+}
+
+// Options tune a Reader. The zero value gives the defaults.
+type Options struct {
+	MaxLineBytes int // default DefaultMaxLineBytes
+	MaxWords     int // default DefaultMaxWords
+}
+
+// procState is what the Reader remembers of one process: whether it has a
+// pending operation and, if so, enough of it to validate the response.
+type procState struct {
+	id      int32
+	pending bool
+	op      OpKind
+	invLine int64
+	addrs   []uint64
+}
+
+// Reader decodes a history one event at a time, enforcing well-formedness.
+// Its memory is one line plus one pending operation per process.
+type Reader struct {
+	name     string
+	br       *bufio.Reader
+	opts     Options
+	line     int64
+	format   Format
+	started  bool // the first event (or EOF) was seen: the header is final
+	err      error
+	ev       Event
+	fields   [][]byte
+	peeked   []byte // a line read during format detection, not yet parsed
+	hasPeek  bool
+	sawMagic bool
+
+	initDefault    uint64
+	initDefaultSet bool
+	initWords      map[uint64]uint64
+
+	procIndex map[int32]int32
+	procs     []procState
+	pending   int // number of processes with a pending operation
+
+	events int64
+	ops    int64
+	crash  int64
+}
+
+// NewReader returns a Reader of the history in r. name is used in error
+// messages (a file name, or "<stdin>").
+func NewReader(r io.Reader, name string, opts Options) *Reader {
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.MaxWords <= 0 {
+		opts.MaxWords = DefaultMaxWords
+	}
+	bufSize := 256 << 10
+	if bufSize > opts.MaxLineBytes {
+		bufSize = opts.MaxLineBytes
+	}
+	if bufSize < 16 {
+		bufSize = 16
+	}
+	return &Reader{
+		name:      name,
+		br:        bufio.NewReaderSize(r, bufSize),
+		opts:      opts,
+		procIndex: make(map[int32]int32),
+		initWords: make(map[uint64]uint64),
+	}
+}
+
+// Name is the name the Reader uses in errors.
+func (r *Reader) Name() string { return r.name }
+
+// Format reports the detected syntax (valid once Next has been called).
+func (r *Reader) Format() Format { return r.format }
+
+// InitValue is the initial value of word addr. The header is complete once
+// Next has returned its first event (or io.EOF).
+func (r *Reader) InitValue(addr uint64) uint64 {
+	if v, ok := r.initWords[addr]; ok {
+		return v
+	}
+	return r.initDefault
+}
+
+// InitDefault is the initial value of every word not named by an init line.
+func (r *Reader) InitDefault() uint64 { return r.initDefault }
+
+// InitWords are the words with an explicit initial value. The map belongs to
+// the Reader; do not modify it.
+func (r *Reader) InitWords() map[uint64]uint64 { return r.initWords }
+
+// Counts reports the events, operations and crashes read so far.
+func (r *Reader) Counts() (events, ops, crashes int64) { return r.events, r.ops, r.crash }
+
+// Processes is the number of distinct process ids seen so far.
+func (r *Reader) Processes() int { return len(r.procs) }
+
+// Line is the number of the last line read.
+func (r *Reader) Line() int64 { return r.line }
+
+func (r *Reader) errorf(format string, args ...any) error {
+	r.err = &Error{File: r.name, Line: r.line, Msg: fmt.Sprintf(format, args...)}
+	return r.err
+}
+
+// readLine returns the next raw line without its terminator. The slice is
+// valid until the next call.
+func (r *Reader) readLine() ([]byte, error) {
+	if r.hasPeek {
+		r.hasPeek = false
+		return r.peeked, nil
+	}
+	line, err := r.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull || (err == nil && len(line) > r.opts.MaxLineBytes) {
+		r.line++
+		return nil, r.errorf("line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
+	}
+	if err != nil && err != io.EOF {
+		return nil, &Error{File: r.name, Line: r.line + 1, Msg: "read error: " + err.Error()}
+	}
+	if len(line) == 0 && err == io.EOF {
+		return nil, io.EOF
+	}
+	r.line++
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+		if n := len(line); n > 0 && line[n-1] == '\r' {
+			line = line[:n-1]
+		}
+	}
+	return line, nil
+}
+
+// content strips a comment and surrounding blanks; it rejects NUL bytes
+// and invalid UTF-8 (the format is UTF-8 text).
+func (r *Reader) content(line []byte) ([]byte, error) {
+	if i := bytes.IndexByte(line, '#'); i >= 0 {
+		comment := line[i:]
+		line = line[:i]
+		if bytes.IndexByte(comment, 0) >= 0 {
+			return nil, r.errorf("NUL byte: this is not a text history")
+		}
+		if !utf8.Valid(comment) {
+			return nil, r.errorf("comment is not valid UTF-8")
+		}
+	}
+	return bytes.Trim(line, " \t"), nil
+}
+
+// Next returns the next event. At the end of a well-formed history it
+// returns io.EOF; a malformed one gives an *Error naming the line. After an
+// error, every call returns the same error.
+func (r *Reader) Next() (*Event, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	for {
+		raw, err := r.readLine()
+		if err == io.EOF {
+			r.started = true
+			if r.format == 0 {
+				r.format = Text
+			}
+			return nil, io.EOF
+		}
+		if err != nil {
+			r.err = err
+			return nil, err
+		}
+		line, err := r.content(raw)
+		if err != nil {
+			return nil, err
+		}
+		if len(line) == 0 {
+			continue
+		}
+		if r.format == 0 {
+			if line[0] == '{' {
+				r.format = JSONL
+			} else {
+				r.format = Text
+			}
+		}
+		var ev *Event
+		if r.format == JSONL {
+			ev, err = r.parseJSON(line)
+		} else {
+			ev, err = r.parseText(line)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if ev != nil {
+			r.events++
+			return ev, nil
+		}
+	}
+}
+
+// proc returns the state of process id, creating it on first appearance.
+func (r *Reader) proc(id int32) (int32, *procState) {
+	idx, ok := r.procIndex[id]
+	if !ok {
+		idx = int32(len(r.procs))
+		r.procIndex[id] = idx
+		r.procs = append(r.procs, procState{id: id})
+	}
+	return idx, &r.procs[idx]
+}
+
+// header handles the magic line; only the first non-comment line may be one.
+func (r *Reader) header(version string) error {
+	if r.started || r.sawMagic || len(r.initWords) > 0 || r.initDefaultSet {
+		return r.errorf("the pmlin-history header must be the first line that is not blank or a comment")
+	}
+	if version != "v1" {
+		return r.errorf("unsupported history version %q (this pmlin reads v1)", version)
+	}
+	r.sawMagic = true
+	return nil
+}
+
+func (r *Reader) setInitDefault(v uint64) error {
+	if r.started {
+		return r.errorf("init after the first event: initial values must come before any operation")
+	}
+	if r.initDefaultSet {
+		return r.errorf("the default initial value is given twice")
+	}
+	r.initDefault, r.initDefaultSet = v, true
+	return nil
+}
+
+func (r *Reader) setInitWord(a, v uint64) error {
+	if r.started {
+		return r.errorf("init after the first event: initial values must come before any operation")
+	}
+	if _, dup := r.initWords[a]; dup {
+		return r.errorf("initial value of address %d is given twice", a)
+	}
+	r.initWords[a] = v
+	return nil
+}
+
+// invoke validates and records an invocation already decoded into r.ev.
+func (r *Reader) invoke(proc int32) (*Event, error) {
+	r.started = true
+	ev := &r.ev
+	if len(ev.Addrs) == 0 {
+		return nil, r.errorf("%s invocation with no address", ev.Op)
+	}
+	if len(ev.Addrs) > r.opts.MaxWords {
+		return nil, r.errorf("operation on %d words; at most %d are accepted", len(ev.Addrs), r.opts.MaxWords)
+	}
+	if a, dup := duplicateAddr(ev.Addrs); dup {
+		return nil, r.errorf("address %d appears twice in one operation", a)
+	}
+	idx, ps := r.proc(proc)
+	if ps.pending {
+		return nil, r.errorf("process %d invokes an operation while its operation of line %d is pending", proc, ps.invLine)
+	}
+	ps.pending, ps.op, ps.invLine = true, ev.Op, r.line
+	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
+	r.pending++
+	r.ops++
+	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.InvLine = Invoke, r.line, proc, idx, r.line
+	return ev, nil
+}
+
+// pendingFor returns the state of proc for a response, checking there is a
+// pending operation to respond to.
+func (r *Reader) pendingFor(proc int32) (int32, *procState, error) {
+	r.started = true
+	idx, ok := r.procIndex[proc]
+	if !ok || !r.procs[idx].pending {
+		return 0, nil, r.errorf("process %d returns but has no pending operation", proc)
+	}
+	return idx, &r.procs[idx], nil
+}
+
+// finishReturn fills the common fields of a Return in r.ev.
+func (r *Reader) finishReturn(idx int32, ps *procState) *Event {
+	ev := &r.ev
+	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex = Return, r.line, ps.id, idx
+	ev.Op, ev.InvLine, ev.Addrs = ps.op, ps.invLine, ps.addrs
+	ev.Expected, ev.New = ev.Expected[:0], ev.New[:0]
+	ps.pending = false
+	r.pending--
+	return ev
+}
+
+// crashEvent interrupts every pending operation.
+func (r *Reader) crashEvent() *Event {
+	r.started = true
+	if r.pending > 0 {
+		for i := range r.procs {
+			r.procs[i].pending = false
+		}
+		r.pending = 0
+	}
+	r.crash++
+	r.ev = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1,
+		Addrs: r.ev.Addrs[:0], Expected: r.ev.Expected[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
+	return &r.ev
+}
+
+// duplicateAddr reports a repeated address. Small k is the common case, so
+// it is quadratic there and sorts a copy only for large k.
+func duplicateAddr(addrs []uint64) (uint64, bool) {
+	if len(addrs) <= 32 {
+		for i := 1; i < len(addrs); i++ {
+			for j := 0; j < i; j++ {
+				if addrs[i] == addrs[j] {
+					return addrs[i], true
+				}
+			}
+		}
+		return 0, false
+	}
+	seen := make(map[uint64]struct{}, len(addrs))
+	for _, a := range addrs {
+		if _, ok := seen[a]; ok {
+			return a, true
+		}
+		seen[a] = struct{}{}
+	}
+	return 0, false
+}
+
+// errNumber explains why a token is not a number.
+var errNumber = errors.New("not a number")

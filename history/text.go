@@ -1,0 +1,304 @@
+package history
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// The text parser is written by hand over byte slices: it is the first pass
+// over every history and must run at hundreds of megabytes per second
+// without allocating per line (strings.Fields and strconv on strings would
+// allocate for every token).
+
+// splitFields splits a comment-free, trimmed line on runs of spaces and
+// tabs into r.fields, rejecting control and non-ASCII characters.
+func (r *Reader) splitFields(line []byte) error {
+	r.fields = r.fields[:0]
+	start := -1
+	for i, c := range line {
+		if c == ' ' || c == '\t' {
+			if start >= 0 {
+				r.fields = append(r.fields, line[start:i])
+				start = -1
+			}
+			continue
+		}
+		if c < 0x21 || c > 0x7e {
+			if c == 0 {
+				return r.errorf("NUL byte: this is not a text history")
+			}
+			return r.errorf("unexpected character %q at column %d", rune(c), i+1)
+		}
+		if start < 0 {
+			start = i
+		}
+	}
+	if start >= 0 {
+		r.fields = append(r.fields, line[start:])
+	}
+	return nil
+}
+
+// parseU64 parses an unsigned 64-bit decimal or 0x-prefixed hex number.
+func parseU64(b []byte) (uint64, error) {
+	if len(b) == 0 {
+		return 0, errNumber
+	}
+	if len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
+		b = b[2:]
+		if len(b) > 16 {
+			for len(b) > 16 && b[0] == '0' {
+				b = b[1:]
+			}
+			if len(b) > 16 {
+				return 0, strconv.ErrRange
+			}
+		}
+		var v uint64
+		for _, c := range b {
+			var d byte
+			switch {
+			case '0' <= c && c <= '9':
+				d = c - '0'
+			case 'a' <= c && c <= 'f':
+				d = c - 'a' + 10
+			case 'A' <= c && c <= 'F':
+				d = c - 'A' + 10
+			default:
+				return 0, errNumber
+			}
+			v = v<<4 | uint64(d)
+		}
+		return v, nil
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, errNumber
+		}
+		d := uint64(c - '0')
+		if v > (1<<64-1-d)/10 {
+			return 0, strconv.ErrRange
+		}
+		v = v*10 + d
+	}
+	return v, nil
+}
+
+// number parses a token as an address or value, naming what it is on error.
+func (r *Reader) number(tok []byte, what string) (uint64, error) {
+	v, err := parseU64(tok)
+	if err == strconv.ErrRange {
+		return 0, r.errorf("%s %q does not fit in 64 bits", what, clip(tok))
+	}
+	if err != nil {
+		return 0, r.errorf("%s %q is not a number (decimal or 0x hex)", what, clip(tok))
+	}
+	return v, nil
+}
+
+// procID parses a process id: decimal, 0 to MaxProc.
+func (r *Reader) procID(tok []byte) (int32, error) {
+	var v int64
+	if len(tok) == 0 || len(tok) > 10 {
+		return 0, r.errorf("process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
+	}
+	for _, c := range tok {
+		if c < '0' || c > '9' {
+			return 0, r.errorf("process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if v > MaxProc {
+		return 0, r.errorf("process id %s is larger than %d", tok, MaxProc)
+	}
+	return int32(v), nil
+}
+
+// clip shortens a token quoted in an error message.
+func clip(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+var (
+	tokInv   = []byte("inv")
+	tokRet   = []byte("ret")
+	tokRead  = []byte("read")
+	tokCAS   = []byte("cas")
+	tokOK    = []byte("ok")
+	tokFail  = []byte("fail")
+	tokCrash = []byte("crash")
+	tokInit  = []byte("init")
+	tokMagic = []byte("pmlin-history")
+)
+
+func (r *Reader) parseText(line []byte) (*Event, error) {
+	if err := r.splitFields(line); err != nil {
+		return nil, err
+	}
+	f := r.fields
+	switch {
+	case bytes.Equal(f[0], tokMagic):
+		if len(f) != 2 {
+			return nil, r.errorf("the header line is %q", "pmlin-history v1")
+		}
+		return nil, r.header(string(f[1]))
+	case bytes.Equal(f[0], tokInit):
+		return nil, r.parseInit(f[1:])
+	case bytes.Equal(f[0], tokCrash):
+		if len(f) != 1 {
+			return nil, r.errorf("a crash line has nothing after %q", "crash")
+		}
+		return r.crashEvent(), nil
+	}
+	if f[0][0] < '0' || f[0][0] > '9' {
+		return nil, r.errorf("unknown directive %q (expected a process id, init, crash or the header)", clip(f[0]))
+	}
+	proc, err := r.procID(f[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(f) < 2 {
+		return nil, r.errorf("process %d: expected inv or ret", proc)
+	}
+	switch {
+	case bytes.Equal(f[1], tokInv):
+		return r.parseInv(proc, f[2:])
+	case bytes.Equal(f[1], tokRet):
+		return r.parseRet(proc, f[2:])
+	}
+	return nil, r.errorf("process %d: expected inv or ret, found %q", proc, clip(f[1]))
+}
+
+func (r *Reader) parseInit(args [][]byte) error {
+	if len(args) == 0 {
+		return r.errorf("init needs a value or address=value pairs")
+	}
+	if len(args) == 1 && bytes.IndexByte(args[0], '=') < 0 {
+		v, err := r.number(args[0], "initial value")
+		if err != nil {
+			return err
+		}
+		return r.setInitDefault(v)
+	}
+	for _, a := range args {
+		i := bytes.IndexByte(a, '=')
+		if i < 0 {
+			return r.errorf("init pair %q is not address=value", clip(a))
+		}
+		addr, err := r.number(a[:i], "address")
+		if err != nil {
+			return err
+		}
+		v, err := r.number(a[i+1:], "initial value")
+		if err != nil {
+			return err
+		}
+		if err := r.setInitWord(addr, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
+	if len(args) == 0 {
+		return nil, r.errorf("process %d: inv needs read or cas", proc)
+	}
+	ev := &r.ev
+	ev.Addrs, ev.Expected, ev.New, ev.Values = ev.Addrs[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.OK, ev.FailAddr = false, 0
+	words := args[1:]
+	switch {
+	case bytes.Equal(args[0], tokRead):
+		ev.Op = Read
+		for _, w := range words {
+			a, err := r.number(w, "address")
+			if err != nil {
+				return nil, err
+			}
+			ev.Addrs = append(ev.Addrs, a)
+		}
+	case bytes.Equal(args[0], tokCAS):
+		ev.Op = CAS
+		for _, w := range words {
+			i := bytes.IndexByte(w, ':')
+			j := -1
+			if i >= 0 {
+				j = bytes.IndexByte(w[i+1:], ':')
+			}
+			if i < 0 || j < 0 || bytes.IndexByte(w[i+1+j+1:], ':') >= 0 {
+				return nil, r.errorf("cas word %q is not address:expected:new", clip(w))
+			}
+			j += i + 1
+			a, err := r.number(w[:i], "address")
+			if err != nil {
+				return nil, err
+			}
+			e, err := r.number(w[i+1:j], "expected value")
+			if err != nil {
+				return nil, err
+			}
+			n, err := r.number(w[j+1:], "new value")
+			if err != nil {
+				return nil, err
+			}
+			ev.Addrs = append(ev.Addrs, a)
+			ev.Expected = append(ev.Expected, e)
+			ev.New = append(ev.New, n)
+		}
+	default:
+		return nil, r.errorf("process %d: unknown operation %q (expected read or cas)", proc, clip(args[0]))
+	}
+	return r.invoke(proc)
+}
+
+func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
+	idx, ps, err := r.pendingFor(proc)
+	if err != nil {
+		return nil, err
+	}
+	ev := &r.ev
+	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
+	if ps.op == Read {
+		if len(args) != len(ps.addrs) {
+			return nil, r.errorf("process %d: the read of line %d has %d addresses but returns %d values", proc, ps.invLine, len(ps.addrs), len(args))
+		}
+		for _, a := range args {
+			v, err := r.number(a, "returned value")
+			if err != nil {
+				return nil, err
+			}
+			ev.Values = append(ev.Values, v)
+		}
+		return r.finishReturn(idx, ps), nil
+	}
+	switch {
+	case len(args) == 1 && bytes.Equal(args[0], tokOK):
+		ev.OK = true
+	case len(args) == 2 && bytes.Equal(args[0], tokFail):
+		a, err := r.number(args[1], "failed address")
+		if err != nil {
+			return nil, err
+		}
+		if !contains(ps.addrs, a) {
+			return nil, r.errorf("process %d: the cas of line %d fails at address %d, which is not one of its addresses", proc, ps.invLine, a)
+		}
+		ev.FailAddr = a
+	default:
+		return nil, r.errorf("process %d: the cas of line %d must return %q or %q", proc, ps.invLine, "ok", "fail <address>")
+	}
+	return r.finishReturn(idx, ps), nil
+}
+
+func contains(addrs []uint64, a uint64) bool {
+	for _, x := range addrs {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}

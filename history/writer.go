@@ -1,0 +1,155 @@
+package history
+
+import (
+	"bufio"
+	"io"
+	"slices"
+	"strconv"
+)
+
+// Writer writes a history in text format v1. It does not validate: it is
+// the recorder's job to emit events in real-time order and to keep the
+// format's rules (the Reader checks them). Errors are sticky and reported
+// by Flush.
+type Writer struct {
+	bw  *bufio.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+// NewWriter returns a Writer that buffers its output.
+func NewWriter(w io.Writer) *Writer {
+	return &Writer{bw: bufio.NewWriterSize(w, 256<<10), buf: make([]byte, 0, 256)}
+}
+
+// Written is the number of bytes written so far (including buffered ones).
+func (w *Writer) Written() int64 { return w.n }
+
+// hexFrom is where values switch from decimal to hex: small numbers read
+// best in decimal, tags with a process id in the high bits in hex.
+const hexFrom = 1 << 12
+
+func appendValue(b []byte, v uint64) []byte {
+	if v < hexFrom {
+		return strconv.AppendUint(b, v, 10)
+	}
+	b = append(b, '0', 'x')
+	return strconv.AppendUint(b, v, 16)
+}
+
+func (w *Writer) emit() {
+	w.buf = append(w.buf, '\n')
+	if w.err == nil {
+		var n int
+		n, w.err = w.bw.Write(w.buf)
+		w.n += int64(n)
+	}
+	w.buf = w.buf[:0]
+}
+
+// Header writes the magic line and the initial values (only those that
+// differ from the format's default of 0, in address order).
+func (w *Writer) Header(initDefault uint64, init map[uint64]uint64) {
+	w.buf = append(w.buf, "pmlin-history v1"...)
+	w.emit()
+	if initDefault != 0 {
+		w.buf = append(w.buf, "init "...)
+		w.buf = appendValue(w.buf, initDefault)
+		w.emit()
+	}
+	addrs := make([]uint64, 0, len(init))
+	for a := range init {
+		addrs = append(addrs, a)
+	}
+	slices.Sort(addrs)
+	for i, a := range addrs {
+		if i%8 == 0 {
+			if i > 0 {
+				w.emit()
+			}
+			w.buf = append(w.buf, "init"...)
+		}
+		w.buf = append(w.buf, ' ')
+		w.buf = strconv.AppendUint(w.buf, a, 10)
+		w.buf = append(w.buf, '=')
+		w.buf = appendValue(w.buf, init[a])
+	}
+	if len(addrs) > 0 {
+		w.emit()
+	}
+}
+
+func (w *Writer) procPrefix(p int32, what string) {
+	w.buf = strconv.AppendInt(w.buf, int64(p), 10)
+	w.buf = append(w.buf, what...)
+}
+
+// InvokeRead writes "<p> inv read a1 ... ak".
+func (w *Writer) InvokeRead(p int32, addrs []uint64) {
+	w.procPrefix(p, " inv read")
+	for _, a := range addrs {
+		w.buf = append(w.buf, ' ')
+		w.buf = strconv.AppendUint(w.buf, a, 10)
+	}
+	w.emit()
+}
+
+// InvokeCAS writes "<p> inv cas a1:e1:n1 ...".
+func (w *Writer) InvokeCAS(p int32, addrs, expected, new []uint64) {
+	w.procPrefix(p, " inv cas")
+	for i, a := range addrs {
+		w.buf = append(w.buf, ' ')
+		w.buf = strconv.AppendUint(w.buf, a, 10)
+		w.buf = append(w.buf, ':')
+		w.buf = appendValue(w.buf, expected[i])
+		w.buf = append(w.buf, ':')
+		w.buf = appendValue(w.buf, new[i])
+	}
+	w.emit()
+}
+
+// ReturnRead writes "<p> ret v1 ... vk".
+func (w *Writer) ReturnRead(p int32, values []uint64) {
+	w.procPrefix(p, " ret")
+	for _, v := range values {
+		w.buf = append(w.buf, ' ')
+		w.buf = appendValue(w.buf, v)
+	}
+	w.emit()
+}
+
+// ReturnOK writes "<p> ret ok".
+func (w *Writer) ReturnOK(p int32) {
+	w.procPrefix(p, " ret ok")
+	w.emit()
+}
+
+// ReturnFail writes "<p> ret fail <a>".
+func (w *Writer) ReturnFail(p int32, addr uint64) {
+	w.procPrefix(p, " ret fail ")
+	w.buf = strconv.AppendUint(w.buf, addr, 10)
+	w.emit()
+}
+
+// Crash writes "crash".
+func (w *Writer) Crash() {
+	w.buf = append(w.buf, "crash"...)
+	w.emit()
+}
+
+// Comment writes "# text" (text must not contain a newline).
+func (w *Writer) Comment(text string) {
+	w.buf = append(w.buf, "# "...)
+	w.buf = append(w.buf, text...)
+	w.emit()
+}
+
+// Flush writes buffered output and returns the first error met.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	w.err = w.bw.Flush()
+	return w.err
+}

@@ -1,0 +1,79 @@
+// Package report renders an analyzer verdict for people and programs: a
+// text summary (verdict, counts, then each anomaly with its explanation)
+// and the JSON object of shared/cli-contract.md.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmlin/pmlin/analyzer"
+)
+
+// Text writes a verdict a person can read.
+func Text(w io.Writer, name string, r *analyzer.Result) error {
+	var b strings.Builder
+	verdict := "LINEARIZABLE"
+	if !r.Linearizable {
+		verdict = "NOT LINEARIZABLE"
+	}
+	fmt.Fprintf(&b, "%s: %s (%s mode)\n", name, verdict, r.ModeName)
+	fmt.Fprintf(&b, "  operations %d, processes %d, words %d, crashes %d\n", r.Operations, r.Processes, r.Words, r.Crashes)
+	if r.Dropped+r.Completed > 0 {
+		fmt.Fprintf(&b, "  cut-off operations: %d completed as successes, %d dropped\n", r.Completed, r.Dropped)
+	}
+	fmt.Fprintf(&b, "  graph: %d vertices, %d edges (happens-before %d, reads-from %d, auxiliary %d, recovery %d)\n",
+		r.Vertices, r.Edges.Total(), r.Edges.HappensBefore, r.Edges.ReadsFrom, r.Edges.Auxiliary, r.Edges.Recovery)
+	for k, a := range r.Anomalies {
+		fmt.Fprintf(&b, "\nanomaly %d: %s, operations at lines %s", k+1, a.Kind, joinInts(a.Ops))
+		if len(a.Words) > 0 {
+			fmt.Fprintf(&b, ", addresses %s", joinU(a.Words))
+		}
+		b.WriteString("\n")
+		if len(a.Edges) > 0 {
+			fmt.Fprintf(&b, "  %d operations must each come before the next, and the last before the first:\n", len(a.Ops))
+			for _, e := range a.Edges {
+				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
+			}
+		} else {
+			fmt.Fprintf(&b, "  %s\n", a.Explanation)
+		}
+	}
+	if r.Omitted > 0 {
+		fmt.Fprintf(&b, "\n(%d more anomalies not listed)\n", r.Omitted)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func joinInts(xs []int64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+func joinU(xs []uint64) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// JSON writes the verdict as one JSON object and a newline.
+func JSON(w io.Writer, r *analyzer.Result) error {
+	if r.Anomalies == nil {
+		r.Anomalies = []analyzer.Anomaly{}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
