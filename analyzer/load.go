@@ -74,7 +74,7 @@ type hist struct {
 	failedCAS  []int32 // cas that returned fail
 }
 
-func (h *hist) isRead(i int32) bool  { return h.flags[i]&fRead != 0 }
+func (h *hist) isRead(i int32) bool   { return h.flags[i]&fRead != 0 }
 func (h *hist) returned(i int32) bool { return h.flags[i]&fReturned != 0 }
 
 // wordOf is the word id of access x.
