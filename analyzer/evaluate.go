@@ -329,6 +329,15 @@ func (e *eval) degree(u int32) int32 {
 	return d
 }
 
+// hbDegree is the number of ReduceHB edges of u, which come first in
+// edgeAt's order.
+func (e *eval) hbDegree(u int32) int32 {
+	if e.effective(u) && e.hi[u] > e.h.lo[u] {
+		return e.hi[u] - e.h.lo[u]
+	}
+	return 0
+}
+
 func (e *eval) edgeAt(u, i int32) int32 {
 	h := e.h
 	if e.effective(u) && e.hi[u] > h.lo[u] {

@@ -93,16 +93,12 @@ func (e *eval) cycles(ctx context.Context, res *Result, max int) error {
 	if err != nil {
 		return err
 	}
-	parent := make([]int32, e.h.n)
-	for i := range parent {
-		parent[i] = none
-	}
 	for k, s := range roots {
 		if k >= max {
 			res.Omitted += int64(len(roots) - max)
 			break
 		}
-		cyc := e.shortestCycle(s, comp, parent)
+		cyc := e.shortestCycle(s, comp)
 		res.Anomalies = append(res.Anomalies, e.explainCycle(cyc))
 	}
 	return nil
@@ -204,17 +200,53 @@ func (e *eval) components(ctx context.Context) (comp []int32, roots []int32, err
 }
 
 // shortestCycle finds a shortest cycle through s inside s's component by a
-// breadth-first search; parent is scratch space, all none on entry and on
-// return.
-func (e *eval) shortestCycle(s int32, comp, parent []int32) []int32 {
+// breadth-first search in which happens-before is the whole relation, not
+// ReduceHB's edges: a person reads "A returned before B was invoked" as one
+// step, however many operations ran in between. The successors of u by
+// happens-before are all ids >= lo[u]; a "next unvisited id" union-find
+// (vertices outside the component start visited) lets the search take each
+// vertex once, so it stays linear.
+func (e *eval) shortestCycle(s int32, comp []int32) []int32 {
+	h := e.h
+	n := h.n
 	c := comp[s]
+	parent := make([]int32, n)
+	free := make([]int32, n+1) // free[v] == v: v unvisited; else a later candidate
+	for v := int32(0); v <= n; v++ {
+		free[v] = v
+		if v < n && comp[v] != c {
+			free[v] = v + 1
+		}
+	}
+	find := func(v int32) int32 {
+		r := v
+		for free[r] != r {
+			r = free[r]
+		}
+		for free[v] != r {
+			free[v], v = r, free[v]
+		}
+		return r
+	}
+	visit := func(v, from int32) { parent[v] = from; free[v] = v + 1 }
 	queue := []int32{s}
-	parent[s] = s
-	var last int32 = none
+	visit(s, s)
+	last := none
 	for qi := 0; qi < len(queue) && last == none; qi++ {
 		u := queue[qi]
+		hb := e.effective(u) && h.lo[u] < n
+		if hb && s >= h.lo[u] {
+			last = u
+			break
+		}
+		if hb {
+			for v := find(h.lo[u]); v < n; v = find(v) {
+				visit(v, u)
+				queue = append(queue, v)
+			}
+		}
 		d := e.degree(u)
-		for k := int32(0); k < d; k++ {
+		for k := e.hbDegree(u); k < d; k++ {
 			t := e.edgeAt(u, k)
 			if t == none || comp[t] != c {
 				continue
@@ -223,8 +255,8 @@ func (e *eval) shortestCycle(s int32, comp, parent []int32) []int32 {
 				last = u
 				break
 			}
-			if parent[t] == none {
-				parent[t] = u
+			if find(t) == t {
+				visit(t, u)
 				queue = append(queue, t)
 			}
 		}
@@ -235,9 +267,6 @@ func (e *eval) shortestCycle(s int32, comp, parent []int32) []int32 {
 	}
 	cyc = append(cyc, s)
 	slices.Reverse(cyc)
-	for _, v := range queue {
-		parent[v] = none
-	}
 	return cyc
 }
 

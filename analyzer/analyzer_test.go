@@ -1,0 +1,159 @@
+package analyzer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+func check(t *testing.T, text string, mode history.Mode) (*Result, error) {
+	t.Helper()
+	r := history.NewReader(strings.NewReader(text), "test.hist", history.Options{})
+	return Check(context.Background(), r, Options{Mode: mode})
+}
+
+// verdicts per mode: strict, recoverable, durable. "L" linearizable, a kind
+// name for the first anomaly's kind, "A1"/"A2" for an assumption error.
+func TestVerdicts(t *testing.T) {
+	tests := []struct {
+		name  string
+		text  string
+		modes [3]string
+	}{
+		{"empty", "", [3]string{"L", "L", "L"}},
+		{"spec example", `pmlin-history v1
+init 0
+1 inv read 10 11
+1 ret 0 0
+1 inv cas 10:0:0x100001 11:0:0x100002
+2 inv read 10
+1 ret ok
+2 ret 0x100001
+crash
+2 inv read 10 11
+2 ret 0x100001 0x100002
+`, [3]string{"L", "L", "L"}},
+		{"stale read after write", "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv read 10\n2 ret 0\n", [3]string{"cycle", "cycle", "cycle"}},
+		{"concurrent read of old value", "1 inv cas 10:0:0x100001\n2 inv read 10\n2 ret 0\n1 ret ok\n", [3]string{"L", "L", "L"}},
+		{"read before write invoked", "2 inv read 10\n2 ret 0x100001\n1 inv cas 10:0:0x100001\n1 ret ok\n", [3]string{"cycle", "cycle", "cycle"}},
+		{"dangling", "1 inv read 10\n1 ret 77\n", [3]string{"dangling", "dangling", "dangling"}},
+		{"fork", "1 inv cas 10:0:0x100001\n2 inv cas 10:0:0x200001\n1 ret ok\n2 ret ok\n", [3]string{"fork", "fork", "fork"}},
+		{"failure never explained", "1 inv cas 10:0:0x100001\n1 ret fail 10\n", [3]string{"unexplained-failure", "unexplained-failure", "unexplained-failure"}},
+		{"failure explained by concurrent write", "1 inv cas 10:0:0x100001\n2 inv cas 10:0:0x200001\n1 ret ok\n2 ret fail 10\n", [3]string{"L", "L", "L"}},
+		{"failure before the write that explains it", "2 inv cas 10:0:0x200001\n2 ret fail 10\n1 inv cas 10:0:0x100001\n1 ret ok\n", [3]string{"cycle", "cycle", "cycle"}},
+		{"torn read", "1 inv cas 10:0:0x100001 11:0:0x100002\n1 ret ok\n2 inv read 10 11\n2 ret 0x100001 0\n", [3]string{"cycle", "cycle", "cycle"}},
+		{"crashed cas explains a later failure", "1 inv cas 10:0:0x100001\ncrash\n2 inv cas 10:0:0x200001\n2 ret fail 10\n", [3]string{"L", "L", "L"}},
+		{"crashed cas unobserved is dropped", "1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n", [3]string{"L", "L", "L"}},
+		// Observed only after an older value was read post-crash: strict
+		// needs the effect before the crash.
+		{"effect visible late", "1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n",
+			[3]string{"cycle", "L", "L"}},
+		// The cut-off process itself saw the old value after the crash:
+		// recoverable needs the effect before its next operation.
+		{"effect after own next op", "1 inv cas 10:0:0x100001\ncrash\n1 inv read 10\n1 ret 0\n2 inv read 10\n2 ret 0x100001\n",
+			[3]string{"cycle", "cycle", "L"}},
+		{"pending at end observed", "1 inv cas 10:0:0x100001\n2 inv read 10\n2 ret 0x100001\n", [3]string{"L", "L", "L"}},
+		{"pending read dropped", "1 inv read 10\n", [3]string{"L", "L", "L"}},
+		{"value written twice", "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv cas 10:0x100001:0x100001\n2 ret ok\n", [3]string{"A1", "A1", "A1"}},
+		{"initial value written", "1 inv cas 10:0:5\n1 ret ok\n2 inv cas 10:5:0\n2 ret ok\n", [3]string{"A1", "A1", "A1"}},
+		// Expected 0x100001 without reading it first; the failure is
+		// explainable only if ordered after the write that replaced it.
+		{"assumption 2 undecidable", "1 inv cas 10:0:0x100001\n1 ret ok\n3 inv cas 10:0x100001:0x300001\n3 ret fail 10\n",
+			[3]string{"A2", "A2", "A2"}},
+		// The same unread expectation, but the failure is explained by a
+		// later write anyway: decidable.
+		{"assumption 2 broken but decidable", "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv cas 10:0x100001:0x200001\n3 inv cas 10:0x100001:0x300001\n2 ret ok\n3 ret fail 10\n",
+			[3]string{"L", "L", "L"}},
+		// Broken elsewhere: decidable as not linearizable.
+		{"assumption 2 broken, other anomaly", "1 inv cas 10:0:0x100001\n1 ret ok\n3 inv cas 10:0x100001:0x300001\n3 ret fail 10\n4 inv read 11\n4 ret 9\n",
+			[3]string{"dangling", "dangling", "dangling"}},
+		{"failed cas other words ignored", "1 inv cas 10:0:0x100001 11:55:0x100002\n1 ret fail 11\n", [3]string{"L", "L", "L"}},
+		{"expected value nobody wrote: failure needs nothing", "1 inv read 10\n1 ret 0\n2 inv cas 10:66:0x200001\n2 ret fail 10\n", [3]string{"L", "L", "L"}},
+		{"chain of crashed cas observed", "1 inv cas 10:0:0x100001\n2 inv cas 10:0x100001:0x200001\ncrash\n3 inv read 10\n3 ret 0x200001\n", [3]string{"L", "L", "L"}},
+	}
+	for _, tc := range tests {
+		for mi, mode := range history.Modes {
+			t.Run(tc.name+"/"+mode.String(), func(t *testing.T) {
+				res, err := check(t, tc.text, mode)
+				got := "L"
+				var ae *AssumptionError
+				switch {
+				case errors.As(err, &ae):
+					got = "A" + string(rune('0'+ae.Assumption))
+				case err != nil:
+					t.Fatalf("error: %v", err)
+				case !res.Linearizable:
+					if len(res.Anomalies) == 0 {
+						t.Fatalf("not linearizable without anomalies")
+					}
+					got = string(res.Anomalies[0].Kind)
+				}
+				if got != tc.modes[mi] {
+					t.Fatalf("got %s, want %s (err %v)", got, tc.modes[mi], err)
+				}
+			})
+		}
+	}
+}
+
+func TestCycleIsShortAndExplained(t *testing.T) {
+	// A long history with one stale read far from the write it misses.
+	var b strings.Builder
+	b.WriteString("1 inv cas 10:0:0x100001\n1 ret ok\n")
+	for i := 0; i < 200; i++ {
+		b.WriteString("2 inv read 11\n2 ret 0\n")
+	}
+	b.WriteString("3 inv read 10\n3 ret 0\n")
+	res, err := check(t, b.String(), history.Strict)
+	if err != nil || res.Linearizable {
+		t.Fatalf("res %+v err %v", res, err)
+	}
+	a := res.Anomalies[0]
+	if a.Kind != Cycle || len(a.Ops) != 2 || !slices.Equal(a.Ops, []int64{1, 403}) {
+		t.Fatalf("want the 2-cycle [1 403], got %s with %d ops", a.Kind, len(a.Ops))
+	}
+	if len(a.Edges) != 2 || a.Edges[0].Kind != HappensBefore || a.Edges[1].Kind != Auxiliary || a.Edges[1].Word != 10 {
+		t.Fatalf("edges %+v", a.Edges)
+	}
+}
+
+func TestEdgeCounts(t *testing.T) {
+	res, err := check(t, `1 inv read 10 11
+1 ret 0 0
+1 inv cas 10:0:0x100001 11:0:0x100002
+2 inv read 10
+1 ret ok
+2 ret 0x100001
+crash
+2 inv read 10 11
+2 ret 0x100001 0x100002
+`, history.Strict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := EdgeCounts{HappensBefore: 4, ReadsFrom: 3, Auxiliary: 2}
+	if res.Edges != want || res.Vertices != 5 || res.Operations != 4 {
+		t.Fatalf("got %+v vertices %d", res.Edges, res.Vertices)
+	}
+}
+
+func TestMalformedIsHistoryError(t *testing.T) {
+	_, err := check(t, "1 inv read 10\n2 ret 5\n", history.Strict)
+	var he *history.Error
+	if !errors.As(err, &he) || he.Line != 2 {
+		t.Fatalf("want a history.Error at line 2, got %v", err)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	r := history.NewReader(strings.NewReader("1 inv read 10\n1 ret 0\n"), "x", history.Options{})
+	if _, err := Check(ctx, r, Options{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
