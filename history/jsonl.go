@@ -132,7 +132,7 @@ func (r *Reader) jsonInit(raw json.RawMessage) error {
 
 func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
 	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = ev.Addrs[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
 	ev.OK, ev.FailAddr = false, 0
 	if j.Addr != nil {
 		return nil, r.errorf(`process %d: "addr" belongs to a failed cas's ret`, p)

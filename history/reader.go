@@ -69,6 +69,11 @@ type Reader struct {
 	started  bool // the first event (or EOF) was seen: the header is final
 	err      error
 	ev       Event
+	// addrBuf is the Reader's own buffer for the addresses of an
+	// invocation; a Return's Addrs point at the process's saved copy
+	// instead, so an invocation must never append to ev.Addrs as left by
+	// a Return.
+	addrBuf []uint64
 	fields   [][]byte
 	peeked   []byte // a line read during format detection, not yet parsed
 	hasPeek  bool
@@ -306,6 +311,7 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 	}
 	ps.pending, ps.op, ps.invLine = true, ev.Op, r.line
 	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
+	r.addrBuf = ev.Addrs[:0]
 	r.pending++
 	r.ops++
 	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.InvLine = Invoke, r.line, proc, idx, r.line
@@ -345,7 +351,7 @@ func (r *Reader) crashEvent() *Event {
 	}
 	r.crash++
 	r.ev = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1,
-		Addrs: r.ev.Addrs[:0], Expected: r.ev.Expected[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
+		Addrs: r.addrBuf[:0], Expected: r.ev.Expected[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
 	return &r.ev
 }
 

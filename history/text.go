@@ -209,7 +209,7 @@ func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 		return nil, r.errorf("process %d: inv needs read or cas", proc)
 	}
 	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = ev.Addrs[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
 	ev.OK, ev.FailAddr = false, 0
 	words := args[1:]
 	switch {
