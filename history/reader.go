@@ -61,19 +61,19 @@ type procState struct {
 // Reader decodes a history one event at a time, enforcing well-formedness.
 // Its memory is one line plus one pending operation per process.
 type Reader struct {
-	name     string
-	br       *bufio.Reader
-	opts     Options
-	line     int64
-	format   Format
-	started  bool // the first event (or EOF) was seen: the header is final
-	err      error
-	ev       Event
+	name    string
+	br      *bufio.Reader
+	opts    Options
+	line    int64
+	format  Format
+	started bool // the first event (or EOF) was seen: the header is final
+	err     error
+	ev      Event
 	// addrBuf is the Reader's own buffer for the addresses of an
 	// invocation; a Return's Addrs point at the process's saved copy
 	// instead, so an invocation must never append to ev.Addrs as left by
 	// a Return.
-	addrBuf []uint64
+	addrBuf  []uint64
 	fields   [][]byte
 	peeked   []byte // a line read during format detection, not yet parsed
 	hasPeek  bool
