@@ -10,7 +10,10 @@ require (
 	golang.org/x/term v0.47.0
 )
 
+require gonum.org/v1/gonum v0.17.0
+
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
