@@ -1,0 +1,252 @@
+package mwcas
+
+// This file is the PMwCAS algorithm proper. Every method may be run by the
+// descriptor's owner or by any helper; all of them are idempotent, so any
+// number of workers can run them on the same descriptor at once.
+
+// initDescriptor fills descriptor d from w.sorted and persists it before any
+// pointer to it can be installed: recovery must find, behind every durable
+// pointer, the operation that put it there.
+func (w *wstate) initDescriptor(d uint64) {
+	l := &w.m.l
+	k := uint64(len(w.sorted))
+	w.store(l.status(d), stUndecided)
+	w.store(l.count(d), k)
+	for s, x := range w.sorted {
+		e := l.entry(d, uint64(s))
+		w.store(e, x.Addr)
+		w.store(e+1, x.Old)
+		w.store(e+2, x.New)
+	}
+	if w.m.mut == mutDescriptorUnflushed {
+		return
+	}
+	for i := range l.descLines(k) {
+		w.flush(l.status(d) + 8*i)
+	}
+	w.fence()
+}
+
+// count reads and checks the number of words of descriptor d.
+func (w *wstate) count(d uint64) uint64 {
+	n := w.load(w.m.l.count(d))
+	if n == 0 || n > w.m.l.maxK {
+		corrupt("descriptor %d has %d words", d, n)
+	}
+	return n
+}
+
+// entryAddr reads and checks the data address of slot s of descriptor d, and
+// returns its region offset.
+func (w *wstate) entryAddr(d, s uint64) uint64 {
+	a := w.load(w.m.l.entry(d, s))
+	if a >= w.m.l.words {
+		corrupt("descriptor %d slot %d names address %d", d, s, a)
+	}
+	return w.m.l.data(a)
+}
+
+// run takes descriptor d to its end: phase 1 if it is undecided, then
+// phase 2. It returns the decided status (without the dirty bit).
+func (w *wstate) run(d uint64) uint64 {
+	st := w.pstatus(d)
+	if state(st) == stUndecided {
+		w.phase1(d)
+		st = w.pstatus(d)
+	}
+	w.phase2(d, st)
+	return st
+}
+
+// help runs another worker's descriptor met in a word.
+func (w *wstate) help(d uint64) {
+	if d >= w.m.l.descs {
+		corrupt("pointer to descriptor %d of %d", d, w.m.l.descs)
+	}
+	w.run(d)
+}
+
+// phase1 installs descriptor d in its words in address order, persists them
+// and decides the status.
+func (w *wstate) phase1(d uint64) {
+	l := &w.m.l
+	n := w.count(d)
+	mine := descPtr(d)
+	outcome := stSucceeded
+slots:
+	for s := range n {
+		off := w.entryAddr(d, s)
+		old := w.load(l.entry(d, s) + 1)
+		for {
+			if state(w.load(l.status(d))) != stUndecided {
+				// Decided by a helper: nothing more may land.
+				return
+			}
+			if w.cas(off, old, rdcssPtr(d, s)) {
+				w.completeInstall(d, s)
+			}
+			v := w.load(off)
+			switch {
+			case v&^DirtyBit == mine:
+				continue slots
+			case v == old:
+				// Our RDCSS was undone (the status is decided) or the word
+				// changed back and forth: look at the status again.
+			case isRDCSS(v):
+				w.completeInstall(ptrDesc(v), ptrSlot(v))
+			case isDesc(v):
+				w.help(ptrDesc(v))
+			case v == old|DirtyBit && w.m.mut != mutDirtySpuriousFailure:
+				// The expected value, not yet known durable: persist it, then
+				// install over it.
+				w.persistWord(off, v)
+			default:
+				// A different value: the MwCAS fails, blaming this word.
+				// A dirty one is persisted first, as every value acted on.
+				if v&DirtyBit != 0 {
+					w.persistWord(off, v)
+				}
+				outcome = stFailed | s<<8
+				break slots
+			}
+		}
+	}
+	if outcome == stSucceeded && w.m.mut != mutWordsUnpersisted {
+		// The installed pointers must be durable before the status says
+		// succeeded, or recovery would find a succeeded descriptor and words
+		// that never heard of it.
+		for s := range n {
+			w.flush(w.entryAddr(d, s))
+		}
+		w.fence()
+		for s := range n {
+			off := w.entryAddr(d, s)
+			w.cas(off, mine|DirtyBit, mine)
+		}
+	}
+	w.decide(d, outcome)
+}
+
+// decide sets the status of d to outcome if it is still undecided, and
+// persists it.
+func (w *wstate) decide(d, outcome uint64) {
+	off := w.m.l.status(d)
+	w.pw.MarkLinearization()
+	switch w.m.mut {
+	case mutStatusWithoutCAS:
+		w.store(off, outcome|DirtyBit)
+	case mutStatusUnpersisted:
+		w.cas(off, stUndecided, outcome)
+		return
+	default:
+		w.cas(off, stUndecided, outcome|DirtyBit)
+	}
+	if st := w.load(off); st&DirtyBit != 0 {
+		w.flush(off)
+		w.fence()
+		w.cas(off, st, st&^DirtyBit)
+	}
+}
+
+// completeInstall finishes the RDCSS of slot s of descriptor d: the word gets
+// the descriptor pointer if the status is still undecided, and its old value
+// back otherwise.
+func (w *wstate) completeInstall(d, s uint64) {
+	l := &w.m.l
+	if d >= l.descs || s >= l.maxK {
+		corrupt("RDCSS pointer to descriptor %d slot %d", d, s)
+	}
+	off := w.entryAddr(d, s)
+	ptr := rdcssPtr(d, s)
+	if state(w.load(l.status(d))) == stUndecided {
+		w.cas(off, ptr, descPtr(d)|DirtyBit)
+		return
+	}
+	if w.cas(off, ptr, w.load(l.entry(d, s)+1)) {
+		// Make the undo durable before this worker leaves its epoch: once
+		// the descriptor is reused, a durable stale RDCSS pointer would send
+		// recovery to the wrong operation.
+		w.flush(off)
+		w.fence()
+	}
+}
+
+// phase2 writes the final value of every word of d (new if st succeeded, old
+// otherwise): the pointer is replaced by the value with the dirty bit, which
+// is flushed and then cleared.
+func (w *wstate) phase2(d, st uint64) {
+	l := &w.m.l
+	n := w.count(d)
+	mine := descPtr(d)
+	for s := range n {
+		off := w.entryAddr(d, s)
+		var v uint64
+		if state(st) == stSucceeded {
+			v = w.load(l.entry(d, s) + 2)
+		} else {
+			v = w.load(l.entry(d, s) + 1)
+		}
+		for {
+			x := w.load(off)
+			if x&^DirtyBit == mine {
+				if w.m.mut == mutPhase2Unflushed {
+					w.cas(off, x, v)
+				} else {
+					w.cas(off, x, v|DirtyBit)
+				}
+				continue
+			}
+			if x == rdcssPtr(d, s) {
+				w.completeInstall(d, s)
+				continue
+			}
+			if x == v|DirtyBit {
+				w.persistWord(off, x)
+			}
+			break
+		}
+	}
+}
+
+// persistWord makes the dirty value v of the word at off durable and then
+// clears its dirty bit. The fence comes before the clearing CAS, so that a
+// clean value is always a durable one.
+func (w *wstate) persistWord(off, v uint64) {
+	w.flush(off)
+	w.fence()
+	w.cas(off, v, v&^DirtyBit)
+}
+
+// pread is the persistent read of a data word: it helps what it meets and
+// persists a dirty value before returning it.
+func (w *wstate) pread(off uint64) uint64 {
+	for {
+		v := w.load(off)
+		switch {
+		case isRDCSS(v):
+			w.completeInstall(ptrDesc(v), ptrSlot(v))
+		case isDesc(v):
+			w.help(ptrDesc(v))
+		case v&DirtyBit != 0:
+			if w.m.mut != mutReadDirtyUnpersisted {
+				w.persistWord(off, v)
+			}
+			return v &^ DirtyBit
+		default:
+			return v
+		}
+	}
+}
+
+// pstatus is the persistent read of the status of d: a decided status is
+// acted on (phase 2) only once it is durable.
+func (w *wstate) pstatus(d uint64) uint64 {
+	off := w.m.l.status(d)
+	st := w.load(off)
+	if st&DirtyBit != 0 && w.m.mut != mutReadDirtyUnpersisted {
+		w.flush(off)
+		w.fence()
+		w.cas(off, st, st&^DirtyBit)
+	}
+	return st &^ DirtyBit
+}

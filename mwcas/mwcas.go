@@ -1,0 +1,409 @@
+package mwcas
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"sync/atomic"
+
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// Word is one word of a MwCAS: at data address Addr, replace Old by New.
+type Word struct {
+	Addr, Old, New uint64
+}
+
+// PMwCAS is a persistent multi-word CAS over the data words of a region.
+// Its methods may be called concurrently by different workers; one worker id
+// must be used by one goroutine at a time.
+type PMwCAS struct {
+	r   *pmem.Region
+	l   layout
+	mut mutant
+	ws  []*wstate
+	// epoch is the global epoch of descriptor reclamation; on its own line,
+	// because every operation reads it.
+	_     [64]byte
+	epoch atomic.Uint64
+	_     [56]byte
+	// ready is false between Open and Recover.
+	ready atomic.Bool
+}
+
+// wstate is one worker's private state: its region handle, its epoch
+// announcement, its share of the descriptor pool, and scratch space.
+type wstate struct {
+	m  *PMwCAS
+	pw *pmem.Worker
+	id int
+	// announce is the epoch this worker entered, 0 while outside an operation.
+	announce atomic.Uint64
+	free     []uint64
+	limbo    []retired
+	sorted   []Word
+	collect  []uint64
+	_        [64]byte // keep announce words of different workers on different lines
+}
+
+type retired struct {
+	d, epoch uint64
+}
+
+// unwind carries an access error from deep inside the algorithm to the public
+// method, which turns it back into an error. It never leaves the package.
+type unwind struct{ err error }
+
+func catch(err *error) {
+	if p := recover(); p != nil {
+		u, ok := p.(unwind)
+		if !ok {
+			panic(p)
+		}
+		*err = u.err
+	}
+}
+
+func corrupt(format string, args ...any) {
+	panic(unwind{fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)})
+}
+
+// New formats region r for a PMwCAS with configuration c and returns it,
+// ready for operations. All data words start at 0. The region must be large
+// enough (RegionWords) and must not hold a PMwCAS already; New writes the
+// superblock last, so a New cut short by a crash leaves a region that Open
+// refuses and New accepts. New accesses the region as worker 0.
+func New(r *pmem.Region, c Config) (m *PMwCAS, err error) {
+	c = c.withDefaults()
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	l := newLayout(c)
+	if r.Words() < l.total {
+		return nil, fmt.Errorf("mwcas: region has %d words, this configuration needs %d", r.Words(), l.total)
+	}
+	m = newPMwCAS(r, l, c)
+	defer catch(&err)
+	w := m.ws[0]
+	if v := w.load(0); v != 0 {
+		if v == sbMagic {
+			return nil, ErrFormatted
+		}
+		return nil, fmt.Errorf("%w: word 0 holds %#x", ErrFormatted, v)
+	}
+	for off := l.dataBase; off < l.total; off++ {
+		if w.load(off) != 0 {
+			w.store(off, 0)
+			w.flush(off)
+		}
+	}
+	w.fence()
+	// The magic last, on the same line: lines persist in store order, so a
+	// durable magic means a durable superblock.
+	sb := superblock(l)
+	for i := sbWords - 1; i >= 0; i-- {
+		w.store(uint64(i), sb[i])
+	}
+	w.flush(0)
+	w.fence()
+	m.ready.Store(true)
+	return m, nil
+}
+
+// Open reads the superblock of a region formatted by New. Fields of c that
+// are not zero must match the region's geometry; c.Mutant chooses the planted
+// bug. The PMwCAS is not usable until Recover has run: call Recover (or use
+// the package function Recover). Open accesses the region as worker 0.
+func Open(r *pmem.Region, c Config) (m *PMwCAS, err error) {
+	if err := CheckMutant(c.Mutant); err != nil {
+		return nil, err
+	}
+	if r.Words() < sbWords {
+		return nil, fmt.Errorf("%w: region of %d words", ErrNotFormatted, r.Words())
+	}
+	var sb [sbWords]uint64
+	err = func() (err error) {
+		defer catch(&err)
+		w := r.Worker(0)
+		for i := range sb {
+			v, e := w.Load(uint64(i))
+			if e != nil {
+				return e
+			}
+			sb[i] = v
+		}
+		return nil
+	}()
+	if err != nil {
+		return nil, err
+	}
+	got, err := parseSuperblock(sb)
+	if err != nil {
+		return nil, err
+	}
+	if (c.Words != 0 && c.Words != got.Words) || (c.MaxWorkers != 0 && c.MaxWorkers != got.MaxWorkers) ||
+		(c.DescriptorsPerWorker != 0 && c.DescriptorsPerWorker != got.DescriptorsPerWorker) || (c.MaxK != 0 && c.MaxK != got.MaxK) {
+		return nil, fmt.Errorf("mwcas: region geometry %+v differs from the requested %+v", got, c)
+	}
+	got.Mutant = c.Mutant
+	l := newLayout(got)
+	if r.Words() < l.total {
+		return nil, fmt.Errorf("%w: region has %d words, its superblock needs %d", ErrCorrupt, r.Words(), l.total)
+	}
+	return newPMwCAS(r, l, got), nil
+}
+
+// Recover opens the PMwCAS in r (see Open) and recovers it (see
+// PMwCAS.Recover) as worker 0.
+func Recover(r *pmem.Region, c Config) (*PMwCAS, RecoveryStats, error) {
+	m, err := Open(r, c)
+	if err != nil {
+		return nil, RecoveryStats{}, err
+	}
+	st, err := m.Recover(0)
+	if err != nil {
+		return nil, st, err
+	}
+	return m, st, nil
+}
+
+func newPMwCAS(r *pmem.Region, l layout, c Config) *PMwCAS {
+	mut, _ := parseMutant(c.Mutant)
+	m := &PMwCAS{r: r, l: l, mut: mut}
+	m.ws = make([]*wstate, l.maxWorkers)
+	for i := range m.ws {
+		m.ws[i] = &wstate{m: m, pw: r.Worker(i), id: i}
+	}
+	m.resetVolatile()
+	return m
+}
+
+// resetVolatile gives every worker its whole share of the pool and forgets
+// epochs: the state after formatting or recovery, when no operation runs.
+func (m *PMwCAS) resetVolatile() {
+	m.epoch.Store(1)
+	for i, w := range m.ws {
+		w.announce.Store(0)
+		w.free = w.free[:0]
+		w.limbo = w.limbo[:0]
+		for j := m.l.perWorker; j > 0; j-- {
+			w.free = append(w.free, uint64(i)*m.l.perWorker+j-1)
+		}
+	}
+}
+
+// Region is the region the PMwCAS lives in.
+func (m *PMwCAS) Region() *pmem.Region { return m.r }
+
+// Config is the PMwCAS's geometry and mutant.
+func (m *PMwCAS) Config() Config {
+	return Config{Words: m.l.words, MaxWorkers: int(m.l.maxWorkers), DescriptorsPerWorker: int(m.l.perWorker),
+		MaxK: int(m.l.maxK), Mutant: m.mut.String()}
+}
+
+func (m *PMwCAS) worker(id int) (*wstate, error) {
+	if id < 0 || id >= len(m.ws) {
+		return nil, fmt.Errorf("mwcas: worker %d out of range (0..%d)", id, len(m.ws)-1)
+	}
+	if !m.ready.Load() {
+		return nil, ErrNeedsRecovery
+	}
+	return m.ws[id], nil
+}
+
+// CAS atomically replaces, for every w in words, the value at w.Addr by w.New
+// if every address holds its w.Old; it returns whether it did, and if not an
+// address whose value differed from the expected one. The change is durable
+// when CAS returns. Addresses must be distinct and below Words, values at
+// most MaxValue, and 1 <= len(words) <= MaxK. An error wrapping
+// pmem.ErrCrashed means the region crashed during the operation: its outcome
+// is decided by recovery.
+func (m *PMwCAS) CAS(worker int, words []Word) (ok bool, failedAddr uint64, err error) {
+	w, err := m.worker(worker)
+	if err != nil {
+		return false, 0, err
+	}
+	if len(words) == 0 || uint64(len(words)) > m.l.maxK {
+		return false, 0, fmt.Errorf("mwcas: %d words in a MwCAS (1..%d allowed)", len(words), m.l.maxK)
+	}
+	w.sorted = append(w.sorted[:0], words...)
+	slices.SortFunc(w.sorted, func(a, b Word) int {
+		switch {
+		case a.Addr < b.Addr:
+			return -1
+		case a.Addr > b.Addr:
+			return 1
+		}
+		return 0
+	})
+	for i, x := range w.sorted {
+		if x.Addr >= m.l.words {
+			return false, 0, fmt.Errorf("mwcas: address %d out of range (0..%d)", x.Addr, m.l.words-1)
+		}
+		if x.Old > MaxValue || x.New > MaxValue {
+			return false, 0, fmt.Errorf("mwcas: value at address %d exceeds MaxValue", x.Addr)
+		}
+		if i > 0 && w.sorted[i-1].Addr == x.Addr {
+			return false, 0, fmt.Errorf("mwcas: address %d appears twice", x.Addr)
+		}
+	}
+	defer catch(&err)
+	d := w.alloc()
+	w.enter()
+	defer w.exit()
+	w.initDescriptor(d)
+	st := w.run(d)
+	w.retire(d)
+	if state(st) == stSucceeded {
+		return true, 0, nil
+	}
+	s := failedSlot(st)
+	if state(st) != stFailed || s >= len(w.sorted) {
+		corrupt("descriptor %d ended with status %#x", d, st)
+	}
+	return false, w.sorted[s].Addr, nil
+}
+
+// Read reads the values at addrs into out (len(out) >= len(addrs)) as one
+// atomic snapshot: every value is read persistently (helping descriptors,
+// persisting dirty values), and collects are repeated until two in a row are
+// equal. An error wrapping pmem.ErrCrashed means the region crashed.
+func (m *PMwCAS) Read(worker int, addrs []uint64, out []uint64) (err error) {
+	w, err := m.worker(worker)
+	if err != nil {
+		return err
+	}
+	if len(out) < len(addrs) {
+		return fmt.Errorf("mwcas: out has room for %d values, %d addresses given", len(out), len(addrs))
+	}
+	for _, a := range addrs {
+		if a >= m.l.words {
+			return fmt.Errorf("mwcas: address %d out of range (0..%d)", a, m.l.words-1)
+		}
+	}
+	defer catch(&err)
+	w.enter()
+	defer w.exit()
+	for i, a := range addrs {
+		out[i] = w.pread(m.l.data(a))
+	}
+	if len(addrs) == 1 || m.mut == mutReadSingleCollect {
+		return nil
+	}
+	// Two equal collects in a row are a snapshot: each word kept its value
+	// from its read in the first to its read in the second, and all first
+	// reads come before all second ones (values are never repeated).
+	w.collect = slices.Grow(w.collect[:0], len(addrs))[:len(addrs)]
+	prev, cur := out[:len(addrs)], w.collect
+	for {
+		for i, a := range addrs {
+			cur[i] = w.pread(m.l.data(a))
+		}
+		if slices.Equal(prev, cur) {
+			break
+		}
+		prev, cur = cur, prev
+	}
+	// prev and cur are equal, and out is one of them.
+	return nil
+}
+
+// --- region accesses that unwind on error ---
+
+func (w *wstate) load(off uint64) uint64 {
+	v, err := w.pw.Load(off)
+	if err != nil {
+		panic(unwind{err})
+	}
+	return v
+}
+
+func (w *wstate) store(off, v uint64) {
+	if err := w.pw.Store(off, v); err != nil {
+		panic(unwind{err})
+	}
+}
+
+func (w *wstate) cas(off, old, new uint64) bool {
+	ok, err := w.pw.CAS(off, old, new)
+	if err != nil {
+		panic(unwind{err})
+	}
+	return ok
+}
+
+func (w *wstate) flush(off uint64) {
+	if err := w.pw.Flush(off); err != nil {
+		panic(unwind{err})
+	}
+}
+
+func (w *wstate) fence() {
+	if err := w.pw.Fence(); err != nil {
+		panic(unwind{err})
+	}
+}
+
+// --- epochs and the descriptor pool ---
+
+func (w *wstate) enter() { w.announce.Store(w.m.epoch.Load()) }
+func (w *wstate) exit()  { w.announce.Store(0) }
+
+func (w *wstate) retire(d uint64) {
+	w.limbo = append(w.limbo, retired{d, w.m.epoch.Load()})
+}
+
+// alloc takes a descriptor from the worker's share of the pool. It runs
+// outside the worker's epoch. A descriptor retired at epoch e is reusable once
+// every worker inside an operation has announced an epoch later than e: such
+// a worker entered after the descriptor's words were cleaned, so it holds no
+// pointer to it.
+func (w *wstate) alloc() uint64 {
+	for {
+		if n := len(w.free); n > 0 {
+			d := w.free[n-1]
+			w.free = w.free[:n-1]
+			return d
+		}
+		w.m.tryAdvance()
+		w.reclaim()
+		if len(w.free) > 0 {
+			continue
+		}
+		// Every descriptor waits for a slower worker. Wait with a region
+		// access, so that a scheduling hook can run that worker and a crash
+		// stops this one.
+		w.load(0)
+		runtime.Gosched()
+	}
+}
+
+// tryAdvance moves the global epoch on if every worker inside an operation
+// has announced the current one.
+func (m *PMwCAS) tryAdvance() {
+	e := m.epoch.Load()
+	for _, o := range m.ws {
+		if a := o.announce.Load(); a != 0 && a != e {
+			return
+		}
+	}
+	m.epoch.CompareAndSwap(e, e+1)
+}
+
+func (w *wstate) reclaim() {
+	oldest := ^uint64(0)
+	for _, o := range w.m.ws {
+		if a := o.announce.Load(); a != 0 && a < oldest {
+			oldest = a
+		}
+	}
+	keep := w.limbo[:0]
+	for _, r := range w.limbo {
+		if r.epoch < oldest {
+			w.free = append(w.free, r.d)
+		} else {
+			keep = append(keep, r)
+		}
+	}
+	w.limbo = keep
+}

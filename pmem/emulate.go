@@ -1,0 +1,330 @@
+package pmem
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+)
+
+// Policy chooses which non-durable stores a crash image keeps.
+type Policy uint8
+
+// Crash policies (see the package documentation).
+const (
+	PolicyMin Policy = iota
+	PolicyMax
+	PolicyRandom
+	PolicyTargeted
+)
+
+var policyNames = [...]string{"min", "max", "random", "targeted"}
+
+// Policies lists every policy, in the order of their constants.
+func Policies() []Policy { return []Policy{PolicyMin, PolicyMax, PolicyRandom, PolicyTargeted} }
+
+func (p Policy) String() string {
+	if int(p) < len(policyNames) {
+		return policyNames[p]
+	}
+	return fmt.Sprintf("Policy(%d)", uint8(p))
+}
+
+// ParsePolicy returns the policy with the given name (min, max, random,
+// targeted).
+func ParsePolicy(s string) (Policy, error) {
+	for i, n := range policyNames {
+		if n == s {
+			return Policy(i), nil
+		}
+	}
+	return 0, fmt.Errorf("pmem: unknown crash policy %q (want min, max, random or targeted)", s)
+}
+
+// ErrNoEmulation is returned by crash operations that need the emulated
+// persistence domain on a region without it.
+var ErrNoEmulation = errors.New("pmem: crash policy needs Options.Emulate")
+
+// emulator is the emulated persistence domain of a region.
+type emulator struct {
+	lines []eline
+	// gseq numbers every logged store, across lines, so the targeted policy
+	// can compare a store with the latest linearization mark.
+	gseq atomic.Uint64
+	mark atomic.Uint64
+}
+
+// eline is one cache line of the persistence domain. The invariant: the
+// visible words of the line equal durable with every log entry applied, in
+// order. Stores to the line hold mu, so the log order is the coherence order.
+type eline struct {
+	mu      sync.Mutex
+	seq     uint64 // stores logged on this line, ever
+	durSeq  uint64 // the first durSeq of them are durable
+	log     []entry
+	durable [LineWords]uint64
+}
+
+type entry struct {
+	gseq uint64
+	val  uint64
+	word uint8
+}
+
+func newEmulator(words []uint64) *emulator {
+	n := (uint64(len(words)) + LineWords - 1) / LineWords
+	e := &emulator{lines: make([]eline, n)}
+	for i := range words {
+		e.lines[i/LineWords].durable[i%LineWords] = words[i]
+	}
+	return e
+}
+
+func (e *emulator) store(words []uint64, off, v uint64) {
+	l := &e.lines[off/LineWords]
+	l.mu.Lock()
+	atomic.StoreUint64(&words[off], v)
+	e.log(l, off, v)
+	l.mu.Unlock()
+}
+
+func (e *emulator) cas(words []uint64, off, old, new uint64) bool {
+	l := &e.lines[off/LineWords]
+	l.mu.Lock()
+	ok := atomic.CompareAndSwapUint64(&words[off], old, new)
+	if ok {
+		e.log(l, off, new)
+	}
+	l.mu.Unlock()
+	return ok
+}
+
+func (e *emulator) log(l *eline, off, v uint64) {
+	l.seq++
+	l.log = append(l.log, entry{gseq: e.gseq.Add(1), val: v, word: uint8(off % LineWords)})
+}
+
+// position is the line's log position, recorded by a flush.
+func (e *emulator) position(line uint64) uint64 {
+	l := &e.lines[line]
+	l.mu.Lock()
+	s := l.seq
+	l.mu.Unlock()
+	return s
+}
+
+// persist makes the line durable up to log position seq.
+func (e *emulator) persist(line, seq uint64) {
+	l := &e.lines[line]
+	l.mu.Lock()
+	if seq > l.durSeq {
+		n := int(seq - l.durSeq)
+		for _, en := range l.log[:n] {
+			l.durable[en.word] = en.val
+		}
+		l.log = l.log[:copy(l.log, l.log[n:])]
+		l.durSeq = seq
+	}
+	l.mu.Unlock()
+}
+
+// keep is how many of the line's non-durable stores a crash image keeps.
+func (e *emulator) keep(l *eline, p Policy, rng *rand.Rand, mark uint64) int {
+	switch p {
+	case PolicyMin:
+		return 0
+	case PolicyMax:
+		return len(l.log)
+	case PolicyRandom:
+		return rng.IntN(len(l.log) + 1)
+	default: // PolicyTargeted: the prefix made before the latest mark
+		n := 0
+		for n < len(l.log) && l.log[n].gseq <= mark {
+			n++
+		}
+		return n
+	}
+}
+
+// image computes the crash image of line l keeping n log entries.
+func (l *eline) image(n int) [LineWords]uint64 {
+	img := l.durable
+	for _, en := range l.log[:n] {
+		img[en.word] = en.val
+	}
+	return img
+}
+
+func checkPolicy(p Policy, rng *rand.Rand, emulated bool) error {
+	if int(p) >= len(policyNames) {
+		return fmt.Errorf("pmem: unknown crash policy %d", p)
+	}
+	if p == PolicyRandom && rng == nil {
+		return errors.New("pmem: the random crash policy needs a random generator")
+	}
+	if p != PolicyMax && !emulated {
+		return fmt.Errorf("%w (policy %s)", ErrNoEmulation, p)
+	}
+	return nil
+}
+
+// Crash replaces the region's contents by a crash image built by policy p
+// (rng is used by PolicyRandom only, and may be nil otherwise), ends the
+// crash state, and forgets the flushes every worker had pending. A
+// file-backed region writes the image through to its file. The caller must
+// make sure that no worker is inside an access: request the crash
+// (RequestCrash or a hook returning ErrCrashed), then wait for the workers'
+// operations to return. Crash may be called without a prior request.
+func (r *Region) Crash(p Policy, rng *rand.Rand) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state.Load()&stClosed != 0 {
+		return ErrClosed
+	}
+	if err := checkPolicy(p, rng, r.emu != nil); err != nil {
+		return err
+	}
+	if e := r.emu; e != nil {
+		mark := e.mark.Load()
+		for i := range e.lines {
+			l := &e.lines[i]
+			l.mu.Lock()
+			if len(l.log) > 0 {
+				img := l.image(e.keep(l, p, rng, mark))
+				base := uint64(i) * LineWords
+				for j := range img {
+					if base+uint64(j) < r.n {
+						atomic.StoreUint64(&r.words[base+uint64(j)], img[j])
+					}
+				}
+				l.durable = img
+				l.log = l.log[:0]
+				l.durSeq = l.seq
+			}
+			l.mu.Unlock()
+		}
+		// Marks made before the crash say nothing about the next one.
+		e.mark.Store(e.gseq.Load())
+	}
+	for _, w := range r.workers {
+		if w != nil {
+			w.pending = w.pending[:0]
+		}
+	}
+	r.crashes++
+	r.state.And(^uint32(stCrashing))
+	if err := r.Sync(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// CrashImage builds a crash image by policy p as a new anonymous region with
+// the given options, leaving r unchanged. In the new region every word is
+// durable. The same precondition as for Crash applies.
+func (r *Region) CrashImage(p Policy, rng *rand.Rand, opts Options) (*Region, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state.Load()&stClosed != 0 {
+		return nil, ErrClosed
+	}
+	if err := checkPolicy(p, rng, r.emu != nil); err != nil {
+		return nil, err
+	}
+	words := make([]uint64, r.n)
+	for i := range words {
+		words[i] = atomic.LoadUint64(&r.words[i])
+	}
+	if e := r.emu; e != nil {
+		mark := e.mark.Load()
+		for i := range e.lines {
+			l := &e.lines[i]
+			l.mu.Lock()
+			if len(l.log) > 0 {
+				img := l.image(e.keep(l, p, rng, mark))
+				base := uint64(i) * LineWords
+				for j := range img {
+					if base+uint64(j) < r.n {
+						words[base+uint64(j)] = img[j]
+					}
+				}
+			}
+			l.mu.Unlock()
+		}
+	}
+	return newFromWords(words, opts)
+}
+
+// Clone copies what threads see now into a new anonymous region with the
+// given options, in which every word is durable. No worker may be storing.
+func (r *Region) Clone(opts Options) (*Region, error) {
+	if r.state.Load()&stClosed != 0 {
+		return nil, ErrClosed
+	}
+	words := make([]uint64, r.n)
+	for i := range words {
+		words[i] = atomic.LoadUint64(&r.words[i])
+	}
+	return newFromWords(words, opts)
+}
+
+func newFromWords(words []uint64, opts Options) (*Region, error) {
+	// Build without the emulator, fill, then attach it so its durable copy
+	// starts equal to the contents.
+	emulate := opts.Emulate
+	opts.Emulate = false
+	nr, err := NewMemory(uint64(len(words)), opts)
+	if err != nil {
+		return nil, err
+	}
+	copy(nr.words, words)
+	if emulate {
+		nr.emu = newEmulator(nr.words)
+	}
+	return nr, nil
+}
+
+// Snapshot copies what threads see into a new slice (not an access; no
+// worker may be storing). For tests and for checking states after recovery.
+func (r *Region) Snapshot() []uint64 {
+	out := make([]uint64, r.n)
+	for i := range out {
+		out[i] = atomic.LoadUint64(&r.words[i])
+	}
+	return out
+}
+
+// Durable returns the durable value of word off: what PolicyMin would keep.
+// Without emulation every visible value counts as durable. Not an access.
+func (r *Region) Durable(off uint64) (uint64, error) {
+	if off >= r.n {
+		return 0, fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+	}
+	if r.state.Load()&stClosed != 0 {
+		return 0, ErrClosed
+	}
+	if r.emu == nil {
+		return atomic.LoadUint64(&r.words[off]), nil
+	}
+	l := &r.emu.lines[off/LineWords]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.durable[off%LineWords], nil
+}
+
+// Pending is the number of stores not yet durable, over all lines (0 without
+// emulation). Not an access.
+func (r *Region) Pending() int {
+	if r.emu == nil {
+		return 0
+	}
+	n := 0
+	for i := range r.emu.lines {
+		l := &r.emu.lines[i]
+		l.mu.Lock()
+		n += len(l.log)
+		l.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,494 @@
+package pmem
+
+import (
+	"bufio"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func mustMemory(t testing.TB, words uint64, opts Options) *Region {
+	t.Helper()
+	r, err := NewMemory(words, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestLoadStoreCAS(t *testing.T) {
+	for _, emulate := range []bool{false, true} {
+		r := mustMemory(t, 100, Options{Emulate: emulate})
+		w := r.Worker(0)
+		if err := w.Store(7, 42); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := w.Load(7); err != nil || v != 42 {
+			t.Fatalf("load = %d, %v", v, err)
+		}
+		if ok, err := w.CAS(7, 41, 1); ok || err != nil {
+			t.Fatalf("CAS with a wrong old value succeeded: %v %v", ok, err)
+		}
+		if ok, err := w.CAS(7, 42, 43); !ok || err != nil {
+			t.Fatalf("CAS failed: %v %v", ok, err)
+		}
+		if _, err := w.Load(100); !errors.Is(err, ErrOutOfRange) {
+			t.Fatalf("load out of range: %v", err)
+		}
+		if err := w.Store(1<<40, 1); !errors.Is(err, ErrOutOfRange) {
+			t.Fatalf("store out of range: %v", err)
+		}
+		if err := w.Flush(100); !errors.Is(err, ErrOutOfRange) {
+			t.Fatalf("flush out of range: %v", err)
+		}
+		if r.Worker(0) != w {
+			t.Fatal("Worker(0) returned a different handle")
+		}
+	}
+}
+
+func TestConcurrentCASCounter(t *testing.T) {
+	for _, emulate := range []bool{false, true} {
+		r := mustMemory(t, 16, Options{Emulate: emulate})
+		const workers, incs = 4, 2000
+		var wg sync.WaitGroup
+		for id := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				w := r.Worker(id)
+				for range incs {
+					for {
+						v, err := w.Load(3)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						ok, err := w.CAS(3, v, v+1)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if ok {
+							break
+						}
+					}
+					if err := w.Persist(3); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		if v, _ := r.Worker(0).Load(3); v != workers*incs {
+			t.Fatalf("counter = %d, want %d", v, workers*incs)
+		}
+		if d, _ := r.Durable(3); d != workers*incs {
+			t.Fatalf("durable counter = %d, want %d", d, workers*incs)
+		}
+		if r.Pending() != 0 {
+			t.Fatalf("%d stores pending after every store was persisted", r.Pending())
+		}
+	}
+}
+
+func TestFlushFenceDurability(t *testing.T) {
+	r := mustMemory(t, 64, Options{Emulate: true})
+	a, b, c := r.Worker(0), r.Worker(1), r.Worker(2)
+	a.Store(0, 1) // line 0, never flushed
+	c.Store(8, 2) // line 1, flushed by c, never fenced by c
+	c.Flush(8)
+	a.Store(16, 3) // line 2, flushed and fenced by a
+	a.Flush(16)
+	b.Fence() // b's fence does not complete the others' flushes
+	a.Store(24, 4)
+	a.Flush(24)
+	a.Fence()
+	a.Store(24, 5) // after the flush: not durable
+	want := map[uint64]uint64{0: 0, 8: 0, 16: 3, 24: 4}
+	for off, v := range want {
+		if d, _ := r.Durable(off); d != v {
+			t.Errorf("durable word %d = %d, want %d", off, d, v)
+		}
+	}
+	img, err := r.CrashImage(PolicyMin, nil, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	for off, v := range want {
+		if got := img.Snapshot()[off]; got != v {
+			t.Errorf("min image word %d = %d, want %d", off, got, v)
+		}
+	}
+	img2, _ := r.CrashImage(PolicyMax, nil, Options{})
+	defer img2.Close()
+	for off, v := range map[uint64]uint64{0: 1, 8: 2, 16: 3, 24: 5} {
+		if got := img2.Snapshot()[off]; got != v {
+			t.Errorf("max image word %d = %d, want %d", off, got, v)
+		}
+	}
+}
+
+// TestRandomImagesArePrefixes checks that a random image keeps, per line, a
+// prefix of the line's stores: the second word of a line is only new if the
+// first (stored before it) is too.
+func TestRandomImagesArePrefixes(t *testing.T) {
+	seen := map[[2]uint64]bool{}
+	for seed := range uint64(200) {
+		r := mustMemory(t, 8, Options{Emulate: true})
+		w := r.Worker(0)
+		w.Store(0, 1)
+		w.Store(1, 1)
+		img, err := r.CrashImage(PolicyRandom, rand.New(rand.NewPCG(seed, 0)), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := img.Snapshot()
+		img.Close()
+		if s[1] == 1 && s[0] == 0 {
+			t.Fatalf("seed %d: image %v is not a prefix of the line's stores", seed, s[:2])
+		}
+		seen[[2]uint64{s[0], s[1]}] = true
+	}
+	if len(seen) != 3 {
+		t.Fatalf("random images covered %v, want all three prefixes", seen)
+	}
+}
+
+func TestTargetedPolicy(t *testing.T) {
+	r := mustMemory(t, 32, Options{Emulate: true})
+	w := r.Worker(0)
+	w.Store(0, 1)  // before the mark, unflushed: kept
+	w.Store(8, 2)  // before the mark, unflushed: kept
+	w.Store(16, 3) // persisted after the mark: kept
+	w.MarkLinearization()
+	w.Store(0, 10) // after the mark: dropped
+	w.Store(16, 30)
+	w.Persist(16)
+	w.Store(24, 4) // after the mark: dropped
+	if err := r.Crash(PolicyTargeted, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := r.Snapshot()
+	for off, v := range map[uint64]uint64{0: 1, 8: 2, 16: 30, 24: 0} {
+		if s[off] != v {
+			t.Errorf("targeted image word %d = %d, want %d", off, s[off], v)
+		}
+	}
+	if r.Pending() != 0 || r.Crashes() != 1 {
+		t.Fatalf("after crash: pending %d, crashes %d", r.Pending(), r.Crashes())
+	}
+}
+
+func TestCrashPolicyErrors(t *testing.T) {
+	r := mustMemory(t, 8, Options{})
+	if err := r.Crash(PolicyMin, nil); !errors.Is(err, ErrNoEmulation) {
+		t.Fatalf("min crash without emulation: %v", err)
+	}
+	if err := r.Crash(PolicyMax, nil); err != nil {
+		t.Fatalf("max crash without emulation: %v", err)
+	}
+	e := mustMemory(t, 8, Options{Emulate: true})
+	if err := e.Crash(PolicyRandom, nil); err == nil {
+		t.Fatal("random crash without a generator succeeded")
+	}
+	for _, p := range Policies() {
+		q, err := ParsePolicy(p.String())
+		if err != nil || q != p {
+			t.Fatalf("ParsePolicy(%q) = %v, %v", p, q, err)
+		}
+	}
+	if _, err := ParsePolicy("maybe"); err == nil {
+		t.Fatal("ParsePolicy accepted an unknown name")
+	}
+}
+
+// crashAt is a hook that requests a crash at the n-th access.
+type crashAt struct {
+	mu    sync.Mutex
+	n     int
+	count int
+	kinds []AccessKind
+}
+
+func (h *crashAt) Access(worker int, kind AccessKind, off uint64) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.count++
+	h.kinds = append(h.kinds, kind)
+	if h.count == h.n {
+		return ErrCrashed
+	}
+	return nil
+}
+
+func TestHookCrashStopsEveryWorker(t *testing.T) {
+	h := &crashAt{n: 3}
+	r := mustMemory(t, 16, Options{Emulate: true, Hook: h})
+	a, b := r.Worker(0), r.Worker(1)
+	if err := a.Store(0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Flush(0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Fence(); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("third access: %v, want ErrCrashed", err)
+	}
+	if _, err := b.Load(0); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("other worker after the crash: %v, want ErrCrashed", err)
+	}
+	if !r.Crashing() {
+		t.Fatal("region not crashing")
+	}
+	if err := r.Crash(PolicyMin, nil); err != nil {
+		t.Fatal(err)
+	}
+	if r.Crashing() {
+		t.Fatal("still crashing after Crash")
+	}
+	r.SetHook(nil)
+	if v, err := b.Load(0); err != nil || v != 0 {
+		t.Fatalf("after a min crash with the fence cut off: %d, %v; want 0", v, err)
+	}
+	want := []AccessKind{AccessStore, AccessFlush, AccessFence, AccessLoad}
+	if len(h.kinds) != len(want) {
+		t.Fatalf("hook saw %v, want %v", h.kinds, want)
+	}
+	for i := range want {
+		if h.kinds[i] != want[i] {
+			t.Fatalf("hook saw %v, want %v", h.kinds, want)
+		}
+	}
+}
+
+func TestRequestCrash(t *testing.T) {
+	r := mustMemory(t, 8, Options{Emulate: true})
+	w := r.Worker(0)
+	w.Store(1, 9)
+	r.RequestCrash()
+	if err := w.Store(2, 9); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("store after RequestCrash: %v", err)
+	}
+	if err := r.Crash(PolicyMax, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := w.Load(1); v != 9 {
+		t.Fatalf("max crash lost a store: %d", v)
+	}
+}
+
+func TestFileRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.pmem")
+	r, err := Create(path, 1000, Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Worker(0)
+	w.Store(999, 77)
+	w.Store(5, 55)
+	w.Persist(5)
+	// The crash image is written through to the file.
+	if err := r.Crash(PolicyMin, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(path, Options{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second open of a locked file: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Load(0); !errors.Is(err, ErrClosed) {
+		t.Fatalf("load after close: %v", err)
+	}
+	if _, err := Create(path, 10, Options{}); err == nil {
+		t.Fatal("Create overwrote an existing file")
+	}
+	r2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	s := r2.Snapshot()
+	if s[5] != 55 || s[999] != 0 || r2.Words() != 1000 || r2.Path() != path {
+		t.Fatalf("reopened: word5=%d word999=%d words=%d", s[5], s[999], r2.Words())
+	}
+	if h, err := ReadHeader(path); err != nil || h.Words != 1000 {
+		t.Fatalf("ReadHeader: %+v %v", h, err)
+	}
+}
+
+func TestRefusesBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	r, err := Create(good, 16, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	img, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reheader := func(mod func(*Header)) []byte {
+		h := newHeader(16)
+		mod(&h)
+		b := append([]byte(nil), img...)
+		copy(b, h.encode())
+		return b
+	}
+	cases := []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"empty", nil, ErrBadMagic},
+		{"foreign", []byte("#!/bin/sh\necho hello\n"), ErrBadMagic},
+		{"magic only", img[:8], ErrTruncated},
+		{"short magic", img[:4], ErrTruncated},
+		{"header cut", img[:30], ErrTruncated},
+		{"data cut", img[:HeaderSize+8], ErrTruncated},
+		{"damaged word count", func() []byte { b := append([]byte(nil), img...); b[17] ^= 1; return b }(), ErrChecksum},
+		{"damaged checksum", func() []byte { b := append([]byte(nil), img...); b[41] ^= 0x80; return b }(), ErrChecksum},
+		{"oversized", append(append([]byte(nil), img...), 0, 0, 0, 0, 0, 0, 0, 0), ErrSize},
+		{"future version", reheader(func(h *Header) { h.Version = 2 }), ErrVersion},
+		{"zero words", reheader(func(h *Header) { h.Words = 0 }), ErrGeometry},
+		{"line size", reheader(func(h *Header) { h.LineBytes = 128 }), ErrGeometry},
+		{"flags", reheader(func(h *Header) { h.Flags = 1 }), ErrGeometry},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_"))
+			if err := os.WriteFile(p, c.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := Open(p, Options{})
+			if err == nil {
+				r.Close()
+				t.Fatalf("opened a bad file")
+			}
+			if !errors.Is(err, c.want) {
+				t.Fatalf("error %v, want %v", err, c.want)
+			}
+			if !strings.Contains(err.Error(), p) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			after, _ := os.ReadFile(p)
+			if string(after) != string(c.data) {
+				t.Fatal("a refused file was modified")
+			}
+		})
+	}
+	if _, err := Open(filepath.Join(dir, "missing"), Options{}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if _, err := Open(dir, Options{}); err == nil {
+		t.Fatal("opened a directory")
+	}
+}
+
+func TestHardwareFlush(t *testing.T) {
+	if !hwFlushSupported {
+		if _, err := NewMemory(8, Options{HardwareFlush: true}); err == nil {
+			t.Fatal("hardware flush accepted on an architecture without it")
+		}
+		t.Skip("no hardware flush on this architecture")
+	}
+	r := mustMemory(t, 64, Options{HardwareFlush: true, Emulate: true})
+	w := r.Worker(0)
+	for i := range uint64(64) {
+		w.Store(i, i)
+		if err := w.Flush(i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Fence(); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := r.Durable(63); d != 63 {
+		t.Fatalf("durable = %d", d)
+	}
+}
+
+// TestKilledWriterFileReopens runs a child process that stores into a region
+// file until it is killed with SIGKILL; the file must open again, unlocked and
+// with every store the child reported.
+func TestKilledWriterFileReopens(t *testing.T) {
+	if p := os.Getenv("PMEM_TEST_CHILD"); p != "" {
+		childWriter(p)
+		return
+	}
+	if testing.Short() {
+		t.Skip("spawns a process")
+	}
+	path := filepath.Join(t.TempDir(), "killed.pmem")
+	r, err := Create(path, 4096, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestKilledWriterFileReopens$")
+	cmd.Env = append(os.Environ(), "PMEM_TEST_CHILD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	ready := false
+	for sc.Scan() {
+		if sc.Text() == "ready" {
+			ready = true
+			break
+		}
+	}
+	if !ready {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatal("child never became ready")
+	}
+	time.Sleep(20 * time.Millisecond) // let it be in the middle of its stores
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	r2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatalf("reopen after SIGKILL: %v", err)
+	}
+	defer r2.Close()
+	s := r2.Snapshot()
+	for i := range 1024 {
+		if s[i] < 1 {
+			t.Fatalf("word %d = %d: a store made before 'ready' was lost", i, s[i])
+		}
+	}
+}
+
+func childWriter(path string) {
+	r, err := Open(path, Options{})
+	if err != nil {
+		os.Exit(3)
+	}
+	w := r.Worker(0)
+	for round := uint64(1); ; round++ {
+		for i := range r.Words() {
+			w.Store(i, round)
+		}
+		if round == 1 {
+			os.Stdout.WriteString("ready\n")
+		}
+	}
+}

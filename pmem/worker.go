@@ -1,0 +1,123 @@
+package pmem
+
+import "sync/atomic"
+
+// A Worker is one thread's handle on a region (see Region.Worker). Its
+// methods are the region accesses; each first calls the access hook, then
+// fails with ErrCrashed once a crash has been requested.
+type Worker struct {
+	r  *Region
+	id int
+	// pending holds the lines flushed since the last fence, each with the
+	// position of its store log at the flush (emulation only).
+	pending []pendingFlush
+}
+
+type pendingFlush struct {
+	line uint64
+	seq  uint64
+}
+
+// ID is the worker's id.
+func (w *Worker) ID() int { return w.id }
+
+// Region is the region the worker accesses.
+func (w *Worker) Region() *Region { return w.r }
+
+// Load reads word off atomically.
+func (w *Worker) Load(off uint64) (uint64, error) {
+	r := w.r
+	if err := r.access(w.id, AccessLoad, off); err != nil {
+		return 0, err
+	}
+	return atomic.LoadUint64(&r.words[off]), nil
+}
+
+// Store writes v to word off atomically.
+func (w *Worker) Store(off, v uint64) error {
+	r := w.r
+	if err := r.access(w.id, AccessStore, off); err != nil {
+		return err
+	}
+	if r.emu == nil {
+		atomic.StoreUint64(&r.words[off], v)
+		return nil
+	}
+	r.emu.store(r.words, off, v)
+	return nil
+}
+
+// CAS atomically replaces word off by new if it holds old, and reports
+// whether it did.
+func (w *Worker) CAS(off, old, new uint64) (bool, error) {
+	r := w.r
+	if err := r.access(w.id, AccessCAS, off); err != nil {
+		return false, err
+	}
+	if r.emu == nil {
+		return atomic.CompareAndSwapUint64(&r.words[off], old, new), nil
+	}
+	return r.emu.cas(r.words, off, old, new), nil
+}
+
+// Flush writes back the line holding word off (CLWB). The write-back is
+// complete only after this worker's next Fence.
+func (w *Worker) Flush(off uint64) error {
+	r := w.r
+	if err := r.access(w.id, AccessFlush, off); err != nil {
+		return err
+	}
+	if r.hw {
+		hwFlush(&r.words[off])
+	}
+	if r.emu != nil {
+		line := off / LineWords
+		seq := r.emu.position(line)
+		for i := range w.pending {
+			if w.pending[i].line == line {
+				w.pending[i].seq = max(w.pending[i].seq, seq)
+				return nil
+			}
+		}
+		w.pending = append(w.pending, pendingFlush{line, seq})
+	}
+	return nil
+}
+
+// Fence waits for this worker's flushes to complete (SFENCE): every line it
+// flushed is durable at least up to its contents at the time of the flush.
+func (w *Worker) Fence() error {
+	r := w.r
+	if err := r.access(w.id, AccessFence, 0); err != nil {
+		return err
+	}
+	if r.hw {
+		hwFence()
+	}
+	if r.emu != nil {
+		for _, p := range w.pending {
+			r.emu.persist(p.line, p.seq)
+		}
+		w.pending = w.pending[:0]
+	}
+	return nil
+}
+
+// Persist is Flush of word off followed by Fence.
+func (w *Worker) Persist(off uint64) error {
+	if err := w.Flush(off); err != nil {
+		return err
+	}
+	return w.Fence()
+}
+
+// MarkLinearization tells the emulated persistence domain that the caller is
+// about to take a step that decides an operation (for PMwCAS: the status
+// CAS). The targeted crash policy keeps every store made before the latest
+// mark and drops every store made after it that is not yet durable. It is not
+// an access: the hook is not called and it never fails.
+func (w *Worker) MarkLinearization() {
+	if e := w.r.emu; e != nil {
+		e.mark.Store(e.gseq.Load())
+	}
+}
