@@ -1,0 +1,270 @@
+package exact
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// DefaultMaxStates is the state budget when Options.MaxStates is 0. A state
+// costs 8 bytes per 64 operations of its component plus a few bytes of
+// memory contents, and 16 to 32 bytes of hash table: for components of up
+// to a few hundred operations the default stays under half a gigabyte, and
+// takes seconds (about a million states per second).
+const DefaultMaxStates = 5_000_000
+
+// ErrTooLarge is returned (wrapped, with the size of the component being
+// searched) when the search exceeds its state budget. The history is then
+// neither known to be linearizable nor known not to be.
+var ErrTooLarge = errors.New("history too large for the exact checker")
+
+// Options tune Check. The zero value checks in Strict mode with the default
+// state budget.
+type Options struct {
+	// Mode is the completion rule for operations cut off by a crash.
+	Mode history.Mode
+	// MaxStates bounds the number of states explored, over all components.
+	// 0 means DefaultMaxStates; a negative value means no bound.
+	MaxStates int
+}
+
+// Result is the verdict of Check.
+type Result struct {
+	Linearizable bool
+	// Order is, when linearizable, one linearization: op IDs (indexes into
+	// h.Ops) in order; dropped pending ops are omitted; completed pending
+	// cas (those taken as successes) are included. Validate accepts it.
+	Order []int
+	// Failing is, when not linearizable, the op IDs of one component that
+	// has no linearization (the first, by first invocation), in invocation
+	// order. Pending reads, always dropped, belong to no component.
+	Failing []int
+	// States is the number of states explored in total.
+	States int
+	// Components is the number of components the history was split into.
+	Components int
+}
+
+// Check decides whether h is linearizable in mode opts.Mode. It searches the
+// components one by one, in order of their first invocation, and stops at
+// the first that has no linearization. It returns an error if h is
+// malformed, if ctx is done, or if the search exceeds its state budget
+// (errors.Is(err, ErrTooLarge)); the Result then holds the states explored
+// so far. Check does not modify h.
+func Check(ctx context.Context, h *history.History, opts Options) (Result, error) {
+	if err := checkInput(h, opts.Mode); err != nil {
+		return Result{}, err
+	}
+	budget := opts.MaxStates
+	switch {
+	case budget == 0:
+		budget = DefaultMaxStates
+	case budget < 0:
+		budget = math.MaxInt
+	}
+	next := nextOfProc(h)
+	comps := components(h, opts.Mode, next)
+	res := Result{Components: len(comps)}
+	orders := make([][]int, 0, len(comps))
+	for _, c := range comps {
+		s := newSearch(ctx, h, opts.Mode, next, c, budget-res.States)
+		ok, err := s.run()
+		res.States += s.states
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			res.Failing = c
+			return res, nil
+		}
+		orders = append(orders, s.order())
+	}
+	res.Linearizable = true
+	res.Order = merge(h, orders)
+	return res, nil
+}
+
+// checkInput rejects what the Reader would have rejected, for histories
+// built in memory by hand: the search relies on these facts.
+func checkInput(h *history.History, mode history.Mode) error {
+	if h == nil {
+		return errors.New("exact: nil history")
+	}
+	if mode > history.Durable {
+		return fmt.Errorf("exact: unknown mode %v", mode)
+	}
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		bad := func(format string, args ...any) error {
+			return fmt.Errorf("exact: operation %d (line %d): %s", i, op.Line, fmt.Sprintf(format, args...))
+		}
+		switch {
+		case op.ID != i:
+			return bad("ID is %d", op.ID)
+		case len(op.Addrs) == 0:
+			return bad("no address")
+		case op.Kind != history.Read && op.Kind != history.CAS:
+			return bad("unknown kind %v", op.Kind)
+		case op.Kind == history.CAS && (len(op.Expected) != len(op.Addrs) || len(op.New) != len(op.Addrs)):
+			return bad("cas with %d addresses, %d expected and %d new values", len(op.Addrs), len(op.Expected), len(op.New))
+		case op.Kind == history.Read && op.Status == history.Returned && len(op.Values) != len(op.Addrs):
+			return bad("read of %d addresses returned %d values", len(op.Addrs), len(op.Values))
+		case op.Status == history.Returned && op.Kind != history.Read,
+			(op.Status == history.Succeeded || op.Status == history.Failed) && op.Kind != history.CAS,
+			op.Status > history.Failed:
+			return bad("%v with status %v", op.Kind, op.Status)
+		case op.Status == history.Failed && !slices.Contains(op.Addrs, op.FailAddr):
+			return bad("fail at address %d, which is not one of its addresses", op.FailAddr)
+		case (op.Status == history.Pending) != (op.Ret < 0):
+			return bad("status %v with response position %d", op.Status, op.Ret)
+		case op.Ret >= 0 && op.Ret <= op.Inv:
+			return bad("response at position %d, not after invocation at %d", op.Ret, op.Inv)
+		case i > 0 && op.Inv <= h.Ops[i-1].Inv:
+			return bad("not in invocation order")
+		case op.Crash < -1 || op.Crash >= len(h.Crashes):
+			return bad("crash index %d out of range", op.Crash)
+		case op.Crash >= 0 && op.Status != history.Pending:
+			return bad("interrupted by crash %d, yet %v", op.Crash, op.Status)
+		case op.Crash >= 0 && h.Crashes[op.Crash] < op.Inv:
+			return bad("interrupted by crash %d before its invocation", op.Crash)
+		}
+		for j := 1; j < len(op.Addrs); j++ {
+			if slices.Contains(op.Addrs[:j], op.Addrs[j]) {
+				return bad("address %d appears twice", op.Addrs[j])
+			}
+		}
+	}
+	return nil
+}
+
+// nextOfProc returns, for every op, the ID of the next op of its process
+// (the first with a later invocation), or -1.
+func nextOfProc(h *history.History) []int {
+	next := make([]int, len(h.Ops))
+	last := map[int32]int{}
+	for i := len(h.Ops) - 1; i >= 0; i-- {
+		p := h.Ops[i].Proc
+		if j, ok := last[p]; ok {
+			next[i] = j
+		} else {
+			next[i] = -1
+		}
+		last[p] = i
+	}
+	return next
+}
+
+// droppedAlways reports whether op is a pending read: it has no effect and
+// no response, so it is left out of every linearization and constraint.
+func droppedAlways(op *history.Op) bool {
+	return op.Status == history.Pending && op.Kind == history.Read
+}
+
+// recoverableNext returns the op that a crashed pending CAS must precede in
+// Recoverable mode, or -1. When that op is itself a pending read it is never
+// linearized, so the constraint is void.
+func recoverableNext(h *history.History, next []int, id int) int {
+	op := &h.Ops[id]
+	if op.Kind != history.CAS || op.Status != history.Pending || op.Crash < 0 {
+		return -1
+	}
+	n := next[id]
+	if n < 0 || droppedAlways(&h.Ops[n]) {
+		return -1
+	}
+	return n
+}
+
+// components splits the ops of h (except pending reads) into groups that
+// share words, merging a crashed pending CAS with its process's next op in
+// Recoverable mode (see the package doc); next is nextOfProc(h). Each group lists op IDs in
+// invocation order; groups are ordered by their first op.
+func components(h *history.History, mode history.Mode, next []int) [][]int {
+	parent := make([]int, len(h.Ops))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	union := func(a, b int) {
+		a, b = find(a), find(b)
+		if a != b {
+			parent[max(a, b)] = min(a, b)
+		}
+	}
+	owner := map[uint64]int{} // word -> some op that touches it
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if droppedAlways(op) {
+			continue
+		}
+		for _, a := range op.Addrs {
+			if j, ok := owner[a]; ok {
+				union(i, j)
+			} else {
+				owner[a] = i
+			}
+		}
+	}
+	if mode == history.Recoverable {
+		for i := range h.Ops {
+			if n := recoverableNext(h, next, i); n >= 0 {
+				union(i, n)
+			}
+		}
+	}
+	index := map[int]int{} // root -> group
+	var groups [][]int
+	for i := range h.Ops {
+		if droppedAlways(&h.Ops[i]) {
+			continue
+		}
+		r := find(i)
+		g, ok := index[r]
+		if !ok {
+			g = len(groups)
+			index[r] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
+}
+
+// merge interleaves the components' linearizations into one. Each op gets
+// the point max(invocations of it and of the ops before it in its
+// component): within its interval, because an op linearized before it was
+// invoked before it must respond (otherwise it would have had to come
+// after), and non-decreasing along the component. Sorting by point then
+// respects every interval constraint across components; points of different
+// components never tie, since a point is the invocation of one of the
+// component's own ops.
+func merge(h *history.History, orders [][]int) []int {
+	type placed struct{ point, comp, seq, id int }
+	var all []placed
+	for c, order := range orders {
+		point := -1
+		for seq, id := range order {
+			point = max(point, h.Ops[id].Inv)
+			all = append(all, placed{point, c, seq, id})
+		}
+	}
+	slices.SortFunc(all, func(a, b placed) int {
+		return cmp.Or(cmp.Compare(a.point, b.point), cmp.Compare(a.comp, b.comp), cmp.Compare(a.seq, b.seq))
+	})
+	out := make([]int, len(all))
+	for i, p := range all {
+		out[i] = p.id
+	}
+	return out
+}
