@@ -61,11 +61,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if err != nil {
 		return nil, err
 	}
-	res, err := h.resolve()
-	if err != nil {
-		return nil, err
-	}
-	e := newEval(h, res, opts.Mode)
+	e := newEval(h, opts.Mode)
 	budget := opts.MaxEvaluations
 	if budget <= 0 {
 		// Each evaluation is a few passes over the arrays: allow about
@@ -192,14 +188,14 @@ func (s *searcher) find(ctx context.Context, extra []int32) (bool, error) {
 	}
 	h := e.h
 	x := e.unexplain[0]
-	w, y := h.wordOf(x), e.r.ver[x]
+	w, y := h.wordOf(x), h.ver[x]
 	var cands []int32
 	for _, c := range h.pendingCAS {
 		if h.flags[c]&fCompleted != 0 || slices.Contains(extra, c) {
 			continue
 		}
 		for z := int32(h.acc[c]); z < int32(h.acc[c+1]); z++ {
-			if h.wordOf(z) == w && e.r.ver[z] == y {
+			if h.wordOf(z) == w && h.ver[z] == y {
 				cands = append(cands, c)
 				break
 			}

@@ -12,7 +12,6 @@ import (
 // evaluations (the completion search may run several).
 type eval struct {
 	h    *hist
-	r    *resolved
 	mode history.Mode
 
 	hi    []int32  // ReduceHB ranges [lo, hi)
@@ -34,11 +33,11 @@ type eval struct {
 	assumeFail bool // constraints of failed cas breaking Assumption 2 included
 }
 
-func newEval(h *hist, r *resolved, mode history.Mode) *eval {
+func newEval(h *hist, mode history.Mode) *eval {
 	nacc := len(h.word)
 	return &eval{
-		h: h, r: r, mode: mode,
-		succ:  make([]int32, nacc),
+		h: h, mode: mode,
+		succ:  h.aux, // free once Assumption 2 was checked
 		gsucc: make([]int32, len(h.addr)),
 		mark:  make([]uint64, (nacc+63)/64),
 		loser: make([]uint64, (nacc+63)/64),
@@ -84,7 +83,7 @@ func (e *eval) complete(extra []int32) {
 	}
 	visit := func(i int32) {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			y := e.r.ver[x]
+			y := h.ver[x]
 			if y < 0 {
 				continue
 			}
@@ -135,7 +134,7 @@ func (e *eval) responses() {
 // paths builds each word's reads-from path (properties ii and iii): the
 // successor of every version, forks, and the writes off the path.
 func (e *eval) paths() {
-	h, ver := e.h, e.r.ver
+	h, ver := e.h, e.h.ver
 	for i := range e.succ {
 		e.succ[i] = none
 	}
@@ -157,7 +156,7 @@ func (e *eval) paths() {
 			case y >= 0:
 				slot = &e.succ[y]
 			default:
-				continue // dangling: reported from the resolved list
+				continue // dangling: reported from h.dangling
 			}
 			if *slot != none {
 				e.forks = append(e.forks, [2]int32{*slot, x})
@@ -201,7 +200,7 @@ func (e *eval) next(y int32, w int32) int32 {
 // none, and whether the failure needs one at all.
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
-	y := e.r.ver[x]
+	y := h.ver[x]
 	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) {
 		// The expected value never was at that word: the failure
 		// constrains nothing.
@@ -232,7 +231,7 @@ func (e *eval) failures() {
 // auxiliary edges are not stored: the DFS derives them from the read's
 // versions, saving 4 bytes per read word.
 func (e *eval) buildCSR() {
-	h, ver := e.h, e.r.ver
+	h, ver := e.h, e.h.ver
 	n := h.n
 	if cap(e.off) < int(n)+1 {
 		e.off = make([]uint32, n+1)
@@ -285,7 +284,7 @@ func (e *eval) buildCSR() {
 
 // forEachExplicit calls f for every explicit edge, in a fixed order.
 func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
-	h, ver := e.h, e.r.ver
+	h, ver := e.h, e.h.ver
 	for i := int32(0); i < h.n; i++ {
 		if !e.observer(i) {
 			continue
@@ -353,7 +352,7 @@ func (e *eval) edgeAt(u, i int32) int32 {
 		i -= n
 	}
 	x := int32(h.acc[u]) + i
-	if s := e.next(e.r.ver[x], h.wordOf(x)); s != none {
+	if s := e.next(h.ver[x], h.wordOf(x)); s != none {
 		return h.accOp[s]
 	}
 	return none
@@ -427,7 +426,7 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 // danglingCount counts the dangling accesses of operations in the graph.
 func (e *eval) danglingCount() int {
 	c := 0
-	for _, x := range e.r.dangling {
+	for _, x := range e.h.dangling {
 		if e.observer(e.h.accOp[x]) {
 			c++
 		}

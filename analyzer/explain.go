@@ -22,7 +22,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		res.Anomalies = append(res.Anomalies, a)
 	}
 	var nd, nf, nu, nx int
-	for _, x := range e.r.dangling {
+	for _, x := range e.h.dangling {
 		i := h.accOp[x]
 		if !e.observer(i) {
 			continue
@@ -34,34 +34,34 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nd, Anomaly{Kind: Dangling, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
-				h.opName(i), verb, h.addr[w], hex(h.val[x]), hex(h.initVal[w]))})
+				h.opName(i), verb, h.addr[w], hex(h.valueOf(x)), hex(h.initVal[w]))})
 	}
 	for _, f := range e.forks {
 		a, b := f[0], f[1]
 		w := h.wordOf(b)
 		ia, ib := h.accOp[a], h.accOp[b]
 		from := "its initial value"
-		if y := e.r.ver[b]; y >= 0 {
+		if y := h.ver[b]; y >= 0 {
 			from = "written by " + h.opName(h.accOp[y])
 		}
 		add(&nf, Anomaly{Kind: Fork, Ops: []int64{int64(h.line[ia]), int64(h.line[ib])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
-				h.opName(ia), h.opName(ib), hex(h.val[b]), h.addr[w], from)})
+				h.opName(ia), h.opName(ib), hex(h.valueOf(b)), h.addr[w], from)})
 	}
 	for _, x := range e.unreach {
 		i, w := h.accOp[x], h.wordOf(x)
-		y := e.r.ver[x]
+		y := h.ver[x]
 		ops := []int64{int64(h.line[i])}
 		if y >= 0 {
 			ops = append(ops, int64(h.line[h.accOp[y]]))
 		}
 		add(&nu, Anomaly{Kind: UnreachableWrite, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s succeeded expecting address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
-				h.opName(i), h.addr[w], hex(h.val[x]), h.opName(h.accOp[y]), h.addr[w])})
+				h.opName(i), h.addr[w], hex(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
 	}
 	for _, x := range e.unexplain {
 		i, w := h.accOp[x], h.wordOf(x)
-		y := e.r.ver[x]
+		y := h.ver[x]
 		ops := []int64{int64(h.line[i])}
 		writer := "its initial value"
 		if y >= 0 {
@@ -70,7 +70,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
-				h.opName(i), h.addr[w], hex(h.val[x]), writer)})
+				h.opName(i), h.addr[w], hex(h.valueOf(x)), writer)})
 	}
 	if e.cyclic {
 		return e.cycles(ctx, res, max)
@@ -300,7 +300,7 @@ func (e *eval) explainCycle(cyc []int32) Anomaly {
 // why names the reason for the edge u -> v, preferring reads-from, then
 // auxiliary, then recovery, then happens-before.
 func (e *eval) why(u, v int32) Edge {
-	h, ver := e.h, e.r.ver
+	h, ver := e.h, e.h.ver
 	ed := Edge{From: int64(h.line[u]), To: int64(h.line[v])}
 	if e.observer(v) {
 		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
@@ -311,7 +311,7 @@ func (e *eval) why(u, v int32) Edge {
 					verb = "expected"
 				}
 				ed.Kind, ed.Word = ReadsFrom, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.val[x]), h.opName(u))
+				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.valueOf(x)), h.opName(u))
 				return ed
 			}
 		}
@@ -321,7 +321,7 @@ func (e *eval) why(u, v int32) Edge {
 			if s := e.next(ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
 				ed.Kind, ed.Word = Auxiliary, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.val[x]), h.opName(v))
+				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))
 				return ed
 			}
 		}
@@ -331,7 +331,7 @@ func (e *eval) why(u, v int32) Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			ed.Kind, ed.Word = Auxiliary, h.addr[w]
-			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.val[x]), h.opName(u))
+			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))
 			return ed
 		}
 	}

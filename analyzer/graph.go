@@ -124,7 +124,7 @@ func (g *Graph) targets(id int64) []int64 {
 				continue
 			}
 			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-				if e.r.ver[x] == verGenesis {
+				if h.ver[x] == verGenesis {
 					ids = append(ids, int64(i)+1)
 					break
 				}
@@ -187,10 +187,10 @@ func (g *Graph) edge(uid, vid int64) GraphEdge {
 	v := int32(vid - 1)
 	if uid == 0 {
 		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
-			if e.r.ver[x] == verGenesis {
+			if h.ver[x] == verGenesis {
 				w := h.wordOf(x)
 				ge.Edge = Edge{From: 0, To: int64(h.line[v]), Kind: ReadsFrom, Word: h.addr[w],
-					Reason: fmt.Sprintf("%s found address %d = %s, its initial value", h.opName(v), h.addr[w], hex(h.val[x]))}
+					Reason: fmt.Sprintf("%s found address %d = %s, its initial value", h.opName(v), h.addr[w], hex(h.valueOf(x)))}
 				break
 			}
 		}

@@ -43,6 +43,11 @@ type crashRec struct {
 // hist is a history loaded into flat arrays. Operations are numbered in
 // invocation order (dense ids); accesses are the (operation, word) pairs,
 // operation i owning accesses acc[i]..acc[i+1]-1, in the invocation's order.
+//
+// Values are not kept per access: every value read or expected is resolved
+// to its version (the writer access, genesis, or dangling) while streaming,
+// and a version's value is its writer's new value. That saves 8 bytes per
+// read word and a second pass over the accesses.
 type hist struct {
 	name string
 	n    int32
@@ -53,18 +58,22 @@ type hist struct {
 	proc    []int32  // process index
 	flags   []uint8
 	acc     []uint32 // len n+1
-	lo      []int32  // ops invoked before its response (see package reduce); math.MaxInt32 if none
+	lo      []int32  // ops invoked before its response (see package reduce); n if none
 
 	// per access
 	word  []uint32 // word id, | blamed
-	val   []uint64 // value read, or expected by a cas
-	nw    []uint64 // new value of a cas
+	nw    []uint64 // new value of a cas (0 for a read)
 	accOp []int32  // owning operation
+	ver   []int32  // version read or expected
+	// aux is scratch per access: the first observation of a version while
+	// checking Assumption 2, then the path successor of a version (eval).
+	aux []int32
 
 	// words
-	wordID  map[uint64]int32
-	addr    []uint64 // word id -> address
-	initVal []uint64 // word id -> initial value
+	wordID  map[uint64]int32 // addresses beyond the direct table
+	direct  []int32          // address -> word id + 1, for small addresses
+	addr    []uint64         // word id -> address
+	initVal []uint64         // word id -> initial value
 
 	procIDs []int32 // process index -> process id
 	crashed []crashRec
@@ -72,38 +81,172 @@ type hist struct {
 
 	pendingCAS []int32 // cas without a response
 	failedCAS  []int32 // cas that returned fail
+
+	// dangling values, by access, for explanations
+	danglingVal map[int32]uint64
+	dangling    []int32
 }
 
 func (h *hist) isRead(i int32) bool   { return h.flags[i]&fRead != 0 }
 func (h *hist) returned(i int32) bool { return h.flags[i]&fReturned != 0 }
+func (h *hist) failed(i int32) bool {
+	return h.flags[i]&(fRead|fReturned|fOK) == fReturned
+}
 
 // wordOf is the word id of access x.
 func (h *hist) wordOf(x int32) int32 { return int32(h.word[x] &^ blamed) }
 
+// valueOf is the value access x read or expected, when it was resolved.
+func (h *hist) valueOf(x int32) uint64 {
+	switch y := h.ver[x]; {
+	case y >= 0:
+		return h.nw[y]
+	case y == verGenesis:
+		return h.initVal[h.wordOf(x)]
+	}
+	return h.danglingVal[x]
+}
+
+// blamedAccess is the access failed cas i blamed.
+func (h *hist) blamedAccess(i int32) int32 {
+	for x := int32(h.acc[i]); ; x++ {
+		if h.word[x]&blamed != 0 {
+			return x
+		}
+	}
+}
+
 // maxLine is the largest line number the compact arrays hold.
 const maxLine = math.MaxUint32
 
-// load streams a history into h: the only pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error) {
-	h := &hist{name: r.Name(), wordID: make(map[uint64]int32)}
-	if sizeHint > 0 {
-		// About 50 bytes of text per operation (two lines); preallocating
-		// avoids the copies of append's doubling on large files.
-		ops := sizeHint / 50
-		if ops > 1<<28 {
-			ops = 1 << 28
+// maxDirect bounds the direct address table (4 bytes per entry): dense
+// address spaces, the common case, skip the map.
+const maxDirect = 1 << 22
+
+// wordOfAddr interns an address.
+func (h *hist) wordOfAddr(a uint64, r *history.Reader) int32 {
+	if a < uint64(len(h.direct)) {
+		if w := h.direct[a]; w != 0 {
+			return w - 1
 		}
+	} else if a < maxDirect {
+		size := max(1024, len(h.direct))
+		for uint64(size) <= a {
+			size *= 2
+		}
+		d := make([]int32, size)
+		copy(d, h.direct)
+		h.direct = d
+	} else if w, ok := h.wordID[a]; ok {
+		return w
+	}
+	w := int32(len(h.addr))
+	h.addr = append(h.addr, a)
+	h.initVal = append(h.initVal, r.InitValue(a))
+	if a < maxDirect {
+		h.direct[a] = w + 1
+	} else {
+		h.wordID[a] = w
+	}
+	return w
+}
+
+// loader holds what streaming resolution needs until the end of the input.
+type loader struct {
+	h *hist
+	t *writerTable
+	// recent holds, per word, the last ringSize writes (in invocation
+	// order): most reads return one of the latest values, and this small
+	// array stays in cache where the table (one miss per probe) does not.
+	recent []ringEntry
+	// tentative: accesses resolved to a cas still pending at the time,
+	// which may yet fail (then the value was not written by it).
+	tentative []int32
+	// deferred: accesses whose value had no writer yet (a read of the
+	// future, or a value written only by a cas that failed so far).
+	deferred    []int32
+	deferredVal []uint64
+	// collisions: a cas writing a (word, value) already in the table.
+	collisions [][2]int32
+	// initWrites: cas accesses writing their word's initial value.
+	initWrites []int32
+}
+
+// ringSize is the number of recent writes per word kept in cache.
+const ringSize = 4
+
+// ringEntry is one recent write: its value and its access + 1 (0: empty).
+type ringEntry struct {
+	val uint64
+	acc int32
+}
+
+// recentWriter looks (w, v) up among the word's recent writes.
+func (l *loader) recentWriter(w int32, v uint64) int32 {
+	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
+	for _, e := range ring {
+		if e.val == v && e.acc != 0 {
+			return e.acc - 1
+		}
+	}
+	return none
+}
+
+// remember records access x as the latest write of word w.
+func (l *loader) remember(w int32, x int32) {
+	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
+	copy(ring[1:], ring[:ringSize-1])
+	ring[0] = ringEntry{val: l.h.nw[x], acc: x + 1}
+}
+
+// resolve finds the version of value v at word w for access x.
+func (l *loader) resolve(x int32, w int32, v uint64) int32 {
+	h := l.h
+	y := l.recentWriter(w, v)
+	if y == none {
+		y = l.t.lookup(h, uint32(w), v)
+	}
+	if y != none {
+		switch f := h.flags[h.accOp[y]]; {
+		case f&fReturned == 0:
+			l.tentative = append(l.tentative, x)
+			return y
+		case f&fOK != 0:
+			return y
+		}
+		// Its writer failed: some later cas may still write it (a
+		// collision, settled at the end).
+	} else if v == h.initVal[w] {
+		return verGenesis
+	}
+	l.deferred = append(l.deferred, x)
+	l.deferredVal = append(l.deferredVal, v)
+	return verUnresolved
+}
+
+// load streams a history into h, resolving reads-from on the way: the only
+// pass over the input.
+func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error) {
+	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
+	entries := 1024
+	if sizeHint > 0 {
+		// About 60 bytes of text per operation (two lines); preallocating
+		// avoids the copies of append's doubling on large files.
+		ops := min(sizeHint/60, 1<<28)
 		h.line = make([]uint32, 0, ops)
 		h.retLine = make([]uint32, 0, ops)
 		h.proc = make([]int32, 0, ops)
 		h.flags = make([]uint8, 0, ops)
 		h.acc = make([]uint32, 0, ops+1)
 		h.lo = make([]int32, 0, ops)
-		h.word = make([]uint32, 0, 2*ops)
-		h.val = make([]uint64, 0, 2*ops)
-		h.nw = make([]uint64, 0, 2*ops)
-		h.accOp = make([]int32, 0, 2*ops)
+		accs := 2 * ops
+		h.word = make([]uint32, 0, accs)
+		h.nw = make([]uint64, 0, accs)
+		h.accOp = make([]int32, 0, accs)
+		h.ver = make([]int32, 0, accs)
+		entries = int(ops / 2)
 	}
+	l := &loader{h: h, t: newWriterTable(entries)}
 	var pending []int32     // process index -> pending op, or none
 	var lastCrashed []int32 // process index -> index in h.crashed of its last crashed op, or none
 	for count := 0; ; count++ {
@@ -127,8 +270,8 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 			if h.n == math.MaxInt32-1 {
 				return nil, &history.Error{File: h.name, Line: ev.Line, Msg: "more than 2147483646 operations are not supported"}
 			}
-			if len(h.word)+len(ev.Addrs) > math.MaxInt32 {
-				return nil, &history.Error{File: h.name, Line: ev.Line, Msg: "more than 2147483647 words accessed in all are not supported"}
+			if len(h.word)+len(ev.Addrs) >= math.MaxInt32 {
+				return nil, &history.Error{File: h.name, Line: ev.Line, Msg: "more than 2147483646 words accessed in all are not supported"}
 			}
 			for int(ev.ProcIndex) >= len(pending) {
 				pending = append(pending, none)
@@ -143,32 +286,45 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 				h.crashed[c].next = id
 				lastCrashed[ev.ProcIndex] = none
 			}
+			read := ev.Op == history.Read
 			f := uint8(0)
-			if ev.Op == history.Read {
+			if read {
 				f = fRead
 			}
 			h.line = append(h.line, uint32(ev.Line))
 			h.retLine = append(h.retLine, 0)
 			h.proc = append(h.proc, ev.ProcIndex)
 			h.flags = append(h.flags, f)
-			h.acc = append(h.acc, uint32(len(h.word)))
+			first := int32(len(h.word))
+			h.acc = append(h.acc, uint32(first))
 			h.lo = append(h.lo, math.MaxInt32)
 			for j, a := range ev.Addrs {
-				w, ok := h.wordID[a]
-				if !ok {
-					w = int32(len(h.addr))
-					h.wordID[a] = w
-					h.addr = append(h.addr, a)
-					h.initVal = append(h.initVal, r.InitValue(a))
+				w := h.wordOfAddr(a, r)
+				for int(w)*ringSize >= len(l.recent) {
+					l.recent = append(l.recent, make([]ringEntry, ringSize*max(64, len(l.recent)/ringSize))...)
 				}
+				x := first + int32(j)
 				h.word = append(h.word, uint32(w))
 				h.accOp = append(h.accOp, id)
-				if ev.Op == history.CAS {
-					h.val = append(h.val, ev.Expected[j])
-					h.nw = append(h.nw, ev.New[j])
-				} else {
-					h.val = append(h.val, 0)
+				if read {
 					h.nw = append(h.nw, 0)
+					h.ver = append(h.ver, verUnresolved)
+					continue
+				}
+				h.nw = append(h.nw, ev.New[j])
+				h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+			}
+			if !read {
+				// Insert after resolving the expected values, so that a
+				// cas never resolves to itself while streaming.
+				for x := first; x < int32(len(h.word)); x++ {
+					l.remember(int32(h.word[x]), x)
+					if h.nw[x] == h.initVal[h.word[x]] {
+						l.initWrites = append(l.initWrites, x)
+					}
+					if y := l.t.insert(h, x); y != none {
+						l.collisions = append(l.collisions, [2]int32{y, x})
+					}
 				}
 			}
 		case history.Return:
@@ -177,17 +333,23 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 			h.lo[id] = h.n
 			h.retLine[id] = uint32(ev.Line)
 			h.flags[id] |= fReturned
-			a := h.acc[id]
+			a := int32(h.acc[id])
 			switch {
 			case ev.Op == history.Read:
-				copy(h.val[a:], ev.Values)
+				for j, v := range ev.Values {
+					x := a + int32(j)
+					h.ver[x] = l.resolve(x, int32(h.word[x]), v)
+				}
 			case ev.OK:
 				h.flags[id] |= fOK
 			default:
-				for x := a; ; x++ {
+				// Only the blamed word of a failed cas says anything
+				// (gray box: it names one word that differed).
+				for x := a; x < int32(h.acc[id])+int32(len(ev.Addrs)); x++ {
 					if h.addr[h.word[x]] == ev.FailAddr {
 						h.word[x] |= blamed
-						break
+					} else {
+						h.ver[x] = verUnresolved
 					}
 				}
 			}
@@ -219,16 +381,10 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 			h.failedCAS = append(h.failedCAS, i)
 		}
 	}
-	return h, nil
-}
-
-// blamedAccess is the access failed cas i blamed.
-func (h *hist) blamedAccess(i int32) int32 {
-	for x := int32(h.acc[i]); ; x++ {
-		if h.word[x]&blamed != 0 {
-			return x
-		}
+	if err := l.finish(); err != nil {
+		return nil, err
 	}
+	return h, nil
 }
 
 // opName describes an operation for explanations.

@@ -7,11 +7,13 @@ import (
 // writerTable maps (word, value) to the access of the cas that wrote that
 // value to that word. It is an open-addressing hash table of access
 // indexes: the key lives in the access arrays, so a slot is 4 bytes instead
-// of the 40-odd a Go map entry with a struct key costs; it is built once,
-// at its final size, and probed once per access.
+// of the 40-odd a Go map entry with a struct key costs, and no allocation
+// happens per entry. Written by hand because it is the analyzer's hottest
+// lookup (one per word read or expected).
 type writerTable struct {
 	slots []uint32 // access index + 1; 0 is empty
 	mask  uint32
+	count int
 }
 
 func mix(word uint32, v uint64) uint32 {
@@ -30,19 +32,53 @@ func newWriterTable(entries int) *writerTable {
 	return &writerTable{slots: make([]uint32, size), mask: uint32(size - 1)}
 }
 
-// insert adds access x as the writer of (word, value); it returns the
-// access already there, or none.
+// insert adds access x as the writer of (word, new value); it returns the
+// access already there for that key, or none.
 func (t *writerTable) insert(h *hist, x int32) int32 {
+	if 2*(t.count+1) > len(t.slots) {
+		t.grow(h)
+	}
 	w, v := h.word[x]&^blamed, h.nw[x]
 	for i := mix(w, v) & t.mask; ; i = (i + 1) & t.mask {
 		s := t.slots[i]
 		if s == 0 {
 			t.slots[i] = uint32(x) + 1
+			t.count++
 			return none
 		}
 		y := int32(s - 1)
 		if h.word[y]&^blamed == w && h.nw[y] == v {
 			return y
+		}
+	}
+}
+
+// replace makes x the writer of its key, which must be present.
+func (t *writerTable) replace(h *hist, x int32) {
+	w, v := h.word[x]&^blamed, h.nw[x]
+	for i := mix(w, v) & t.mask; ; i = (i + 1) & t.mask {
+		y := int32(t.slots[i] - 1)
+		if h.word[y]&^blamed == w && h.nw[y] == v {
+			t.slots[i] = uint32(x) + 1
+			return
+		}
+	}
+}
+
+func (t *writerTable) grow(h *hist) {
+	old := t.slots
+	t.slots = make([]uint32, 2*len(old))
+	t.mask = uint32(len(t.slots) - 1)
+	for _, s := range old {
+		if s == 0 {
+			continue
+		}
+		y := int32(s - 1)
+		for i := mix(h.word[y]&^blamed, h.nw[y]) & t.mask; ; i = (i + 1) & t.mask {
+			if t.slots[i] == 0 {
+				t.slots[i] = s
+				break
+			}
 		}
 	}
 }
@@ -61,107 +97,94 @@ func (t *writerTable) lookup(h *hist, w uint32, v uint64) int32 {
 	}
 }
 
+// finish settles what streaming could not: Assumption 1 (no value written
+// twice to a word, none equal to its initial value), values whose writer
+// failed or came later, and Assumption 2 where the method needs it.
+func (l *loader) finish() error {
+	h := l.h
+	// A failed cas writes nothing: when it collided with a cas that may
+	// have written the same value, the latter is the writer.
+	for _, c := range l.collisions {
+		x := c[1]
+		cur := l.t.lookup(h, h.word[x]&^blamed, h.nw[x])
+		fc, fx := h.failed(h.accOp[cur]), h.failed(h.accOp[x])
+		switch {
+		case !fc && !fx:
+			i, j := h.accOp[cur], h.accOp[x]
+			return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
+				Msg: fmt.Sprintf("it writes %s to address %d, as does the cas of line %d", hex(h.nw[x]), h.addr[h.wordOf(x)], h.line[i])}
+		case fc && !fx:
+			l.t.replace(h, x)
+		}
+	}
+	for _, x := range l.initWrites {
+		if i := h.accOp[x]; !h.failed(i) {
+			return &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
+				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", hex(h.nw[x]), h.addr[h.wordOf(x)])}
+		}
+	}
+	// final resolves access x of value v once every writer is known.
+	final := func(x int32, v uint64) {
+		w := h.wordOf(x)
+		if y := l.t.lookup(h, uint32(w), v); y != none && !h.failed(h.accOp[y]) {
+			h.ver[x] = y
+			return
+		}
+		if v == h.initVal[w] {
+			h.ver[x] = verGenesis
+			return
+		}
+		h.ver[x] = verDangling
+		h.danglingVal[x] = v
+		h.dangling = append(h.dangling, x)
+	}
+	for _, x := range l.tentative {
+		// Skip the other words of a failed cas (unresolved since).
+		if y := h.ver[x]; y >= 0 && h.failed(h.accOp[y]) {
+			final(x, h.nw[y])
+		}
+	}
+	for k, x := range l.deferred {
+		if i := h.accOp[x]; h.failed(i) && h.word[x]&blamed == 0 {
+			continue
+		}
+		final(x, l.deferredVal[k])
+	}
+	l.tentative, l.deferred, l.deferredVal = nil, nil, nil
+
+	// Assumption 2, where the method needs it: at a failed cas's blamed
+	// word (a read or a successful cas is ordered after the writer by its
+	// reads-from edge; a failed cas by nothing else). h.aux[y] becomes the
+	// smallest lo (see package reduce) of a finished operation that read,
+	// or expected and succeeded, version y: the moment it was known.
+	h.aux = make([]int32, len(h.word))
+	for i := range h.aux {
+		h.aux[i] = h.n
+	}
+	for i := int32(0); i < h.n; i++ {
+		f := h.flags[i]
+		if f&fReturned == 0 || (f&fRead == 0 && f&fOK == 0) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			if y := h.ver[x]; y >= 0 && h.lo[i] < h.aux[y] {
+				h.aux[y] = h.lo[i]
+			}
+		}
+	}
+	for _, i := range h.failedCAS {
+		// The initial value needs no read: nothing precedes genesis. A
+		// dangling expected value needs no ordering at all.
+		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[y] > i {
+			h.flags[i] |= fNoAux
+		}
+	}
+	return nil
+}
+
 // writes reports whether op i's new values may have been written: a cas
 // that succeeded or is still pending (a failed cas writes nothing).
 func (h *hist) writes(i int32) bool {
 	f := h.flags[i]
 	return f&fRead == 0 && (f&fOK != 0 || f&fReturned == 0)
-}
-
-// resolved is the outcome of resolving every access to its version.
-type resolved struct {
-	ver []int32 // per access: the writer access of the value it read or expected
-	// dangling accesses, found once: (access) of completed reads and of
-	// cas that wrote or may have written
-	dangling []int32
-}
-
-// resolve finds the writer of every value read or expected (reads-from,
-// Section 4 of the OPODIS paper) and checks Assumption 1 (no value written
-// twice to a word, none equal to the word's initial value). It also marks
-// failed cas that break Assumption 2 at their blamed word with fNoAux.
-func (h *hist) resolve() (*resolved, error) {
-	writers := 0
-	for i := int32(0); i < h.n; i++ {
-		if h.writes(i) {
-			writers += int(h.acc[i+1] - h.acc[i])
-		}
-	}
-	t := newWriterTable(writers)
-	for i := int32(0); i < h.n; i++ {
-		if !h.writes(i) {
-			continue
-		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			w := h.wordOf(x)
-			if h.nw[x] == h.initVal[w] {
-				return nil, &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
-					Msg: fmt.Sprintf("it writes %#x, the initial value of address %d", h.nw[x], h.addr[w])}
-			}
-			if y := t.insert(h, x); y != none {
-				return nil, &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
-					Msg: fmt.Sprintf("it writes %#x to address %d, as does the cas of line %d", h.nw[x], h.addr[w], h.line[h.accOp[y]])}
-			}
-		}
-	}
-	res := &resolved{ver: make([]int32, len(h.word))}
-	ver := res.ver
-	// minObs[x], for a writer access x: the smallest lo (see package
-	// reduce) of a completed operation that read or expected-and-succeeded
-	// on its value: the first moment the value was known to be there.
-	// Assumption 2 asks that a failed cas's expected value be known before
-	// the cas is invoked.
-	minObs := make([]int32, len(h.word))
-	for i := range minObs {
-		minObs[i] = h.n
-	}
-	for i := int32(0); i < h.n; i++ {
-		f := h.flags[i]
-		read, ret, ok := f&fRead != 0, f&fReturned != 0, f&fOK != 0
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			ver[x] = verUnresolved
-			// Only a completed read, a cas that wrote or may have, and a
-			// failed cas's blamed word are looked up: the other words of a
-			// failed cas say nothing (gray box: it names one differing word).
-			if (read && !ret) || (!read && ret && !ok && h.word[x]&blamed == 0) {
-				continue
-			}
-			w := h.wordOf(x)
-			v := h.val[x]
-			switch y := t.lookup(h, uint32(w), v); {
-			case y != none:
-				ver[x] = y
-				if ret && (read || ok) && h.lo[i] < minObs[y] {
-					minObs[y] = h.lo[i]
-				}
-			case v == h.initVal[w]:
-				ver[x] = verGenesis
-			default:
-				ver[x] = verDangling
-				if !ret || read || ok {
-					res.dangling = append(res.dangling, x)
-				}
-			}
-		}
-	}
-	// Assumption 2, where the method needs it: at a failed cas's blamed
-	// word (for a read and a successful cas, the reads-from edge orders the
-	// operation after the writer; for a failed cas nothing else does).
-	for i := int32(0); i < h.n; i++ {
-		f := h.flags[i]
-		if f&(fRead|fOK) != 0 || f&fReturned == 0 {
-			continue
-		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if h.word[x]&blamed == 0 {
-				continue
-			}
-			// The initial value needs no read: nothing precedes genesis.
-			// A dangling expected value is explained by no ordering.
-			if y := ver[x]; y >= 0 && minObs[y] > i {
-				h.flags[i] |= fNoAux
-			}
-		}
-	}
-	return res, nil
 }

@@ -11,8 +11,11 @@ import "fmt"
 //     that interrupted it, so it precedes every operation invoked after that
 //     crash.
 //   - Recoverable (recoverable linearizability, Berryhill, Golab and
-//     Tripunitara): at any time after its invocation, but before the next
-//     operation of its own process.
+//     Tripunitara): at any time after its invocation, but linearized before
+//     the next operation of its own process (an order constraint between
+//     the two operations, not a deadline at that operation's invocation;
+//     if that next operation is itself dropped, the constraint goes with
+//     it).
 //   - Durable (durable linearizability, Izraelevitz, Mendes and Scott): at any
 //     time after its invocation.
 //

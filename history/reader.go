@@ -74,6 +74,7 @@ type Reader struct {
 	// instead, so an invocation must never append to ev.Addrs as left by
 	// a Return.
 	addrBuf  []uint64
+	noFast   bool // tests: parse every line with the general path
 	fields   [][]byte
 	peeked   []byte // a line read during format detection, not yet parsed
 	hasPeek  bool
@@ -83,7 +84,8 @@ type Reader struct {
 	initDefaultSet bool
 	initWords      map[uint64]uint64
 
-	procIndex map[int32]int32
+	procIndex map[int32]int32 // process id -> index, for ids >= len(smallProc)
+	smallProc []int32         // process id -> index + 1, for small ids (no map on the hot path)
 	procs     []procState
 	pending   int // number of processes with a pending operation
 
@@ -194,7 +196,16 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 			return nil, r.errorf("comment is not valid UTF-8")
 		}
 	}
-	return bytes.Trim(line, " \t"), nil
+	// Trim by hand: bytes.Trim builds an ASCII set on every call, which
+	// showed in profiles at millions of lines per second.
+	i, j := 0, len(line)
+	for i < j && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	for j > i && (line[j-1] == ' ' || line[j-1] == '\t') {
+		j--
+	}
+	return line[i:j], nil
 }
 
 // Next returns the next event. At the end of a well-formed history it
@@ -216,6 +227,17 @@ func (r *Reader) Next() (*Event, error) {
 		if err != nil {
 			r.err = err
 			return nil, err
+		}
+		if r.format == Text && len(raw) > 0 && '0' <= raw[0] && raw[0] <= '9' && !r.noFast {
+			// Most lines are plain events: parse them straight from the
+			// raw line; a comment or anything unusual falls through.
+			if ev, ok, err := r.fastText(raw); ok {
+				if err != nil {
+					return nil, err
+				}
+				r.events++
+				return ev, nil
+			}
 		}
 		line, err := r.content(raw)
 		if err != nil {
@@ -249,13 +271,34 @@ func (r *Reader) Next() (*Event, error) {
 
 // proc returns the state of process id, creating it on first appearance.
 func (r *Reader) proc(id int32) (int32, *procState) {
-	idx, ok := r.procIndex[id]
+	idx, ok := r.lookupProc(id)
 	if !ok {
 		idx = int32(len(r.procs))
-		r.procIndex[id] = idx
+		if id < maxSmallProc {
+			for int(id) >= len(r.smallProc) {
+				r.smallProc = append(r.smallProc, make([]int32, max(64, len(r.smallProc)))...)
+			}
+			r.smallProc[id] = idx + 1
+		} else {
+			r.procIndex[id] = idx
+		}
 		r.procs = append(r.procs, procState{id: id})
 	}
 	return idx, &r.procs[idx]
+}
+
+// maxSmallProc bounds the process ids indexed by a slice instead of a map.
+const maxSmallProc = 1 << 16
+
+func (r *Reader) lookupProc(id int32) (int32, bool) {
+	if id < maxSmallProc {
+		if int(id) < len(r.smallProc) && r.smallProc[id] != 0 {
+			return r.smallProc[id] - 1, true
+		}
+		return 0, false
+	}
+	idx, ok := r.procIndex[id]
+	return idx, ok
 }
 
 // header handles the magic line; only the first non-comment line may be one.
@@ -322,7 +365,7 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 // pending operation to respond to.
 func (r *Reader) pendingFor(proc int32) (int32, *procState, error) {
 	r.started = true
-	idx, ok := r.procIndex[proc]
+	idx, ok := r.lookupProc(proc)
 	if !ok || !r.procs[idx].pending {
 		return 0, nil, r.errorf("process %d returns but has no pending operation", proc)
 	}

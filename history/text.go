@@ -136,6 +136,11 @@ var (
 )
 
 func (r *Reader) parseText(line []byte) (*Event, error) {
+	if c := line[0]; '0' <= c && c <= '9' && !r.noFast {
+		if ev, ok, err := r.fastText(line); ok {
+			return ev, err
+		}
+	}
 	if err := r.splitFields(line); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,98 @@
+package analyzer_test
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"testing"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/exact"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/histgen"
+)
+
+var (
+	diffSeeds = flag.Int("diff.seeds", 4000, "random histories per differential test (each checked in every mode)")
+	diffStart = flag.Uint64("diff.start", 1, "first seed of the differential test")
+)
+
+// tally counts the outcomes of a differential run.
+type tally struct {
+	compared, linearizable, violations, assumption, undecided, tooLarge int
+	mismatches                                                          []string
+}
+
+func (t *tally) String() string {
+	return fmt.Sprintf("%d compared (%d linearizable, %d not), %d refused for an assumption, %d undecided, %d too large for the exact checker",
+		t.compared, t.linearizable, t.violations, t.assumption, t.undecided, t.tooLarge)
+}
+
+// compare checks one history in one mode with both checkers.
+func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
+	ctx := context.Background()
+	want, err := exact.Check(ctx, c.History, exact.Options{Mode: mode, MaxStates: 2_000_000})
+	if errors.Is(err, exact.ErrTooLarge) {
+		tl.tooLarge++
+		return
+	}
+	if err != nil {
+		t.Fatalf("%v: exact: %v", c, err)
+	}
+	got, err := analyzer.CheckHistory(ctx, c.History, analyzer.Options{Mode: mode})
+	var ae *analyzer.AssumptionError
+	var ue *analyzer.UndecidedError
+	switch {
+	case errors.As(err, &ae):
+		tl.assumption++
+		return
+	case errors.As(err, &ue):
+		tl.undecided++
+		return
+	case err != nil:
+		t.Fatalf("%v: analyzer: %v", c, err)
+	}
+	tl.compared++
+	if want.Linearizable {
+		tl.linearizable++
+	} else {
+		tl.violations++
+	}
+	if got.Linearizable != want.Linearizable {
+		kinds := ""
+		for _, a := range got.Anomalies {
+			kinds += string(a.Kind) + ":" + a.Explanation + "\n"
+		}
+		tl.mismatches = append(tl.mismatches, fmt.Sprintf("%v, mode %s: analyzer says %v, exact says %v\n%s%s",
+			c, mode, got.Linearizable, want.Linearizable, histgen.Text(c.History), kinds))
+	}
+}
+
+// TestDifferential compares the graph verdict with the exact checker's on
+// random small histories (2-6 processes, with and without crashes, pending
+// operations at the end), generated linearizable and then mutated, in
+// every mode.
+func TestDifferential(t *testing.T) {
+	seeds := *diffSeeds
+	if testing.Short() {
+		seeds /= 10
+	}
+	var tl tally
+	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
+		c := histgen.RandomCase(histgen.RandomSmallConfig(s), s)
+		for _, mode := range history.Modes {
+			compare(t, &tl, c, mode)
+		}
+		if len(tl.mismatches) >= 5 {
+			break
+		}
+	}
+	t.Logf("differential: %s", &tl)
+	for _, m := range tl.mismatches {
+		t.Errorf("verdicts differ: %s", m)
+	}
+	if tl.violations < tl.compared/5 || tl.linearizable < tl.compared/5 {
+		t.Errorf("unbalanced sample: %s", &tl)
+	}
+}

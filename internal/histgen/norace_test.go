@@ -1,0 +1,5 @@
+//go:build !race
+
+package histgen
+
+const raceEnabled = false

@@ -1,0 +1,148 @@
+package histgen
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// refCheck decides by exhaustive search whether a small history (at most 64
+// operations) is linearizable under mode. It is a test oracle independent of
+// package exact, written from history.Mode's definitions:
+//
+//   - every completed operation is linearized between its invocation and
+//     response; a pending read is dropped; a pending CAS is dropped or
+//     linearized as a success after its invocation and before: the crash
+//     that interrupted it (Strict), its process's next operation in the
+//     linearization (Recoverable: program order, as package exact and the
+//     analyzer read it; void if that operation is not linearized), or
+//     whenever (Durable; and every mode for an operation pending at the
+//     end);
+//   - a read returns the current values; a successful CAS found every
+//     expected value and wrote the new ones; a failed CAS found a value
+//     other than the expected one at the blamed address and wrote nothing.
+func refCheck(h *history.History, mode history.Mode) (bool, error) {
+	n := len(h.Ops)
+	if n > 64 {
+		return false, fmt.Errorf("refCheck: %d operations, at most 64", n)
+	}
+	words := map[uint64]int{}
+	var init []uint64
+	for i := range h.Ops {
+		for _, a := range h.Ops[i].Addrs {
+			if _, ok := words[a]; !ok {
+				words[a] = len(init)
+				init = append(init, h.InitValue(a))
+			}
+		}
+	}
+	effRet := make([]int, n)
+	nextOf := make([]int, n) // Recoverable: the op a crashed CAS precedes, or -1
+	var required, optional uint64
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		nextOf[i] = -1
+		switch {
+		case op.Ret >= 0:
+			effRet[i] = op.Ret
+			required |= 1 << i
+		case op.Kind == history.Read:
+			effRet[i] = -1 // never linearized
+		default:
+			optional |= 1 << i
+			effRet[i] = math.MaxInt
+			if op.Crash >= 0 {
+				switch mode {
+				case history.Strict:
+					effRet[i] = h.Crashes[op.Crash]
+				case history.Recoverable:
+					for j := i + 1; j < n; j++ {
+						if h.Ops[j].Proc == op.Proc {
+							nextOf[i] = j
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	// preds[b]: the operations that must be linearized (or, optional ones,
+	// dropped) before b.
+	preds := make([]uint64, n)
+	for b := range h.Ops {
+		for a := range h.Ops {
+			if (required|optional)&(1<<a) != 0 && (effRet[a] < h.Ops[b].Inv || nextOf[a] == b) {
+				preds[b] |= 1 << a
+			}
+		}
+	}
+	type key struct {
+		done uint64
+		mem  string
+	}
+	failed := map[key]bool{}
+	memKey := func(mem []uint64) string {
+		var b strings.Builder
+		for _, v := range mem {
+			fmt.Fprintf(&b, "%x,", v)
+		}
+		return b.String()
+	}
+	var search func(done uint64, mem []uint64) bool
+	search = func(done uint64, mem []uint64) bool {
+		if done&required == required {
+			return true
+		}
+		k := key{done, memKey(mem)}
+		if failed[k] {
+			return false
+		}
+		for b := range h.Ops {
+			bit := uint64(1) << b
+			if (required|optional)&bit == 0 || done&bit != 0 {
+				continue
+			}
+			if preds[b]&required&^done != 0 {
+				continue
+			}
+			op := &h.Ops[b]
+			next := mem
+			switch {
+			case op.Kind == history.Read:
+				ok := true
+				for j, a := range op.Addrs {
+					ok = ok && mem[words[a]] == op.Values[j]
+				}
+				if !ok {
+					continue
+				}
+			case op.Status == history.Failed:
+				j := slotOf(op, op.FailAddr)
+				if mem[words[op.FailAddr]] == op.Expected[j] {
+					continue
+				}
+			default: // succeeded, or a pending CAS taking effect
+				ok := true
+				for j, a := range op.Addrs {
+					ok = ok && mem[words[a]] == op.Expected[j]
+				}
+				if !ok {
+					continue
+				}
+				next = append([]uint64(nil), mem...)
+				for j, a := range op.Addrs {
+					next[words[a]] = op.New[j]
+				}
+			}
+			// Optional predecessors not linearized yet are dropped.
+			if search(done|bit|preds[b]&optional, next) {
+				return true
+			}
+		}
+		failed[k] = true
+		return false
+	}
+	return search(0, init), nil
+}

@@ -1,0 +1,174 @@
+// Package porcmodel expresses pmlin histories for Porcupine
+// (github.com/anishathalye/porcupine), the Wing–Gong/Lowe style checker
+// pmlin is compared against: a word-array model of multi-word reads and
+// CAS, partitioned by connected components of addresses (the partitions
+// P-compositionality allows), and the conversion of a history into
+// Porcupine operations. It serves the benchmarks and the tests' second
+// oracle; the analyzer does not use it.
+package porcmodel
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// state is the memory of one partition: the words written so far, sorted
+// by address, with their values; every other word holds its initial value.
+// It is immutable: a write copies it, so Porcupine may keep old states.
+type state []word
+
+type word struct{ addr, val uint64 }
+
+func (s state) get(a uint64, initial func(uint64) uint64) uint64 {
+	i, ok := slices.BinarySearchFunc(s, a, func(w word, a uint64) int {
+		switch {
+		case w.addr < a:
+			return -1
+		case w.addr > a:
+			return 1
+		}
+		return 0
+	})
+	if ok {
+		return s[i].val
+	}
+	return initial(a)
+}
+
+func (s state) with(addrs, vals []uint64) state {
+	n := slices.Clone(s)
+	for k, a := range addrs {
+		i, ok := slices.BinarySearchFunc(n, a, func(w word, a uint64) int {
+			switch {
+			case w.addr < a:
+				return -1
+			case w.addr > a:
+				return 1
+			}
+			return 0
+		})
+		if ok {
+			n[i].val = vals[k]
+		} else {
+			n = slices.Insert(n, i, word{a, vals[k]})
+		}
+	}
+	return n
+}
+
+// Model is the word array with initial values initial. Inputs are
+// *history.Op (their status says which output was recorded); outputs are
+// unused. A failed cas is consistent when the word it blamed differs from
+// its expected value; a pending cas either took effect or did not.
+func Model(initial func(uint64) uint64) porcupine.Model {
+	return (&porcupine.NondeterministicModel{
+		Init: func() []any { return []any{state(nil)} },
+		Step: func(st, input, _ any) []any {
+			s, op := st.(state), input.(*history.Op)
+			matches := func(want []uint64) bool {
+				for k, a := range op.Addrs {
+					if s.get(a, initial) != want[k] {
+						return false
+					}
+				}
+				return true
+			}
+			switch op.Status {
+			case history.Returned:
+				if matches(op.Values) {
+					return []any{s}
+				}
+			case history.Succeeded:
+				if matches(op.Expected) {
+					return []any{s.with(op.Addrs, op.New)}
+				}
+			case history.Failed:
+				for k, a := range op.Addrs {
+					if a == op.FailAddr && s.get(a, initial) != op.Expected[k] {
+						return []any{s}
+					}
+				}
+			case history.Pending:
+				if op.Kind == history.CAS && matches(op.Expected) {
+					return []any{s, s.with(op.Addrs, op.New)}
+				}
+				return []any{s}
+			}
+			return nil
+		},
+		Equal: func(a, b any) bool {
+			return slices.Equal(a.(state), b.(state))
+		},
+		Partition: Partition,
+		DescribeOperation: func(input, _ any) string {
+			op := input.(*history.Op)
+			return fmt.Sprintf("%v %v (line %d)", op.Kind, op.Status, op.Line)
+		},
+	}).ToModel()
+}
+
+// Partition splits operations into groups that share words (union-find).
+func Partition(ops []porcupine.Operation) [][]porcupine.Operation {
+	parent := make([]int, len(ops))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	owner := map[uint64]int{}
+	for i, o := range ops {
+		for _, a := range o.Input.(*history.Op).Addrs {
+			if j, ok := owner[a]; ok {
+				parent[find(i)] = find(j)
+			} else {
+				owner[a] = i
+			}
+		}
+	}
+	index := map[int]int{}
+	var out [][]porcupine.Operation
+	for i, o := range ops {
+		r := find(i)
+		k, ok := index[r]
+		if !ok {
+			k = len(out)
+			index[r] = k
+			out = append(out, nil)
+		}
+		out[k] = append(out[k], o)
+	}
+	return out
+}
+
+// Operations converts a history without crashes into Porcupine operations
+// (event positions as times). Operations pending at the end get a response
+// after the end, and pending reads are left out, as pmlin drops them. It
+// reports false for a history with crashes: Porcupine has no notion of
+// them (a crash-free comparison is the fair one).
+func Operations(h *history.History) ([]porcupine.Operation, bool) {
+	if len(h.Crashes) > 0 {
+		return nil, false
+	}
+	ops := make([]porcupine.Operation, 0, len(h.Ops))
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Status == history.Pending && op.Kind == history.Read {
+			continue
+		}
+		ret := int64(h.Events + 1)
+		if op.Ret >= 0 {
+			ret = int64(op.Ret)
+		}
+		ops = append(ops, porcupine.Operation{ClientId: int(op.Proc), Input: op, Call: int64(op.Inv), Return: ret})
+	}
+	return ops, true
+}

@@ -1,0 +1,42 @@
+package porcmodel
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+func TestModel(t *testing.T) {
+	tests := []struct {
+		text string
+		want bool
+	}{
+		{"1 inv cas 10:0:5 11:0:6\n1 ret ok\n2 inv read 10 11\n2 ret 5 6\n", true},
+		{"1 inv cas 10:0:5\n1 ret ok\n2 inv read 10\n2 ret 0\n", false},
+		{"1 inv cas 10:0:5\n2 inv read 10\n2 ret 0\n1 ret ok\n", true},
+		{"1 inv cas 10:0:5\n1 ret fail 10\n", false},
+		{"1 inv cas 10:0:5\n2 inv cas 10:0:6\n1 ret ok\n2 ret fail 10\n", true},
+		{"1 inv cas 10:0:5\n2 inv read 10\n2 ret 5\n", true}, // pending at the end, observed
+		{"1 inv cas 20:0:5\n1 ret ok\n2 inv read 10\n2 ret 0\n", true},
+	}
+	for _, tc := range tests {
+		h, err := history.ReadAll(strings.NewReader(tc.text), "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops, ok := Operations(h)
+		if !ok {
+			t.Fatal("crash-free history refused")
+		}
+		if got := porcupine.CheckOperations(Model(h.InitValue), ops); got != tc.want {
+			t.Errorf("%q: porcupine says %v, want %v", tc.text, got, tc.want)
+		}
+	}
+	h, _ := history.ReadAll(strings.NewReader("crash\n"), "t")
+	if _, ok := Operations(h); ok {
+		t.Error("a history with a crash was accepted")
+	}
+}
