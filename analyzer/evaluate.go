@@ -360,19 +360,29 @@ func (e *eval) edgeAt(u, i int32) int32 {
 
 // acyclic reports whether the graph has no cycle (property i), by an
 // iterative DFS: histories have millions of operations, and recursion that
-// deep is slow in Go and unbounded in memory.
+// deep is slow in Go and unbounded in memory. The happens-before edges,
+// most of the graph, are scanned as ranges of the color array, without a
+// call per edge.
 func (e *eval) acyclic(ctx context.Context) (bool, error) {
 	h := e.h
 	n := h.n
 	if cap(e.color) < int(n) {
 		e.color = make([]uint8, n)
 	}
-	e.color = e.color[:n]
-	clear(e.color)
+	color := e.color[:n]
+	clear(color)
+	const (
+		white = iota
+		gray
+		black
+	)
+	// A frame's cursor i runs over u's happens-before range first (as an
+	// offset from lo), then its explicit and read-auxiliary edges (as
+	// edgeAt indexes).
 	type frame struct{ v, i int32 }
 	var stack []frame
 	for root := int32(0); root < n; root++ {
-		if e.color[root] != 0 || !e.effective(root) {
+		if color[root] != white || !e.effective(root) {
 			continue
 		}
 		if root&0xffff == 0 {
@@ -380,26 +390,41 @@ func (e *eval) acyclic(ctx context.Context) (bool, error) {
 				return false, err
 			}
 		}
-		e.color[root] = 1
+		color[root] = gray
 		stack = append(stack[:0], frame{root, 0})
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
-			d := e.degree(top.v)
+			u := top.v
 			t := none
-			for top.i < d && t == none {
-				t = e.edgeAt(top.v, top.i)
-				top.i++
+			nhb := e.hbDegree(u)
+			if top.i < nhb {
+				lo := h.lo[u]
+				rng := color[lo+top.i : lo+nhb]
+				k := 0
+				for k < len(rng) && rng[k] == black {
+					k++
+				}
+				top.i += int32(k)
+				if k < len(rng) {
+					t = lo + top.i
+					top.i++
+				}
 			}
 			if t == none {
-				e.color[top.v] = 2
+				for d := e.degree(u); top.i < d && t == none; top.i++ {
+					t = e.edgeAt(u, top.i)
+				}
+			}
+			if t == none {
+				color[u] = black
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			switch e.color[t] {
-			case 0:
-				e.color[t] = 1
+			switch color[t] {
+			case white:
+				color[t] = gray
 				stack = append(stack, frame{t, 0})
-			case 1:
+			case gray:
 				return false, nil
 			}
 		}

@@ -154,7 +154,6 @@ func (h *hist) wordOfAddr(a uint64, r *history.Reader) int32 {
 // loader holds what streaming resolution needs until the end of the input.
 type loader struct {
 	h *hist
-	t *writerTable
 	// recent holds, per word, the last ringSize writes (in invocation
 	// order): most reads return one of the latest values, and this small
 	// array stays in cache where the table (one miss per probe) does not.
@@ -166,8 +165,6 @@ type loader struct {
 	// future, or a value written only by a cas that failed so far).
 	deferred    []int32
 	deferredVal []uint64
-	// collisions: a cas writing a (word, value) already in the table.
-	collisions [][2]int32
 	// initWrites: cas accesses writing their word's initial value.
 	initWrites []int32
 }
@@ -199,14 +196,11 @@ func (l *loader) remember(w int32, x int32) {
 	ring[0] = ringEntry{val: l.h.nw[x], acc: x + 1}
 }
 
-// resolve finds the version of value v at word w for access x.
+// resolve finds the version of value v at word w for access x, if a
+// recent write of w has it; otherwise the lookup is deferred to finish.
 func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 	h := l.h
-	y := l.recentWriter(w, v)
-	if y == none {
-		y = l.t.lookup(h, uint32(w), v)
-	}
-	if y != none {
+	if y := l.recentWriter(w, v); y != none {
 		switch f := h.flags[h.accOp[y]]; {
 		case f&fReturned == 0:
 			l.tentative = append(l.tentative, x)
@@ -214,9 +208,11 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 		case f&fOK != 0:
 			return y
 		}
-		// Its writer failed: some later cas may still write it (a
-		// collision, settled at the end).
+		// Its writer failed: some other cas may write it (which breaks
+		// Assumption 1 unless this one failed, as it did).
 	} else if v == h.initVal[w] {
+		// No writer can have the initial value without breaking
+		// Assumption 1, which finish checks.
 		return verGenesis
 	}
 	l.deferred = append(l.deferred, x)
@@ -228,7 +224,6 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 // pass over the input.
 func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error) {
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
-	entries := 1024
 	if sizeHint > 0 {
 		// About 60 bytes of text per operation (two lines); preallocating
 		// avoids the copies of append's doubling on large files.
@@ -244,9 +239,8 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		h.nw = make([]uint64, 0, accs)
 		h.accOp = make([]int32, 0, accs)
 		h.ver = make([]int32, 0, accs)
-		entries = int(ops / 2)
 	}
-	l := &loader{h: h, t: newWriterTable(entries)}
+	l := &loader{h: h}
 	var pending []int32     // process index -> pending op, or none
 	var lastCrashed []int32 // process index -> index in h.crashed of its last crashed op, or none
 	for count := 0; ; count++ {
@@ -315,15 +309,12 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 				h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
 			}
 			if !read {
-				// Insert after resolving the expected values, so that a
+				// Remember after resolving the expected values, so that a
 				// cas never resolves to itself while streaming.
 				for x := first; x < int32(len(h.word)); x++ {
 					l.remember(int32(h.word[x]), x)
 					if h.nw[x] == h.initVal[h.word[x]] {
 						l.initWrites = append(l.initWrites, x)
-					}
-					if y := l.t.insert(h, x); y != none {
-						l.collisions = append(l.collisions, [2]int32{y, x})
 					}
 				}
 			}

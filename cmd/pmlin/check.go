@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 
 	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
@@ -20,6 +21,7 @@ func checkCommand(e env) *cobra.Command {
 		modeName string
 		asJSON   bool
 		useExact bool
+		cpuProf  string
 	)
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE|-",
@@ -34,6 +36,13 @@ an input that breaks an assumption of the method, or a usage error.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
+			if cpuProf != "" {
+				stop, err := startCPUProfile(cpuProf)
+				if err != nil {
+					return &exitError{exitInput, err}
+				}
+				defer stop()
+			}
 			if useExact {
 				return runExact(cmd.Context(), e, args[0], mode, asJSON)
 			}
@@ -42,6 +51,7 @@ an input that breaks an assumption of the method, or a usage error.`,
 	}
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the check to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&useExact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
 	return cmd
 }
@@ -95,6 +105,19 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// startCPUProfile starts profiling into path, refusing to overwrite a file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // classify maps analysis errors to exit statuses: every input problem is 2.
