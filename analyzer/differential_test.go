@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/anishathalye/porcupine"
+
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/porcmodel"
 )
 
 var (
@@ -21,12 +24,13 @@ var (
 // tally counts the outcomes of a differential run.
 type tally struct {
 	compared, linearizable, violations, assumption, undecided, tooLarge int
+	porcupine                                                           int // crash-free ones also compared with Porcupine
 	mismatches                                                          []string
 }
 
 func (t *tally) String() string {
-	return fmt.Sprintf("%d compared (%d linearizable, %d not), %d refused for an assumption, %d undecided, %d too large for the exact checker",
-		t.compared, t.linearizable, t.violations, t.assumption, t.undecided, t.tooLarge)
+	return fmt.Sprintf("%d compared (%d linearizable, %d not; %d crash-free ones also with Porcupine), %d refused for an assumption, %d undecided, %d too large for the exact checker",
+		t.compared, t.linearizable, t.violations, t.porcupine, t.assumption, t.undecided, t.tooLarge)
 }
 
 // compare checks one history in one mode with both checkers.
@@ -59,6 +63,14 @@ func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
 	} else {
 		tl.violations++
 	}
+	if ops, ok := porcmodel.Operations(c.History); ok && mode == history.Strict {
+		// Without crashes the modes coincide: compare once.
+		tl.porcupine++
+		if p := porcupine.CheckOperations(porcmodel.Model(c.History.InitValue), ops); p != got.Linearizable {
+			tl.mismatches = append(tl.mismatches, fmt.Sprintf("%v: analyzer says %v, Porcupine says %v\n%s",
+				c, got.Linearizable, p, histgen.Text(c.History)))
+		}
+	}
 	if got.Linearizable != want.Linearizable {
 		kinds := ""
 		for _, a := range got.Anomalies {
@@ -72,7 +84,7 @@ func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
 // TestDifferential compares the graph verdict with the exact checker's on
 // random small histories (2-6 processes, with and without crashes, pending
 // operations at the end), generated linearizable and then mutated, in
-// every mode.
+// every mode; and, on the crash-free ones, with Porcupine's.
 func TestDifferential(t *testing.T) {
 	seeds := *diffSeeds
 	if testing.Short() {
@@ -94,5 +106,31 @@ func TestDifferential(t *testing.T) {
 	}
 	if tl.violations < tl.compared/5 || tl.linearizable < tl.compared/5 {
 		t.Errorf("unbalanced sample: %s", &tl)
+	}
+}
+
+// TestDifferentialCrashFree repeats the comparison on crash-free histories,
+// where Porcupine is a second, independent oracle.
+func TestDifferentialCrashFree(t *testing.T) {
+	seeds := *diffSeeds / 2
+	if testing.Short() {
+		seeds /= 10
+	}
+	var tl tally
+	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
+		cfg := histgen.RandomSmallConfig(s)
+		cfg.Crashes = 0
+		c := histgen.RandomCase(cfg, s)
+		compare(t, &tl, c, history.Strict)
+		if len(tl.mismatches) >= 5 {
+			break
+		}
+	}
+	t.Logf("differential, crash-free: %s", &tl)
+	for _, m := range tl.mismatches {
+		t.Errorf("verdicts differ: %s", m)
+	}
+	if tl.porcupine < seeds*3/4 { // some mutations insert a crash
+		t.Errorf("too few Porcupine comparisons: %s", &tl)
 	}
 }
