@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/anishathalye/porcupine"
@@ -132,5 +133,89 @@ func TestDifferentialCrashFree(t *testing.T) {
 	}
 	if tl.porcupine < seeds*3/4 { // some mutations insert a crash
 		t.Errorf("too few Porcupine comparisons: %s", &tl)
+	}
+}
+
+// breakAssumption2 rewrites the expected value of one cas at one word to a
+// value some other cas writes there (or the initial value), whether or not
+// anybody read it first: the input the graph method may refuse. It returns
+// false when the history has no such pair.
+func breakAssumption2(h *history.History, rng *rand.Rand) bool {
+	type write struct {
+		op int
+		v  uint64
+	}
+	byAddr := map[uint64][]write{}
+	for i, op := range h.Ops {
+		if op.Kind == history.CAS {
+			for k, a := range op.Addrs {
+				byAddr[a] = append(byAddr[a], write{i, op.New[k]})
+			}
+		}
+	}
+	var cas []int
+	for i, op := range h.Ops {
+		if op.Kind == history.CAS {
+			cas = append(cas, i)
+		}
+	}
+	rng.Shuffle(len(cas), func(i, j int) { cas[i], cas[j] = cas[j], cas[i] })
+	for _, i := range cas {
+		op := &h.Ops[i]
+		k := rng.IntN(len(op.Addrs))
+		if op.Status == history.Failed && rng.IntN(4) != 0 {
+			for j, a := range op.Addrs {
+				if a == op.FailAddr {
+					k = j
+				}
+			}
+		}
+		var cands []uint64
+		for _, w := range byAddr[op.Addrs[k]] {
+			if w.op != i {
+				cands = append(cands, w.v)
+			}
+		}
+		cands = append(cands, h.InitValue(op.Addrs[k]))
+		op.Expected = append([]uint64(nil), op.Expected...)
+		op.Expected[k] = cands[rng.IntN(len(cands))]
+		return true
+	}
+	return false
+}
+
+// TestDifferentialAssumption2 feeds histories whose cas may expect values
+// never read: the analyzer may refuse them (exit 2), but whenever it
+// decides, it must agree with the exact checker, which needs no assumption.
+func TestDifferentialAssumption2(t *testing.T) {
+	seeds := *diffSeeds / 2
+	if testing.Short() {
+		seeds /= 10
+	}
+	var tl tally
+	rng := rand.New(rand.NewPCG(2, 2))
+	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
+		c := histgen.RandomCase(histgen.RandomSmallConfig(s), s)
+		h, err := histgen.Reparse(c.History)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !breakAssumption2(h, rng) {
+			continue
+		}
+		c.History = h
+		for _, mode := range history.Modes {
+			compare(t, &tl, c, mode)
+		}
+		if len(tl.mismatches) >= 5 {
+			break
+		}
+	}
+	t.Logf("differential, Assumption 2 broken: %s", &tl)
+	for _, m := range tl.mismatches {
+		t.Errorf("verdicts differ: %s", m)
+	}
+	if tl.compared < seeds {
+		t.Errorf("too few decided: %s", &tl)
 	}
 }
