@@ -106,3 +106,28 @@ func TestCheckFile(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, out)
 	}
 }
+
+func TestGen(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "g.hist")
+	code, _, errs := pmlin(t, "", "gen", "--ops", "2000", "--procs", "4", "-o", p)
+	if code != 0 || !strings.Contains(errs, "2000 operations") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if code, out, _ := pmlin(t, "", "check", p); code != 0 {
+		t.Fatalf("generated history: exit %d: %s", code, out)
+	}
+	if code, _, errs := pmlin(t, "", "gen", "--ops", "10", "-o", p); code != 2 || !strings.Contains(errs, "--force") {
+		t.Fatalf("overwrote without --force: exit %d %s", code, errs)
+	}
+	v := filepath.Join(dir, "v.hist")
+	if code, _, errs := pmlin(t, "", "gen", "--ops", "2000", "--plant", "stale-read", "--plant-at", "1000", "-o", v); code != 0 || !strings.Contains(errs, "violation planted at line") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if code, out, _ := pmlin(t, "", "check", v); code != 1 || !strings.Contains(out, "NOT LINEARIZABLE") {
+		t.Fatalf("planted violation: exit %d: %s", code, out)
+	}
+	if code, _, _ := pmlin(t, "", "gen", "--plant", "nonsense"); code != 2 {
+		t.Fatalf("bad --plant accepted")
+	}
+}
