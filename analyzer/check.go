@@ -21,6 +21,9 @@ type Options struct {
 	// MaxEvaluations bounds the completions of crashed operations tried
 	// when failures need one (default: scaled to the history's size).
 	MaxEvaluations int
+	// Phase, if set, is told when each phase after reading starts
+	// ("checking", "explaining"), for progress displays.
+	Phase func(name string)
 }
 
 // Check decides the linearizability of the history r streams. It returns
@@ -61,6 +64,12 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if err != nil {
 		return nil, err
 	}
+	phase := func(name string) {
+		if opts.Phase != nil {
+			opts.Phase(name)
+		}
+	}
+	phase("checking")
 	e := newEval(h, opts.Mode)
 	budget := opts.MaxEvaluations
 	if budget <= 0 {
@@ -121,6 +130,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	}
 	result.Vertices++ // genesis
 	if !ok {
+		phase("explaining")
 		if err := e.anomalies(ctx, result, opts.MaxAnomalies); err != nil {
 			return nil, err
 		}

@@ -85,10 +85,20 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		in = &pr
 	}
 	r := history.NewReader(in, name, history.Options{})
-	res, err := analyzer.Check(ctx, r, analyzer.Options{Mode: mode, SizeHint: size})
+	opts := analyzer.Options{Mode: mode, SizeHint: size}
+	if bar != nil {
+		// After the read, say what the remaining seconds are spent on.
+		opts.Phase = func(phase string) {
+			bar.Finish()
+			bar.Clear()
+			fmt.Fprintf(e.stderr, "\r%s: %s...\033[K", name, phase)
+		}
+	}
+	res, err := analyzer.Check(ctx, r, opts)
 	if bar != nil {
 		bar.Finish()
 		bar.Clear()
+		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	if err != nil {
 		return classify(err)
