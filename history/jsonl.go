@@ -3,7 +3,6 @@ package history
 import (
 	"bytes"
 	"encoding/json"
-	"sort"
 )
 
 // The JSON Lines twin of format v1: one JSON object per line, with the same
@@ -99,21 +98,29 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 func (r *Reader) jsonInit(raw json.RawMessage) error {
 	b := bytes.TrimSpace(raw)
 	if len(b) > 0 && b[0] == '{' {
-		var m map[string]json.RawMessage
-		if err := json.Unmarshal(b, &m); err != nil {
+		// Decode token by token, in the file's order: a map would keep
+		// only the last of two equal keys, which must be an error as in
+		// the text format ("init 10=1 10=2").
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.UseNumber()
+		if _, err := dec.Token(); err != nil {
 			return r.errorf("init: %v", err)
 		}
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys) // deterministic error messages
-		for _, k := range keys {
+		for dec.More() {
+			tok, err := dec.Token()
+			if err != nil {
+				return r.errorf("init: %v", err)
+			}
+			k, _ := tok.(string)
+			var raw json.RawMessage
+			if err := dec.Decode(&raw); err != nil {
+				return r.errorf("init: %v", err)
+			}
 			a, err := r.number([]byte(k), "address")
 			if err != nil {
 				return err
 			}
-			v, err := r.jsonNumber(m[k], "initial value")
+			v, err := r.jsonNumber(raw, "initial value")
 			if err != nil {
 				return err
 			}

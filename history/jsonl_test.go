@@ -259,7 +259,6 @@ func TestJSONLWellFormedness(t *testing.T) {
 func TestJSONLInitDuplicateKey(t *testing.T) {
 	_, _, err := readEvents("init 10=1 10=2\n", history.Options{})
 	checkErr(t, err, 1, "given twice")
-	knownBug(t, `{"init":{"10":1,"10":2}} is accepted (the last value wins) while "init 10=1 10=2" is rejected`)
 	_, _, err = readEvents(`{"init":{"10":1,"10":2}}`+"\n", history.Options{})
 	checkErr(t, err, 1, "given twice")
 }

@@ -103,13 +103,9 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 	if opts.MaxWords <= 0 {
 		opts.MaxWords = DefaultMaxWords
 	}
-	bufSize := 256 << 10
-	if bufSize > opts.MaxLineBytes {
-		bufSize = opts.MaxLineBytes
-	}
-	if bufSize < 16 {
-		bufSize = 16
-	}
+	// The buffer holds the longest accepted line plus "\r\n", so a line
+	// that fills it is too long whatever its ending.
+	bufSize := max(opts.MaxLineBytes+2, 16)
 	return &Reader{
 		name:      name,
 		br:        bufio.NewReaderSize(r, bufSize),
@@ -163,7 +159,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		return r.peeked, nil
 	}
 	line, err := r.br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull || (err == nil && len(line) > r.opts.MaxLineBytes) {
+	if err == bufio.ErrBufferFull {
 		r.line++
 		return nil, r.errorf("line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
 	}
@@ -179,6 +175,11 @@ func (r *Reader) readLine() ([]byte, error) {
 		if n := len(line); n > 0 && line[n-1] == '\r' {
 			line = line[:n-1]
 		}
+	}
+	// The limit counts the line's content, not its terminator, with or
+	// without one (the last line may lack it).
+	if len(line) > r.opts.MaxLineBytes {
+		return nil, r.errorf("line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
 	}
 	return line, nil
 }

@@ -2,7 +2,6 @@ package history_test
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -12,17 +11,6 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 )
-
-// knownBugs turns on the tests that demonstrate bugs found but not fixed
-// yet (they fail while the bug is there): go test ./history -knownbugs
-var knownBugs = flag.Bool("knownbugs", false, "also run the tests that demonstrate known, unfixed bugs")
-
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if !*knownBugs {
-		t.Skipf("known bug, not fixed yet (run with -knownbugs to see it fail): %s", what)
-	}
-}
 
 // copyEvent deep-copies ev (the Reader reuses its slices), with empty
 // slices normalized to nil so that events compare with reflect.DeepEqual.
@@ -465,7 +453,6 @@ func TestMaxLineBytesSmall(t *testing.T) {
 	opts := history.Options{MaxLineBytes: 4}
 	_, _, err := readEvents("crash\n", opts)
 	checkErr(t, err, 1, "line longer than 4 bytes")
-	knownBug(t, "MaxLineBytes < 16: a last line without newline is not bounded (readLine checks the length only when err == nil)")
 	_, _, err = readEvents("crash", opts)
 	checkErr(t, err, 1, "line longer than 4 bytes")
 }

@@ -217,7 +217,11 @@ func withoutLines(h *history.History) *history.History {
 // TestRoundTrip: ReadAll -> WriteTo -> ReadAll gives the same History
 // (but for line numbers), and writing is then a fixpoint.
 func TestRoundTrip(t *testing.T) {
-	for seed := uint64(0); seed < 1500; seed++ {
+	seeds := uint64(600)
+	if testing.Short() {
+		seeds = 100
+	}
+	for seed := uint64(0); seed < seeds; seed++ {
 		rng := rand.New(rand.NewPCG(seed, 42))
 		jsonl := seed%3 == 2
 		in := genText(rng, jsonl)

@@ -1,0 +1,136 @@
+package history_test
+
+import (
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// TestReadAllOps checks every field of ReadAll's operations: positions in
+// the event order, the crash that interrupted each, status and blamed
+// address.
+func TestReadAllOps(t *testing.T) {
+	f, err := os.Open("testdata/crashes.hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := history.ReadAll(f, "crashes.hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// testdata/crashes.hist, event positions:
+	//  0 1 inv cas        line 5   crashed by crash 0
+	//  1 2 inv read       line 6   crashed by crash 0
+	//  2 3 inv cas        line 7
+	//  3 3 ret ok         line 8
+	//  4 crash            line 9
+	//  5 1 inv read       line 10
+	//  6 2 inv cas        line 11
+	//  7 1 ret            line 12
+	//  8 2 ret fail 1     line 13
+	//  9 crash            line 14
+	// 10 crash            line 15
+	// 11 4 inv read       line 16  pending at the end
+	want := []history.Op{
+		{ID: 0, Line: 5, Proc: 1, Kind: history.CAS, Addrs: []uint64{1, 2}, Expected: []uint64{0x2000, 0x3000},
+			New: []uint64{0x100001, 0x100002}, Status: history.Pending, Inv: 0, Ret: -1, Crash: 0},
+		{ID: 1, Line: 6, Proc: 2, Kind: history.Read, Addrs: []uint64{1, 2}, Status: history.Pending, Inv: 1, Ret: -1, Crash: 0},
+		{ID: 2, Line: 7, RetLine: 8, Proc: 3, Kind: history.CAS, Addrs: []uint64{3}, Expected: []uint64{0x1000},
+			New: []uint64{0x300001}, Status: history.Succeeded, Inv: 2, Ret: 3, Crash: -1},
+		{ID: 3, Line: 10, RetLine: 12, Proc: 1, Kind: history.Read, Addrs: []uint64{1, 2, 3},
+			Values: []uint64{0x100001, 0x100002, 0x300001}, Status: history.Returned, Inv: 5, Ret: 7, Crash: -1},
+		{ID: 4, Line: 11, RetLine: 13, Proc: 2, Kind: history.CAS, Addrs: []uint64{1}, Expected: []uint64{0x100001},
+			New: []uint64{0x200001}, Status: history.Failed, FailAddr: 1, Inv: 6, Ret: 8, Crash: -1},
+		{ID: 5, Line: 16, Proc: 4, Kind: history.Read, Addrs: []uint64{3}, Status: history.Pending, Inv: 11, Ret: -1, Crash: -1},
+	}
+	if len(h.Ops) != len(want) {
+		t.Fatalf("%d ops, want %d", len(h.Ops), len(want))
+	}
+	for i := range want {
+		if !reflect.DeepEqual(h.Ops[i], want[i]) {
+			t.Errorf("op %d:\n got %+v\nwant %+v", i, h.Ops[i], want[i])
+		}
+	}
+	if !reflect.DeepEqual(h.Crashes, []int{4, 9, 10}) {
+		t.Errorf("Crashes = %v, want [4 9 10]", h.Crashes)
+	}
+	if h.Events != 12 {
+		t.Errorf("Events = %d, want 12", h.Events)
+	}
+	if h.InitDefault != 0x1000 || !reflect.DeepEqual(h.Init, map[uint64]uint64{1: 0x2000, 2: 0x3000}) {
+		t.Errorf("InitDefault %#x, Init %v", h.InitDefault, h.Init)
+	}
+	for a, v := range map[uint64]uint64{1: 0x2000, 2: 0x3000, 3: 0x1000, 77: 0x1000} {
+		if h.InitValue(a) != v {
+			t.Errorf("InitValue(%d) = %#x, want %#x", a, h.InitValue(a), v)
+		}
+	}
+	// Real-time precedence as documented on Op: A precedes B iff
+	// A.Ret >= 0 && A.Ret < B.Inv.
+	precedes := func(a, b history.Op) bool { return a.Ret >= 0 && a.Ret < b.Inv }
+	if !precedes(h.Ops[2], h.Ops[3]) || precedes(h.Ops[3], h.Ops[4]) || precedes(h.Ops[0], h.Ops[5]) {
+		t.Error("precedence from Inv/Ret is wrong")
+	}
+	for s, name := range map[history.Status]string{history.Pending: "pending", history.Returned: "returned",
+		history.Succeeded: "ok", history.Failed: "fail"} {
+		if s.String() != name {
+			t.Errorf("Status %d String() = %q, want %q", s, s.String(), name)
+		}
+	}
+}
+
+// TestReadAllEmpty: an empty file is a valid history without events.
+func TestReadAllEmpty(t *testing.T) {
+	for _, in := range []string{"", "pmlin-history v1\n", "# nothing\n\n"} {
+		h, err := history.ReadAll(strings.NewReader(in), "e")
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if len(h.Ops) != 0 || len(h.Crashes) != 0 || h.Events != 0 || h.Init != nil || h.InitDefault != 0 {
+			t.Errorf("%q: %+v", in, h)
+		}
+	}
+}
+
+// TestReadAllError: ReadAll returns the Reader's *Error.
+func TestReadAllError(t *testing.T) {
+	h, err := history.ReadAll(strings.NewReader("1 inv read 1\n1 ret 0\n1 ret 0\n"), "t.hist")
+	if h != nil {
+		t.Errorf("history %+v with an error", h)
+	}
+	checkErr(t, err, 3, "no pending operation")
+}
+
+func TestStrings(t *testing.T) {
+	for _, tc := range []struct{ got, want string }{
+		{history.Invoke.String(), "inv"}, {history.Return.String(), "ret"}, {history.Crash.String(), "crash"},
+		{history.EventKind(9).String(), "EventKind(9)"},
+		{history.Read.String(), "read"}, {history.CAS.String(), "cas"}, {history.OpKind(0).String(), "OpKind(0)"},
+		{history.Text.String(), "text"}, {history.JSONL.String(), "jsonl"}, {history.Format(0).String(), "unknown"},
+		{history.Strict.String(), "strict"}, {history.Recoverable.String(), "recoverable"},
+		{history.Durable.String(), "durable"}, {history.Mode(7).String(), "Mode(7)"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+	for _, m := range history.Modes {
+		got, err := history.ParseMode(m.String())
+		if err != nil || got != m {
+			t.Errorf("ParseMode(%q) = %v, %v", m, got, err)
+		}
+	}
+	if _, err := history.ParseMode("eventual"); err == nil {
+		t.Error("ParseMode(eventual): no error")
+	}
+	if e := (&history.Error{File: "f", Msg: "m"}); e.Error() != "f: m" {
+		t.Errorf("line-less Error() = %q", e.Error())
+	}
+	if e := (&history.Error{File: "f", Line: 3, Msg: "m"}); e.Error() != "f:3: m" {
+		t.Errorf("Error() = %q", e.Error())
+	}
+}
