@@ -157,3 +157,39 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("want context.Canceled, got %v", err)
 	}
 }
+
+// TestCompletionSearchBudget: a failure explained only by a crashed cas
+// needs a second evaluation; with a budget of one, the analyzer must say
+// it cannot decide rather than guess.
+func TestCompletionSearchBudget(t *testing.T) {
+	text := "1 inv cas 10:0:0x100001\ncrash\n2 inv cas 10:0:0x200001\n2 ret fail 10\n"
+	r := history.NewReader(strings.NewReader(text), "t.hist", history.Options{})
+	_, err := Check(context.Background(), r, Options{MaxEvaluations: 1})
+	var ue *UndecidedError
+	if !errors.As(err, &ue) || ue.Line != 3 {
+		t.Fatalf("want an UndecidedError at line 3, got %v", err)
+	}
+	res, err := check(t, text, history.Strict)
+	if err != nil || !res.Linearizable || res.Completed != 1 || res.Dropped != 0 {
+		t.Fatalf("with the default budget: %+v, %v", res, err)
+	}
+}
+
+// TestCompletedAndDropped counts cut-off operations.
+func TestCompletedAndDropped(t *testing.T) {
+	res, err := check(t, `1 inv cas 10:0:0x100001
+2 inv read 11
+3 inv cas 12:0:0x300001
+crash
+4 inv read 10
+4 ret 0x100001
+`, history.Strict)
+	if err != nil || !res.Linearizable {
+		t.Fatalf("%+v %v", res, err)
+	}
+	// The observed cas is completed; the pending read and the unobserved
+	// cas are dropped; genesis plus two operations remain.
+	if res.Completed != 1 || res.Dropped != 2 || res.Vertices != 3 {
+		t.Fatalf("completed %d dropped %d vertices %d", res.Completed, res.Dropped, res.Vertices)
+	}
+}
