@@ -159,29 +159,29 @@ func breakAssumption2(h *history.History, rng *rand.Rand) bool {
 			cas = append(cas, i)
 		}
 	}
-	rng.Shuffle(len(cas), func(i, j int) { cas[i], cas[j] = cas[j], cas[i] })
-	for _, i := range cas {
-		op := &h.Ops[i]
-		k := rng.IntN(len(op.Addrs))
-		if op.Status == history.Failed && rng.IntN(4) != 0 {
-			for j, a := range op.Addrs {
-				if a == op.FailAddr {
-					k = j
-				}
-			}
-		}
-		var cands []uint64
-		for _, w := range byAddr[op.Addrs[k]] {
-			if w.op != i {
-				cands = append(cands, w.v)
-			}
-		}
-		cands = append(cands, h.InitValue(op.Addrs[k]))
-		op.Expected = append([]uint64(nil), op.Expected...)
-		op.Expected[k] = cands[rng.IntN(len(cands))]
-		return true
+	if len(cas) == 0 {
+		return false
 	}
-	return false
+	i := cas[rng.IntN(len(cas))]
+	op := &h.Ops[i]
+	k := rng.IntN(len(op.Addrs))
+	if op.Status == history.Failed && rng.IntN(4) != 0 {
+		for j, a := range op.Addrs {
+			if a == op.FailAddr {
+				k = j
+			}
+		}
+	}
+	var cands []uint64
+	for _, w := range byAddr[op.Addrs[k]] {
+		if w.op != i {
+			cands = append(cands, w.v)
+		}
+	}
+	cands = append(cands, h.InitValue(op.Addrs[k]))
+	op.Expected = append([]uint64(nil), op.Expected...)
+	op.Expected[k] = cands[rng.IntN(len(cands))]
+	return true
 }
 
 // TestDifferentialAssumption2 feeds histories whose cas may expect values

@@ -87,8 +87,7 @@ type hist struct {
 	dangling    []int32
 }
 
-func (h *hist) isRead(i int32) bool   { return h.flags[i]&fRead != 0 }
-func (h *hist) returned(i int32) bool { return h.flags[i]&fReturned != 0 }
+func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
 func (h *hist) failed(i int32) bool {
 	return h.flags[i]&(fRead|fReturned|fOK) == fReturned
 }

@@ -41,7 +41,6 @@ func ptrDesc(v uint64) uint64         { return (v &^ flagBits) >> 8 }
 func ptrSlot(v uint64) uint64         { return v & 0xff }
 func isDesc(v uint64) bool            { return v&descBit != 0 }
 func isRDCSS(v uint64) bool           { return v&rdcssBit != 0 }
-func isPointer(v uint64) bool         { return v&(descBit|rdcssBit) != 0 }
 func roundLine(n uint64) uint64       { return (n + 7) &^ 7 }
 func descWordsFor(maxK uint64) uint64 { return roundLine(2 + 3*maxK) }
 

@@ -100,10 +100,7 @@ var mutantTable = [mutCount]Mutant{
 
 // Mutants lists the planted bugs, sorted by name.
 func Mutants() []Mutant {
-	out := make([]Mutant, 0, mutCount-1)
-	for _, m := range mutantTable[1:] {
-		out = append(out, m)
-	}
+	out := append([]Mutant(nil), mutantTable[1:]...)
 	slices.SortFunc(out, func(a, b Mutant) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
