@@ -229,10 +229,18 @@ func (r *Reader) Next() (*Event, error) {
 			r.err = err
 			return nil, err
 		}
-		if r.format == Text && len(raw) > 0 && '0' <= raw[0] && raw[0] <= '9' && !r.noFast {
+		if len(raw) > 0 && !r.noFast {
 			// Most lines are plain events: parse them straight from the
 			// raw line; a comment or anything unusual falls through.
-			if ev, ok, err := r.fastText(raw); ok {
+			var ev *Event
+			var ok bool
+			switch c := raw[0]; {
+			case r.format == Text && '0' <= c && c <= '9':
+				ev, ok, err = r.fastText(raw)
+			case r.format == JSONL && c == '{':
+				ev, ok, err = r.fastJSON(raw)
+			}
+			if ok {
 				if err != nil {
 					return nil, err
 				}
