@@ -193,3 +193,23 @@ crash
 		t.Fatalf("completed %d dropped %d vertices %d", res.Completed, res.Dropped, res.Vertices)
 	}
 }
+
+// TestShortestCycleInComponent: the component's DFS root (line 1) lies
+// only on a 3-cycle, but lines 2 and 5 form a 2-cycle; that one is shown.
+func TestShortestCycleInComponent(t *testing.T) {
+	res, err := check(t, `1 inv cas 11:0x200002:0x100001
+2 inv cas 10:0:0x200001 11:0:0x200002
+2 ret ok
+1 ret ok
+3 inv read 10
+3 ret 0
+`, history.Strict)
+	if err != nil || res.Linearizable || len(res.Anomalies) != 1 {
+		t.Fatalf("%+v %v", res, err)
+	}
+	ops := slices.Clone(res.Anomalies[0].Ops)
+	slices.Sort(ops)
+	if !slices.Equal(ops, []int64{2, 5}) {
+		t.Fatalf("want the 2-cycle of lines 2 and 5, got %v", res.Anomalies[0].Ops)
+	}
+}

@@ -73,8 +73,11 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 				h.opName(i), h.addr[w], hex(h.valueOf(x)), writer)})
 	}
 	if e.cyclic {
-		return e.cycles(ctx, res, max)
+		if err := e.cycles(ctx, res, max); err != nil {
+			return err
+		}
 	}
+	e.witness(res) // witness.go: edges of the other kinds, staleness
 	return nil
 }
 
@@ -98,7 +101,18 @@ func (e *eval) cycles(ctx context.Context, res *Result, max int) error {
 			res.Omitted += int64(len(roots) - max)
 			break
 		}
+		// The shortest cycle through the component's root may not be the
+		// shortest in the component: also try through each vertex of the
+		// one found (few, and each search is linear).
 		cyc := e.shortestCycle(s, comp)
+		for _, v := range slices.Clone(cyc[1:]) {
+			if len(cyc) <= 2 {
+				break
+			}
+			if c := e.shortestCycle(v, comp); len(c) < len(cyc) {
+				cyc = c
+			}
+		}
 		res.Anomalies = append(res.Anomalies, e.explainCycle(cyc))
 	}
 	return nil

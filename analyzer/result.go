@@ -57,8 +57,13 @@ type Anomaly struct {
 	Words []uint64 `json:"words"`
 	// Explanation is a sentence a person can follow.
 	Explanation string `json:"explanation"`
-	// Edges justify a cycle, edge by edge.
+	// Edges justify a cycle, edge by edge; for the other kinds they are the
+	// reads-from edges the explanation mentions.
 	Edges []Edge `json:"edges,omitempty"`
+	// Staleness lists, for the reads (and successful cas) of the anomaly
+	// that observed an outdated value, how far behind it was (see
+	// Staleness).
+	Staleness []Staleness `json:"staleness,omitempty"`
 }
 
 // EdgeCounts counts the edges of the multigraph by kind.

@@ -1,6 +1,24 @@
-// Package report renders an analyzer verdict for people and programs: a
-// text summary (verdict, counts, then each anomaly with its explanation)
-// and the JSON object of shared/cli-contract.md.
+// Package report renders an analyzer verdict for people and programs.
+//
+//   - Text: the verdict, counts, then each anomaly with its minimal
+//     witness: for a cycle, a shortest cycle, each edge with its reason in
+//     a sentence; for the other kinds, the explanation and the reads-from
+//     edges it names; for stale observations, how many versions behind
+//     they were (analyzer.Staleness).
+//   - JSON: the object of shared/cli-contract.md, with each anomaly's
+//     edges and staleness.
+//   - DOT: the anomalies' neighbourhoods of the precedence multigraph
+//     (analyzer.Neighbourhood), through gonum's DOT encoder, edges labelled
+//     by kind and word, the witness's edges in bold.
+//   - HTML: one self-contained file (no network loads): per anomaly, a
+//     timeline with a lane per process, operations as bars from
+//     invocation to response, crash lines, the anomaly's operations
+//     highlighted, and beside it the precedence subgraph with labelled
+//     edges; hovering shows an operation's lines and values.
+//
+// DOT and HTML show neighbourhoods, never a whole history, so their size
+// does not grow with the history's: the analyzer keeps no values, and
+// Collect re-reads just the lines shown (analyzer.Extract).
 package report
 
 import (
@@ -32,13 +50,20 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 			fmt.Fprintf(&b, ", addresses %s", joinU(a.Words))
 		}
 		b.WriteString("\n")
-		if len(a.Edges) > 0 {
+		if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
 			fmt.Fprintf(&b, "  %d operations must each come before the next, and the last before the first:\n", len(a.Ops))
 			for _, e := range a.Edges {
 				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
 			}
+			for _, s := range a.Staleness {
+				fmt.Fprintf(&b, "  staleness: %s\n", s.Reason)
+			}
 		} else {
+			// The explanation already ends with the staleness sentences.
 			fmt.Fprintf(&b, "  %s\n", a.Explanation)
+			for _, e := range a.Edges {
+				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
+			}
 		}
 	}
 	if r.Omitted > 0 {

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 
 	"github.com/schollz/progressbar/v3"
@@ -22,6 +24,7 @@ func checkCommand(e env) *cobra.Command {
 		asJSON   bool
 		useExact bool
 		cpuProf  string
+		outs     outputs
 	)
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE|-",
@@ -29,11 +32,30 @@ func checkCommand(e env) *cobra.Command {
 		Long: `check reads a history (shared/history-format.md: text v1 or its JSON Lines
 twin, detected automatically; - is standard input) and decides whether it is
 linearizable. Exit status: 0 linearizable, 1 not linearizable, 2 malformed input,
-an input that breaks an assumption of the method, or a usage error.`,
+an input that breaks an assumption of the method, or a usage error.
+
+Each anomaly is explained by a minimal witness: for a cycle, a shortest cycle,
+each edge with its reason; for a stale read, how many versions behind it was.
+
+  --report FILE.html  a self-contained HTML report: per anomaly, a timeline of
+                      its neighbourhood (a lane per process) and the precedence
+                      subgraph around it; never the whole history
+  --dot FILE.dot      the anomalies' neighbourhoods of the precedence graph, as
+                      Graphviz DOT, edges labelled by kind and word
+  --shrink OUT.hist   a small sub-history that still fails (1-minimal: removing
+                      any one operation makes it pass, ill-formed or fail
+                      otherwise), for a person to read and a test to keep
+
+These read the input a second time for the lines they show: when the input is
+standard input, it is first copied to a temporary file (removed at exit). They
+never overwrite an existing file unless --force is given.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := history.ParseMode(modeName)
 			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			if err := outs.validate(args[0]); err != nil {
 				return &exitError{exitInput, err}
 			}
 			if cpuProf != "" {
@@ -44,15 +66,22 @@ an input that breaks an assumption of the method, or a usage error.`,
 				defer stop()
 			}
 			if useExact {
+				if outs.any() {
+					return &exitError{exitInput, errors.New("--report, --dot and --shrink need the graph method: leave out --exact")}
+				}
 				return runExact(cmd.Context(), e, args[0], mode, asJSON)
 			}
-			return runCheck(cmd.Context(), e, args[0], mode, asJSON)
+			return runCheck(cmd.Context(), e, args[0], mode, asJSON, outs)
 		},
 	}
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the check to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&useExact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
+	cmd.Flags().StringVar(&outs.html, "report", "", "also write a self-contained HTML report to this file")
+	cmd.Flags().StringVar(&outs.dot, "dot", "", "also write the anomalies' neighbourhoods of the precedence graph as Graphviz DOT to this file")
+	cmd.Flags().StringVar(&outs.shrink, "shrink", "", "also write a small sub-history that still fails to this file")
+	cmd.Flags().BoolVar(&outs.force, "force", false, "overwrite existing --report, --dot and --shrink files")
 	return cmd
 }
 
@@ -72,12 +101,24 @@ func openInput(e env, path string) (io.Reader, string, int64, func(), error) {
 	return f, path, size, func() { f.Close() }, nil
 }
 
-func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON bool) error {
+func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON bool, outs outputs) error {
 	in, name, size, closeIn, err := openInput(e, path)
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
 	defer closeIn()
+	// The outputs re-read the input: keep a copy of standard input.
+	reopen := func() (io.ReadCloser, error) { return os.Open(path) }
+	if path == "-" && outs.any() {
+		tmp, err := os.CreateTemp("", "pmlin-stdin-*.hist")
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		in = io.TeeReader(in, tmp)
+		reopen = func() (io.ReadCloser, error) { return os.Open(tmp.Name()) }
+	}
 	var bar *progressbar.ProgressBar
 	if e.stderrTTY && size > 64<<20 {
 		bar = progressbar.DefaultBytes(size, "reading "+name)
@@ -85,24 +126,15 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		in = &pr
 	}
 	r := history.NewReader(in, name, history.Options{})
-	opts := analyzer.Options{Mode: mode, SizeHint: size}
-	if bar != nil {
-		// After the read, say what the remaining seconds are spent on.
-		opts.Phase = func(phase string) {
-			bar.Finish()
-			bar.Clear()
-			fmt.Fprintf(e.stderr, "\r%s: %s...\033[K", name, phase)
-		}
-	}
-	res, err := analyzer.Check(ctx, r, opts)
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size})
 	if bar != nil {
 		bar.Finish()
 		bar.Clear()
-		fmt.Fprint(e.stderr, "\r\033[K")
 	}
 	if err != nil {
 		return classify(err)
 	}
+	res := a.Result
 	if asJSON {
 		err = report.JSON(e.stdout, res)
 	} else {
@@ -111,10 +143,149 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
+	if err := writeOutputs(ctx, e, a, name, reopen, outs); err != nil {
+		return err
+	}
 	if !res.Linearizable {
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// outputs are the files check writes besides its verdict.
+type outputs struct {
+	html, dot, shrink string
+	force             bool
+}
+
+func (o outputs) any() bool { return o.html != "" || o.dot != "" || o.shrink != "" }
+
+// validate refuses, before any work, outputs that would overwrite a file
+// (without --force), the input, or each other.
+func (o outputs) validate(input string) error {
+	seen := map[string]string{}
+	for _, f := range []struct{ flag, path string }{{"--report", o.html}, {"--dot", o.dot}, {"--shrink", o.shrink}} {
+		if f.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			return err
+		}
+		if prev, ok := seen[abs]; ok {
+			return fmt.Errorf("%s and %s name the same file %s", prev, f.flag, f.path)
+		}
+		seen[abs] = f.flag
+		if in, err := filepath.Abs(input); err == nil && input != "-" && in == abs {
+			return fmt.Errorf("%s %s would overwrite the input", f.flag, f.path)
+		}
+		if _, err := os.Stat(f.path); err == nil && !o.force {
+			return fmt.Errorf("%s %s: the file exists (use --force to overwrite it)", f.flag, f.path)
+		}
+	}
+	return nil
+}
+
+// writeOutputs writes the HTML report, the DOT graph and the shrunk
+// history asked for, each reported on standard error.
+func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string, reopen report.Opener, o outputs) error {
+	if o.html != "" || o.dot != "" {
+		d, err := report.Collect(ctx, a, name, reopen, report.Options{})
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		if o.html != "" {
+			if err := createOutput(o.html, o.force, func(w io.Writer) error { return report.HTML(w, d) }); err != nil {
+				return &exitError{exitInput, err}
+			}
+			fmt.Fprintf(e.stderr, "pmlin: wrote the report %s (%s)\n", o.html, fileSize(o.html))
+		}
+		if o.dot != "" {
+			if err := createOutput(o.dot, o.force, func(w io.Writer) error { return report.DOT(w, d) }); err != nil {
+				return &exitError{exitInput, err}
+			}
+			fmt.Fprintf(e.stderr, "pmlin: wrote the graph %s (%s)\n", o.dot, fileSize(o.dot))
+		}
+	}
+	if o.shrink == "" {
+		return nil
+	}
+	if a.Result.Linearizable {
+		fmt.Fprintf(e.stderr, "pmlin: nothing to shrink: the history is linearizable (no %s written)\n", o.shrink)
+		return nil
+	}
+	h, st, err := a.Shrink(ctx, reopen, analyzer.ShrinkOptions{Confirm: true})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return &exitError{exitInput, fmt.Errorf("interrupted")}
+		}
+		// The verdict stands; only the shrinking failed.
+		fmt.Fprintf(e.stderr, "pmlin: --shrink: %v (no %s written)\n", err, o.shrink)
+		return nil
+	}
+	an := a.Result.Anomalies[0]
+	comment := []string{
+		fmt.Sprintf("Shrunk by pmlin check --shrink from %s (%d operations) to %d operations:", name, st.Original, st.Final),
+		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.ModeName),
+		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.ModeName),
+	}
+	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return analyzer.WriteShrunk(w, h, comment) }); err != nil {
+		return &exitError{exitInput, err}
+	}
+	minimal := "1-minimal"
+	if !st.Minimal {
+		minimal = "not proven 1-minimal: the check budget ran out"
+	}
+	exact := ""
+	if st.Exact != "" {
+		exact = ", exact checker " + st.Exact
+	}
+	fmt.Fprintf(e.stderr, "pmlin: shrunk %d operations to %d (%d lines; %s; %d re-checks in %.2fs%s): %s\n",
+		st.Original, st.Final, st.Lines, minimal, st.Checks, st.Seconds, exact, o.shrink)
+	return nil
+}
+
+// createOutput creates path (refusing to replace a file unless force) and
+// fills it with write; on error the partial file is removed.
+func createOutput(path string, force bool, write func(io.Writer) error) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s: the file exists (use --force to overwrite it)", path)
+		}
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+func fileSize(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "?"
+	}
+	switch n := st.Size(); {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
 }
 
 // startCPUProfile starts profiling into path, refusing to overwrite a file.

@@ -1,0 +1,176 @@
+package analyzer_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/exact"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/report"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files of TestFigures")
+
+// figures are the example histories of the OPODIS paper (Cepeda et al.,
+// "Toward Linearizability Testing for Multi-Word Persistent Synchronization
+// Primitives", OPODIS 2019), as reconstructed in testdata/opodis (each
+// file's comment says how faithfully), with the verdict the paper's
+// definitions give, per mode, and the kinds of the anomalies that prove a
+// violation. These expectations come from the paper, not from the
+// analyzer: if they disagree, the analyzer is what must be looked at.
+var figures = []struct {
+	file string
+	// per mode (strict, recoverable, durable): nil means linearizable,
+	// otherwise the sorted anomaly kinds expected.
+	want [3][]analyzer.Kind
+	// ops: for a violation, the operations (lines of their inv) that the
+	// first anomaly must name, in every mode where there is one.
+	ops []int64
+}{
+	{file: "fig2.hist"},
+	{file: "fig4.hist", want: all(analyzer.Cycle), ops: []int64{18, 22}},
+	{file: "fig5.hist", want: all(analyzer.Dangling, analyzer.Dangling), ops: []int64{19}},
+	{file: "fig6.hist", want: all(analyzer.Fork), ops: []int64{17, 18}},
+	{file: "fig7.hist", want: all(analyzer.Cycle), ops: []int64{21, 22}},
+	{file: "fig10.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{23, 27}},
+	{file: "fig12.hist", want: all(analyzer.UnexplainedFailure), ops: []int64{23, 19}},
+}
+
+// cycleHeader is how report.Text introduces the edges of a cycle.
+const cycleHeader = "must each come before the next, and the last before the first"
+
+// TestFigureTextKinds: the text report introduces an anomaly's edges as a
+// cycle only when the anomaly is one. (A regression test: for a while
+// report.Text printed the cycle header for every anomaly that carried
+// Edges, which the analyzer attaches to forks and other kinds as well.)
+func TestFigureTextKinds(t *testing.T) {
+	for _, fig := range figures {
+		in, err := os.ReadFile(filepath.Join("testdata", "opodis", fig.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range history.Modes {
+			r := history.NewReader(bytes.NewReader(in), fig.file, history.Options{})
+			res, err := analyzer.Check(context.Background(), r, analyzer.Options{Mode: mode})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range res.Anomalies {
+				var buf bytes.Buffer
+				one := *res
+				one.Anomalies = []analyzer.Anomaly{a}
+				if err := report.Text(&buf, fig.file, &one); err != nil {
+					t.Fatal(err)
+				}
+				if a.Kind != analyzer.Cycle && bytes.Contains(buf.Bytes(), []byte(cycleHeader)) {
+					t.Errorf("%s, %v: a %s anomaly is printed as a cycle:\n%s", fig.file, mode, a.Kind, buf.String())
+				}
+			}
+		}
+	}
+}
+
+func all(k ...analyzer.Kind) [3][]analyzer.Kind { return [3][]analyzer.Kind{k, k, k} }
+
+func TestFigures(t *testing.T) {
+	files, err := filepath.Glob("testdata/opodis/*.hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != len(figures) {
+		t.Errorf("%d files in testdata/opodis, %d in the table", len(files), len(figures))
+	}
+	for _, fig := range figures {
+		path := filepath.Join("testdata", "opodis", fig.file)
+		in, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.ReadAll(bytes.NewReader(in), fig.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for mi, mode := range history.Modes {
+			t.Run(fig.file+"/"+mode.String(), func(t *testing.T) {
+				r := history.NewReader(bytes.NewReader(in), fig.file, history.Options{})
+				res, err := analyzer.Check(context.Background(), r, analyzer.Options{Mode: mode})
+				if err != nil {
+					t.Fatalf("Check: %v", err)
+				}
+				// The verdict and anomalies the paper's definitions give.
+				want := fig.want[mi]
+				var got []analyzer.Kind
+				for _, a := range res.Anomalies {
+					got = append(got, a.Kind)
+				}
+				slices.Sort(got)
+				if res.Linearizable != (want == nil) || !slices.Equal(got, want) {
+					t.Errorf("verdict: linearizable=%v anomalies %v; the paper: linearizable=%v anomalies %v",
+						res.Linearizable, got, want == nil, want)
+				}
+				if want != nil && len(res.Anomalies) > 0 && !slices.Equal(res.Anomalies[0].Ops, fig.ops) {
+					t.Errorf("first anomaly names operations %v, want %v", res.Anomalies[0].Ops, fig.ops)
+				}
+				// The exact checker, an independent oracle, agrees with
+				// the paper (a check of the reconstruction itself).
+				ex, err := exact.Check(context.Background(), h, exact.Options{Mode: mode})
+				if err != nil {
+					t.Fatalf("exact: %v", err)
+				}
+				if ex.Linearizable != (want == nil) {
+					t.Errorf("the exact checker says linearizable=%v, the paper %v", ex.Linearizable, want == nil)
+				}
+				// Golden text and JSON reports.
+				var buf bytes.Buffer
+				if err := report.Text(&buf, fig.file, res); err != nil {
+					t.Fatal(err)
+				}
+				buf.WriteString("\n")
+				var js bytes.Buffer
+				if err := report.JSON(&js, res); err != nil {
+					t.Fatal(err)
+				}
+				if !json.Valid(js.Bytes()) {
+					t.Fatalf("invalid JSON: %s", js.String())
+				}
+				if err := json.Indent(&buf, js.Bytes(), "", "  "); err != nil {
+					t.Fatal(err)
+				}
+				golden := filepath.Join("testdata", "opodis", fig.file[:len(fig.file)-len(".hist")]+"."+mode.String()+".golden")
+				if *updateGolden {
+					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				wantOut, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (regenerate with go test ./analyzer -run Figures -update)", err)
+				}
+				if !bytes.Equal(buf.Bytes(), wantOut) {
+					t.Errorf("report differs from %s (regenerate with -update if the change is intended):\n--- got\n%s\n--- want\n%s", golden, buf.String(), wantOut)
+				}
+				// The JSON fields of shared/cli-contract.md.
+				var obj map[string]any
+				if err := json.Unmarshal(js.Bytes(), &obj); err != nil {
+					t.Fatal(err)
+				}
+				for _, k := range []string{"linearizable", "mode", "operations", "anomalies"} {
+					if _, ok := obj[k]; !ok {
+						t.Errorf("JSON has no %q", k)
+					}
+				}
+				if obj["mode"] != mode.String() || obj["linearizable"] != res.Linearizable {
+					t.Errorf("JSON mode %v linearizable %v", obj["mode"], obj["linearizable"])
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,219 @@
+package analyzer_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/exact"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/histgen"
+)
+
+var shrinkSeeds = flag.Int("shrink.seeds", 300, "random histories TestShrinkRandom generates")
+
+func opener(text []byte) func() (io.ReadCloser, error) {
+	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
+}
+
+// failsAs reports whether h is accepted by the analyzer and not
+// linearizable, with an anomaly of kind want and anomalies of the given
+// kinds only.
+func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want analyzer.Kind) bool {
+	res, err := analyzer.CheckHistory(context.Background(), h, analyzer.Options{Mode: mode})
+	if err != nil || res.Linearizable || len(res.Anomalies) == 0 {
+		return false
+	}
+	found := false
+	for _, a := range res.Anomalies {
+		if !slices.Contains(kinds, a.Kind) {
+			return false
+		}
+		found = found || a.Kind == want
+	}
+	return found
+}
+
+func kindsOf(res *analyzer.Result) []analyzer.Kind {
+	var ks []analyzer.Kind
+	for _, a := range res.Anomalies {
+		if !slices.Contains(ks, a.Kind) {
+			ks = append(ks, a.Kind)
+		}
+	}
+	return ks
+}
+
+// without is h without operation i (and renumbered event positions kept
+// as they are: WriteTo only sorts by them).
+func without(h *history.History, i int) *history.History {
+	c := *h
+	c.Ops = slices.Delete(slices.Clone(h.Ops), i, i+1)
+	for k := range c.Ops {
+		c.Ops[k].ID = k
+	}
+	return &c
+}
+
+// checkShrunk asserts that h fails with anomaly 0 of the original
+// analysis' kind, and that removing any single operation makes it stop
+// failing that way (1-minimality).
+func checkShrunk(t *testing.T, h *history.History, mode history.Mode, orig *analyzer.Result) {
+	t.Helper()
+	kinds, want := kindsOf(orig), orig.Anomalies[0].Kind
+	if !failsAs(h, mode, kinds, want) {
+		t.Fatalf("the shrunk history does not fail with a %s:\n%s", want, histgen.Text(h))
+	}
+	for i := range h.Ops {
+		if failsAs(without(h, i), mode, kinds, want) {
+			t.Fatalf("not 1-minimal: still fails without op %d (line %d):\n%s", i, h.Ops[i].Line, histgen.Text(h))
+		}
+	}
+}
+
+func TestShrinkPlantedViolations(t *testing.T) {
+	for _, v := range []histgen.Violation{histgen.PlantStaleRead, histgen.PlantTornRead, histgen.PlantLostWrite} {
+		for _, mode := range []history.Mode{history.Strict, history.Durable} {
+			t.Run(v.String()+"/"+mode.String(), func(t *testing.T) {
+				text, st := large(t, 20000, v, 11)
+				a := analyze(t, text, mode)
+				if a.Result.Linearizable {
+					t.Skip("linearizable in this mode")
+				}
+				h, stats, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{Confirm: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("%v: %d ops -> %d extracted -> %d (%d lines, %d checks, exact %s)", v, stats.Original, stats.Extracted, stats.Final, stats.Lines, stats.Checks, stats.Exact)
+				if stats.Final > 20 || !stats.Minimal || stats.Exact != "agrees" {
+					t.Fatalf("stats %+v", stats)
+				}
+				checkShrunk(t, h, mode, a.Result)
+				// The planted operation survives with its original line.
+				found := false
+				for _, op := range h.Ops {
+					found = found || op.Line == st.ViolationLine
+				}
+				if !found {
+					t.Errorf("the planted operation (line %d) was shrunk away:\n%s", st.ViolationLine, histgen.Text(h))
+				}
+				// Written out, it parses and fails the same way.
+				var buf bytes.Buffer
+				if err := analyzer.WriteShrunk(&buf, h, []string{"test"}); err != nil {
+					t.Fatal(err)
+				}
+				res, err := analyzer.Check(context.Background(), history.NewReader(bytes.NewReader(buf.Bytes()), "shrunk", history.Options{}), analyzer.Options{Mode: mode})
+				if err != nil || res.Linearizable {
+					t.Fatalf("written shrunk history: %v %+v\n%s", err, res, buf.String())
+				}
+			})
+		}
+	}
+}
+
+// TestShrinkRandom shrinks the violating small random histories of
+// histgen and checks each result with the exact checker.
+func TestShrinkRandom(t *testing.T) {
+	n := *shrinkSeeds
+	if testing.Short() {
+		n = min(n, 60)
+	}
+	shrunk := 0
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		c := histgen.RandomCase(histgen.RandomSmallConfig(seed), seed)
+		mode := c.Config.Mode
+		text := histgen.Text(c.History)
+		a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "r", history.Options{}), analyzer.Options{Mode: mode})
+		if err != nil || a.Result.Linearizable {
+			continue
+		}
+		h, st, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{Confirm: true})
+		if err != nil {
+			t.Fatalf("%v: %v", c, err)
+		}
+		if st.Exact != "agrees" {
+			t.Fatalf("%v: exact checker %q on the shrunk history:\n%s", c, st.Exact, histgen.Text(h))
+		}
+		checkShrunk(t, h, mode, a.Result)
+		if st.Final > st.Original {
+			t.Fatalf("%v: grew: %+v", c, st)
+		}
+		shrunk++
+	}
+	if shrunk < n/5 {
+		t.Fatalf("only %d of %d random histories violated", shrunk, n)
+	}
+	t.Logf("shrunk %d violating histories", shrunk)
+}
+
+func TestMinimizeRefusesPassing(t *testing.T) {
+	h := histgen.Small(histgen.DefaultSmall(), 1)
+	_, _, err := analyzer.Minimize(context.Background(), h, analyzer.ShrinkOptions{})
+	if !errors.Is(err, analyzer.ErrNotFailing) {
+		t.Fatalf("err %v", err)
+	}
+	a := analyze(t, histgen.Text(h), history.Strict)
+	if _, _, err := a.Shrink(context.Background(), opener(histgen.Text(h)), analyzer.ShrinkOptions{}); !errors.Is(err, analyzer.ErrNotFailing) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestShrinkKeepsCrashes: a cut-off cas whose effect a read saw needs its
+// crash line; the strict-mode violation is about that crash.
+func TestShrinkKeepsCrashes(t *testing.T) {
+	text := []byte("1 inv read 3\n1 ret 0\n1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n3 inv read 3\n3 ret 0\n")
+	a := analyze(t, text, history.Strict)
+	if a.Result.Linearizable {
+		t.Fatal("want a violation in strict mode")
+	}
+	h, _, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Crashes) != 1 || len(h.Ops) != 3 {
+		t.Fatalf("want the cas, both reads and the crash:\n%s", histgen.Text(h))
+	}
+	checkShrunk(t, h, history.Strict, a.Result)
+	r, err := exact.Check(context.Background(), h, exact.Options{Mode: history.Strict})
+	if err != nil || r.Linearizable {
+		t.Fatalf("exact: %v %+v", err, r)
+	}
+}
+
+// TestShrinkFarBehind: a read 300 versions behind shrinks to the read and
+// the write that replaced its value; the staleness figure says 300.
+func TestShrinkFarBehind(t *testing.T) {
+	var b bytes.Buffer
+	w := history.NewWriter(&b)
+	w.Header(0, nil)
+	prev := uint64(0)
+	for k := uint64(1); k <= 300; k++ {
+		v := 1<<32 | k
+		w.InvokeCAS(1, []uint64{4}, []uint64{prev}, []uint64{v})
+		w.ReturnOK(1)
+		prev = v
+	}
+	w.InvokeRead(2, []uint64{4})
+	w.ReturnRead(2, []uint64{1<<32 | 1})
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	text := b.Bytes()
+	a := analyze(t, text, history.Strict)
+	if len(a.Result.Anomalies) != 1 || len(a.Result.Anomalies[0].Staleness) != 1 || a.Result.Anomalies[0].Staleness[0].Behind != 299 {
+		t.Fatalf("%+v", a.Result.Anomalies)
+	}
+	h, st, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Final != 2 || st.Extracted > 3 {
+		t.Fatalf("%+v\n%s", st, histgen.Text(h))
+	}
+	checkShrunk(t, h, history.Strict, a.Result)
+}

@@ -1,0 +1,213 @@
+package analyzer_test
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/histgen"
+)
+
+// large writes a histgen history with one planted violation.
+func large(t testing.TB, ops int, v histgen.Violation, seed uint64) ([]byte, histgen.LargeStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	cfg := histgen.LargeConfig{Ops: ops, Procs: 8, Words: 500, K: 3, ReadFraction: 0.5, Violation: v, ViolationAt: ops / 2}
+	if v == histgen.PlantLostWrite {
+		cfg.CrashEvery = 2000
+	}
+	st, err := histgen.WriteLarge(&buf, cfg, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes(), st
+}
+
+func TestStalenessCountsMissedVersions(t *testing.T) {
+	// Three writes of word 7 finish, then a read returns the first value:
+	// it missed two versions.
+	text := `1 inv cas 7:0:0x100001
+1 ret ok
+2 inv cas 7:0x100001:0x200001
+2 ret ok
+3 inv cas 7:0x200001:0x300001
+3 ret ok
+4 inv read 7
+4 ret 0x100001
+`
+	a := analyze(t, []byte(text), history.Strict)
+	if a.Result.Linearizable || len(a.Result.Anomalies) != 1 {
+		t.Fatalf("want one anomaly: %+v", a.Result)
+	}
+	an := a.Result.Anomalies[0]
+	if len(an.Staleness) != 1 {
+		t.Fatalf("staleness: %+v", an)
+	}
+	s := an.Staleness[0]
+	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5}
+	s.Reason = ""
+	if s != want {
+		t.Fatalf("got %+v\nwant %+v", s, want)
+	}
+	if !strings.Contains(an.Explanation, "2 versions behind") {
+		t.Fatalf("explanation: %s", an.Explanation)
+	}
+}
+
+func TestStalenessConcurrentWriteNotCounted(t *testing.T) {
+	// The second write is still running when the read is invoked: the
+	// read is one version behind, not two.
+	text := `1 inv cas 7:0:0x100001
+1 ret ok
+2 inv cas 7:0x100001:0x200001
+2 ret ok
+3 inv cas 7:0x200001:0x300001
+4 inv read 7
+4 ret 0
+3 ret ok
+`
+	a := analyze(t, []byte(text), history.Strict)
+	if len(a.Result.Anomalies) == 0 {
+		t.Fatal("want an anomaly")
+	}
+	var got []int
+	for _, an := range a.Result.Anomalies {
+		for _, s := range an.Staleness {
+			got = append(got, s.Behind)
+			if s.Value != 0 || s.Writer != 0 || s.Latest != 0x200001 {
+				t.Fatalf("%+v", s)
+			}
+		}
+	}
+	if !slices.Equal(got, []int{2}) {
+		// genesis -> 0x100001 -> 0x200001 finished; 0x300001 concurrent.
+		t.Fatalf("behind: %v", got)
+	}
+}
+
+func TestPlantedStaleReadWitness(t *testing.T) {
+	text, st := large(t, 20000, histgen.PlantStaleRead, 3)
+	a := analyze(t, text, history.Strict)
+	if len(a.Result.Anomalies) != 1 {
+		t.Fatalf("anomalies: %+v", a.Result.Anomalies)
+	}
+	an := a.Result.Anomalies[0]
+	if an.Kind != analyzer.Cycle || !slices.Contains(an.Ops, st.ViolationLine) {
+		t.Fatalf("anomaly %+v, planted at line %d", an, st.ViolationLine)
+	}
+	if len(an.Staleness) == 0 || an.Staleness[0].Op != st.ViolationLine || an.Staleness[0].Behind < 1 {
+		t.Fatalf("staleness: %+v", an.Staleness)
+	}
+	// Every edge of the witness has a reason naming both ends.
+	for _, e := range an.Edges {
+		if !strings.Contains(e.Reason, "line ") || e.From == e.To {
+			t.Fatalf("edge %+v", e)
+		}
+	}
+}
+
+func TestForkWitnessEdges(t *testing.T) {
+	text := "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv read 10\n2 ret 0x100001\n3 inv cas 10:0x100001:0x200001\n4 inv cas 10:0x100001:0x300001\n3 ret ok\n4 ret ok\n"
+	a := analyze(t, []byte(text), history.Strict)
+	var fork *analyzer.Anomaly
+	for k := range a.Result.Anomalies {
+		if a.Result.Anomalies[k].Kind == analyzer.Fork {
+			fork = &a.Result.Anomalies[k]
+		}
+	}
+	if fork == nil {
+		t.Fatalf("no fork: %+v", a.Result.Anomalies)
+	}
+	if len(fork.Edges) != 2 {
+		t.Fatalf("edges: %+v", fork.Edges)
+	}
+	for _, e := range fork.Edges {
+		if e.Kind != analyzer.ReadsFrom || e.From != 1 || e.Word != 10 {
+			t.Fatalf("edge %+v", e)
+		}
+	}
+}
+
+func TestNeighbourhood(t *testing.T) {
+	for _, v := range []histgen.Violation{histgen.PlantStaleRead, histgen.PlantTornRead, histgen.PlantLostWrite} {
+		t.Run(v.String(), func(t *testing.T) {
+			text, _ := large(t, 20000, v, 5)
+			a := analyze(t, text, history.Strict)
+			if len(a.Result.Anomalies) == 0 {
+				t.Fatal("no anomaly")
+			}
+			opts := analyzer.NeighbourhoodOptions{MaxNodes: 12, Window: 4, MaxTimeline: 50}
+			nb, err := a.Neighbourhood(0, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			an := a.Result.Anomalies[0]
+			if len(nb.Nodes) > opts.MaxNodes+len(an.Ops) || len(nb.Timeline) > opts.MaxTimeline+opts.MaxNodes {
+				t.Fatalf("too big: %d nodes, %d on the timeline", len(nb.Nodes), len(nb.Timeline))
+			}
+			lines := map[int64]bool{}
+			for _, o := range nb.Nodes {
+				lines[o.Line] = true
+			}
+			for _, l := range an.Ops {
+				if !lines[l] {
+					t.Fatalf("core op %d not a node", l)
+				}
+			}
+			var witness int
+			for _, e := range nb.Edges {
+				if !lines[e.From] || !lines[e.To] {
+					t.Fatalf("edge %+v leaves the neighbourhood", e)
+				}
+				if e.Witness {
+					witness++
+				}
+			}
+			if witness < len(an.Edges) {
+				t.Fatalf("%d witness edges, the anomaly has %d", witness, len(an.Edges))
+			}
+			if !slices.IsSortedFunc(nb.Timeline, func(x, y analyzer.OpInfo) int { return int(x.Line - y.Line) }) {
+				t.Fatal("timeline not in invocation order")
+			}
+			if _, err := a.Neighbourhood(len(a.Result.Anomalies), opts); err == nil {
+				t.Fatal("want an error for a missing anomaly")
+			}
+		})
+	}
+}
+
+func TestExtract(t *testing.T) {
+	text := `pmlin-history v1
+init 9
+1 inv cas 5:9:0x100001
+2 inv read 5
+crash
+2 inv read 5
+2 ret 0x100001
+3 inv read 5
+3 ret 0x100001
+crash
+`
+	r := history.NewReader(strings.NewReader(text), "t", history.Options{})
+	h, crashes, err := analyzer.Extract(context.Background(), r, []int64{3, 6}, func(l int64) bool { return l == 10 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Ops) != 2 || h.Ops[0].Line != 3 || h.Ops[0].Crash != 0 || h.Ops[1].Line != 6 || h.Ops[1].RetLine != 7 || h.InitDefault != 9 {
+		t.Fatalf("%+v", h)
+	}
+	if !slices.Equal(crashes, []int64{5, 10}) {
+		t.Fatalf("crashes %v", crashes)
+	}
+	var buf bytes.Buffer
+	if _, err := h.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.ReadAll(&buf, "x"); err != nil {
+		t.Fatalf("extracted history is not well formed: %v", err)
+	}
+}

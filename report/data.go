@@ -1,0 +1,164 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+)
+
+// Opener re-opens the input an analysis read, from its beginning.
+type Opener func() (io.ReadCloser, error)
+
+// Options bound what DOT and HTML show.
+type Options struct {
+	// MaxAnomalies is the number of anomalies drawn (default 5); the
+	// others are listed in text.
+	MaxAnomalies int
+	// Neighbourhood bounds each anomaly's graph and timeline.
+	Neighbourhood analyzer.NeighbourhoodOptions
+	// Sample is the number of operations a report on a linearizable
+	// history shows (default 40).
+	Sample int
+}
+
+// Data is what DOT and HTML draw: the verdict, the neighbourhoods of the
+// first anomalies, and the full data of the operations shown, re-read
+// from the input.
+type Data struct {
+	Name   string
+	Result *analyzer.Result
+	// Neighbourhoods of the first anomalies.
+	Neighbourhoods []*analyzer.Neighbourhood
+	// Sample: for a linearizable history, the first operations.
+	Sample []analyzer.OpInfo
+	// Ops are the operations shown, by invocation line, as the input has
+	// them (nil when the input could not be re-read).
+	Ops map[int64]*history.Op
+	// Crashes are the crash lines within the spans shown.
+	Crashes []int64
+}
+
+// maxCrashLines bounds the crash lines a report keeps.
+const maxCrashLines = 2000
+
+// Collect computes what DOT and HTML draw. open may be nil (the input
+// cannot be re-read): the drawings then lack values.
+func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener, opts Options) (*Data, error) {
+	if opts.MaxAnomalies <= 0 {
+		opts.MaxAnomalies = 5
+	}
+	if opts.Sample <= 0 {
+		opts.Sample = 40
+	}
+	d := &Data{Name: name, Result: a.Result}
+	var spans [][2]int64
+	var lines []int64
+	span := func(ops []analyzer.OpInfo) {
+		if len(ops) == 0 {
+			return
+		}
+		lo, hi := int64(math.MaxInt64), int64(0)
+		for _, o := range ops {
+			if o.Line == 0 {
+				continue
+			}
+			lines = append(lines, o.Line)
+			lo = min(lo, o.Line)
+			hi = max(hi, o.Line, o.RetLine, o.CrashLine)
+		}
+		if hi > 0 {
+			spans = append(spans, [2]int64{lo, hi})
+		}
+	}
+	for k := range min(opts.MaxAnomalies, len(a.Result.Anomalies)) {
+		nb, err := a.Neighbourhood(k, opts.Neighbourhood)
+		if err != nil {
+			return nil, err
+		}
+		d.Neighbourhoods = append(d.Neighbourhoods, nb)
+		span(nb.Timeline)
+		span(nb.Nodes)
+	}
+	if len(a.Result.Anomalies) == 0 {
+		d.Sample = a.FirstOps(opts.Sample)
+		span(d.Sample)
+	}
+	if open == nil || len(lines) == 0 {
+		return d, nil
+	}
+	rc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	kept := 0
+	keep := func(line int64) bool {
+		for _, s := range spans {
+			if line >= s[0] && line <= s[1] && kept < maxCrashLines {
+				kept++
+				return true
+			}
+		}
+		return false
+	}
+	h, crashes, err := analyzer.Extract(ctx, history.NewReader(rc, name, history.Options{}), lines, keep)
+	if err != nil {
+		return nil, fmt.Errorf("re-reading %s: %w", name, err)
+	}
+	d.Ops = make(map[int64]*history.Op, len(h.Ops))
+	for i := range h.Ops {
+		d.Ops[h.Ops[i].Line] = &h.Ops[i]
+	}
+	d.Crashes = crashes
+	return d, nil
+}
+
+// appendNum writes v as the history format does: decimal below 4096, hex
+// above.
+func num(v uint64) string {
+	if v < 4096 {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("%#x", v)
+}
+
+// opText renders an operation's invocation and response as lines of the
+// history format (without their line numbers).
+func opText(op *history.Op) (inv, ret string) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d inv %s", op.Proc, op.Kind)
+	for j, a := range op.Addrs {
+		if op.Kind == history.CAS {
+			fmt.Fprintf(&b, " %d:%s:%s", a, num(op.Expected[j]), num(op.New[j]))
+		} else {
+			fmt.Fprintf(&b, " %d", a)
+		}
+	}
+	inv = b.String()
+	switch op.Status {
+	case history.Returned:
+		vals := make([]string, len(op.Values))
+		for j, v := range op.Values {
+			vals[j] = num(v)
+		}
+		ret = fmt.Sprintf("%d ret %s", op.Proc, strings.Join(vals, " "))
+	case history.Succeeded:
+		ret = fmt.Sprintf("%d ret ok", op.Proc)
+	case history.Failed:
+		ret = fmt.Sprintf("%d ret fail %d", op.Proc, op.FailAddr)
+	}
+	return inv, ret
+}
+
+// crashesIn are the crash lines in [lo, hi].
+func (d *Data) crashesIn(lo, hi int64) []int64 {
+	i, _ := slices.BinarySearch(d.Crashes, lo)
+	j, _ := slices.BinarySearch(d.Crashes, hi+1)
+	return d.Crashes[i:j]
+}

@@ -1,0 +1,195 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"gonum.org/v1/gonum/graph"
+	"gonum.org/v1/gonum/graph/encoding"
+	"gonum.org/v1/gonum/graph/encoding/dot"
+	"gonum.org/v1/gonum/graph/multi"
+
+	"github.com/pmlin/pmlin/analyzer"
+)
+
+// dotNode is a vertex of the DOT drawing: an operation, by its line.
+type dotNode struct {
+	line  int64
+	attrs []encoding.Attribute
+}
+
+func (n dotNode) ID() int64 { return n.line }
+
+func (n dotNode) DOTID() string {
+	if n.line == 0 {
+		return "genesis"
+	}
+	return fmt.Sprintf("L%d", n.line)
+}
+
+func (n dotNode) Attributes() []encoding.Attribute { return n.attrs }
+
+// dotLine is one edge of the multigraph: one reason at one word.
+type dotLine struct {
+	f, t  dotNode
+	id    int64
+	attrs []encoding.Attribute
+}
+
+func (l dotLine) From() graph.Node                 { return l.f }
+func (l dotLine) To() graph.Node                   { return l.t }
+func (l dotLine) ReversedLine() graph.Line         { l.f, l.t = l.t, l.f; return l }
+func (l dotLine) ID() int64                        { return l.id }
+func (l dotLine) Attributes() []encoding.Attribute { return l.attrs }
+
+// dotGraph adds a name and graph attributes to gonum's multigraph.
+type dotGraph struct {
+	*multi.DirectedGraph
+	name  string
+	label string
+}
+
+func (g dotGraph) DOTID() string { return g.name }
+
+func (g dotGraph) DOTAttributers() (gr, node, edge encoding.Attributer) {
+	ga := encoding.Attributes{{Key: "labelloc", Value: "t"}, {Key: "label", Value: g.label}}
+	na := encoding.Attributes{{Key: "shape", Value: "box"}, {Key: "style", Value: "rounded"}, {Key: "fontname", Value: "Helvetica"}, {Key: "fontsize", Value: "10"}}
+	ea := encoding.Attributes{{Key: "fontname", Value: "Helvetica"}, {Key: "fontsize", Value: "9"}}
+	return &ga, &na, &ea
+}
+
+// edgeColor is the colour of an edge kind, in DOT and HTML.
+func edgeColor(k analyzer.EdgeKind) string {
+	switch k {
+	case analyzer.ReadsFrom:
+		return "#1f6fd1"
+	case analyzer.Auxiliary:
+		return "#e07b00"
+	case analyzer.Recovery:
+		return "#8a3ccf"
+	}
+	return "#444444"
+}
+
+// edgeLabel names an edge by kind and word: "rf @7", "aux @3", "hb".
+func edgeLabel(e analyzer.Edge) string {
+	if e.Kind == analyzer.ReadsFrom || e.Kind == analyzer.Auxiliary {
+		return fmt.Sprintf("%s @%d", e.Kind, e.Word)
+	}
+	return string(e.Kind)
+}
+
+// DOT writes the neighbourhoods of the anomalies d holds as one Graphviz
+// digraph (gonum's DOT encoding of a multigraph): a vertex per operation,
+// labelled with its line, process, kind and values; an edge per reason
+// and word, labelled by kind and word. The anomalies' operations are
+// filled, and the edges of their witnesses drawn bold. A linearizable
+// history gives a graph with no vertices.
+func DOT(w io.Writer, d *Data) error {
+	g := dotGraph{DirectedGraph: multi.NewDirectedGraph(), name: "pmlin"}
+	verdict := "linearizable"
+	if !d.Result.Linearizable {
+		verdict = fmt.Sprintf("NOT linearizable, %d anomalies", len(d.Result.Anomalies)+int(d.Result.Omitted))
+	}
+	g.label = fmt.Sprintf("%s: %s (%s mode); neighbourhoods of the first %d", d.Name, verdict, d.Result.ModeName, len(d.Neighbourhoods))
+	if len(d.Neighbourhoods) == 0 {
+		g.label = fmt.Sprintf("%s: %s (%s mode)", d.Name, verdict, d.Result.ModeName)
+	}
+	core := map[int64][]int{} // line -> anomalies (1-based) it belongs to
+	for _, nb := range d.Neighbourhoods {
+		for _, l := range nb.Core {
+			core[l] = append(core[l], nb.Index+1)
+		}
+	}
+	nodes := map[int64]dotNode{}
+	for _, nb := range d.Neighbourhoods {
+		for _, o := range nb.Nodes {
+			if _, ok := nodes[o.Line]; ok {
+				continue
+			}
+			label := o.Desc
+			if op := d.Ops[o.Line]; op != nil {
+				inv, ret := opText(op)
+				label += "\n" + inv
+				if ret != "" {
+					label += "\n" + ret
+				} else {
+					label += "\n(" + o.Status + ")"
+				}
+			}
+			attrs := []encoding.Attribute{{Key: "label", Value: label}}
+			if as := core[o.Line]; len(as) > 0 {
+				attrs = append(attrs, encoding.Attribute{Key: "style", Value: "rounded,filled,bold"},
+					encoding.Attribute{Key: "fillcolor", Value: "#ffd6a5"},
+					encoding.Attribute{Key: "xlabel", Value: "anomaly " + joinInt(as)})
+			}
+			n := dotNode{line: o.Line, attrs: attrs}
+			nodes[o.Line] = n
+			g.AddNode(n)
+		}
+	}
+	type key struct {
+		from, to int64
+		kind     analyzer.EdgeKind
+		word     uint64
+	}
+	seen := map[key]int{}
+	var lines []*dotLine
+	for _, nb := range d.Neighbourhoods {
+		for _, e := range nb.Edges {
+			k := key{e.From, e.To, e.Kind, e.Word}
+			if i, ok := seen[k]; ok {
+				if e.Witness {
+					lines[i].attrs = witnessAttrs(lines[i].attrs)
+				}
+				continue
+			}
+			f, okf := nodes[e.From]
+			t, okt := nodes[e.To]
+			if !okf || !okt {
+				continue
+			}
+			attrs := []encoding.Attribute{{Key: "label", Value: edgeLabel(e.Edge)}, {Key: "color", Value: edgeColor(e.Kind)},
+				{Key: "fontcolor", Value: edgeColor(e.Kind)}, {Key: "tooltip", Value: e.Reason}}
+			if e.Witness {
+				attrs = witnessAttrs(attrs)
+			} else {
+				attrs = append(attrs, encoding.Attribute{Key: "style", Value: "dashed"})
+			}
+			seen[k] = len(lines)
+			lines = append(lines, &dotLine{f: f, t: t, id: int64(len(lines)), attrs: attrs})
+		}
+	}
+	for _, l := range lines {
+		g.SetLine(*l)
+	}
+	b, err := dot.MarshalMulti(g, "", "", "  ")
+	if err != nil {
+		return err
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "// pmlin check: %s\n// Render with: dot -Tsvg FILE.dot > FILE.svg\n", strings.ReplaceAll(g.label, "\n", " "))
+	out.Write(b)
+	out.WriteString("\n")
+	_, err = io.WriteString(w, out.String())
+	return err
+}
+
+func witnessAttrs(attrs []encoding.Attribute) []encoding.Attribute {
+	out := attrs[:0:0]
+	for _, a := range attrs {
+		if a.Key != "style" && a.Key != "penwidth" {
+			out = append(out, a)
+		}
+	}
+	return append(out, encoding.Attribute{Key: "style", Value: "bold"}, encoding.Attribute{Key: "penwidth", Value: "2.5"})
+}
+
+func joinInt(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
