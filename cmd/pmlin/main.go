@@ -66,6 +66,10 @@ precedence-multigraph method of Cepeda et al., OPODIS 2019.`,
 	root.SetErr(e.stderr)
 	root.SetArgs(args)
 	root.AddCommand(checkCommand(e))
+	root.AddCommand(runCommand(e))
+	root.AddCommand(fuzzCommand(e))
+	root.AddCommand(mutantsCommand(e))
+	root.AddCommand(internalWorkerCommand(e))
 	root.AddCommand(genCommand(e))
 	err := root.ExecuteContext(ctx)
 	if err == nil {

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/history"
+)
+
+// fuzzJSON is the last line of pmlin fuzz --json (shared/cli-contract.md:
+// at least runs, operations, crashes, violations, seconds).
+type fuzzJSON struct {
+	Runs          int64        `json:"runs"`
+	Operations    int64        `json:"operations"`
+	Crashes       int64        `json:"crashes"`
+	Violations    int64        `json:"violations"`
+	Undecided     int64        `json:"undecided"`
+	Seconds       float64      `json:"seconds"`
+	OpsPerSec     float64      `json:"ops_per_sec"`
+	CrashesPerSec float64      `json:"crashes_per_sec"`
+	Seed          uint64       `json:"seed"`
+	Mutant        string       `json:"mutant"`
+	Mode          string       `json:"mode"`
+	Finding       *findingJSON `json:"finding,omitempty"`
+}
+
+type findingJSON struct {
+	Run          int64       `json:"run"` // 1-based
+	Seed         uint64      `json:"seed"`
+	AfterSeconds float64     `json:"after_seconds"`
+	History      string      `json:"history,omitempty"`
+	Report       string      `json:"report,omitempty"`
+	Replay       string      `json:"replay"`
+	Verdict      verdictJSON `json:"verdict"`
+}
+
+func fuzzCommand(e env) *cobra.Command {
+	var (
+		wf         workloadFlags
+		seconds    float64
+		modeName   string
+		asJSON     bool
+		outDir     string
+		maxRuns    int64
+		jobs       int
+		systematic bool
+		ignore     []string
+	)
+	cmd := &cobra.Command{
+		Use:   "fuzz [flags]",
+		Short: "The main job: run, crash, recover and check, over fresh seeds",
+		Long: `fuzz repeats: record a run of the built-in PMwCAS with crashes (as pmlin run
+does, each run with a fresh seed derived from --seed), recover after each
+crash, and check the history in memory, until --seconds are spent or a
+violation is found. A live progress line goes to standard error.
+
+On a violation it keeps the history, the report and the exact replay command
+under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
+With --json the last line of standard output is one JSON object with runs,
+operations, crashes, violations, seconds (and more).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := wf.config()
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			mode, err := history.ParseMode(modeName)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			if seconds <= 0 && maxRuns <= 0 {
+				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
+			}
+			fc := crash.FuzzConfig{Run: c, Seed: wf.seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
+				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic}
+			for _, k := range ignore {
+				fc.Ignore = append(fc.Ignore, analyzer.Kind(k))
+			}
+			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
+		},
+	}
+	wf.add(cmd.Flags())
+	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
+	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
+	cmd.Flags().StringVar(&outDir, "out", "pmlin-out", "directory where a violating history, its report and the replay command are kept")
+	cmd.Flags().Int64Var(&maxRuns, "runs", 0, "stop after this many runs (0: no limit)")
+	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
+	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
+	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
+	return cmd
+}
+
+func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJSON bool) error {
+	var mu sync.Mutex
+	lastPrint := time.Time{}
+	progress := func(s crash.FuzzStats) {
+		mu.Lock()
+		defer mu.Unlock()
+		line := progressLine(s)
+		switch {
+		case e.stderrTTY:
+			fmt.Fprintf(e.stderr, "\r\033[K%s", line)
+		case time.Since(lastPrint) >= 5*time.Second:
+			lastPrint = time.Now()
+			fmt.Fprintln(e.stderr, line)
+		}
+	}
+	lastPrint = time.Now()
+	fc.Progress = progress
+	fc.ProgressEvery = 250 * time.Millisecond
+	st, found, err := crash.Fuzz(ctx, fc)
+	if e.stderrTTY {
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	c := fc.Run.WithDefaults()
+	secs := st.Elapsed.Seconds()
+	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
+		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
+		Seed: fc.Seed, Mutant: c.Mutant, Mode: fc.Mode.String()}
+	var text bytes.Buffer
+	w := io.Writer(&text)
+	target := "the correct PMwCAS"
+	if c.Mutant != "" {
+		target = "the PMwCAS with planted bug " + c.Mutant
+	}
+	if found == nil {
+		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, seed %d)\n", secs, target, fc.Mode, fc.Seed)
+	} else {
+		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, seed %d)\n",
+			found.Index+1, found.After.Seconds(), target, fc.Mode, fc.Seed)
+	}
+	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
+		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
+	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %g%% reads; %s; %s scheduler\n",
+		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Driver.Sched)
+	if st.Undecided > 0 {
+		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
+	}
+	if found == nil {
+		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck, every recovery succeeded\n", fc.Mode)
+	} else {
+		fj, err := keepFinding(w, found, fc, outDir)
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		out.Finding = fj
+	}
+	if asJSON {
+		io.Copy(e.stderr, &text)
+		fmt.Fprintln(e.stdout, marshalLine(out))
+	} else {
+		io.Copy(e.stdout, &text)
+	}
+	if found != nil {
+		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// keepFinding writes the history, the report and the replay command of a
+// finding under dir and describes them on w.
+func keepFinding(w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir string) (*findingJSON, error) {
+	seed := f.Config.Driver.Seed
+	base := fmt.Sprintf("run-%d", seed)
+	if f.Config.Mutant != "" {
+		base = f.Config.Mutant + "-" + base
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	histPath := filepath.Join(dir, base+".hist")
+	reportPath := filepath.Join(dir, base+".txt")
+	jsonPath := filepath.Join(dir, base+".json")
+	replayPath := filepath.Join(dir, base+".replay.sh")
+	var rep bytes.Buffer
+	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
+		return nil, err
+	}
+	replay := fmt.Sprintf("pmlin run %s -o %s && pmlin check --mode %s %s", f.Config.Flags(), histPath, fc.Mode, histPath)
+	vj := toJSON(f.Verdict)
+	files := []struct {
+		path string
+		data []byte
+	}{
+		{histPath, f.History},
+		{reportPath, rep.Bytes()},
+		{jsonPath, []byte(marshalLine(vj) + "\n")},
+		{replayPath, []byte("#!/bin/sh\n# Re-records the history (" + replayNote(f.Config) + ") and checks it.\n" + replay + "\n")},
+	}
+	for _, x := range files {
+		if err := os.WriteFile(x.path, x.data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	fmt.Fprintf(w, "\n%s", rep.String())
+	fmt.Fprintf(w, "\nkept:\n  %s   the history\n  %s   the report\n  %s   the report as JSON\n  %s   the replay command\n",
+		histPath, reportPath, jsonPath, replayPath)
+	fmt.Fprintf(w, "replay (%s):\n  %s\n", replayNote(f.Config), replay)
+	return &findingJSON{Run: f.Index + 1, Seed: seed, AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
+		Replay: replay, Verdict: vj}, nil
+}
+
+func replayNote(c crash.Config) string {
+	switch {
+	case c.Kill != nil:
+		return "process kills depend on timing: the replay records a similar, not the same, history"
+	case c.Driver.Sched == driver.Free:
+		return "free scheduler: the replay runs the same workload and crash points, the interleaving may differ"
+	}
+	return "deterministic scheduler: the same history, byte for byte"
+}
+
+func crashesText(c crash.Config, systematic bool) string {
+	if systematic {
+		return fmt.Sprintf("1 crash at each region access in turn (systematic), image policies %s", crash.PolicyNames(c.Policies))
+	}
+	if c.CrashAt > 0 {
+		return fmt.Sprintf("1 crash at access %d, image policies %s", c.CrashAt, crash.PolicyNames(c.Policies))
+	}
+	if c.Kill != nil {
+		return fmt.Sprintf("%d process kills (SIGKILL; the page cache survives)", c.Crashes)
+	}
+	return fmt.Sprintf("%d emulated crashes, image policies %s", c.Crashes, crash.PolicyNames(c.Policies))
+}
+
+func progressLine(s crash.FuzzStats) string {
+	secs := max(s.Elapsed.Seconds(), 1e-9)
+	return fmt.Sprintf("fuzz %5.1fs  runs %s  ops %s  crashes %s  %s ops/s  %s crashes/s  violations %d",
+		s.Elapsed.Seconds(), human(float64(s.Runs)), human(float64(s.Operations)), human(float64(s.Crashes)),
+		human(float64(s.Operations)/secs), human(float64(s.Crashes)/secs), s.Violations)
+}
+
+// human renders a count with a k or M suffix.
+func human(x float64) string {
+	switch {
+	case x >= 10e6:
+		return fmt.Sprintf("%.0fM", x/1e6)
+	case x >= 1e6:
+		return fmt.Sprintf("%.1fM", x/1e6)
+	case x >= 10e3:
+		return fmt.Sprintf("%.0fk", x/1e3)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.0f", x), ".0")
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/report"
+)
+
+// workloadFlags are the flags run and fuzz share (shared/cli-contract.md:
+// --threads --ops --words --k --crashes --seed --mutant --sched, plus
+// pmlin's own).
+type workloadFlags struct {
+	threads, ops, k, crashes, descriptors int
+	words                                 uint64
+	reads, yield, stick, recoveryCrash    float64
+	seed                                  uint64
+	crashAt, stuckAccesses                int64
+	mutant, sched, policy, crashMode      string
+}
+
+func (f *workloadFlags) add(fs *pflag.FlagSet) {
+	fs.IntVar(&f.threads, "threads", driver.DefaultThreads, "worker threads (processes of the history)")
+	fs.IntVar(&f.ops, "ops", crash.DefaultOps, "operations per run, over all threads")
+	fs.Uint64Var(&f.words, "words", driver.DefaultWords, "words of the address space")
+	fs.IntVar(&f.k, "k", driver.DefaultK, "words per operation (distinct, random order)")
+	fs.Float64Var(&f.reads, "reads", driver.DefaultReads, "probability that an operation is a read (the rest are cas)")
+	fs.IntVar(&f.crashes, "crashes", crash.DefaultCrashes, "crashes per run, each at a seeded random region access")
+	fs.Int64Var(&f.crashAt, "crash-at", 0, "crash once, at this region access (deterministic scheduler; for systematic replays)")
+	fs.StringVar(&f.policy, "policy", "mix", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
+	fs.Float64Var(&f.recoveryCrash, "recovery-crash", crash.DefaultRecoveryCrash, "probability that a recovery is itself crashed at a random access and run again")
+	fs.IntVar(&f.descriptors, "descriptors", crash.DefaultDescriptors, "PMwCAS descriptors per thread (small pools reuse descriptors often)")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (decimal or 0x hex)")
+	fs.StringVar(&f.mutant, "mutant", "", "planted bug to run instead of the correct PMwCAS (see pmlin mutants)")
+	fs.StringVar(&f.sched, "sched", "deterministic", "scheduler: deterministic (one thread at a time, seeded choices: replays byte for byte) or free (goroutines)")
+	fs.Float64Var(&f.yield, "yield", 0, "free scheduler: probability of a seeded yield at each region access")
+	fs.Float64Var(&f.stick, "stick", -1, "deterministic scheduler: probability that the running thread keeps running (-1: chosen by the seed among 0, 0.8 and 0.95)")
+	fs.Int64Var(&f.stuckAccesses, "stuck-accesses", driver.DefaultStuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
+	fs.StringVar(&f.crashMode, "crash-mode", "emulated", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
+}
+
+// config turns the flags into a run configuration: flag values are
+// literal (0 means none), the package's zero values mean defaults.
+func (f *workloadFlags) config() (crash.Config, error) {
+	sched, err := driver.ParseSched(f.sched)
+	if err != nil {
+		return crash.Config{}, err
+	}
+	pols, err := crash.ParsePolicies(f.policy)
+	if err != nil {
+		return crash.Config{}, err
+	}
+	if err := mwcas.CheckMutant(f.mutant); err != nil {
+		return crash.Config{}, err
+	}
+	neg := func(x float64) float64 {
+		if x == 0 {
+			return -1
+		}
+		return x
+	}
+	c := crash.Config{
+		Driver: driver.Config{
+			Threads: f.threads, Words: f.words, K: f.k, Reads: neg(f.reads), Seed: f.seed, Sched: sched,
+			Yield: f.yield, StuckAccesses: f.stuckAccesses,
+		},
+		Ops: f.ops, Crashes: f.crashes, CrashAt: f.crashAt, Policies: pols, RecoveryCrash: neg(f.recoveryCrash),
+		Mutant: f.mutant, Descriptors: f.descriptors,
+	}
+	switch {
+	case f.stick < 0:
+		c.Driver.Stick = 0 // by seed
+	case f.stick == 0:
+		c.Driver.Stick = -1 // switch uniformly
+	default:
+		c.Driver.Stick = f.stick
+	}
+	if f.crashes == 0 {
+		c.Crashes = -1
+	}
+	if f.ops == 0 {
+		return c, fmt.Errorf("--ops must be positive")
+	}
+	switch f.crashMode {
+	case "emulated":
+	case "kill":
+		c.Kill = &crash.KillConfig{Command: selfCommand}
+	case "kill-async":
+		c.Kill = &crash.KillConfig{Command: selfCommand, Async: true}
+	default:
+		return c, fmt.Errorf("unknown --crash-mode %q (emulated, kill or kill-async)", f.crashMode)
+	}
+	c = c.WithDefaults()
+	return c, c.Check()
+}
+
+// selfCommand starts this binary's hidden internal-worker subcommand: the
+// child process of the process-kill mode.
+func selfCommand(spec string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.Command(exe, "internal-worker", spec)
+}
+
+func internalWorkerCommand(e env) *cobra.Command {
+	return &cobra.Command{
+		Use:    "internal-worker SPEC",
+		Short:  "The child process of the process-kill mode (not for direct use)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := crash.ChildMain(cmd.Context(), args[0], e.stdout); code != 0 {
+				return &exitError{code, nil}
+			}
+			return nil
+		},
+	}
+}
+
+func runCommand(e env) *cobra.Command {
+	var (
+		wf       workloadFlags
+		outPath  string
+		check    bool
+		asJSON   bool
+		modeName string
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "Record a history of the built-in PMwCAS under crashes",
+		Long: `run drives the built-in PMwCAS on an emulated persistent region (or, with
+--crash-mode kill, a region file worked by a child process killed with
+SIGKILL), crashes it at seeded random region accesses, recovers, and records
+the history (to -o FILE, default standard output). With --sched deterministic
+the same flags and seed record the same history, byte for byte.
+
+Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
+stuck, a recovery or operation failed, or (--check) the history is not
+linearizable; 2 a usage error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := wf.config()
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			mode, err := history.ParseMode(modeName)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			return runRun(cmd.Context(), e, c, outPath, check || asJSON, asJSON, mode)
+		},
+	}
+	wf.add(cmd.Flags())
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output)")
+	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt)")
+	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
+	return cmd
+}
+
+func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, asJSON bool, mode history.Mode) error {
+	var w io.Writer = e.stdout
+	name := "<stdout>"
+	msg := e.stdout // where the summary goes: not into the history
+	var buf bytes.Buffer
+	var f *os.File
+	if outPath != "" && outPath != "-" {
+		var err error
+		if f, err = os.Create(outPath); err != nil {
+			return &exitError{exitInput, err}
+		}
+		defer f.Close()
+		w, name = f, outPath
+	} else {
+		msg = e.stderr
+	}
+	if check {
+		w = io.MultiWriter(w, &buf)
+	}
+	res, err := crash.Run(ctx, c, w)
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return &exitError{exitInput, err}
+		}
+	}
+	acc := ""
+	if res.Accesses > 0 { // the process-kill mode's children do not report theirs
+		acc = fmt.Sprintf(", %d region accesses", res.Accesses)
+	}
+	summary := msg
+	if asJSON {
+		summary = e.stderr // the JSON object is the last line of msg
+	}
+	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas), %d crashes%s, %d lines -> %s\n",
+		res.Operations, res.Reads, res.CASes, res.Crashes, acc, res.Lines, name)
+	if res.Canceled {
+		return &exitError{exitInput, fmt.Errorf("interrupted")}
+	}
+	violated := len(res.Anomalies) > 0
+	if check {
+		v, err := crash.Decide(ctx, res, buf.Bytes(), mode)
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		if asJSON {
+			fmt.Fprintln(msg, marshalLine(toJSON(v)))
+		} else if err := writeVerdict(msg, name, v); err != nil {
+			return &exitError{exitInput, err}
+		}
+		violated = v.Violated()
+	} else if len(res.Anomalies) > 0 {
+		fmt.Fprintln(msg)
+		writeRunAnomalies(msg, res.Anomalies)
+	}
+	if violated {
+		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// writeRunAnomalies prints the anomalies a run found by itself.
+func writeRunAnomalies(w io.Writer, as []analyzer.Anomaly) {
+	for _, a := range as {
+		fmt.Fprintf(w, "anomaly: %s", a.Kind)
+		if len(a.Ops) > 0 {
+			fmt.Fprintf(w, ", operation at line %s", joinLines(a.Ops))
+		}
+		if len(a.Words) > 0 {
+			fmt.Fprintf(w, ", addresses %v", a.Words)
+		}
+		fmt.Fprintf(w, "\n  %s\n", a.Explanation)
+	}
+}
+
+// writeVerdict prints the analyzer's report and the run's own anomalies.
+func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
+	if n := len(v.Run.Anomalies); n > 0 {
+		fmt.Fprintf(w, "%s: the run itself found %d anomal%s:\n", name, n, map[bool]string{true: "y", false: "ies"}[n == 1])
+		writeRunAnomalies(w, v.Run.Anomalies)
+		fmt.Fprintf(w, "\nthe history up to there:\n")
+	}
+	if v.Check != nil {
+		if err := report.Text(w, name, v.Check); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "%s: UNDECIDED (%s mode): %v\n", name, v.Mode, v.Undecided)
+	}
+	return nil
+}
+
+// verdictJSON is the JSON of a verdict: the analyzer's result fields, with
+// the run's own anomalies (stuck, corrupt) added to the list.
+type verdictJSON struct {
+	Linearizable bool               `json:"linearizable"`
+	Mode         string             `json:"mode"`
+	Operations   int64              `json:"operations"`
+	Undecided    string             `json:"undecided,omitempty"`
+	Anomalies    []analyzer.Anomaly `json:"anomalies"`
+	Check        *analyzer.Result   `json:"check,omitempty"`
+	Run          *crash.Result      `json:"run"`
+}
+
+func toJSON(v *crash.Verdict) verdictJSON {
+	out := verdictJSON{Linearizable: v.Check != nil && v.Check.Linearizable, Mode: v.Mode.String(),
+		Operations: v.Run.Operations, Anomalies: v.Anomalies, Check: v.Check, Run: v.Run}
+	if out.Anomalies == nil {
+		out.Anomalies = []analyzer.Anomaly{}
+	}
+	if v.Undecided != nil {
+		out.Undecided = v.Undecided.Error()
+	}
+	return out
+}
+
+func marshalLine(x any) string {
+	b, _ := json.Marshal(x)
+	return string(b)
+}

@@ -1,0 +1,176 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/crash"
+)
+
+// TestMain lets the test binary stand in for pmlin as the child process of
+// the process-kill mode (selfCommand re-executes os.Executable with the
+// hidden internal-worker subcommand).
+func TestMain(m *testing.M) {
+	if len(os.Args) > 2 && os.Args[1] == "internal-worker" {
+		os.Exit(run(context.Background(), os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+	}
+	os.Exit(m.Run())
+}
+
+func TestRunDeterministic(t *testing.T) {
+	args := []string{"run", "--threads", "3", "--ops", "200", "--words", "5", "--crashes", "2", "--seed", "0x2a"}
+	code, out1, errs := pmlin(t, "", args...)
+	if code != 0 || !strings.HasPrefix(out1, "pmlin-history v1\n") || !strings.Contains(errs, "200 operations") {
+		t.Fatalf("exit %d\n%s\n%s", code, out1, errs)
+	}
+	_, out2, _ := pmlin(t, "", args...)
+	if out1 != out2 {
+		t.Fatal("same flags, different histories")
+	}
+	if strings.Count(out1, "\ncrash\n") != 2 {
+		t.Fatal("want 2 crashes")
+	}
+	// To a file, and checked: the same bytes.
+	p := filepath.Join(t.TempDir(), "h.hist")
+	code, out, errs := pmlin(t, "", append(args, "-o", p, "--check")...)
+	if code != 0 || !strings.Contains(out, "LINEARIZABLE") || errs != "" {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	b, _ := os.ReadFile(p)
+	if string(b) != out1 {
+		t.Fatal("-o wrote a different history")
+	}
+	code, out, _ = pmlin(t, "", "check", p)
+	if code != 0 {
+		t.Fatalf("check: exit %d\n%s", code, out)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	tests := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"run", "--mutant", "nope"}, 2, "unknown mutant"},
+		{[]string{"run", "--sched", "fair"}, 2, "unknown scheduler"},
+		{[]string{"run", "--policy", "most"}, 2, "unknown crash policy"},
+		{[]string{"run", "--k", "9", "--words", "4"}, 2, "fewer than k"},
+		{[]string{"run", "--crash-mode", "tsunami"}, 2, "crash-mode"},
+		{[]string{"run", "--crash-at", "5", "--sched", "free"}, 2, "deterministic"},
+		{[]string{"run", "--mode", "eventual", "--check"}, 2, "unknown mode"},
+		{[]string{"run", "extra"}, 2, "unknown command"},
+		{[]string{"run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "6", "--check"}, 1, "NOT LINEARIZABLE"},
+		{[]string{"fuzz", "--seconds", "0"}, 2, "must be positive"},
+	}
+	for _, tc := range tests {
+		code, _, errs := pmlin(t, "", tc.args...)
+		if code != tc.code || !strings.Contains(errs, tc.stderr) {
+			t.Errorf("%v: exit %d (want %d)\n%s", tc.args, code, tc.code, errs)
+		}
+	}
+}
+
+func TestMutantsCommand(t *testing.T) {
+	code, out, _ := pmlin(t, "", "mutants")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if code != 0 || len(lines) != 10 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	for _, l := range lines {
+		name, desc, ok := strings.Cut(l, "  ")
+		if !ok || strings.Contains(name, " ") || desc == "" {
+			t.Fatalf("line %q is not NAME  description", l)
+		}
+	}
+}
+
+func TestFuzzClean(t *testing.T) {
+	code, out, errs := pmlin(t, "", "fuzz", "--runs", "10", "--ops", "200", "--json", "--seed", "5")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var got fuzzJSON
+	if err := jsonUnmarshal(lines[len(lines)-1], &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Runs != 10 || got.Operations != 2000 || got.Crashes != 10*crash.DefaultCrashes || got.Violations != 0 || got.Seconds <= 0 {
+		t.Fatalf("%+v", got)
+	}
+	if !strings.Contains(errs, "no violation") {
+		t.Fatalf("summary missing: %s", errs)
+	}
+}
+
+// TestFuzzFindsAndReplays: a mutant is found, the files are kept, and the
+// replay command records the same history.
+func TestFuzzFindsAndReplays(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := pmlin(t, "", "fuzz", "--mutant", "dirty-spurious-failure", "--seconds", "20", "--out", dir, "--jobs", "1")
+	if code != 1 || !strings.Contains(out, "VIOLATION") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	ents, _ := os.ReadDir(dir)
+	var hist, replay string
+	for _, e := range ents {
+		switch {
+		case strings.HasSuffix(e.Name(), ".hist"):
+			hist = filepath.Join(dir, e.Name())
+		case strings.HasSuffix(e.Name(), ".replay.sh"):
+			replay = filepath.Join(dir, e.Name())
+		}
+	}
+	if len(ents) != 4 || hist == "" || replay == "" {
+		t.Fatalf("kept %v", ents)
+	}
+	script, _ := os.ReadFile(replay)
+	cmdLine := strings.Split(strings.TrimSpace(string(script)), "\n")[2]
+	runPart, _, _ := strings.Cut(cmdLine, " && ")
+	fields := strings.Fields(runPart)
+	if fields[0] != "pmlin" {
+		t.Fatalf("replay %q", cmdLine)
+	}
+	again := filepath.Join(t.TempDir(), "again.hist")
+	for i, f := range fields {
+		if f == "-o" {
+			fields[i+1] = again
+		}
+	}
+	if code, _, errs := pmlin(t, "", fields[1:]...); code != 0 {
+		t.Fatalf("replay: exit %d: %s", code, errs)
+	}
+	a, _ := os.ReadFile(hist)
+	b, _ := os.ReadFile(again)
+	if string(a) != string(b) {
+		t.Fatal("the replay recorded a different history")
+	}
+	if code, out, _ := pmlin(t, "", "check", again); code != 1 {
+		t.Fatalf("check of the replay: exit %d\n%s", code, out)
+	}
+}
+
+func TestRunKillMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	code, out, errs := pmlin(t, "", "run", "--crash-mode", "kill", "--ops", "600", "--check", "-o", filepath.Join(t.TempDir(), "k.hist"))
+	if code != 0 || !strings.Contains(out, "LINEARIZABLE") || !strings.Contains(out, "6 crashes") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+func TestRunJSON(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.hist")
+	code, out, _ := pmlin(t, "", "run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "6", "--json", "-o", p)
+	var v verdictJSON
+	if code != 1 || jsonUnmarshal(strings.TrimSpace(out), &v) != nil || v.Linearizable || len(v.Anomalies) == 0 || v.Run == nil {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+}

@@ -1,0 +1,63 @@
+package crash
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+)
+
+// Verdict is a run and the analyzer's decision on its history.
+type Verdict struct {
+	Run  *Result
+	Mode history.Mode
+	// Check is the analyzer's result; nil if it could not decide.
+	Check *analyzer.Result
+	// Undecided is the analyzer's *AssumptionError or *UndecidedError,
+	// when it could not decide (not a violation, but worth a look).
+	Undecided error
+	// Anomalies are the run's own (stuck, corrupt) and the analyzer's.
+	Anomalies []analyzer.Anomaly
+}
+
+// Violated reports whether anything is wrong.
+func (v *Verdict) Violated() bool { return len(v.Anomalies) > 0 }
+
+// Check records a run of c into buf (which it resets) and decides the
+// history with the analyzer in the given mode. It returns an error if the
+// run cannot be made or the history does not parse (a bug of the driver).
+func Check(ctx context.Context, c Config, mode history.Mode, buf *bytes.Buffer) (*Verdict, error) {
+	buf.Reset()
+	res, err := Run(ctx, c, buf)
+	if err != nil {
+		return nil, err
+	}
+	return Decide(ctx, res, buf.Bytes(), mode)
+}
+
+// Decide checks a recorded history with the analyzer and adds the run's
+// own anomalies.
+func Decide(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*Verdict, error) {
+	v := &Verdict{Run: res, Mode: mode}
+	v.Anomalies = append(v.Anomalies, res.Anomalies...)
+	r := history.NewReader(bytes.NewReader(hist), "<run>", history.Options{})
+	ar, err := analyzer.Check(ctx, r, analyzer.Options{Mode: mode, SizeHint: int64(len(hist))})
+	var ae *analyzer.AssumptionError
+	var ue *analyzer.UndecidedError
+	switch {
+	case errors.As(err, &ae), errors.As(err, &ue):
+		v.Undecided = err
+	case err != nil:
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("crash: the recorded history does not check: %w", err)
+	default:
+		v.Check = ar
+		v.Anomalies = append(v.Anomalies, ar.Anomalies...)
+	}
+	return v, nil
+}

@@ -1,0 +1,369 @@
+package crash
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/exact"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// The test binary is also the child process of the process-kill mode.
+const childEnv = "PMLIN_CRASH_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(ChildMain(context.Background(), spec, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+func testCommand(spec string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+spec)
+	return cmd
+}
+
+func mustRun(t testing.TB, c Config) (*Result, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	res, err := Run(context.Background(), c, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, buf.String()
+}
+
+func mustCheck(t testing.TB, c Config, mode history.Mode) *Verdict {
+	t.Helper()
+	var buf bytes.Buffer
+	v, err := Check(context.Background(), c, mode, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestRunReplaysByteForByte(t *testing.T) {
+	c := Config{Driver: driver.Config{Threads: 3, Words: 6, K: 2, Seed: 99}, Ops: 300, Crashes: 3, RecoveryCrash: 0.5}
+	r1, h1 := mustRun(t, c)
+	r2, h2 := mustRun(t, c)
+	if h1 != h2 {
+		t.Fatal("same configuration and seed, different histories")
+	}
+	if r1.Crashes != 3 || r1.Operations != 300 || r1.Accesses != r2.Accesses {
+		t.Fatalf("%+v", r1)
+	}
+	if n := strings.Count(h1, "\ncrash\n"); n != 3 {
+		t.Fatalf("%d crash lines", n)
+	}
+	// Every crash is followed by the recovery read of every word, by
+	// process 3 (the threads are 0..2).
+	for _, part := range strings.Split(h1, "\ncrash\n")[1:] {
+		lines := strings.Split(part, "\n")
+		i := 0
+		for strings.HasPrefix(lines[i], "#") {
+			i++
+		}
+		if lines[i] != "3 inv read 0 1 2 3 4 5" || !strings.HasPrefix(lines[i+1], "3 ret ") {
+			t.Fatalf("after a crash: %q", lines[i:i+2])
+		}
+	}
+	c.Driver.Seed = 100
+	if _, h3 := mustRun(t, c); h3 == h1 {
+		t.Fatal("different seeds, same history")
+	}
+}
+
+// TestCorrectPMwCAS checks that the correct code shows no violation under
+// every policy, both schedulers and every mode.
+func TestCorrectPMwCAS(t *testing.T) {
+	seeds := 6
+	if testing.Short() {
+		seeds = 2
+	}
+	for _, p := range pmem.Policies() {
+		for _, sched := range []driver.Sched{driver.Deterministic, driver.Free} {
+			for seed := range seeds {
+				c := Config{Driver: driver.Config{Threads: 4, Words: 8, K: 2, Seed: uint64(seed), Sched: sched, Yield: 0.05},
+					Ops: 400, Crashes: 4, Policies: []pmem.Policy{p}}
+				for _, mode := range history.Modes {
+					v := mustCheck(t, c, mode)
+					if v.Violated() || v.Undecided != nil {
+						t.Fatalf("%s, %s, seed %d, %s: %+v %v", p, sched, seed, mode, v.Anomalies, v.Undecided)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDataLayout guards the one fact about the PMwCAS's layout the full
+// read after recovery relies on: data word a is region word dataBase+a.
+func TestDataLayout(t *testing.T) {
+	mc := mwcas.Config{Words: 20, MaxWorkers: 1}
+	n, _ := mwcas.RegionWords(mc)
+	r, err := pmem.NewMemory(n, pmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m, err := mwcas.New(r, mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := m.CAS(0, []mwcas.Word{{Addr: 13, Old: 0, New: 0x77}, {Addr: 2, Old: 0, New: 0x55}}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	_, vals, err := rawRead(r, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for a, v := range vals {
+		want := map[int]uint64{13: 0x77, 2: 0x55}[a]
+		if v != want {
+			t.Fatalf("raw word %d = %#x, want %#x", a, v, want)
+		}
+	}
+}
+
+func TestRecoveryCrash(t *testing.T) {
+	c := Config{Driver: driver.Config{Threads: 3, Words: 6, K: 3, Seed: 5}, Ops: 300, Crashes: 5, RecoveryCrash: 1}
+	v := mustCheck(t, c, history.Strict)
+	if v.Violated() || v.Run.RecoveryCrashes == 0 {
+		t.Fatalf("%+v, %d recovery crashes", v.Anomalies, v.Run.RecoveryCrashes)
+	}
+}
+
+// TestMutantsCaught is the short version of the time-to-catch evidence:
+// every planted bug is found by a fuzzing campaign with the default
+// workload within a few hundred runs (one job: the outcome does not depend
+// on the machine's speed; about a second each without the race detector).
+func TestMutantsCaught(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fuzzes every mutant")
+	}
+	const runs = 600
+	for _, mu := range mwcas.Mutants() {
+		t.Run(mu.Name, func(t *testing.T) {
+			t.Parallel()
+			st, f, err := Fuzz(context.Background(), FuzzConfig{Run: Config{Mutant: mu.Name}, Seed: 1, MaxRuns: runs, Jobs: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == nil {
+				t.Fatalf("not caught in %d runs (%d crashes)", st.Runs, st.Crashes)
+			}
+			// The finding replays.
+			var buf bytes.Buffer
+			v, err := Check(context.Background(), f.Config, history.Strict, &buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !v.Violated() || !bytes.Equal(buf.Bytes(), f.History) {
+				t.Fatal("the finding does not replay")
+			}
+			t.Logf("caught after %v in run %d: %s", f.After.Round(time.Millisecond), f.Index, f.Verdict.Anomalies[0].Kind)
+		})
+	}
+}
+
+func TestFuzzCleanAndBounded(t *testing.T) {
+	start := time.Now()
+	var calls int
+	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: Config{Ops: 200}, Seed: 3, Duration: 10 * time.Second, MaxRuns: 20,
+		Progress: func(FuzzStats) { calls++ }})
+	if err != nil || f != nil {
+		t.Fatal(err, f)
+	}
+	if st.Runs != 20 || st.Operations != 20*200 || st.Crashes != 20*DefaultCrashes || calls == 0 {
+		t.Fatalf("%+v, %d progress calls", st, calls)
+	}
+	if time.Since(start) > 10*time.Second {
+		t.Fatal("too slow")
+	}
+	// Distinct campaigns do not share seeds.
+	if RunSeed(1, 1) == RunSeed(2, 0) || RunSeed(1, 0) == RunSeed(1, 1) {
+		t.Fatal("run seeds collide")
+	}
+}
+
+// TestSystematic crashes a small run at every access in turn.
+func TestSystematic(t *testing.T) {
+	base := Config{Driver: driver.Config{Threads: 2, Words: 3, K: 2}, Ops: 4, Policies: []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}}
+	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 400})
+	if err != nil || f != nil {
+		t.Fatalf("%v %+v", err, f)
+	}
+	if st.Runs != 400 || st.Crashes != 400 {
+		t.Fatalf("%+v", st)
+	}
+	base.Mutant = "recovery-wrong-way"
+	_, f, err = Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 2000})
+	if err != nil || f == nil {
+		t.Fatalf("recovery-wrong-way not found by the sweep: %v", err)
+	}
+	if f.Config.CrashAt == 0 || !strings.Contains(f.Config.Flags(), fmt.Sprintf("--crash-at %d", f.Config.CrashAt)) {
+		t.Fatalf("%+v", f.Config)
+	}
+}
+
+// TestSmallHistoriesAgreeWithExact: small recorded histories (3 threads,
+// 14 operations, 1 crash) get the same verdict from the analyzer as from
+// the exact checker, in every mode, with the correct code and with bugs.
+func TestSmallHistoriesAgreeWithExact(t *testing.T) {
+	seeds := 60
+	if testing.Short() {
+		seeds = 10
+	}
+	mutants := []string{"", "recovery-wrong-way", "read-single-collect", "dirty-spurious-failure", "status-unpersisted", "words-unpersisted"}
+	agree, violations := 0, 0
+	for _, mu := range mutants {
+		for seed := range seeds {
+			c := Config{Driver: driver.Config{Threads: 3, Words: 3, K: 2, Seed: uint64(seed)}, Ops: 14, Crashes: 1, Mutant: mu}
+			var buf bytes.Buffer
+			res, err := Run(context.Background(), c, &buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Anomalies) > 0 {
+				continue // a recovery failure: nothing to compare
+			}
+			h, err := history.ReadAll(bytes.NewReader(buf.Bytes()), "<run>")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, mode := range history.Modes {
+				ar, err := analyzer.Check(context.Background(), history.NewReader(bytes.NewReader(buf.Bytes()), "<run>", history.Options{}), analyzer.Options{Mode: mode})
+				if err != nil {
+					t.Fatalf("%s seed %d: %v", mu, seed, err)
+				}
+				er, err := exact.Check(context.Background(), h, exact.Options{Mode: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ar.Linearizable != er.Linearizable {
+					t.Fatalf("%s seed %d %s: analyzer %v, exact %v\n%s", mu, seed, mode, ar.Linearizable, er.Linearizable, buf.String())
+				}
+				agree++
+				if !ar.Linearizable {
+					violations++
+				}
+			}
+		}
+	}
+	t.Logf("%d verdicts agree, %d of them violations", agree, violations)
+	if violations == 0 {
+		t.Fatal("no violation among the small histories: the comparison proves little")
+	}
+}
+
+func TestKillMode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	for _, async := range []bool{false, true} {
+		t.Run(fmt.Sprint("async ", async), func(t *testing.T) {
+			dir := t.TempDir()
+			c := Config{Driver: driver.Config{Threads: 3, Words: 6, K: 2, Seed: 4}, Ops: 3000, Crashes: 3,
+				Kill: &KillConfig{Command: testCommand, Dir: dir, Async: async}}
+			v := mustCheck(t, c, history.Strict)
+			if v.Violated() || v.Undecided != nil {
+				t.Fatalf("%+v %v", v.Anomalies, v.Undecided)
+			}
+			if v.Run.Crashes != 3 || v.Run.Operations == 0 || v.Run.Operations > 3000 {
+				t.Fatalf("%+v", v.Run)
+			}
+			ents, _ := os.ReadDir(dir)
+			if len(ents) != 0 {
+				t.Fatalf("files left behind: %v", ents)
+			}
+		})
+	}
+	// A bug that a process crash exposes.
+	var found bool
+	for seed := range 10 {
+		c := Config{Driver: driver.Config{Seed: uint64(seed)}, Mutant: "recovery-wrong-way", Kill: &KillConfig{Command: testCommand}}
+		if v := mustCheck(t, c, history.Strict); v.Violated() {
+			found = true
+			if !strings.Contains(fmt.Sprint(v.Anomalies), "fork") && !strings.Contains(fmt.Sprint(v.Anomalies), "dangling") {
+				t.Logf("found as %v", v.Anomalies[0].Kind)
+			}
+			break
+		}
+	}
+	if !found {
+		t.Fatal("recovery-wrong-way not found in 10 runs of the process-kill mode")
+	}
+}
+
+func TestKillModeChildFailures(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns processes")
+	}
+	// A child that never becomes ready is an error, bounded in time.
+	c := Config{Driver: driver.Config{Seed: 1}, Ops: 10, Kill: &KillConfig{RoundTimeout: 2 * time.Second,
+		Command: func(string) *exec.Cmd { return exec.Command("sleep", "30") }}}
+	start := time.Now()
+	_, err := Run(context.Background(), c, &bytes.Buffer{})
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("err %v after %v", err, time.Since(start))
+	}
+	// A bad spec makes the child report a failure.
+	var out bytes.Buffer
+	if code := ChildMain(context.Background(), "{", &out); code == 0 || !strings.Contains(out.String(), "bad spec") {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+}
+
+func TestConfigFlags(t *testing.T) {
+	c := Config{Driver: driver.Config{Threads: 2, Seed: 7, Stick: -1}, Crashes: -1, RecoveryCrash: -1, Mutant: "phase2-unflushed",
+		Policies: []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}}
+	got := c.Flags()
+	want := "--threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	for _, bad := range []Config{
+		{Mutant: "nope"},
+		{CrashAt: 5, Driver: driver.Config{Sched: driver.Free}},
+		{Descriptors: -1},
+		{Ops: -3},
+	} {
+		if err := bad.WithDefaults().Check(); err == nil {
+			t.Errorf("%+v accepted", bad)
+		}
+	}
+	if ps, err := ParsePolicies("random, min"); err != nil || PolicyNames(ps) != "random,min" {
+		t.Fatal(ps, err)
+	}
+	if _, err := ParsePolicies("most"); err == nil {
+		t.Fatal("bad policy accepted")
+	}
+	if _, err := Run(context.Background(), Config{Mutant: "nope"}, &bytes.Buffer{}); err == nil {
+		t.Fatal("bad mutant ran")
+	}
+}
+
+func TestCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := Run(ctx, Config{Driver: driver.Config{Seed: 1}, Ops: 100000}, &bytes.Buffer{})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if err == nil && !res.Canceled {
+		t.Fatalf("%+v", res)
+	}
+}

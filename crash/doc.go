@@ -1,0 +1,43 @@
+// Package crash injects crashes into runs of the PMwCAS (package mwcas, on
+// a pmem.Region) driven by package driver, recovers, and goes on: the
+// crash rounds that produce the histories with "crash" lines that the
+// OPODIS paper's Section 5.3 (crashed operations; strict, recoverable and
+// durable linearizability) is about. Cepeda, Chowdhury, Li, Lopez, Wang and
+// Golab, "Toward Linearizability Testing for Multi-Word Persistent
+// Synchronization Primitives", OPODIS 2019; the PMwCAS is Wang, Levandoski
+// and Larson, ICDE 2018, whose recovery section this exercises.
+//
+// # Crash rounds (emulated)
+//
+// A run splits its operations into Crashes+1 segments. Each segment but the
+// last crashes the region at a seeded random region access (or, for
+// systematic sweeps, at a given access: see Config.CrashAt and Sweep): every
+// worker unwinds at its next access, the history gets a "crash" line, the
+// crash image is built by the chosen policy (min, max, random or targeted,
+// see package pmem; one is drawn per crash from Config.Policies), recovery
+// runs (itself crashed at a random access with probability
+// Config.RecoveryCrash, then run again), and a read of every word, made
+// directly on the region so that it shows exactly what recovery left, is
+// recorded as an operation of a process of its own (Threads). The workload
+// then goes on with the same process ids. A run ends with a read of every
+// word through the PMwCAS.
+//
+// # Process kill
+//
+// With Config.Kill, each segment runs in a child process on a MAP_SHARED
+// region file; the child logs into a shared file mapping, and the parent
+// kills it with SIGKILL at a seeded random point of its progress (a real
+// process crash: the page cache survives, as under the max policy),
+// recovers the file, records the full read and starts the next child. The
+// moment of the kill depends on timing, so such runs do not replay byte for
+// byte; their histories are kept.
+//
+// # Checking
+//
+// Check records a run into memory and decides it with package analyzer;
+// Fuzz does so over fresh seeds until a time budget is spent or a violation
+// is found. Besides the analyzer's anomalies a run reports two of its own:
+// "stuck" (an operation that made no progress while it could run:
+// Lawrence and Lowe's progressibility) and "corrupt" (an operation or a
+// recovery failed on a region state the correct code never produces).
+package crash

@@ -1,0 +1,152 @@
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/pmlin/pmlin/mwcas"
+)
+
+// Sched is a scheduler: how the workers' steps interleave.
+type Sched uint8
+
+const (
+	// Deterministic runs one worker at a time and picks the next by a
+	// seeded choice at every region access: same seed, same history.
+	Deterministic Sched = iota
+	// Free lets the workers run as goroutines, with optional seeded yields.
+	Free
+)
+
+func (s Sched) String() string {
+	switch s {
+	case Deterministic:
+		return "deterministic"
+	case Free:
+		return "free"
+	}
+	return fmt.Sprintf("Sched(%d)", uint8(s))
+}
+
+// ParseSched parses "deterministic" (or "det") and "free".
+func ParseSched(s string) (Sched, error) {
+	switch s {
+	case "deterministic", "det":
+		return Deterministic, nil
+	case "free":
+		return Free, nil
+	}
+	return 0, fmt.Errorf("unknown scheduler %q (free or deterministic)", s)
+}
+
+// Limits of a configuration.
+const (
+	MaxThreads = 1024
+	// MaxTag is the largest per-process tag counter: new values are
+	// (process+1)<<32 | counter.
+	MaxTag = 1<<32 - 1
+)
+
+// Defaults of a configuration.
+const (
+	DefaultThreads       = 4
+	DefaultWords         = 8
+	DefaultK             = 2
+	DefaultReads         = 0.5
+	DefaultStuckAccesses = 100_000
+	DefaultStuckAfter    = 2 * time.Second
+)
+
+// Config is a workload and how to schedule it. The zero value of each
+// field but Seed means its default.
+type Config struct {
+	// Threads is the number of workers; worker i is process i of the
+	// history and worker i of the PMwCAS.
+	Threads int
+	// Words is the address space: addresses 0 .. Words-1.
+	Words uint64
+	// K is the number of words of every operation (distinct, random order).
+	K int
+	// Reads is the probability that an operation is a read (the rest are
+	// CAS). 0 means DefaultReads; a negative value means no reads but the
+	// ones a CAS needs (Assumption 2).
+	Reads float64
+	// Seed seeds every random choice: workload, schedule, yields.
+	Seed uint64
+	// Sched is the scheduler.
+	Sched Sched
+	// Yield (free scheduler) is the probability of a runtime.Gosched at a
+	// region access.
+	Yield float64
+	// Stick (deterministic scheduler) is the probability that the running
+	// worker keeps running at a scheduling point. 0 lets the seed choose
+	// one of 0, 0.8 and 0.95; a negative value means 0 (switch uniformly).
+	Stick float64
+	// StuckAccesses: an operation that has made this many region accesses
+	// without returning is stuck (free: also StuckAfter must have passed).
+	StuckAccesses int64
+	// StuckAfter is the wall-clock bound of the free scheduler.
+	StuckAfter time.Duration
+}
+
+// WithDefaults fills in the zero fields.
+func (c Config) WithDefaults() Config {
+	if c.Threads == 0 {
+		c.Threads = DefaultThreads
+	}
+	if c.Words == 0 {
+		c.Words = DefaultWords
+	}
+	if c.K == 0 {
+		c.K = DefaultK
+	}
+	if c.Reads == 0 {
+		c.Reads = DefaultReads
+	} else if c.Reads < 0 {
+		c.Reads = 0
+	}
+	if c.StuckAccesses == 0 {
+		c.StuckAccesses = DefaultStuckAccesses
+	}
+	if c.StuckAfter == 0 {
+		c.StuckAfter = DefaultStuckAfter
+	}
+	return c
+}
+
+// Check reports a configuration that cannot run.
+func (c Config) Check() error {
+	switch {
+	case c.Threads < 1 || c.Threads > MaxThreads:
+		return fmt.Errorf("threads = %d (1..%d allowed)", c.Threads, MaxThreads)
+	case c.K < 1 || c.K > mwcas.MaxK:
+		return fmt.Errorf("k = %d (1..%d allowed)", c.K, mwcas.MaxK)
+	case c.Words < uint64(c.K):
+		return fmt.Errorf("words = %d: fewer than k = %d", c.Words, c.K)
+	case c.Words > 1<<30:
+		return fmt.Errorf("words = %d (at most 2^30)", c.Words)
+	case c.Reads < 0 || c.Reads > 1:
+		return fmt.Errorf("reads = %v (a probability)", c.Reads)
+	case c.Yield < 0 || c.Yield > 1:
+		return fmt.Errorf("yield = %v (a probability)", c.Yield)
+	case c.Stick > 1:
+		return fmt.Errorf("stick = %v (a probability)", c.Stick)
+	case c.StuckAccesses < 1:
+		return errors.New("the stuck bound must be positive")
+	case c.Sched != Deterministic && c.Sched != Free:
+		return fmt.Errorf("unknown scheduler %d", c.Sched)
+	}
+	return nil
+}
+
+// stick is the stick probability the deterministic scheduler uses.
+func (c Config) stick() float64 {
+	switch {
+	case c.Stick < 0:
+		return 0
+	case c.Stick > 0:
+		return c.Stick
+	}
+	return [3]float64{0, 0.8, 0.95}[c.Seed%3]
+}

@@ -1,0 +1,60 @@
+// Package driver runs workloads of multi-word reads and multi-word CAS
+// operations against a persistent multi-word CAS (package mwcas on a
+// pmem.Region) and records what they did as a history
+// (shared/history-format.md): the input of the linearizability analysis of
+// Cepeda, Chowdhury, Li, Lopez, Wang and Golab, "Toward Linearizability
+// Testing for Multi-Word Persistent Synchronization Primitives", OPODIS 2019
+// ("the OPODIS paper").
+//
+// # Workloads and the paper's assumptions
+//
+// A workload is a number of threads (processes), operations, words (the
+// address space) and k, the words per operation (distinct, in random
+// order), with a mix of reads and CAS. It keeps the two assumptions of the
+// OPODIS paper's Section 4 by construction:
+//
+//  1. every new value is a unique tag, (process id + 1) << 32 | counter,
+//     with the PMwCAS's reserved bits clear, so no value is written twice
+//     to a word and none equals the initial value 0;
+//  2. every CAS expects, at each of its words, the value its own process
+//     returned from an earlier, finished read of that word (a fresh read:
+//     a read-modify-write; or an older one: a CAS that will likely fail).
+//
+// # Logging
+//
+// Each worker logs the invocation of an operation before its first region
+// access and the response after its last one, each with a monotonic
+// timestamp, in a private log: no lock, no shared counter, no shared cache
+// line. A shared log would order the workers and mask the bugs it is meant
+// to find (Lowe, "Testing for linearizability", 2017). The logs are merged
+// by timestamp, invocations before responses on ties so that a recorded
+// interval never shrinks, and streamed to a history.Writer at the end of
+// each segment (a stretch of the workload between crashes). The logs are
+// flat arrays of 64-bit words; a log may live in a shared file mapping
+// (Log), which is how a child process killed with SIGKILL hands its
+// history to its parent (package crash).
+//
+// # Schedulers
+//
+// Free: the workers are goroutines that run as the Go runtime and the
+// machine let them; optional seeded random yields (runtime.Gosched) at
+// region accesses widen the interleavings. Timestamps are the monotonic
+// clock.
+//
+// Deterministic: one worker runs at a time. At every region access (the
+// pmem.AccessHook) and at every operation boundary a seeded choice picks
+// who runs next, so the same configuration and seed give the same history
+// byte for byte and every violation replays. Timestamps are a logical
+// clock. A "stick" probability keeps the running worker running, which
+// makes the long solo runs some interleavings need likely; by default the
+// seed chooses one of three styles (0, 0.8, 0.95).
+//
+// # Progress
+//
+// Lawrence and Lowe's progressibility: an operation that has not returned
+// after a bound of its own region accesses, while the scheduler kept running
+// it (deterministic), or after that many accesses and a wall-clock bound
+// (free), is stuck: the driver stops the segment and reports it with the
+// line of its invocation, for instance a spin on a word that a broken
+// recovery left in a state no operation can finish.
+package driver

@@ -1,0 +1,421 @@
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// Target is the primitive under test: a multi-word CAS and a multi-word
+// read, called by worker ids 0 .. Threads-1. *mwcas.PMwCAS is one. An error
+// wrapping pmem.ErrCrashed means the region crashed during the operation.
+type Target interface {
+	CAS(worker int, words []mwcas.Word) (ok bool, failedAddr uint64, err error)
+	Read(worker int, addrs []uint64, out []uint64) error
+}
+
+// Driver runs a workload on a target and records its history. Its segments
+// run one after another; between them the caller may crash the region,
+// recover the target and record what recovery left (package crash).
+type Driver struct {
+	cfg    Config
+	target Target
+	region *pmem.Region
+	rec    *Recorder
+	procs  []*proc
+	logs   []wlog
+	ws     []wstate
+	pids   []int32
+
+	// segment state
+	aborted     atomic.Bool
+	crashAt     int64 // 0: no crash
+	crashWorker int   // free: the worker whose crashAt-th access crashes
+	crashAction func()
+	segAccesses int64 // deterministic: accesses of the segment
+	base        time.Time
+	det         *detSched
+
+	mu    sync.Mutex
+	stuck *Stuck
+	opErr *OpError
+	stops int // segments run
+
+	accesses int64 // total, over segments
+}
+
+// New returns a driver of target, whose region is r (the driver installs
+// its access hook there during segments), writing to rec. The region may
+// be nil only if the target makes no region accesses (tests).
+func New(c Config, target Target, r *pmem.Region, rec *Recorder) (*Driver, error) {
+	c = c.WithDefaults()
+	if err := c.Check(); err != nil {
+		return nil, err
+	}
+	d := &Driver{cfg: c, target: target, region: r, rec: rec}
+	d.procs = make([]*proc, c.Threads)
+	d.logs = make([]wlog, c.Threads)
+	d.ws = make([]wstate, c.Threads)
+	d.pids = make([]int32, c.Threads)
+	for i := range c.Threads {
+		d.procs[i] = newProc(int32(i), c, c.Seed)
+		d.pids[i] = int32(i)
+	}
+	return d, nil
+}
+
+// Config is the driver's configuration, with defaults filled in.
+func (d *Driver) Config() Config { return d.cfg }
+
+// Recorder is where the driver writes.
+func (d *Driver) Recorder() *Recorder { return d.rec }
+
+// SetTarget replaces the target (after recovery built a new one).
+func (d *Driver) SetTarget(t Target) { d.target = t }
+
+// SetTagBase makes every process's next tag counter start after base (a
+// process that goes on after another process used its id, as in the
+// process-kill mode).
+func (d *Driver) SetTagBase(base uint64) {
+	for _, p := range d.procs {
+		p.ctr = max(p.ctr, base)
+	}
+}
+
+// TagCounters are the processes' last used tag counters.
+func (d *Driver) TagCounters() []uint64 {
+	out := make([]uint64, len(d.procs))
+	for i, p := range d.procs {
+		out[i] = p.ctr
+	}
+	return out
+}
+
+// Accesses is the number of region accesses made by the workload so far.
+func (d *Driver) Accesses() int64 { return d.accesses }
+
+// UseSharedLogs makes the workers log into mem, a shared mapping laid out
+// by LayoutSharedLogs, instead of memory of their own. A worker whose log
+// is full stops.
+func (d *Driver) UseSharedLogs(mem []uint64) error {
+	secs, err := sharedSections(mem, d.cfg.Threads)
+	if err != nil {
+		return err
+	}
+	for i := range d.logs {
+		d.logs[i] = wlog{buf: secs[i].data, fixed: true, commit: secs[i].commit}
+		d.logs[i].reset()
+	}
+	return nil
+}
+
+// CrashPoint says where a segment crashes the region.
+type CrashPoint struct {
+	// Access is the number of the access that crashes (1-based; 0: no
+	// crash). Deterministic scheduler: counted over all workers. Free
+	// scheduler: counted over the accesses of Worker only.
+	Access int64
+	Worker int
+	// Action, if not nil, is called at the crash point instead (on the
+	// worker's goroutine, before the access): the process-kill mode kills
+	// its own process there. If it returns, the region crashes as usual.
+	Action func()
+}
+
+// Stuck describes an operation that made no progress.
+type Stuck struct {
+	Proc int32
+	// Line is the line of the operation's invocation.
+	Line  int64
+	Kind  history.OpKind
+	Addrs []uint64
+	// Accesses the operation made without returning, and the last one.
+	Accesses int64
+	LastKind pmem.AccessKind
+	LastOff  uint64
+	Elapsed  time.Duration
+	worker   int
+}
+
+func (s *Stuck) String() string {
+	return fmt.Sprintf("process %d's %s of addresses %v (line %d) made %d region accesses without returning, while the scheduler kept running it; its last access was a %s of region word %d",
+		s.Proc, s.Kind, s.Addrs, s.Line, s.Accesses, s.LastKind, s.LastOff)
+}
+
+// OpError is an operation that returned an error other than a crash (for
+// a PMwCAS: a region state that no run of the correct code produces).
+type OpError struct {
+	Proc int32
+	Line int64 // the line of its invocation
+	Kind history.OpKind
+	Err  error
+	w    int
+}
+
+func (e *OpError) Error() string {
+	return fmt.Sprintf("process %d's %s (line %d) failed: %v", e.Proc, e.Kind, e.Line, e.Err)
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// SegmentResult is what a segment did.
+type SegmentResult struct {
+	MergeStats
+	// Accesses made by the workload in the segment.
+	Accesses int64
+	// Crashed: the region crashed (at the crash point); the operations in
+	// progress were cut off and the region waits for Region.Crash.
+	Crashed bool
+	// Stuck or Failed, if set, stopped the segment.
+	Stuck  *Stuck
+	Failed *OpError
+	// Left is, per worker, the operations of its quota not invoked.
+	Left []int
+	// Full: some worker stopped because its (shared) log was full.
+	Full bool
+	// Work is the time the workers ran; Merge the time the merge of
+	// their logs into the history took.
+	Work, Merge time.Duration
+}
+
+func (d *Driver) setStuck(w int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stuck == nil && d.opErr == nil {
+		ws := &d.ws[w]
+		o := &d.procs[w].op
+		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
+			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
+		if d.det == nil {
+			d.stuck.Elapsed = time.Since(d.base) - time.Duration(ws.opStart)
+		}
+	}
+	d.aborted.Store(true)
+}
+
+func (d *Driver) setOpErr(w int, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stuck == nil && d.opErr == nil {
+		d.opErr = &OpError{Proc: d.pids[w], Kind: d.procs[w].op.kind, Err: err, w: w}
+	}
+	d.aborted.Store(true)
+}
+
+// Segment runs quota[w] operations on each worker w, or fewer if the
+// region crashes at cp, an operation is stuck or fails, or ctx is done;
+// then it merges the workers' logs into the history. It returns an error
+// only if the history cannot be written or the logs do not decode.
+func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (SegmentResult, error) {
+	if len(quota) != d.cfg.Threads {
+		return SegmentResult{}, fmt.Errorf("driver: %d quotas for %d workers", len(quota), d.cfg.Threads)
+	}
+	d.stops++
+	d.aborted.Store(false)
+	d.stuck, d.opErr = nil, nil
+	d.crashAt, d.crashWorker, d.crashAction = cp.Access, cp.Worker, cp.Action
+	d.segAccesses = 0
+	d.base = time.Now()
+	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
+	for i := range d.ws {
+		d.ws[i] = wstate{}
+		if d.cfg.Sched == Free && d.cfg.Yield > 0 {
+			d.ws[i].yield = rand.New(rand.NewPCG(segSeed, uint64(i)+1))
+		}
+		if !d.logs[i].fixed {
+			d.logs[i].reset()
+		}
+	}
+	left := append([]int(nil), quota...)
+	full := make([]bool, d.cfg.Threads)
+	var wg sync.WaitGroup
+	if d.cfg.Sched == Deterministic {
+		s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
+			turn: make([]chan struct{}, d.cfg.Threads), done: make(chan struct{})}
+		d.det = s
+		for i := range s.turn {
+			s.turn[i] = make(chan struct{}, 1)
+			if left[i] > 0 {
+				s.live = append(s.live, i)
+			}
+		}
+		if len(s.live) > 0 {
+			for _, w := range s.live {
+				go func() {
+					<-s.turn[w]
+					d.work(ctx, w, &left[w], &full[w])
+					s.finish(w)
+				}()
+			}
+			if d.region != nil {
+				d.region.SetHook(s)
+			}
+			s.turn[s.pick(-1)] <- struct{}{}
+			<-s.done
+		}
+	} else {
+		d.det = nil
+		if d.region != nil {
+			d.region.SetHook(freeHook{d})
+		}
+		for w := range d.cfg.Threads {
+			if left[w] == 0 {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				d.work(ctx, w, &left[w], &full[w])
+			}()
+		}
+		wg.Wait()
+	}
+	if d.region != nil {
+		d.region.SetHook(nil)
+	}
+	res := SegmentResult{Left: left, Work: time.Since(d.base)}
+	for i := range d.ws {
+		res.Accesses += d.ws[i].accesses
+		res.Full = res.Full || full[i]
+	}
+	d.accesses += res.Accesses
+	if d.region != nil {
+		res.Crashed = d.region.Crashing()
+	}
+	logs := make([][][]uint64, len(d.logs))
+	for i := range d.logs {
+		logs[i] = d.logs[i].chunks()
+	}
+	mstart := time.Now()
+	ms, err := d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+	res.MergeStats = ms
+	res.Merge = time.Since(mstart)
+	if err != nil {
+		return res, err
+	}
+	if d.stuck != nil {
+		d.stuck.Line = ms.LastInv[d.stuck.worker]
+		res.Stuck = d.stuck
+	}
+	if d.opErr != nil {
+		d.opErr.Line = ms.LastInv[d.opErr.w]
+		res.Failed = d.opErr
+	}
+	return res, nil
+}
+
+// now is a log timestamp.
+func (d *Driver) now() int64 {
+	if d.det != nil {
+		d.det.clock++
+		return d.det.clock
+	}
+	return int64(time.Since(d.base))
+}
+
+// point is a scheduling point outside region accesses (operation
+// boundaries).
+func (d *Driver) point(w int) {
+	if d.det != nil {
+		d.det.yield(w)
+		return
+	}
+	if ws := &d.ws[w]; ws.yield != nil && ws.yield.Float64() < d.cfg.Yield {
+		runtime.Gosched()
+	}
+}
+
+// stopped tells a worker to stop between operations. ctx is watched
+// through its Done channel: a non-blocking receive does not lock, where
+// ctx.Err() would take a lock shared by every worker, once per operation.
+func (d *Driver) stopped(done <-chan struct{}) bool {
+	if d.aborted.Load() || (d.region != nil && d.region.Crashing()) {
+		return true
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// work runs worker w's operations until its quota is used or the segment
+// stops.
+func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
+	p := d.procs[w]
+	l := &d.logs[w]
+	ws := &d.ws[w]
+	k := d.cfg.K
+	done := ctx.Done()
+	for *left > 0 {
+		d.point(w)
+		if d.stopped(done) {
+			return
+		}
+		if !l.room(k) {
+			*full = true
+			return
+		}
+		o, err := p.next()
+		if err != nil {
+			d.setOpErr(w, err)
+			return
+		}
+		*left--
+		// Invocation: logged before the operation's first access.
+		ts := d.now()
+		if o.kind == history.Read {
+			rec, _ := l.record(recInvRead, k, ts)
+			copy(rec[recHeader:], o.addrs)
+			l.commitRecord(rec)
+		} else {
+			rec, _ := l.record(recInvCAS, k, ts)
+			for i := range o.addrs {
+				rec[recHeader+3*i] = o.addrs[i]
+				rec[recHeader+3*i+1] = o.exp[i]
+				rec[recHeader+3*i+2] = o.new[i]
+			}
+			l.commitRecord(rec)
+		}
+		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
+		if o.kind == history.Read {
+			err = d.target.Read(w, o.addrs, o.vals)
+		} else {
+			o.ok, o.fail, err = d.target.CAS(w, p.casWords(o))
+		}
+		ws.inOp = false
+		if err != nil {
+			p.interrupted()
+			if !errors.Is(err, pmem.ErrCrashed) && !errors.Is(err, errAborted) {
+				d.setOpErr(w, err)
+			}
+			return
+		}
+		d.point(w)
+		// Response: logged after the operation's last access.
+		switch {
+		case o.kind == history.Read:
+			rec, _ := l.record(recRetRead, k, d.now())
+			copy(rec[recHeader:], o.vals)
+			l.commitRecord(rec)
+		case o.ok:
+			rec, _ := l.record(recRetOK, k, d.now())
+			l.commitRecord(rec)
+		default:
+			rec, _ := l.record(recRetFail, k, d.now())
+			rec[recHeader] = o.fail
+			l.commitRecord(rec)
+		}
+		p.done(o)
+	}
+}

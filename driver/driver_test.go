@@ -1,0 +1,447 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// setup builds a PMwCAS for c on an emulated region.
+func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) {
+	t.Helper()
+	c = c.WithDefaults()
+	mc := mwcas.Config{Words: c.Words, MaxWorkers: c.Threads, DescriptorsPerWorker: 4, MaxK: c.K, Mutant: mutant}
+	n, err := mwcas.RegionWords(mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pmem.NewMemory(n, pmem.Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	m, err := mwcas.New(r, mc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, m
+}
+
+// record runs one segment of ops operations per worker and returns the
+// history.
+func record(t testing.TB, c Config, ops int, cp CrashPoint) (string, SegmentResult) {
+	t.Helper()
+	r, m := setup(t, c, "")
+	var buf bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&buf))
+	rec.Header()
+	d, err := New(c, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quota := make([]int, d.Config().Threads)
+	for i := range quota {
+		quota[i] = ops
+	}
+	seg, err := d.Segment(context.Background(), quota, cp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String(), seg
+}
+
+func check(t testing.TB, hist string) *analyzer.Result {
+	t.Helper()
+	res, err := analyzer.Check(context.Background(), history.NewReader(strings.NewReader(hist), "<test>", history.Options{}), analyzer.Options{})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, hist)
+	}
+	return res
+}
+
+func TestDeterministicSchedulerReplays(t *testing.T) {
+	for _, stick := range []float64{0, -1, 0.5, 0.95} {
+		t.Run(fmt.Sprint("stick ", stick), func(t *testing.T) {
+			c := Config{Threads: 4, Words: 6, K: 2, Seed: 42, Stick: stick}
+			h1, s1 := record(t, c, 60, CrashPoint{})
+			h2, s2 := record(t, c, 60, CrashPoint{})
+			if h1 != h2 {
+				t.Fatalf("same seed, different histories:\n%s\n---\n%s", h1, h2)
+			}
+			if s1.Accesses != s2.Accesses || s1.Invoked != 240 || s1.Returned != 240 {
+				t.Fatalf("accesses %d vs %d, invoked %d, returned %d", s1.Accesses, s2.Accesses, s1.Invoked, s1.Returned)
+			}
+			c.Seed = 43
+			h3, _ := record(t, c, 60, CrashPoint{})
+			if h3 == h1 {
+				t.Fatal("different seeds, same history")
+			}
+			if res := check(t, h1); !res.Linearizable {
+				t.Fatalf("correct PMwCAS not linearizable: %+v", res.Anomalies)
+			}
+		})
+	}
+}
+
+func TestDeterministicCrashReplays(t *testing.T) {
+	c := Config{Threads: 3, Words: 4, K: 2, Seed: 7}
+	h1, s1 := record(t, c, 40, CrashPoint{Access: 500})
+	h2, _ := record(t, c, 40, CrashPoint{Access: 500})
+	if h1 != h2 {
+		t.Fatal("same crash point, different histories")
+	}
+	if !s1.Crashed || s1.Accesses < 500 {
+		t.Fatalf("crashed %v after %d accesses", s1.Crashed, s1.Accesses)
+	}
+	// Up to the crash, the run is the crash-free run (after it, the
+	// scheduler's choices differ: the workers stop one by one).
+	full, _ := record(t, c, 40, CrashPoint{})
+	lines := strings.SplitAfter(h1, "\n")
+	prefix := strings.Join(lines[:len(lines)-2*c.Threads], "")
+	if !strings.HasPrefix(full, prefix) {
+		t.Fatal("the crashed history does not start as the crash-free one")
+	}
+}
+
+func TestFreeScheduler(t *testing.T) {
+	for _, y := range []float64{0, 0.2} {
+		c := Config{Threads: 4, Words: 6, K: 3, Seed: 3, Sched: Free, Yield: y}
+		h, seg := record(t, c, 300, CrashPoint{})
+		if seg.Invoked != 1200 || seg.Returned != 1200 {
+			t.Fatalf("invoked %d returned %d", seg.Invoked, seg.Returned)
+		}
+		if res := check(t, h); !res.Linearizable {
+			t.Fatalf("yield %v: correct PMwCAS not linearizable: %+v", y, res.Anomalies)
+		}
+	}
+	// A crash at a worker's access.
+	c := Config{Threads: 4, Words: 6, K: 2, Seed: 3, Sched: Free}
+	_, seg := record(t, c, 300, CrashPoint{Worker: 2, Access: 100})
+	if !seg.Crashed || seg.Left[2] == 0 {
+		t.Fatalf("crashed %v, left %v", seg.Crashed, seg.Left)
+	}
+}
+
+// TestAssumptions checks, on a recorded history, the two assumptions the
+// driver promises: unique new values, and expected values that the same
+// process read before.
+func TestAssumptions(t *testing.T) {
+	for _, sched := range []Sched{Deterministic, Free} {
+		c := Config{Threads: 4, Words: 5, K: 2, Seed: 11, Sched: sched}
+		h, _ := record(t, c, 200, CrashPoint{})
+		hist, err := history.ReadAll(strings.NewReader(h), "<test>")
+		if err != nil {
+			t.Fatal(err)
+		}
+		written := map[[2]uint64]bool{}
+		read := map[int32]map[[2]uint64]bool{}
+		for _, o := range hist.Ops {
+			if read[o.Proc] == nil {
+				read[o.Proc] = map[[2]uint64]bool{}
+			}
+			if o.Kind == history.Read {
+				for i, a := range o.Addrs {
+					read[o.Proc][[2]uint64{a, o.Values[i]}] = true
+				}
+				continue
+			}
+			for i, a := range o.Addrs {
+				key := [2]uint64{a, o.New[i]}
+				if written[key] || o.New[i] == 0 || o.New[i]&^mwcas.ValueMask != 0 || o.New[i]>>32 != uint64(o.Proc)+1 {
+					t.Fatalf("line %d: value %#x at %d breaks Assumption 1", o.Line, o.New[i], a)
+				}
+				written[key] = true
+				if !read[o.Proc][[2]uint64{a, o.Expected[i]}] {
+					t.Fatalf("line %d: process %d expects %#x at %d without having read it", o.Line, o.Proc, o.Expected[i], a)
+				}
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(o.Addrs)), slices.Compact(slices.Sorted(slices.Values(o.Addrs)))) {
+				t.Fatalf("line %d: repeated address", o.Line)
+			}
+		}
+	}
+}
+
+// spinner is a target whose CAS of address 0 never returns: it loads a
+// region word forever.
+type spinner struct {
+	r *pmem.Region
+}
+
+func (s spinner) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+	for _, x := range words {
+		if x.Addr == 0 {
+			for {
+				if _, err := s.r.Worker(w).Load(0); err != nil {
+					return false, 0, err
+				}
+			}
+		}
+	}
+	_, err := s.r.Worker(w).Load(1)
+	return err == nil, 0, err
+}
+
+func (s spinner) Read(w int, addrs, out []uint64) error {
+	for i := range addrs {
+		if _, err := s.r.Worker(w).Load(1); err != nil {
+			return err
+		}
+		out[i] = 0
+	}
+	return nil
+}
+
+func TestStuck(t *testing.T) {
+	for _, sched := range []Sched{Deterministic, Free} {
+		t.Run(sched.String(), func(t *testing.T) {
+			r, err := pmem.NewMemory(8, pmem.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			var buf bytes.Buffer
+			rec := NewRecorder(history.NewWriter(&buf))
+			rec.Header()
+			c := Config{Threads: 3, Words: 2, K: 1, Seed: 5, Sched: sched, StuckAccesses: 5000, StuckAfter: 50 * time.Millisecond}
+			d, err := New(c, spinner{r}, r, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			seg, err := d.Segment(context.Background(), []int{1000, 1000, 1000}, CrashPoint{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Flush()
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("took %v", time.Since(start))
+			}
+			s := seg.Stuck
+			if s == nil {
+				t.Fatal("no stuck operation reported")
+			}
+			lines := strings.Split(buf.String(), "\n")
+			inv := lines[s.Line-1]
+			if !strings.HasPrefix(inv, fmt.Sprintf("%d inv cas 0:", s.Proc)) {
+				t.Fatalf("stuck op at line %d is %q", s.Line, inv)
+			}
+			if s.Accesses < 5000 || !strings.Contains(s.String(), "without returning") {
+				t.Fatalf("%+v", s)
+			}
+			// The history is still well formed, the stuck op pending.
+			check(t, buf.String())
+		})
+	}
+}
+
+// failer is a target whose second operation of worker 1 fails.
+type failer struct{ n *int }
+
+var errBroken = errors.New("broken")
+
+func (f failer) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+	return f.op(w) == nil, 0, f.op(w)
+}
+func (f failer) Read(w int, addrs, out []uint64) error {
+	clear(out)
+	return f.op(w)
+}
+func (f failer) op(w int) error {
+	if w == 1 {
+		*f.n++
+		if *f.n == 2 {
+			return errBroken
+		}
+	}
+	return nil
+}
+
+func TestOperationError(t *testing.T) {
+	var buf bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&buf))
+	rec.Header()
+	n := 0
+	d, err := New(Config{Threads: 2, Words: 2, K: 1, Seed: 1, Reads: 1}, failer{&n}, nil, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg, err := d.Segment(context.Background(), []int{5, 5}, CrashPoint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Flush()
+	if seg.Failed == nil || !errors.Is(seg.Failed, errBroken) || seg.Failed.Proc != 1 {
+		t.Fatalf("%+v", seg.Failed)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.HasPrefix(lines[seg.Failed.Line-1], "1 inv read") {
+		t.Fatalf("failed op at line %d: %q", seg.Failed.Line, lines[seg.Failed.Line-1])
+	}
+}
+
+func TestMergeOrder(t *testing.T) {
+	// Process 0: inv at 5, ret at 10. Process 1: inv at 10, ret at 12.
+	// Process 2: inv at 1, ret at 10. On the tie at 10 both invocations
+	// and responses are possible in real time; the merge puts process 1's
+	// invocation first, so no order is claimed that may not hold.
+	l0 := []uint64{recInvRead | 1<<8, 5, 7, recRetRead | 1<<8, 10, 0}
+	l1 := []uint64{recInvCAS | 1<<8, 10, 7, 0, 0x200000001, recRetOK | 1<<8, 12}
+	l2 := []uint64{recInvRead | 1<<8, 1, 7, recRetRead | 1<<8, 10, 0}
+	var buf bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&buf))
+	ms, err := rec.MergeLogs([][]uint64{l0, l1, l2}, []int32{0, 1, 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Flush()
+	want := "2 inv read 7\n0 inv read 7\n1 inv cas 7:0:0x200000001\n0 ret 0\n2 ret 0\n1 ret ok\n"
+	if buf.String() != want {
+		t.Fatalf("got\n%swant\n%s", buf.String(), want)
+	}
+	if ms.Invoked != 3 || ms.Returned != 3 || ms.LastInv[1] != 3 || ms.MaxTag[1] != 1 {
+		t.Fatalf("%+v", ms)
+	}
+	// A damaged log is refused.
+	for _, bad := range [][]uint64{
+		{recInvRead | 1<<8, 5},                             // cut short
+		{recRetOK | 1<<8, 5},                               // response first
+		{recInvRead | 1<<8, 5, 1, recInvRead | 1<<8, 6, 2}, // two invocations
+		{recInvRead | 1<<8, 5, 1, recRetRead | 1<<8, 4, 0}, // back in time
+		{99, 5},
+	} {
+		if _, err := NewRecorder(history.NewWriter(&buf)).MergeLogs([][]uint64{bad}, []int32{0}, 1); err == nil {
+			t.Fatalf("log %v accepted", bad)
+		}
+	}
+}
+
+func TestSharedLogs(t *testing.T) {
+	const threads, k, ops = 2, 2, 3
+	mem := make([]uint64, SharedLogWords(threads, k, ops))
+	if err := LayoutSharedLogs(mem, threads, k, ops); err != nil {
+		t.Fatal(err)
+	}
+	r, m := setup(t, Config{Threads: threads, Words: 4, K: k}, "")
+	rec := NewRecorder(history.NewWriter(&bytes.Buffer{}))
+	d, err := New(Config{Threads: threads, Words: 4, K: k, Seed: 9, Sched: Free}, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.UseSharedLogs(mem); err != nil {
+		t.Fatal(err)
+	}
+	// Each log has room for at least ops operations (more if they are
+	// reads): a quota of 10 stops early.
+	seg, err := d.Segment(context.Background(), []int{10, 10}, CrashPoint{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !seg.Full || seg.Invoked < 2*ops || seg.Invoked >= 20 || seg.Returned != seg.Invoked {
+		t.Fatalf("%+v", seg)
+	}
+	logs, err := ReadSharedLogs(mem, threads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	rec2 := NewRecorder(history.NewWriter(&buf))
+	rec2.Header()
+	if _, err := rec2.MergeLogs(logs, []int32{0, 1}, k); err != nil {
+		t.Fatal(err)
+	}
+	rec2.Flush()
+	if res := check(t, buf.String()); !res.Linearizable || res.Operations != seg.Invoked {
+		t.Fatalf("%+v", res)
+	}
+	if SharedLogEvents(mem, threads) == 0 {
+		t.Fatal("no progress seen")
+	}
+	if _, err := ReadSharedLogs(mem[:10], threads); err == nil {
+		t.Fatal("a truncated mapping was accepted")
+	}
+}
+
+func TestConfig(t *testing.T) {
+	for _, c := range []Config{
+		{Threads: -1}, {K: 65}, {Words: 1, K: 2}, {Reads: 2}, {Yield: -1}, {Stick: 2},
+	} {
+		if err := c.WithDefaults().Check(); err == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	if err := (Config{}).WithDefaults().Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"free", "deterministic", "det"} {
+		if _, err := ParseSched(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ParseSched("fair"); err == nil {
+		t.Fatal("unknown scheduler accepted")
+	}
+}
+
+// BenchmarkLogging compares the free scheduler's throughput with and
+// without the logs (the logging overhead): "plain" runs the same workload
+// generator and PMwCAS calls on two goroutines with no log and no hook;
+// "logged" is the driver (logs, timestamps, stuck watch; no region hook).
+// The merge of the logs into history text, done after the workers stop,
+// is reported apart as merge-ns/op.
+func BenchmarkLogging(b *testing.B) {
+	for _, mode := range []string{"plain", "logged"} {
+		b.Run(mode, func(b *testing.B) {
+			c := Config{Threads: 2, Words: 64, K: 2, Seed: 1, Sched: Free}
+			_, m := setup(b, c, "")
+			if mode == "plain" {
+				b.ResetTimer()
+				done := make(chan struct{})
+				for w := range 2 {
+					go func() {
+						p := newProc(int32(w), c.WithDefaults(), 1)
+						for range b.N / 2 {
+							o, _ := p.next()
+							if o.kind == history.Read {
+								m.Read(w, o.addrs, o.vals)
+							} else {
+								o.ok, o.fail, _ = m.CAS(w, p.casWords(o))
+							}
+							p.done(o)
+						}
+						done <- struct{}{}
+					}()
+				}
+				<-done
+				<-done
+				return
+			}
+			rec := NewRecorder(history.NewWriter(io.Discard))
+			d, err := New(c, m, nil, rec) // no region: no hook, as in "plain"
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			seg, err := d.Segment(context.Background(), []int{b.N / 2, b.N / 2}, CrashPoint{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(seg.Work.Nanoseconds())/float64(b.N), "work-ns/op")
+			b.ReportMetric(float64(seg.Merge.Nanoseconds())/float64(b.N), "merge-ns/op")
+		})
+	}
+}
