@@ -1,7 +1,10 @@
 // Command pmlin tests persistent-memory synchronization primitives for
 // linearizability: it checks recorded histories (pmlin check) by the
-// precedence-multigraph method of Cepeda et al. (OPODIS 2019). Its command
-// line is specified by shared/cli-contract.md.
+// precedence-multigraph method of Cepeda et al. (OPODIS 2019), records
+// histories from the built-in PMwCAS while crashing it (pmlin run, and the
+// main job, pmlin fuzz), lists the planted bugs (pmlin mutants), writes
+// large synthetic histories (pmlin gen) and runs the benchmark suites
+// (pmlin bench). Its command line is specified by shared/cli-contract.md.
 package main
 
 import (
