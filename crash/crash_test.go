@@ -109,8 +109,8 @@ func TestCorrectPMwCAS(t *testing.T) {
 	}
 }
 
-// TestDataLayout guards the one fact about the PMwCAS's layout the full
-// read after recovery relies on: data word a is region word dataBase+a.
+// TestDataLayout checks that the full read after recovery, which reads the
+// region directly at mwcas.DataOffset, sees what the PMwCAS wrote.
 func TestDataLayout(t *testing.T) {
 	mc := mwcas.Config{Words: 20, MaxWorkers: 1}
 	n, _ := mwcas.RegionWords(mc)

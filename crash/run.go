@@ -24,12 +24,6 @@ const (
 	Corrupt analyzer.Kind = "corrupt"
 )
 
-// dataBase is the region offset of PMwCAS data word 0: "Region word 0-7
-// hold a superblock, the data words follow at word 8" (package mwcas,
-// Region layout). The full read after recovery looks at the words there
-// directly; TestDataLayout guards the assumption.
-const dataBase = 8
-
 // Result is what a run did.
 type Result struct {
 	Seed uint64 `json:"seed"`
@@ -231,7 +225,7 @@ func rawRead(r *pmem.Region, words uint64) (addrs, vals []uint64, err error) {
 	vals = make([]uint64, words)
 	w := r.Worker(0)
 	for a := range words {
-		if vals[a], err = w.Load(dataBase + a); err != nil {
+		if vals[a], err = w.Load(mwcas.DataOffset(a)); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -110,7 +110,14 @@ func newLayout(c Config) layout {
 	return l
 }
 
-func (l *layout) data(a uint64) uint64      { return l.dataBase + a }
+func (l *layout) data(a uint64) uint64 { return l.dataBase + a }
+
+// DataOffset is the region offset of data word a. Tools that must see the
+// raw region, such as the full read after a crash and recovery (which
+// must not help or clean what recovery left behind), read it there; the
+// layout puts the data words right after the superblock whatever the
+// configuration.
+func DataOffset(a uint64) uint64            { return sbWords + a }
 func (l *layout) status(d uint64) uint64    { return l.descBase + d*l.descWords }
 func (l *layout) count(d uint64) uint64     { return l.status(d) + 1 }
 func (l *layout) entry(d, s uint64) uint64  { return l.status(d) + 2 + 3*s } // addr; +1 old; +2 new
