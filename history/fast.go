@@ -153,50 +153,10 @@ func (c *cursor) word(w string) bool {
 
 // number consumes a decimal or 0x-hex number that fits in 64 bits.
 func (c *cursor) number() (uint64, bool) {
-	b, i := c.b, c.i
-	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
-		i += 2
-		start := i
-		var v uint64
-		for i < len(b) {
-			ch := b[i]
-			var d byte
-			switch {
-			case '0' <= ch && ch <= '9':
-				d = ch - '0'
-			case 'a' <= ch && ch <= 'f':
-				d = ch - 'a' + 10
-			case 'A' <= ch && ch <= 'F':
-				d = ch - 'A' + 10
-			default:
-				goto doneHex
-			}
-			if v>>60 != 0 {
-				return 0, false // overflow, or leading zeros: the slow path decides
-			}
-			v = v<<4 | uint64(d)
-			i++
-		}
-	doneHex:
-		if i == start {
-			return 0, false
-		}
-		c.i = i
-		return v, true
-	}
-	start := i
-	var v uint64
-	for i < len(b) && '0' <= b[i] && b[i] <= '9' {
-		d := uint64(b[i] - '0')
-		if v > (1<<64-1-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-		i++
-	}
-	if i == start {
+	v, j, err := scanU64(c.b, c.i)
+	if err != nil {
 		return 0, false
 	}
-	c.i = i
+	c.i = j
 	return v, true
 }

@@ -39,25 +39,17 @@ func (r *Reader) splitFields(line []byte) error {
 	return nil
 }
 
-// parseU64 parses an unsigned 64-bit decimal or 0x-prefixed hex number.
-func parseU64(b []byte) (uint64, error) {
-	if len(b) == 0 {
-		return 0, errNumber
-	}
-	if len(b) > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
-		b = b[2:]
-		if len(b) > 16 {
-			for len(b) > 16 && b[0] == '0' {
-				b = b[1:]
-			}
-			if len(b) > 16 {
-				return 0, strconv.ErrRange
-			}
-		}
-		var v uint64
-		for _, c := range b {
+// scanU64 scans an unsigned 64-bit decimal or 0x-prefixed hex number
+// starting at b[i], returning the value and the index after it. err is
+// errNumber if there is no number there and strconv.ErrRange if it does
+// not fit in 64 bits. The text parser and the fast paths share it, so a
+// number means the same everywhere.
+func scanU64(b []byte, i int) (v uint64, j int, err error) {
+	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
+		j = i + 2
+		for ; j < len(b); j++ {
 			var d byte
-			switch {
+			switch c := b[j]; {
 			case '0' <= c && c <= '9':
 				d = c - '0'
 			case 'a' <= c && c <= 'f':
@@ -65,24 +57,39 @@ func parseU64(b []byte) (uint64, error) {
 			case 'A' <= c && c <= 'F':
 				d = c - 'A' + 10
 			default:
-				return 0, errNumber
+				if j == i+2 {
+					return 0, i, errNumber
+				}
+				return v, j, nil
+			}
+			if v>>60 != 0 {
+				return 0, i, strconv.ErrRange
 			}
 			v = v<<4 | uint64(d)
 		}
-		return v, nil
+		return v, j, nil
 	}
-	var v uint64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, errNumber
-		}
-		d := uint64(c - '0')
+	j = i
+	for ; j < len(b) && '0' <= b[j] && b[j] <= '9'; j++ {
+		d := uint64(b[j] - '0')
 		if v > (1<<64-1-d)/10 {
-			return 0, strconv.ErrRange
+			return 0, i, strconv.ErrRange
 		}
 		v = v*10 + d
 	}
-	return v, nil
+	if j == i {
+		return 0, i, errNumber
+	}
+	return v, j, nil
+}
+
+// parseU64 parses a whole token as a number (see scanU64).
+func parseU64(b []byte) (uint64, error) {
+	v, j, err := scanU64(b, 0)
+	if err == nil && j != len(b) {
+		err = errNumber
+	}
+	return v, err
 }
 
 // number parses a token as an address or value, naming what it is on error.

@@ -8,6 +8,7 @@
 package porcmodel
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -23,16 +24,13 @@ type state []word
 
 type word struct{ addr, val uint64 }
 
+// find is the position of address a in s, or where it would go.
+func (s state) find(a uint64) (int, bool) {
+	return slices.BinarySearchFunc(s, a, func(w word, a uint64) int { return cmp.Compare(w.addr, a) })
+}
+
 func (s state) get(a uint64, initial func(uint64) uint64) uint64 {
-	i, ok := slices.BinarySearchFunc(s, a, func(w word, a uint64) int {
-		switch {
-		case w.addr < a:
-			return -1
-		case w.addr > a:
-			return 1
-		}
-		return 0
-	})
+	i, ok := s.find(a)
 	if ok {
 		return s[i].val
 	}
@@ -42,15 +40,7 @@ func (s state) get(a uint64, initial func(uint64) uint64) uint64 {
 func (s state) with(addrs, vals []uint64) state {
 	n := slices.Clone(s)
 	for k, a := range addrs {
-		i, ok := slices.BinarySearchFunc(n, a, func(w word, a uint64) int {
-			switch {
-			case w.addr < a:
-				return -1
-			case w.addr > a:
-				return 1
-			}
-			return 0
-		})
+		i, ok := n.find(a)
 		if ok {
 			n[i].val = vals[k]
 		} else {
