@@ -24,10 +24,17 @@ func mix(word uint32, v uint64) uint32 {
 	return uint32(x)
 }
 
-// keyed is a (word, value) with an access: a write, or a query.
+// keyed is a (word, value) with an access: a query. Writers are held as
+// hashed (8 bytes instead of 16): their key is in the access arrays, read
+// back only when hashes match, which keeps the peak memory of the join low.
 type keyed struct {
 	val  uint64
 	word uint32
+	acc  int32
+}
+
+type hashed struct {
+	hash uint32
 	acc  int32
 }
 
@@ -39,23 +46,23 @@ func partitionBits(writers int) uint {
 }
 
 // partition splits the items each(emit) produces by the top bits of their
-// hash, in two sequential passes (count, then fill), without an
-// intermediate copy of the items.
-func partition(bits uint, each func(emit func(keyed))) (out []keyed, off []int32) {
+// hash (as hash(item) gives it), in two sequential passes (count, then
+// fill), without an intermediate copy of the items.
+func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (out []T, off []int32) {
 	off = make([]int32, (1<<bits)+1)
-	bucket := func(k keyed) uint32 {
+	bucket := func(k T) uint32 {
 		if bits == 0 {
 			return 0
 		}
-		return mix(k.word, k.val) >> (32 - bits)
+		return hash(k) >> (32 - bits)
 	}
-	each(func(k keyed) { off[bucket(k)+1]++ })
+	each(func(k T) { off[bucket(k)+1]++ })
 	for b := 1; b < len(off); b++ {
 		off[b] += off[b-1]
 	}
-	out = make([]keyed, off[len(off)-1])
+	out = make([]T, off[len(off)-1])
 	cur := append([]int32(nil), off[:len(off)-1]...)
-	each(func(k keyed) {
+	each(func(k T) {
 		b := bucket(k)
 		out[cur[b]] = k
 		cur[b]++
@@ -84,18 +91,18 @@ func (l *loader) finish() error {
 		}
 	}
 	pbits := partitionBits(nw)
-	wp, woff := partition(pbits, func(emit func(keyed)) {
+	wp, woff := partition(pbits, func(k hashed) uint32 { return k.hash }, func(emit func(hashed)) {
 		for i := int32(0); i < h.n; i++ {
 			if h.writes(i) {
 				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-					emit(keyed{val: h.nw[x], word: h.word[x] &^ blamed, acc: x})
+					emit(hashed{hash: mix(h.word[x]&^blamed, h.nw[x]), acc: x})
 				}
 			}
 		}
 	})
 	// The queries: accesses resolved to a writer that failed after all,
 	// and those deferred.
-	qp, qoff := partition(pbits, func(emit func(keyed)) {
+	qp, qoff := partition(pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(emit func(keyed)) {
 		for _, x := range l.tentative {
 			// The other words of a failed cas were unresolved since.
 			if y := h.ver[x]; y >= 0 && h.failed(h.accOp[y]) {
@@ -123,27 +130,31 @@ func (l *loader) finish() error {
 		slots = slots[:size]
 		clear(slots)
 		mask := uint32(size - 1)
+		same := func(x int32, word uint32, val uint64) bool {
+			return h.word[x]&^blamed == word && h.nw[x] == val
+		}
 		for k := range ws {
 			w := &ws[k]
-			for s := mix(w.word, w.val) & mask; ; s = (s + 1) & mask {
+			for s := w.hash & mask; ; s = (s + 1) & mask {
 				if slots[s] == 0 {
 					slots[s] = uint32(k) + 1
 					break
 				}
-				if o := &ws[slots[s]-1]; o.word == w.word && o.val == w.val {
+				if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.nw[w.acc]) {
 					i, j := h.accOp[o.acc], h.accOp[w.acc]
 					if i > j {
 						i, j = j, i
 					}
 					return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
-						Msg: fmt.Sprintf("it writes %s to address %d, as does the cas of line %d", hex(w.val), h.addr[w.word], h.line[i])}
+						Msg: fmt.Sprintf("it writes %s to address %d, as does the cas of line %d", hex(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.line[i])}
 				}
 			}
 		}
 		for _, q := range qp[qoff[b]:qoff[b+1]] {
 			found := none
-			for s := mix(q.word, q.val) & mask; slots[s] != 0; s = (s + 1) & mask {
-				if o := &ws[slots[s]-1]; o.word == q.word && o.val == q.val {
+			qh := mix(q.word, q.val)
+			for s := qh & mask; slots[s] != 0; s = (s + 1) & mask {
+				if o := &ws[slots[s]-1]; o.hash == qh && same(o.acc, q.word, q.val) {
 					found = o.acc
 					break
 				}
