@@ -30,7 +30,7 @@ type tally struct {
 }
 
 func (t *tally) String() string {
-	return fmt.Sprintf("%d compared (%d linearizable, %d not; %d crash-free ones also with Porcupine), %d refused for an assumption, %d undecided, %d too large for the exact checker",
+	return fmt.Sprintf("%d compared (%d linearizable, %d not; %d also with Porcupine), %d refused for an assumption, %d undecided, %d too large for the exact checker",
 		t.compared, t.linearizable, t.violations, t.porcupine, t.assumption, t.undecided, t.tooLarge)
 }
 
@@ -64,8 +64,7 @@ func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
 	} else {
 		tl.violations++
 	}
-	if ops, ok := porcmodel.Operations(c.History); ok && mode == history.Strict {
-		// Without crashes the modes coincide: compare once.
+	if ops, ok := porcmodel.Operations(c.History, mode); ok {
 		tl.porcupine++
 		if p := porcupine.CheckOperations(porcmodel.Model(c.History.InitValue), ops); p != got.Linearizable {
 			tl.mismatches = append(tl.mismatches, fmt.Sprintf("%v: analyzer says %v, Porcupine says %v\n%s",

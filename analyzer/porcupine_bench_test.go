@@ -47,7 +47,7 @@ func BenchmarkVersusPorcupine(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			ops, _ := porcmodel.Operations(h)
+			ops, _ := porcmodel.Operations(h, history.Strict)
 			res, _ := porcupine.CheckOperationsVerbose(porcmodel.Model(h.InitValue), ops, 10*time.Minute)
 			switch res {
 			case porcupine.Unknown:

@@ -139,24 +139,33 @@ func Partition(ops []porcupine.Operation) [][]porcupine.Operation {
 	return out
 }
 
-// Operations converts a history without crashes into Porcupine operations
-// (event positions as times). Operations pending at the end get a response
-// after the end, and pending reads are left out, as pmlin drops them. It
-// reports false for a history with crashes: Porcupine has no notion of
-// them (a crash-free comparison is the fair one).
-func Operations(h *history.History) ([]porcupine.Operation, bool) {
-	if len(h.Crashes) > 0 {
-		return nil, false
-	}
+// Operations converts a history into Porcupine operations under the
+// completion rule of mode, with event positions as times, or reports false
+// when mode's constraints for h are not intervals, which Porcupine cannot
+// express. Pending reads are left out (pmlin drops them); a pending cas may
+// take effect or not (the model's Step) until its response time: the crash
+// that cut it off in Strict mode, after the end otherwise. A Recoverable
+// crashed cas must precede only its process's next operation, which is not
+// an interval: such histories are refused.
+func Operations(h *history.History, mode history.Mode) ([]porcupine.Operation, bool) {
+	next := map[int32]bool{} // processes that invoke again after this point
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
-	for i := range h.Ops {
+	for i := len(h.Ops) - 1; i >= 0; i-- {
 		op := &h.Ops[i]
+		pendingCAS := op.Status == history.Pending && op.Kind == history.CAS
+		if mode == history.Recoverable && pendingCAS && op.Crash >= 0 && next[op.Proc] {
+			return nil, false
+		}
+		next[op.Proc] = op.Status != history.Pending || op.Kind != history.Read
 		if op.Status == history.Pending && op.Kind == history.Read {
 			continue
 		}
 		ret := int64(h.Events + 1)
-		if op.Ret >= 0 {
+		switch {
+		case op.Ret >= 0:
 			ret = int64(op.Ret)
+		case op.Crash >= 0 && mode == history.Strict:
+			ret = int64(h.Crashes[op.Crash])
 		}
 		ops = append(ops, porcupine.Operation{ClientId: int(op.Proc), Input: op, Call: int64(op.Inv), Return: ret})
 	}

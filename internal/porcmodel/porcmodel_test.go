@@ -27,7 +27,7 @@ func TestModel(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ops, ok := Operations(h)
+		ops, ok := Operations(h, history.Strict)
 		if !ok {
 			t.Fatal("crash-free history refused")
 		}
@@ -35,8 +35,13 @@ func TestModel(t *testing.T) {
 			t.Errorf("%q: porcupine says %v, want %v", tc.text, got, tc.want)
 		}
 	}
-	h, _ := history.ReadAll(strings.NewReader("crash\n"), "t")
-	if _, ok := Operations(h); ok {
-		t.Error("a history with a crash was accepted")
+	// A crashed cas whose process goes on: not an interval in
+	// Recoverable mode; an interval (to the crash) in Strict mode.
+	h, _ := history.ReadAll(strings.NewReader("1 inv cas 10:0:5\ncrash\n1 inv read 10\n1 ret 5\n"), "t")
+	if _, ok := Operations(h, history.Recoverable); ok {
+		t.Error("a recoverable constraint was accepted as an interval")
+	}
+	if ops, ok := Operations(h, history.Strict); !ok || !porcupine.CheckOperations(Model(h.InitValue), ops) {
+		t.Error("strict: the crashed cas took effect before the crash")
 	}
 }
