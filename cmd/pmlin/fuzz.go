@@ -155,7 +155,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	if found == nil {
 		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck, every recovery succeeded\n", fc.Mode)
 	} else {
-		fj, err := keepFinding(w, found, fc, outDir)
+		fj, err := keepFinding(ctx, w, found, fc, outDir)
 		if err != nil {
 			return &exitError{exitInput, err}
 		}
@@ -175,7 +175,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 
 // keepFinding writes the history, the report and the replay command of a
 // finding under dir and describes them on w.
-func keepFinding(w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir string) (*findingJSON, error) {
+func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir string) (*findingJSON, error) {
 	seed := f.Config.Driver.Seed
 	base := fmt.Sprintf("run-%d", seed)
 	if f.Config.Mutant != "" {
@@ -208,12 +208,47 @@ func keepFinding(w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir string)
 			return nil, err
 		}
 	}
+	extra := explainKept(ctx, histPath, fc.Mode, filepath.Join(dir, base))
 	fmt.Fprintf(w, "\n%s", rep.String())
 	fmt.Fprintf(w, "\nkept:\n  %s   the history\n  %s   the report\n  %s   the report as JSON\n  %s   the replay command\n",
 		histPath, reportPath, jsonPath, replayPath)
+	for _, x := range extra {
+		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
+	}
 	fmt.Fprintf(w, "replay (%s):\n  %s\n", replayNote(f.Config), replay)
 	return &findingJSON{Run: f.Index + 1, Seed: seed, AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
 		Replay: replay, Verdict: vj}, nil
+}
+
+// explainKept adds, for a kept history the analyzer finds not
+// linearizable, the self-contained HTML report and a shrunk history (the
+// few operations that still fail): what a person reads first. Anomalies
+// only the run itself saw (stuck, corrupt) have none. Failures here are
+// not the campaign's: they are reported in the returned list.
+func explainKept(ctx context.Context, histPath string, mode history.Mode, base string) [][2]string {
+	open := func() (io.ReadCloser, error) { return os.Open(histPath) }
+	in, err := open()
+	if err != nil {
+		return [][2]string{{histPath, "could not be reopened: " + err.Error()}}
+	}
+	a, err := analyzer.Analyze(ctx, history.NewReader(in, histPath, history.Options{}), analyzer.Options{Mode: mode})
+	in.Close()
+	if err != nil || a.Result.Linearizable {
+		return nil
+	}
+	o := outputs{html: base + ".html", shrink: base + ".shrunk.hist", force: true}
+	var msgs bytes.Buffer
+	if err := writeOutputs(ctx, env{stdout: io.Discard, stderr: &msgs}, a, histPath, open, o); err != nil {
+		return [][2]string{{o.html, "not written: " + err.Error()}}
+	}
+	var kept [][2]string
+	if _, err := os.Stat(o.html); err == nil {
+		kept = append(kept, [2]string{o.html, "the HTML report (timeline and precedence graph)"})
+	}
+	if _, err := os.Stat(o.shrink); err == nil {
+		kept = append(kept, [2]string{o.shrink, "the shrunk history: the few operations that still fail"})
+	}
+	return kept
 }
 
 func replayNote(c crash.Config) string {

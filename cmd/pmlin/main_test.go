@@ -131,3 +131,23 @@ func TestGen(t *testing.T) {
 		t.Fatalf("bad --plant accepted")
 	}
 }
+
+// TestFuzzKeepsReportAndShrunkHistory: a violation found by fuzz is kept
+// with its HTML report and a shrunk history that still fails.
+func TestFuzzKeepsReportAndShrunkHistory(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := pmlin(t, "", "fuzz", "--mutant", "dirty-spurious-failure", "--seconds", "20", "--out", dir)
+	if code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, suffix := range []string{".html", ".shrunk.hist"} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*"+suffix))
+		if len(m) != 1 || !strings.Contains(out, m[0]) {
+			t.Fatalf("no %s kept or listed: %v\n%s", suffix, m, out)
+		}
+	}
+	m, _ := filepath.Glob(filepath.Join(dir, "*.shrunk.hist"))
+	if code, out, _ := pmlin(t, "", "check", m[0]); code != 1 {
+		t.Fatalf("the shrunk history passes: exit %d\n%s", code, out)
+	}
+}
