@@ -119,13 +119,16 @@ func TestFuzzFindsAndReplays(t *testing.T) {
 	var hist, replay string
 	for _, e := range ents {
 		switch {
+		case strings.HasSuffix(e.Name(), ".shrunk.hist"):
 		case strings.HasSuffix(e.Name(), ".hist"):
 			hist = filepath.Join(dir, e.Name())
 		case strings.HasSuffix(e.Name(), ".replay.sh"):
 			replay = filepath.Join(dir, e.Name())
 		}
 	}
-	if len(ents) != 4 || hist == "" || replay == "" {
+	// The history, its text, JSON and HTML reports, the shrunk history and
+	// the replay command.
+	if len(ents) != 6 || hist == "" || replay == "" {
 		t.Fatalf("kept %v", ents)
 	}
 	script, _ := os.ReadFile(replay)
