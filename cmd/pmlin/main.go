@@ -74,6 +74,7 @@ precedence-multigraph method of Cepeda et al., OPODIS 2019.`,
 	root.AddCommand(mutantsCommand(e))
 	root.AddCommand(internalWorkerCommand(e))
 	root.AddCommand(genCommand(e))
+	root.AddCommand(benchCommand(e))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
