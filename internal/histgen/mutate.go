@@ -911,7 +911,13 @@ func (m *mutation) insertCrash() bool {
 	if len(m.seq) < 2 {
 		return false
 	}
-	at := 1 + m.rng.IntN(len(m.seq)-1)
+	m.crashAt(1 + m.rng.IntN(len(m.seq)-1))
+	return true
+}
+
+// crashAt inserts a crash at position at of the event sequence; the
+// operations pending there lose their responses (a crash interrupts them).
+func (m *mutation) crashAt(at int) {
 	pending := map[int32]int{}
 	for _, e := range m.seq[:at] {
 		switch {
@@ -923,13 +929,13 @@ func (m *mutation) insertCrash() bool {
 			pending[m.ops[e.op].Proc] = e.op
 		}
 	}
+	// Their responses come after at, so removing them keeps at in place.
 	for _, id := range pending {
 		if r := m.seqPos(id, true); r >= 0 {
 			m.seq = slices.Delete(m.seq, r, r+1)
 		}
 	}
 	m.insert(at, ev{-1, false})
-	return true
 }
 
 // crashedEffect inserts, around a random crash X (one is inserted at a
@@ -948,24 +954,7 @@ func (m *mutation) crashedEffect(late bool) bool {
 	}
 	if len(crashes) == 0 {
 		at := m.rng.IntN(len(m.seq) + 1)
-		m.insert(at, ev{-1, false})
-		// The crash must interrupt whatever was pending there.
-		pending := map[int32]int{}
-		for _, e := range m.seq[:at] {
-			switch {
-			case e.op < 0:
-				clear(pending)
-			case e.isRet:
-				delete(pending, m.ops[e.op].Proc)
-			default:
-				pending[m.ops[e.op].Proc] = e.op
-			}
-		}
-		for _, id := range pending {
-			if r := m.seqPos(id, true); r >= 0 {
-				m.seq = slices.Delete(m.seq, r, r+1)
-			}
-		}
+		m.crashAt(at)
 		crashes = append(crashes, at)
 	}
 	x := crashes[m.rng.IntN(len(crashes))]
