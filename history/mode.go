@@ -12,10 +12,11 @@ import "fmt"
 //     crash.
 //   - Recoverable (recoverable linearizability, Berryhill, Golab and
 //     Tripunitara): at any time after its invocation, but linearized before
-//     the next operation of its own process (an order constraint between
-//     the two operations, not a deadline at that operation's invocation;
-//     if that next operation is itself dropped, the constraint goes with
-//     it).
+//     the next operation of its own process that stays in the history (an
+//     order constraint between the two operations, not a deadline at that
+//     operation's invocation). Process order survives crashes: if the next
+//     operation was itself cut off and dropped (a read, or a CAS nobody
+//     observed), the constraint passes to the one after it, and so on.
 //   - Durable (durable linearizability, Izraelevitz, Mendes and Scott): at any
 //     time after its invocation.
 //
