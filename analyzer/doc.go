@@ -40,6 +40,10 @@
 //
 // Cost: one pass over the file, then a constant number of passes over
 // arrays of O(n·k) int32s; no per-edge allocation and no maps in the hot
-// loops. The Graph type exposes the result through gonum's graph
-// interfaces for explanations and exports.
+// loops. Explanations run on the same arrays (Tarjan's algorithm, then a
+// breadth-first search for a shortest cycle), and report's DOT and HTML
+// draw the small graphs Neighbourhood returns. The Graph type is a view of
+// the whole graph through gonum's graph.Directed interface, for callers
+// who want gonum's algorithms on it (the tests run gonum's Tarjan on it);
+// nothing in pmlin uses it, and its To scans the whole graph per call.
 package analyzer

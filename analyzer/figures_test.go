@@ -175,7 +175,7 @@ func TestFigures(t *testing.T) {
 				if !bytes.Equal(buf.Bytes(), wantOut) {
 					t.Errorf("report differs from %s (regenerate with -update if the change is intended):\n--- got\n%s\n--- want\n%s", golden, buf.String(), wantOut)
 				}
-				// The JSON fields of shared/cli-contract.md.
+				// The JSON fields of docs/cli-contract.md.
 				var obj map[string]any
 				if err := json.Unmarshal(js.Bytes(), &obj); err != nil {
 					t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 )
 
-// Kind names an anomaly, as in shared/cli-contract.md.
+// Kind names an anomaly, as in docs/cli-contract.md.
 type Kind string
 
 const (
@@ -140,7 +140,7 @@ type Result struct {
 }
 
 // AssumptionError reports an input the method cannot decide: it breaks
-// Assumption 1 or 2 of the OPODIS paper (shared/history-format.md) in a way
+// Assumption 1 or 2 of the OPODIS paper (docs/history-format.md) in a way
 // that matters for the verdict.
 type AssumptionError struct {
 	File       string

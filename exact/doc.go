@@ -29,7 +29,7 @@
 // operation pending at the end).
 // Completing a pending CAS as a failure has no effect, so it is the same as
 // dropping it. Unlike the graph method, the checker needs neither of the
-// recorder's assumptions of shared/history-format.md: values may repeat and a
+// recorder's assumptions of docs/history-format.md: values may repeat and a
 // CAS may expect any value.
 //
 // # How

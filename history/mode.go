@@ -3,7 +3,7 @@ package history
 import "fmt"
 
 // Mode is the completion rule for operations cut off by a crash (Section 5.3
-// of the OPODIS paper; shared/cli-contract.md). Whatever the mode, a pending
+// of the OPODIS paper; docs/cli-contract.md). Whatever the mode, a pending
 // read is dropped, and a pending CAS either took effect (as a success) or
 // did not; the modes differ in how late it may take effect:
 //

@@ -20,7 +20,7 @@ import (
 	"github.com/pmlin/pmlin/report"
 )
 
-// workloadFlags are the flags run and fuzz share (shared/cli-contract.md:
+// workloadFlags are the flags run and fuzz share (docs/cli-contract.md:
 // --threads --ops --words --k --crashes --seed --mutant --sched, plus
 // pmlin's own).
 type workloadFlags struct {
