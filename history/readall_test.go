@@ -1,6 +1,8 @@
 package history_test
 
 import (
+	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -132,5 +134,21 @@ func TestStrings(t *testing.T) {
 	}
 	if e := (&history.Error{File: "f", Line: 3, Msg: "m"}); e.Error() != "f:3: m" {
 		t.Errorf("Error() = %q", e.Error())
+	}
+	if e := (&history.Error{File: "f", Line: 3, Column: 7, Err: history.ErrSyntax, Msg: "m"}); e.Error() != "f:3:7: m" || !errors.Is(e, history.ErrSyntax) {
+		t.Errorf("Error() = %q, Unwrap %v", e.Error(), e.Unwrap())
+	}
+	for _, m := range history.Modes {
+		b, err := json.Marshal(struct{ M history.Mode }{m})
+		var back struct{ M history.Mode }
+		if err != nil || string(b) != `{"M":"`+m.String()+`"}` || json.Unmarshal(b, &back) != nil || back.M != m {
+			t.Errorf("mode %v as JSON: %s, %v, back %v", m, b, err, back.M)
+		}
+	}
+	if _, err := history.Mode(7).MarshalText(); err == nil {
+		t.Error("Mode(7).MarshalText: no error")
+	}
+	if err := json.Unmarshal([]byte(`"eventual"`), new(history.Mode)); err == nil {
+		t.Error(`unmarshal "eventual": no error`)
 	}
 }
