@@ -31,8 +31,8 @@ type OpInfo struct {
 	Desc string `json:"desc"`
 }
 
-// Genesis describes the genesis vertex.
-var Genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesis (initial state)"}
+// genesis describes the genesis vertex.
+var genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesis (initial state)"}
 
 func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	h := e.h
@@ -77,15 +77,6 @@ func (h *hist) crashLines(ops []int32) map[int32]int64 {
 		}
 	}
 	return m
-}
-
-// Op describes the operation invoked at line.
-func (a *Analysis) Op(line int64) (OpInfo, bool) {
-	i := a.e.h.opOfLine(line)
-	if i == none {
-		return OpInfo{}, false
-	}
-	return a.e.opInfo(i, a.e.h.crashLines([]int32{i})), true
 }
 
 // FirstOps describes the first n operations (invocation order), for a
@@ -337,7 +328,7 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	}
 	for _, i := range nodes {
 		if i == gen {
-			nb.Nodes = append(nb.Nodes, Genesis)
+			nb.Nodes = append(nb.Nodes, genesis)
 		} else {
 			nb.Nodes = append(nb.Nodes, e.opInfo(i, cl))
 		}
@@ -368,7 +359,7 @@ func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
 			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
 				out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-					Reason: fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))})
+					Reason: fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(v))})
 			}
 		}
 	}
@@ -377,7 +368,7 @@ func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))})
+				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))})
 		}
 	}
 	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {

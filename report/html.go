@@ -43,7 +43,7 @@ func HTML(w io.Writer, d *Data) error {
 <body>
 `, esc(d.Name), verdict, css)
 	fmt.Fprintf(&b, "<header><h1>%s: <span class=\"%s\">%s</span></h1>\n", esc(d.Name), vclass, verdict)
-	fmt.Fprintf(&b, "<p>%s mode &middot; %d operations &middot; %d processes &middot; %d words &middot; %d crashes", r.ModeName, r.Operations, r.Processes, r.Words, r.Crashes)
+	fmt.Fprintf(&b, "<p>%s mode &middot; %d operations &middot; %d processes &middot; %d words &middot; %d crashes", r.Mode, r.Operations, r.Processes, r.Words, r.Crashes)
 	if r.Dropped+r.Completed > 0 {
 		fmt.Fprintf(&b, " &middot; cut-off operations: %d completed as successes, %d dropped", r.Completed, r.Dropped)
 	}
@@ -59,7 +59,7 @@ func HTML(w io.Writer, d *Data) error {
 		}
 	}
 	if r.Linearizable || len(r.Anomalies) == 0 {
-		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.ModeName, len(d.Sample))
+		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.Mode, len(d.Sample))
 		b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
 		timeline(&b, d, d.Sample, nil, nil)
 		b.WriteString("</div></div></section>\n")
@@ -128,7 +128,7 @@ func HTML(w io.Writer, d *Data) error {
 	for l, o := range shown {
 		j := opJSON{Desc: o.Desc, Status: o.Status, Ret1: o.RetLine, Crash: o.CrashLine, Done: o.Completed}
 		if op := d.Ops[l]; op != nil {
-			j.Inv, j.Ret = opText(op)
+			j.Inv, j.Ret = op.Lines()
 		}
 		ops[l] = j
 	}

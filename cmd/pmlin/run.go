@@ -226,6 +226,9 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, a
 			return &exitError{exitInput, err}
 		}
 		violated = v.Violated()
+		if v.Undecided != nil && !violated {
+			return &exitError{exitInput, nil} // UNDECIDED is not a pass
+		}
 	} else if len(res.Anomalies) > 0 {
 		fmt.Fprintln(msg)
 		writeRunAnomalies(msg, res.Anomalies)
@@ -267,28 +270,11 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 	return nil
 }
 
-// verdictJSON is the JSON of a verdict: the analyzer's result fields, with
-// the run's own anomalies (stuck, corrupt) added to the list.
-type verdictJSON struct {
-	Linearizable bool               `json:"linearizable"`
-	Mode         string             `json:"mode"`
-	Operations   int64              `json:"operations"`
-	Undecided    string             `json:"undecided,omitempty"`
-	Anomalies    []analyzer.Anomaly `json:"anomalies"`
-	Check        *analyzer.Result   `json:"check,omitempty"`
-	Run          *crash.Result      `json:"run"`
-}
+// verdictJSON is the JSON of a run's verdict: report's one shape.
+type verdictJSON = report.Verdict
 
 func toJSON(v *crash.Verdict) verdictJSON {
-	out := verdictJSON{Linearizable: v.Check != nil && v.Check.Linearizable, Mode: v.Mode.String(),
-		Operations: v.Run.Operations, Anomalies: v.Anomalies, Check: v.Check, Run: v.Run}
-	if out.Anomalies == nil {
-		out.Anomalies = []analyzer.Anomaly{}
-	}
-	if v.Undecided != nil {
-		out.Undecided = v.Undecided.Error()
-	}
-	return out
+	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
 }
 
 func marshalLine(x any) string {
