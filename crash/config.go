@@ -33,11 +33,14 @@ const (
 	// is built by a policy (Config.Policies).
 	Emulated CrashMode = iota
 	// Kill runs each segment in a child process on a MAP_SHARED region
-	// file; the child kills itself with SIGKILL at a seeded region access
-	// of a seeded thread.
+	// file; the child kills itself with SIGKILL at a seeded random region
+	// access of a seeded thread, so the kill lands inside an operation, and
+	// the other threads stop wherever they are.
 	Kill
 	// KillAsync is Kill with the parent killing the child when its logs
-	// reach a random size, at whatever point its threads are then.
+	// reach a random size, at whatever point its threads are then (the
+	// kill lands between operations more often than not: a child runs a
+	// few thousand operations in a millisecond).
 	KillAsync
 )
 

@@ -397,3 +397,17 @@ func TestCanceled(t *testing.T) {
 		t.Fatalf("%+v", res)
 	}
 }
+
+// TestKillModeSetupError: a directory the region file cannot be made in
+// is an error of the run, and nothing is left behind.
+func TestKillModeSetupError(t *testing.T) {
+	dir := t.TempDir()
+	c := DefaultConfig()
+	c.CrashMode, c.Child.Command, c.Child.Dir = Kill, testCommand, dir+"/missing"
+	if _, err := Run(context.Background(), c, &bytes.Buffer{}); err == nil {
+		t.Fatal("no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
+	}
+}

@@ -141,10 +141,11 @@ func (e *emulated) read(rv recovery) (recovery, error) {
 	return rv, err
 }
 
-func (e *emulated) final() ([]uint64, []uint64, error) {
-	addrs := allAddrs(e.c.Driver.Words)
-	vals := make([]uint64, len(addrs))
-	return addrs, vals, e.m.Read(0, addrs, vals)
+func (e *emulated) final() (recovery, error) {
+	rv := recovery{addrs: allAddrs(e.c.Driver.Words)}
+	rv.vals = make([]uint64, len(rv.addrs))
+	rv.err = e.m.Read(0, rv.addrs, rv.vals)
+	return rv, nil
 }
 
 func (e *emulated) close() { e.r.Close() }

@@ -158,44 +158,51 @@ type killer struct {
 	lastOut     *childOutcome // and how it ended
 }
 
-func newKiller(c Config, rec *driver.Recorder) (k *killer, err error) {
-	k = &killer{c: c, rec: rec, rn: newRNGs(c.Driver.Seed), mc: c.mwcasConfig()}
-	defer func() {
-		if err != nil {
-			k.close()
-		}
-	}()
+func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
+	k := &killer{c: c, rec: rec, rn: newRNGs(c.Driver.Seed), mc: c.mwcasConfig()}
+	if err := k.makeFiles(); err != nil {
+		k.close()
+		return nil, err
+	}
+	k.pids = make([]int32, c.Driver.Threads)
+	for i := range k.pids {
+		k.pids[i] = int32(i)
+	}
+	return k, nil
+}
+
+// makeFiles makes the region file, with a new PMwCAS in it, and the shared
+// log file, mapped; close removes them.
+func (k *killer) makeFiles() error {
+	c := k.c
 	dir := c.Child.Dir
 	if dir == "" {
+		var err error
 		if dir, err = os.MkdirTemp("", "pmlin-kill-*"); err != nil {
-			return nil, err
+			return err
 		}
 		k.cleanup = append(k.cleanup, func() { os.RemoveAll(dir) })
 	}
 	if err := k.createRegion(dir); err != nil {
-		return nil, err
+		return err
 	}
 	threads := c.Driver.Threads
 	k.maxQuota = split(c.Ops, threads)[0] + 1
 	k.log = filepath.Join(dir, fmt.Sprintf("log-%d", c.Driver.Seed))
 	if err := os.WriteFile(k.log, nil, 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	k.cleanup = append(k.cleanup, func() { os.Remove(k.log) })
 	if err := os.Truncate(k.log, int64(driver.SharedLogWords(threads, c.Driver.K, k.maxQuota))*8); err != nil {
-		return nil, err
+		return err
 	}
 	mem, unmap, err := mapLog(k.log)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	k.mem = mem
 	k.cleanup = append(k.cleanup, unmap)
-	k.pids = make([]int32, threads)
-	for i := range k.pids {
-		k.pids[i] = int32(i)
-	}
-	return k, nil
+	return nil
 }
 
 // createRegion creates the region file with a new PMwCAS in it.
@@ -287,37 +294,24 @@ func (k *killer) crash(segment) (string, error) {
 }
 
 // open opens the region file and recovers the PMwCAS on it, as the next
-// process would.
-func (k *killer) open() (*pmem.Region, *mwcas.PMwCAS, mwcas.RecoveryStats, error) {
-	r, err := pmem.Open(k.region, pmem.Options{})
-	if err != nil {
-		return nil, nil, mwcas.RecoveryStats{}, err
+// process would. An error is the run's (the file does not open); a failed
+// recovery is a finding, in rv.err.
+func (k *killer) open() (r *pmem.Region, m *mwcas.PMwCAS, rv recovery, err error) {
+	if r, err = pmem.Open(k.region, pmem.Options{}); err != nil {
+		return nil, nil, rv, err
 	}
-	m, st, err := mwcas.Recover(r, k.mc)
-	if err != nil {
+	if m, rv.stats, rv.err = mwcas.Recover(r, k.mc); rv.err != nil {
 		r.Close()
-		return nil, nil, st, &recoveryError{err}
+		return nil, nil, rv, nil
 	}
-	return r, m, st, nil
+	return r, m, rv, nil
 }
 
-// recoveryError is a failed recovery (a finding), as opposed to a file
-// that does not open (an error of the run).
-type recoveryError struct{ err error }
-
-func (e *recoveryError) Error() string { return e.err.Error() }
-func (e *recoveryError) Unwrap() error { return e.err }
-
 func (k *killer) recover() (recovery, error) {
-	r, _, st, err := k.open()
-	var re *recoveryError
-	if errors.As(err, &re) {
-		return recovery{err: re.err}, nil
+	r, _, rv, err := k.open()
+	if err != nil || rv.err != nil {
+		return rv, err
 	}
-	if err != nil {
-		return recovery{}, err
-	}
-	rv := recovery{stats: st}
 	rv.addrs, rv.vals, err = rawRead(r, k.c.Driver.Words)
 	if cerr := r.Close(); err == nil {
 		err = cerr
@@ -327,15 +321,19 @@ func (k *killer) recover() (recovery, error) {
 
 // final reads every word through the PMwCAS that the last child left,
 // opened and recovered as the next process would.
-func (k *killer) final() ([]uint64, []uint64, error) {
-	r, m, _, err := k.open()
-	if err != nil {
-		return nil, nil, err
+func (k *killer) final() (recovery, error) {
+	r, m, rv, err := k.open()
+	if err != nil || rv.err != nil {
+		if rv.err != nil {
+			rv.err = fmt.Errorf("recovery: %w", rv.err)
+		}
+		return rv, err
 	}
 	defer r.Close()
-	addrs := allAddrs(k.c.Driver.Words)
-	vals := make([]uint64, len(addrs))
-	return addrs, vals, m.Read(0, addrs, vals)
+	rv.addrs = allAddrs(k.c.Driver.Words)
+	rv.vals = make([]uint64, len(rv.addrs))
+	rv.err = m.Read(0, rv.addrs, rv.vals)
+	return rv, nil
 }
 
 // childOutcome is how a child process ended.

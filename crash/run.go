@@ -75,8 +75,9 @@ type rounds interface {
 	// directly on the region. An error is the run's; a failed recovery is
 	// a finding, in recovery.err.
 	recover() (recovery, error)
-	// final reads every word through the target at the end of the run.
-	final() (addrs, vals []uint64, err error)
+	// final reads every word through the target at the end of the run. An
+	// error is the run's; a failed read is a finding, in recovery.err.
+	final() (recovery, error)
 	// close releases what the run holds (regions, files).
 	close()
 }
@@ -90,13 +91,13 @@ type segment struct {
 	anomaly *analyzer.Anomaly
 }
 
-// recovery is what a recovery after a crash did.
+// recovery is what a recovery after a crash did, or the final read.
 type recovery struct {
 	stats   mwcas.RecoveryStats
 	note    string // what happened on the way, added to the crash comment
 	crashes int    // times the recovery itself was crashed
 	err     error  // the recovery failed: a finding
-	// addrs and vals are the direct read of every data word afterwards.
+	// addrs and vals are the read of every data word afterwards.
 	addrs, vals []uint64
 }
 
@@ -168,13 +169,16 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 			}
 		}
 	}
-	addrs, vals, err := rs.final()
+	rv, err := rs.final()
 	if err != nil {
+		return err
+	}
+	if rv.err != nil {
 		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{rec.Lines() + 1}, Words: []uint64{},
-			Explanation: fmt.Sprintf("the final read of every word failed: %v", err)})
+			Explanation: fmt.Sprintf("the final read of every word failed: %v", rv.err)})
 		return nil
 	}
-	rec.Read(reader, addrs, vals)
+	rec.Read(reader, rv.addrs, rv.vals)
 	return nil
 }
 
