@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -198,5 +199,24 @@ func TestRunZeroMeansZero(t *testing.T) {
 	code, out, _ = pmlin(t, "", "run", "--recovery-crash", "1", "--crashes", "5", "--ops", "300", "--seed", "9")
 	if code != 0 || strings.Count(out, "recovery crashed") == 0 {
 		t.Fatalf("exit %d: no recovery crashed with --recovery-crash 1", code)
+	}
+}
+
+// TestShellJoin: the replay command survives sh, whatever the --out path.
+func TestShellJoin(t *testing.T) {
+	args := []string{"pmlin", "run", "--seed", "7", "-o", "out dir/it's $HOME`x`.hist", ""}
+	line := shellJoin(args)
+	if !strings.HasPrefix(line, "pmlin run --seed 7 -o '") {
+		t.Fatalf("quoted what needs no quoting: %s", line)
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	got, err := exec.Command("sh", "-c", "printf '%s\\n' "+line).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(args, "\n") + "\n"; string(got) != want {
+		t.Fatalf("sh read %q, want %q", got, want)
 	}
 }
