@@ -349,11 +349,14 @@ func (e *eval) why(u, v int32) Edge {
 			return ed
 		}
 	}
-	for _, c := range h.crashed {
-		if c.op == u && c.next == v && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
-			ed.Kind = Recovery
-			ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s", h.opName(u), c.line, h.opName(v))
-			return ed
+	if e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
+		for _, c := range h.crashed {
+			if c.op == u {
+				if reason, ok := e.recoveryReason(c, v); ok {
+					ed.Kind, ed.Reason = Recovery, reason
+					return ed
+				}
+			}
 		}
 	}
 	ed.Kind = HappensBefore
@@ -369,4 +372,27 @@ func (e *eval) why(u, v int32) Edge {
 		ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect before it (strict), so before %s was invoked", h.opName(u), line, h.opName(v))
 	}
 	return ed
+}
+
+// recoveryReason explains the recovery edge from the completed crashed cas
+// c to v, if v is its target (recoveryTarget), naming the operations of its
+// process that were cut off in between and passed the constraint on.
+func (e *eval) recoveryReason(c crashRec, v int32) (string, bool) {
+	var skipped []crashRec
+	if e.recoveryTarget(c, &skipped) != v {
+		return "", false
+	}
+	h := e.h
+	if len(skipped) == 0 {
+		return fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s",
+			h.opName(c.op), c.line, h.opName(v)), true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s was cut off by the crash at line %d and took effect, before its process's next operation that stays in the history: process %d's next operation, line %d, was cut off by the crash at line %d and left it",
+		h.opName(c.op), c.line, h.procIDs[h.proc[c.op]], h.line[skipped[0].op], skipped[0].line)
+	for _, s := range skipped[1:] {
+		fmt.Fprintf(&b, ", and so was line %d, by the crash at line %d", h.line[s.op], s.line)
+	}
+	fmt.Fprintf(&b, ", so the constraint passes to %s", h.opName(v))
+	return b.String(), true
 }

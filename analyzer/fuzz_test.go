@@ -61,7 +61,7 @@ func FuzzCheck(f *testing.F) {
 	for _, s := range checkSeeds {
 		f.Add([]byte(s))
 	}
-	files, _ := filepath.Glob("testdata/opodis/*.hist")
+	files, _ := filepath.Glob("testdata/*/*.hist")
 	for _, name := range files {
 		b, err := os.ReadFile(name)
 		if err != nil {

@@ -36,8 +36,12 @@ const blamed uint32 = 1 << 31
 type crashRec struct {
 	op   int32
 	at   int32 // operations invoked before the crash: the op's strict "response"
-	next int32 // its process's next operation, or none
-	line uint32
+	next int32 // its process's next invoked operation, or none
+	// nextRec is, when next was itself cut off by a later crash, the index
+	// of next's record in hist.crashed, else none: the chain that
+	// recoveryTarget walks past operations that leave the history.
+	nextRec int32
+	line    uint32
 }
 
 // hist is a history loaded into flat arrays. Operations are numbered in
@@ -242,6 +246,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 	l := &loader{h: h}
 	var pending []int32     // process index -> pending op, or none
 	var lastCrashed []int32 // process index -> index in h.crashed of its last crashed op, or none
+	var chainFrom []int32   // process index -> the record whose next is its pending op, or none
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -269,12 +274,14 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 			for int(ev.ProcIndex) >= len(pending) {
 				pending = append(pending, none)
 				lastCrashed = append(lastCrashed, none)
+				chainFrom = append(chainFrom, none)
 				h.procIDs = append(h.procIDs, 0)
 			}
 			id := h.n
 			h.n++
 			h.procIDs[ev.ProcIndex] = ev.Proc
 			pending[ev.ProcIndex] = id
+			chainFrom[ev.ProcIndex] = lastCrashed[ev.ProcIndex]
 			if c := lastCrashed[ev.ProcIndex]; c != none {
 				h.crashed[c].next = id
 				lastCrashed[ev.ProcIndex] = none
@@ -320,6 +327,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		case history.Return:
 			id := pending[ev.ProcIndex]
 			pending[ev.ProcIndex] = none
+			chainFrom[ev.ProcIndex] = none
 			h.lo[id] = h.n
 			h.retLine[id] = uint32(ev.Line)
 			h.flags[id] |= fReturned
@@ -350,8 +358,13 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 					continue
 				}
 				h.flags[id] |= fCrashed
-				lastCrashed[p] = int32(len(h.crashed))
-				h.crashed = append(h.crashed, crashRec{op: id, at: h.n, next: none, line: uint32(ev.Line)})
+				rec := int32(len(h.crashed))
+				if c := chainFrom[p]; c != none {
+					h.crashed[c].nextRec = rec
+					chainFrom[p] = none
+				}
+				lastCrashed[p] = rec
+				h.crashed = append(h.crashed, crashRec{op: id, at: h.n, next: none, nextRec: none, line: uint32(ev.Line)})
 				pending[p] = none
 			}
 		}

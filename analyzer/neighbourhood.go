@@ -380,9 +380,10 @@ func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
 				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))})
 		}
 	}
-	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && c.next == v && h.flags[u]&fCompleted != 0 {
-		out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Recovery,
-			Reason: fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s", h.opName(u), c.line, h.opName(v))})
+	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
+		if reason, ok := e.recoveryReason(c, v); ok {
+			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Recovery, Reason: reason})
+		}
 	}
 	return out
 }

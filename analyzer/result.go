@@ -1,12 +1,13 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/pmlin/pmlin/history"
 )
 
-// Kind names an anomaly, as in shared/cli-contract.md.
+// Kind names an anomaly, as in docs/cli-contract.md.
 type Kind string
 
 const (
@@ -41,11 +42,48 @@ const (
 // Edge is one edge of an explanation. Operations are named by the line of
 // their invocation; 0 is the genesis vertex (the initial state).
 type Edge struct {
+	From int64
+	To   int64
+	Kind EdgeKind
+	// Word is the address of a reads-from or auxiliary edge (HasWord).
+	Word   uint64
+	Reason string
+}
+
+// HasWord reports whether the edge is about one word: reads-from and
+// auxiliary edges are; happens-before and recovery edges are not.
+func (e Edge) HasWord() bool { return e.Kind == ReadsFrom || e.Kind == Auxiliary }
+
+// edgeJSON is Edge as JSON: "word" is present exactly when the edge has
+// one, so that address 0 is not mistaken for no address.
+type edgeJSON struct {
 	From   int64    `json:"from"`
 	To     int64    `json:"to"`
 	Kind   EdgeKind `json:"kind"`
-	Word   uint64   `json:"word,omitempty"`
+	Word   *uint64  `json:"word,omitempty"`
 	Reason string   `json:"reason"`
+}
+
+// MarshalJSON writes "word" for every edge that has one, 0 included.
+func (e Edge) MarshalJSON() ([]byte, error) {
+	j := edgeJSON{From: e.From, To: e.To, Kind: e.Kind, Reason: e.Reason}
+	if e.HasWord() {
+		j.Word = &e.Word
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON reads what MarshalJSON writes.
+func (e *Edge) UnmarshalJSON(b []byte) error {
+	var j edgeJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	*e = Edge{From: j.From, To: j.To, Kind: j.Kind, Reason: j.Reason}
+	if j.Word != nil {
+		e.Word = *j.Word
+	}
+	return nil
 }
 
 // Anomaly is one broken property, with the operations and words involved.
@@ -102,7 +140,7 @@ type Result struct {
 }
 
 // AssumptionError reports an input the method cannot decide: it breaks
-// Assumption 1 or 2 of the OPODIS paper (shared/history-format.md) in a way
+// Assumption 1 or 2 of the OPODIS paper (docs/history-format.md) in a way
 // that matters for the verdict.
 type AssumptionError struct {
 	File       string

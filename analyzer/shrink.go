@@ -230,10 +230,14 @@ func (a *Analysis) shrinkPlan(k int, full bool) ([]int64, map[uint64]uint64, err
 			}
 		}
 	}
-	next := map[int32]int32{} // crashed op -> its process's next op
+	next := map[int32]int32{} // completed crashed op -> the target of its recovery edge
 	if e.mode == history.Recoverable {
 		for _, c := range h.crashed {
-			next[c.op] = c.next
+			if h.flags[c.op]&fCompleted != 0 {
+				if t := e.recoveryTarget(c, nil); t != none {
+					next[c.op] = t
+				}
+			}
 		}
 	}
 	needObs := map[int32][]int32{} // version -> failed cas that expected it
@@ -477,9 +481,6 @@ func (s *shrinker) build(st state) *history.History {
 		if len(op.Addrs) == 0 {
 			continue
 		}
-		if o.Crash >= 0 && st.crashes[o.Crash] {
-			op.Crash = o.Crash // renumbered below
-		}
 		op.ID = len(h.Ops)
 		h.Ops = append(h.Ops, op)
 		steps = append(steps, step{o.Inv, op.ID, false})
@@ -487,9 +488,7 @@ func (s *shrinker) build(st state) *history.History {
 			steps = append(steps, step{o.Ret, op.ID, true})
 		}
 	}
-	crashIdx := make([]int, len(s.h.Crashes))
 	for c, keep := range st.crashes {
-		crashIdx[c] = -1
 		if keep {
 			steps = append(steps, step{s.h.Crashes[c], -1 - c, false})
 		}
@@ -498,7 +497,6 @@ func (s *shrinker) build(st state) *history.History {
 	for pos, sp := range steps {
 		switch {
 		case sp.op < 0:
-			crashIdx[-1-sp.op] = len(h.Crashes)
 			h.Crashes = append(h.Crashes, pos)
 		case sp.isRet:
 			h.Ops[sp.op].Ret = pos
@@ -507,9 +505,19 @@ func (s *shrinker) build(st state) *history.History {
 			h.Ops[sp.op].Ret = -1
 		}
 	}
+	// A pending operation is cut off by the first crash kept after its
+	// invocation, which is what the written text says even when its own
+	// crash was dropped.
 	for i := range h.Ops {
-		if c := h.Ops[i].Crash; c >= 0 {
-			h.Ops[i].Crash = crashIdx[c]
+		op := &h.Ops[i]
+		if op.Ret >= 0 {
+			continue
+		}
+		for c, pos := range h.Crashes {
+			if pos > op.Inv {
+				op.Crash = c
+				break
+			}
 		}
 	}
 	h.Events = len(steps)

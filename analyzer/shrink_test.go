@@ -6,6 +6,8 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
@@ -216,4 +218,57 @@ func TestShrinkFarBehind(t *testing.T) {
 		t.Fatalf("%+v\n%s", st, histgen.Text(h))
 	}
 	checkShrunk(t, h, history.Strict, a.Result)
+}
+
+// TestShrinkCrashChains shrinks violations of tiny crash-heavy histories
+// (histgen.CrashChainConfig) and of testdata/chains in their modes: the
+// result must still fail, be 1-minimal, and the exact checker must agree
+// on the in-memory result (a shrunk history whose operation lost its own
+// crash but not a later one once said "pending at the end" in memory while
+// its text said "cut off").
+func TestShrinkCrashChains(t *testing.T) {
+	n := *shrinkSeeds
+	if testing.Short() {
+		n = min(n, 60)
+	}
+	type input struct {
+		name string
+		text []byte
+		mode history.Mode
+	}
+	var inputs []input
+	files, _ := filepath.Glob("testdata/chains/*.hist")
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range history.Modes {
+			inputs = append(inputs, input{f, text, m})
+		}
+	}
+	for seed := uint64(1); seed <= uint64(n); seed++ {
+		c := histgen.RandomCase(histgen.CrashChainConfig(seed), seed)
+		inputs = append(inputs, input{c.String(), histgen.Text(c.History), c.Config.Mode})
+	}
+	shrunk := 0
+	for _, in := range inputs {
+		a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(in.text), "r", history.Options{}), analyzer.Options{Mode: in.mode})
+		if err != nil || a.Result.Linearizable {
+			continue
+		}
+		h, st, err := a.Shrink(context.Background(), opener(in.text), analyzer.ShrinkOptions{Mode: in.mode, Confirm: true})
+		if err != nil {
+			t.Fatalf("%s (%v): %v", in.name, in.mode, err)
+		}
+		if st.Exact != "agrees" {
+			t.Fatalf("%s (%v): exact checker %q on the shrunk history:\n%s", in.name, in.mode, st.Exact, histgen.Text(h))
+		}
+		checkShrunk(t, h, in.mode, a.Result)
+		shrunk++
+	}
+	if shrunk < len(inputs)/5 {
+		t.Fatalf("only %d of %d inputs violated", shrunk, len(inputs))
+	}
+	t.Logf("shrunk %d violating histories", shrunk)
 }

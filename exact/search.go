@@ -66,9 +66,8 @@ type field struct {
 	width uint
 }
 
-// newSearch compiles the component ids of h (op IDs in invocation order);
-// next is nextOfProc(h).
-func newSearch(ctx context.Context, h *history.History, mode history.Mode, next []int, ids []int, budget int) *search {
+// newSearch compiles the component ids of h (op IDs in invocation order).
+func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids []int, budget int) *search {
 	s := &search{ctx: ctx, budget: budget}
 	n := len(ids)
 	s.nw = (n + 63) / 64
@@ -181,7 +180,7 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, next 
 			case mode == history.Strict && h.Ops[a.id].Crash >= 0:
 				must = h.Crashes[h.Ops[a.id].Crash] < b.inv
 			case mode == history.Recoverable:
-				must = recoverableNext(h, next, a.id) == b.id
+				must = recoverableBefore(h, a.id, b.id)
 			}
 			if must {
 				b.pred[i/64] |= 1 << (i % 64)

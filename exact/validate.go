@@ -41,7 +41,6 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 	}
 
 	// Order constraints, pair by pair.
-	next := nextOfProc(h)
 	for _, b := range order {
 		for _, a := range order {
 			A, B := &h.Ops[a], &h.Ops[b]
@@ -53,8 +52,8 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 				return fmt.Errorf("operation of line %d responded before operation of line %d was invoked, yet comes after it", A.Line, B.Line)
 			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Strict && h.Crashes[A.Crash] < B.Inv:
 				return fmt.Errorf("pending operation of line %d was cut off by the crash before operation of line %d was invoked, yet comes after it (strict)", A.Line, B.Line)
-			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Recoverable && next[a] == b:
-				return fmt.Errorf("pending operation of line %d comes after the next operation of its process, line %d (recoverable)", A.Line, B.Line)
+			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Recoverable && A.Proc == B.Proc && A.Inv < B.Inv:
+				return fmt.Errorf("pending operation of line %d was cut off by a crash, yet comes after a later operation of its process, line %d (recoverable)", A.Line, B.Line)
 			}
 		}
 	}

@@ -1,5 +1,5 @@
 // Package history reads and writes pmlin histories: the text format v1 of
-// shared/history-format.md and its JSON Lines twin.
+// docs/history-format.md and its JSON Lines twin.
 //
 // A history is the real-time record of a run of a multi-word synchronization
 // primitive: invocations and responses of multi-word reads (MwR) and

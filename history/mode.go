@@ -3,7 +3,7 @@ package history
 import "fmt"
 
 // Mode is the completion rule for operations cut off by a crash (Section 5.3
-// of the OPODIS paper; shared/cli-contract.md). Whatever the mode, a pending
+// of the OPODIS paper; docs/cli-contract.md). Whatever the mode, a pending
 // read is dropped, and a pending CAS either took effect (as a success) or
 // did not; the modes differ in how late it may take effect:
 //
@@ -12,10 +12,11 @@ import "fmt"
 //     crash.
 //   - Recoverable (recoverable linearizability, Berryhill, Golab and
 //     Tripunitara): at any time after its invocation, but linearized before
-//     the next operation of its own process (an order constraint between
-//     the two operations, not a deadline at that operation's invocation;
-//     if that next operation is itself dropped, the constraint goes with
-//     it).
+//     the next operation of its own process that stays in the history (an
+//     order constraint between the two operations, not a deadline at that
+//     operation's invocation). Process order survives crashes: if the next
+//     operation was itself cut off and dropped (a read, or a CAS nobody
+//     observed), the constraint passes to the one after it, and so on.
 //   - Durable (durable linearizability, Izraelevitz, Mendes and Scott): at any
 //     time after its invocation.
 //

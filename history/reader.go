@@ -25,7 +25,7 @@ const (
 type Format uint8
 
 const (
-	// Text is format v1 of shared/history-format.md.
+	// Text is format v1 of docs/history-format.md.
 	Text Format = iota + 1
 	// JSONL is its JSON Lines twin (one JSON object per line), detected
 	// when the first line that is not blank or a comment starts with '{'.
@@ -408,7 +408,8 @@ func (r *Reader) crashEvent() *Event {
 }
 
 // duplicateAddr reports a repeated address. Small k is the common case, so
-// it is quadratic there and sorts a copy only for large k.
+// it compares every pair there (no allocation) and uses a set only for
+// k above 32.
 func duplicateAddr(addrs []uint64) (uint64, bool) {
 	if len(addrs) <= 32 {
 		for i := 1; i < len(addrs); i++ {

@@ -119,8 +119,8 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 	return d, nil
 }
 
-// appendNum writes v as the history format does: decimal below 4096, hex
-// above.
+// num renders a value as history.Writer writes it: decimal below 4096,
+// 0x hex from 4096 on.
 func num(v uint64) string {
 	if v < 4096 {
 		return fmt.Sprint(v)

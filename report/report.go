@@ -5,7 +5,7 @@
 //     a sentence; for the other kinds, the explanation and the reads-from
 //     edges it names; for stale observations, how many versions behind
 //     they were (analyzer.Staleness).
-//   - JSON: the object of shared/cli-contract.md, with each anomaly's
+//   - JSON: the object of docs/cli-contract.md, with each anomaly's
 //     edges and staleness.
 //   - DOT: the anomalies' neighbourhoods of the precedence multigraph
 //     (analyzer.Neighbourhood), through gonum's DOT encoder, edges labelled

@@ -99,7 +99,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 	}
 }
 
-// TestJSONContract checks the fields shared/cli-contract.md promises, and
+// TestJSONContract checks the fields docs/cli-contract.md promises, and
 // the explanation edges and staleness added to them.
 func TestJSONContract(t *testing.T) {
 	a, _ := analyzeFile(t, "stale.hist", history.Strict)

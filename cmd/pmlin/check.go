@@ -29,10 +29,11 @@ func checkCommand(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE|-",
 		Short: "Decide whether a recorded history is linearizable",
-		Long: `check reads a history (shared/history-format.md: text v1 or its JSON Lines
-twin, detected automatically; - is standard input) and decides whether it is
-linearizable. Exit status: 0 linearizable, 1 not linearizable, 2 malformed input,
-an input that breaks an assumption of the method, or a usage error.
+		Long: `check reads a history (text v1 or its JSON Lines twin, detected
+automatically; - is standard input; the format is docs/history-format.md in
+the pmlin repository) and decides whether it is linearizable. Exit status:
+0 linearizable, 1 not linearizable, 2 malformed input, an input that breaks an
+assumption of the method, or a usage error.
 
 Each anomaly is explained by a minimal witness: for a cycle, a shortest cycle,
 each edge with its reason; for a stale read, how many versions behind it was.
@@ -301,15 +302,13 @@ func startCPUProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// classify maps analysis errors to exit statuses: every input problem is 2.
+// classify maps an analysis error to its exit status. Every failure is 2:
+// malformed input (*history.Error), a broken assumption
+// (*analyzer.AssumptionError), an undecided history
+// (*analyzer.UndecidedError) and I/O errors alike; the message is the
+// error's own, which names the file and line. An interrupt is said as such.
 func classify(err error) error {
-	var he *history.Error
-	var ae *analyzer.AssumptionError
-	var ue *analyzer.UndecidedError
-	switch {
-	case errors.As(err, &he), errors.As(err, &ae), errors.As(err, &ue):
-		return &exitError{exitInput, err}
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return &exitError{exitInput, fmt.Errorf("interrupted")}
 	}
 	return &exitError{exitInput, err}

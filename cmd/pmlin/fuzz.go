@@ -18,7 +18,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 )
 
-// fuzzJSON is the last line of pmlin fuzz --json (shared/cli-contract.md:
+// fuzzJSON is the last line of pmlin fuzz --json (docs/cli-contract.md:
 // at least runs, operations, crashes, violations, seconds).
 type fuzzJSON struct {
 	Runs          int64        `json:"runs"`
