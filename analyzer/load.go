@@ -386,7 +386,7 @@ func (l *loader) respond(ev *history.Event) {
 	default:
 		// Only the blamed word of a failed cas says anything (gray box:
 		// it names one word that differed).
-		for x := a; x < int32(h.acc[id+1]); x++ {
+		for x := a; x < a+int32(len(ev.Addrs)); x++ { // acc[id+1] may not exist yet
 			if h.addr[h.word[x]] == ev.FailAddr {
 				h.word[x] |= blamed
 			} else {

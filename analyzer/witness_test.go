@@ -12,6 +12,15 @@ import (
 	"github.com/pmlin/pmlin/internal/histgen"
 )
 
+func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
+	t.Helper()
+	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), analyzer.Options{Mode: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 // large writes a histgen history with one planted violation.
 func large(t testing.TB, ops int, v histgen.Violation, seed uint64) ([]byte, histgen.LargeStats) {
 	t.Helper()
@@ -177,37 +186,5 @@ func TestNeighbourhood(t *testing.T) {
 				t.Fatal("want an error for a missing anomaly")
 			}
 		})
-	}
-}
-
-func TestExtract(t *testing.T) {
-	text := `pmlin-history v1
-init 9
-1 inv cas 5:9:0x100001
-2 inv read 5
-crash
-2 inv read 5
-2 ret 0x100001
-3 inv read 5
-3 ret 0x100001
-crash
-`
-	r := history.NewReader(strings.NewReader(text), "t", history.Options{})
-	h, crashes, err := analyzer.Extract(context.Background(), r, []int64{3, 6}, func(l int64) bool { return l == 10 })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h.Ops) != 2 || h.Ops[0].Line != 3 || h.Ops[0].Crash != 0 || h.Ops[1].Line != 6 || h.Ops[1].RetLine != 7 || h.InitDefault != 9 {
-		t.Fatalf("%+v", h)
-	}
-	if !slices.Equal(crashes, []int64{5, 10}) {
-		t.Fatalf("crashes %v", crashes)
-	}
-	var buf bytes.Buffer
-	if _, err := h.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := history.ReadAll(&buf, "x"); err != nil {
-		t.Fatalf("extracted history is not well formed: %v", err)
 	}
 }
