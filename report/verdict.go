@@ -17,7 +17,8 @@ import (
 type Verdict struct {
 	Linearizable bool         `json:"linearizable"`
 	Mode         history.Mode `json:"mode"`
-	Operations   int64        `json:"operations"`
+	// Operations is the number of operations of the history checked.
+	Operations int64 `json:"operations"`
 	// Undecided says why the analyzer could not decide a run's history
 	// (its *analyzer.AssumptionError or *analyzer.UndecidedError); the
 	// verdict then has no figures and Linearizable is false.
@@ -70,15 +71,15 @@ func ExactVerdict(h *history.History, mode history.Mode, r exact.Result) *Verdic
 		Search: &Search{Exact: true, States: r.States, Components: r.Components, Order: lines(r.Order), Failing: lines(r.Failing)}}
 }
 
-// RunVerdict is the verdict on a recorded run of operations operations:
-// the run's own anomalies first, then the analyzer's result res, or, when
-// the analyzer could not decide, its error undecided (res is then nil).
+// RunVerdict is the verdict on a recorded run: the run's own anomalies
+// first, then the analyzer's result res on the run's history, or, when
+// the analyzer could not decide, its error undecided (res is then nil, and
+// operations, the run's count of operations, stands for the history's).
 // run is the run's own record, printed as "run".
 func RunVerdict(mode history.Mode, operations int64, own []analyzer.Anomaly, res *analyzer.Result, undecided error, run any) *Verdict {
 	v := &Verdict{Mode: mode, Operations: operations}
 	if res != nil {
 		v = NewVerdict(res)
-		v.Operations = operations
 	}
 	if undecided != nil {
 		v.Undecided = undecided.Error()

@@ -143,16 +143,26 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, a
 		} else if err := writeVerdict(msg, name, v); err != nil {
 			return &exitError{exitInput, err}
 		}
-		violated = v.Violated()
-		if v.Undecided != nil && !violated {
-			return &exitError{exitInput, nil} // UNDECIDED is not a pass
-		}
+		return checkedExit(v)
 	} else if len(res.Anomalies) > 0 {
 		fmt.Fprintln(msg)
 		writeRunAnomalies(msg, res.Anomalies)
 	}
 	if violated {
 		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// checkedExit is the exit status of a checked run: 1 when the run or the
+// analyzer found anything wrong, 2 when the analyzer could not decide (an
+// UNDECIDED history is not a pass), else 0.
+func checkedExit(v *crash.Verdict) error {
+	switch {
+	case v.Violated():
+		return &exitError{exitViolated, nil}
+	case v.Undecided != nil:
+		return &exitError{exitInput, nil}
 	}
 	return nil
 }
