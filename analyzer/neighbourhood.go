@@ -9,7 +9,7 @@ import (
 
 // OpInfo describes an operation as the analyzer saw it, for reports. It
 // holds no values: the analyzer does not keep them per access (a report
-// re-reads the lines it shows, see Extract).
+// re-reads the lines it shows, see history.Extract).
 type OpInfo struct {
 	// Line is the line of the invocation (the operation's identity); 0 is
 	// genesis, the initial state.
