@@ -65,26 +65,14 @@ type edgeJSON struct {
 	Reason string   `json:"reason"`
 }
 
-// MarshalJSON writes "word" for every edge that has one, 0 included.
+// MarshalJSON writes "word" for every edge that has one, 0 included. (The
+// default decoding reads it back: Edge's fields match the keys.)
 func (e Edge) MarshalJSON() ([]byte, error) {
 	j := edgeJSON{From: e.From, To: e.To, Kind: e.Kind, Reason: e.Reason}
 	if e.hasWord() {
 		j.Word = &e.Word
 	}
 	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *Edge) UnmarshalJSON(b []byte) error {
-	var j edgeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*e = Edge{From: j.From, To: j.To, Kind: j.Kind, Reason: j.Reason}
-	if j.Word != nil {
-		e.Word = *j.Word
-	}
-	return nil
 }
 
 // Anomaly is one broken property, with the operations and words involved.

@@ -3,6 +3,7 @@ package analyzer_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -186,5 +187,29 @@ func TestNeighbourhood(t *testing.T) {
 				t.Fatal("want an error for a missing anomaly")
 			}
 		})
+	}
+}
+
+// TestEdgeJSON: "word" is written for every edge that has one, address 0
+// included, and for no other; the default decoding reads an edge back.
+func TestEdgeJSON(t *testing.T) {
+	for _, ed := range []analyzer.Edge{
+		{From: 3, To: 5, Kind: analyzer.ReadsFrom, Word: 0, Reason: "r"},
+		{From: 0, To: 5, Kind: analyzer.Auxiliary, Word: 7, Reason: "a"},
+		{From: 3, To: 5, Kind: analyzer.HappensBefore, Reason: "h"},
+		{From: 3, To: 5, Kind: analyzer.Recovery, Reason: "c"},
+	} {
+		b, err := json.Marshal(ed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasWord := ed.Kind == analyzer.ReadsFrom || ed.Kind == analyzer.Auxiliary
+		if strings.Contains(string(b), `"word":`) != hasWord {
+			t.Errorf("%s: word present %v, want %v", b, !hasWord, hasWord)
+		}
+		var back analyzer.Edge
+		if err := json.Unmarshal(b, &back); err != nil || back != ed {
+			t.Errorf("%s read back as %+v (%v)", b, back, err)
+		}
 	}
 }
