@@ -22,19 +22,14 @@ func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
 	return a
 }
 
-// large writes a histgen history with one planted violation.
+// large is histgen.Planted, failing the test on error.
 func large(t testing.TB, ops int, v histgen.Violation, seed uint64) ([]byte, histgen.LargeStats) {
 	t.Helper()
-	var buf bytes.Buffer
-	cfg := histgen.LargeConfig{Ops: ops, Procs: 8, Words: 500, K: 3, ReadFraction: 0.5, Violation: v, ViolationAt: ops / 2}
-	if v == histgen.PlantLostWrite {
-		cfg.CrashEvery = 2000
-	}
-	st, err := histgen.WriteLarge(&buf, cfg, seed)
+	text, st, err := histgen.Planted(ops, v, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), st
+	return text, st
 }
 
 func TestStalenessCountsMissedVersions(t *testing.T) {

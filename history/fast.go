@@ -24,9 +24,7 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 		if !c.space() {
 			return nil, false, nil
 		}
-		ev := &r.ev
-		ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-		ev.OK, ev.FailAddr = false, 0
+		ev := r.clearEvent()
 		switch {
 		case c.word("read"):
 			ev.Op = Read

@@ -9,9 +9,7 @@ package history
 // header and init lines, returns ok=false and goes to the general path,
 // which also produces the error messages.
 func (r *Reader) fastJSON(line []byte) (ev *Event, ok bool, err error) {
-	ev = &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-	ev.OK, ev.FailAddr = false, 0
+	ev = r.clearEvent()
 	s := jscan{b: line}
 	var f jsonFields
 	if !s.object(&f, ev) {

@@ -33,7 +33,7 @@ type jsonLine struct {
 }
 
 // jsonNumber decodes a JSON integer or a string holding a number.
-func (r *Reader) jsonNumber(raw json.RawMessage, what string) (uint64, error) {
+func (r *Reader) jsonNumber(raw []byte, what string) (uint64, error) {
 	b := bytes.TrimSpace(raw)
 	if len(b) >= 2 && b[0] == '"' {
 		var s string
@@ -138,9 +138,7 @@ func (r *Reader) jsonInit(raw json.RawMessage) error {
 }
 
 func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
-	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-	ev.OK, ev.FailAddr = false, 0
+	ev := r.clearEvent()
 	if j.Addr != nil {
 		return nil, r.fail(ErrSyntax, nil, `process %d: "addr" belongs to a failed cas's ret`, p)
 	}
@@ -151,11 +149,9 @@ func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
 		}
 		ev.Op = Read
 		for _, a := range j.Addrs {
-			v, err := r.jsonNumber(a, "address")
-			if err != nil {
+			if err := r.addWord(r.jsonNumber, a); err != nil {
 				return nil, err
 			}
-			ev.Addrs = append(ev.Addrs, v)
 		}
 	case "cas":
 		if j.Addrs != nil {
@@ -166,21 +162,9 @@ func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
 			if len(w) != 3 {
 				return nil, r.fail(ErrSyntax, nil, "process %d: a cas word is [address, expected, new]", p)
 			}
-			a, err := r.jsonNumber(w[0], "address")
-			if err != nil {
+			if err := r.addWord(r.jsonNumber, w[0], w[1], w[2]); err != nil {
 				return nil, err
 			}
-			e, err := r.jsonNumber(w[1], "expected value")
-			if err != nil {
-				return nil, err
-			}
-			n, err := r.jsonNumber(w[2], "new value")
-			if err != nil {
-				return nil, err
-			}
-			ev.Addrs = append(ev.Addrs, a)
-			ev.Expected = append(ev.Expected, e)
-			ev.New = append(ev.New, n)
 		}
 	default:
 		return nil, r.fail(ErrSyntax, nil, "process %d: unknown operation %q (expected read or cas)", p, *j.Inv)

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"slices"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 

@@ -372,6 +372,39 @@ func (r *Reader) setInitWord(a, v uint64) error {
 	return nil
 }
 
+// clearEvent empties r.ev for an event being decoded.
+func (r *Reader) clearEvent() *Event {
+	ev := &r.ev
+	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.OK, ev.FailAddr = false, 0
+	return ev
+}
+
+// addWord appends one word of the invocation being decoded (r.ev.Op set):
+// its address and, for a cas, its expected and new values, each token
+// parsed by num, the syntax's number parser.
+func (r *Reader) addWord(num func(tok []byte, what string) (uint64, error), toks ...[]byte) error {
+	ev := &r.ev
+	a, err := num(toks[0], "address")
+	if err != nil {
+		return err
+	}
+	if ev.Op == CAS {
+		e, err := num(toks[1], "expected value")
+		if err != nil {
+			return err
+		}
+		n, err := num(toks[2], "new value")
+		if err != nil {
+			return err
+		}
+		ev.Expected = append(ev.Expected, e)
+		ev.New = append(ev.New, n)
+	}
+	ev.Addrs = append(ev.Addrs, a)
+	return nil
+}
+
 // invoke validates and records an invocation already decoded into r.ev.
 func (r *Reader) invoke(proc int32) (*Event, error) {
 	r.started = true

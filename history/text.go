@@ -220,19 +220,15 @@ func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 	if len(args) == 0 {
 		return nil, r.fail(ErrSyntax, nil, "process %d: inv needs read or cas", proc)
 	}
-	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-	ev.OK, ev.FailAddr = false, 0
+	ev := r.clearEvent()
 	words := args[1:]
 	switch {
 	case bytes.Equal(args[0], tokRead):
 		ev.Op = Read
 		for _, w := range words {
-			a, err := r.number(w, "address")
-			if err != nil {
+			if err := r.addWord(r.number, w); err != nil {
 				return nil, err
 			}
-			ev.Addrs = append(ev.Addrs, a)
 		}
 	case bytes.Equal(args[0], tokCAS):
 		ev.Op = CAS
@@ -246,21 +242,9 @@ func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 				return nil, r.fail(ErrSyntax, w, "cas word %q is not address:expected:new", clip(w))
 			}
 			j += i + 1
-			a, err := r.number(w[:i], "address")
-			if err != nil {
+			if err := r.addWord(r.number, w[:i], w[i+1:j], w[j+1:]); err != nil {
 				return nil, err
 			}
-			e, err := r.number(w[i+1:j], "expected value")
-			if err != nil {
-				return nil, err
-			}
-			n, err := r.number(w[j+1:], "new value")
-			if err != nil {
-				return nil, err
-			}
-			ev.Addrs = append(ev.Addrs, a)
-			ev.Expected = append(ev.Expected, e)
-			ev.New = append(ev.New, n)
 		}
 	default:
 		return nil, r.fail(ErrSyntax, args[0], "process %d: unknown operation %q (expected read or cas)", proc, clip(args[0]))

@@ -29,21 +29,6 @@ func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
 	return a
 }
 
-// large writes a histgen history with one planted violation.
-func large(t testing.TB, ops int, v histgen.Violation, seed uint64) ([]byte, histgen.LargeStats) {
-	t.Helper()
-	var buf bytes.Buffer
-	cfg := histgen.LargeConfig{Ops: ops, Procs: 8, Words: 500, K: 3, ReadFraction: 0.5, Violation: v, ViolationAt: ops / 2}
-	if v == histgen.PlantLostWrite {
-		cfg.CrashEvery = 2000
-	}
-	st, err := histgen.WriteLarge(&buf, cfg, seed)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes(), st
-}
-
 func opener(text []byte) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
 }
@@ -107,7 +92,10 @@ func TestShrinkPlantedViolations(t *testing.T) {
 	for _, v := range []histgen.Violation{histgen.PlantStaleRead, histgen.PlantTornRead, histgen.PlantLostWrite} {
 		for _, mode := range []history.Mode{history.Strict, history.Durable} {
 			t.Run(v.String()+"/"+mode.String(), func(t *testing.T) {
-				text, st := large(t, 20000, v, 11)
+				text, st, err := histgen.Planted(20000, v, 11)
+				if err != nil {
+					t.Fatal(err)
+				}
 				a := analyze(t, text, mode)
 				if a.Result.Linearizable {
 					t.Skip("linearizable in this mode")
