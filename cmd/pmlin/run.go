@@ -70,7 +70,8 @@ the same flags and seed record the same history, byte for byte.
 
 Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
 stuck, a recovery or operation failed, or (--check) the history is not
-linearizable; 2 a usage error.`,
+linearizable; 2 a usage error, or (--check) a history the analyzer could not
+decide (UNDECIDED is not a pass).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := c.Check(); err != nil { // before -o is created
