@@ -28,10 +28,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 			continue
 		}
 		w := h.wordOf(x)
-		verb := "read"
-		if !h.isRead(i) {
-			verb = "succeeded expecting"
-		}
+		verb := h.tookValue(i)
 		add(&nd, Anomaly{Kind: Dangling, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
 				h.opName(i), verb, h.addr[w], history.FormatValue(h.valueOf(x)), history.FormatValue(h.initVal[w]))})
@@ -56,12 +53,12 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 			ops = append(ops, int64(h.line[h.accOp[y]]))
 		}
 		add(&nu, Anomaly{Kind: UnreachableWrite, Ops: ops, Words: []uint64{h.addr[w]},
-			Explanation: fmt.Sprintf("%s succeeded expecting address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
-				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
+			Explanation: fmt.Sprintf("%s %s address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
+				h.opName(i), h.tookValue(i), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
 	}
 	for _, x := range e.unexplain {
 		i, w := h.accOp[x], h.wordOf(x)
-		y := h.ver[x]
+		y := h.expected(i, x)
 		ops := []int64{int64(h.line[i])}
 		writer := "its initial value"
 		if y >= 0 {
@@ -70,7 +67,14 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
-				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), writer)})
+				h.opName(i), h.addr[w], history.FormatValue(h.expectedValue(i, x)), writer)})
+	}
+	for _, i := range h.contra {
+		x := h.blamedAccess(i)
+		w := h.wordOf(x)
+		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
+			Explanation: fmt.Sprintf("%s failed at address %d expecting %s, yet reports having read %s there: a failure blames an address that held another value, so it contradicts itself",
+				h.opName(i), h.addr[w], history.FormatValue(h.expectedValue(i, x)), history.FormatValue(h.valueOf(x)))})
 	}
 	if e.cyclic {
 		if err := e.cycles(ctx, res, max); err != nil {
@@ -313,17 +317,14 @@ func (e *eval) why(u, v int32) Edge {
 		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
 			if y := ver[x]; y >= 0 && h.accOp[y] == u {
 				w := h.wordOf(x)
-				verb := "read"
-				if !h.isRead(v) {
-					verb = "expected"
-				}
+				verb := h.observes(v)
 				ed.Kind, ed.Word = ReadsFrom, h.addr[w]
 				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
 				return ed
 			}
 		}
 	}
-	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
+	if h.reader(u) {
 		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
 			if s := e.next(ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
@@ -333,12 +334,12 @@ func (e *eval) why(u, v int32) Edge {
 			}
 		}
 	}
-	if !h.isRead(v) && h.flags[v]&(fReturned|fOK) == fReturned {
+	if h.failed(v) {
 		x := h.blamedAccess(v)
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			ed.Kind, ed.Word = Auxiliary, h.addr[w]
-			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
+			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.expectedValue(v, x)), h.opName(u))
 			return ed
 		}
 	}

@@ -1,22 +1,26 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/pmlin/pmlin/history"
 )
 
 // Operation flags.
 const (
-	fRead      uint8 = 1 << iota // a read (else a cas)
+	fRead      uint8 = 1 << iota // a read (else a cas or a swap)
 	fReturned                    // it has a response
-	fOK                          // a cas that returned ok
+	fOK                          // a cas that returned ok, or a swap that returned
 	fCrashed                     // cut off by a crash (else, if not returned, by the end)
-	fCompleted                   // a pending cas taken to have succeeded
+	fCompleted                   // a pending cas or swap taken to have taken effect
 	fNoAux                       // a failed cas that breaks Assumption 2: no auxiliary constraint
+	fSwap                        // a swap (Section 5.1: a successful cas whose expected values are learnt at its response)
+	fValued                      // a failed cas that reports the values it read (Section 5.2: also a read)
 )
 
 // Versions (ver[x]) are writer access indexes, or one of these.
@@ -52,6 +56,13 @@ type crashRec struct {
 // to its version (the writer access, genesis, or dangling) while streaming,
 // and a version's value is its writer's new value. That saves 8 bytes per
 // read word and a second pass over the accesses.
+//
+// ver[x] is what access x observed: the value a read returned, a cas
+// expected, a swap replaced (learnt at its response; for a swap cut off by
+// a crash, chosen per evaluation, see eval.place), or a failed cas
+// reported having read. A failed cas that reports no values observed
+// nothing: ver[x] at its blamed word is its expected value there; one that
+// reports values keeps that expected value in valued instead.
 type hist struct {
 	name string
 	n    int32
@@ -83,8 +94,14 @@ type hist struct {
 	crashed []crashRec
 	crashes int64
 
-	pendingCAS []int32 // cas without a response
-	failedCAS  []int32 // cas that returned fail
+	pendingW    []int32 // cas and swaps without a response
+	pendingSwap []int32 // swaps without a response: what they replaced is unknown
+	failedCAS   []int32 // cas that returned fail
+	// valued are the failures that report values, by blamed access; contra
+	// are those among them (operations, in order) that report their own
+	// expected value at the blamed word: they contradict themselves.
+	valued []valuedFail
+	contra []int32
 
 	// dangling values, by access, for explanations
 	danglingVal map[int32]uint64
@@ -94,6 +111,55 @@ type hist struct {
 func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
 func (h *hist) failed(i int32) bool {
 	return h.flags[i]&(fRead|fReturned|fOK) == fReturned
+}
+
+// reader reports whether op i observed each of its words and wrote none: a
+// returned read, or a failed cas that reports values. It has an auxiliary
+// edge to the write that replaced each value it observed (Section 5.1).
+func (h *hist) reader(i int32) bool {
+	f := h.flags[i]
+	return f&fReturned != 0 && f&(fRead|fValued) != 0
+}
+
+// valuedFail is a failed cas that reported values: its blamed access, and
+// the version and value it expected there (ver holds what it read).
+type valuedFail struct {
+	acc    int32
+	ver    int32
+	val    uint64
+	contra bool // it read its expected value at the blamed word
+}
+
+// valuedAt is the record of the valued failure whose blamed access is x.
+func (h *hist) valuedAt(x int32) *valuedFail {
+	k, ok := slices.BinarySearchFunc(h.valued, x, func(v valuedFail, x int32) int { return cmp.Compare(v.acc, x) })
+	if !ok {
+		panic("analyzer: no valued failure at this access")
+	}
+	return &h.valued[k]
+}
+
+// expected is the version failed cas i expected at its blamed access x.
+func (h *hist) expected(i, x int32) int32 {
+	if h.flags[i]&fValued != 0 {
+		return h.valuedAt(x).ver
+	}
+	return h.ver[x]
+}
+
+// expectedValue is the value failed cas i expected at its blamed access x.
+func (h *hist) expectedValue(i, x int32) uint64 {
+	if h.flags[i]&fValued != 0 {
+		return h.valuedAt(x).val
+	}
+	return h.valueOf(x)
+}
+
+// contradicts reports whether failed cas i reported, at its blamed word,
+// the value it expected there: it says both that the word differed and
+// that it did not.
+func (h *hist) contradicts(i int32) bool {
+	return h.flags[i]&fValued != 0 && h.valuedAt(h.blamedAccess(i)).contra
 }
 
 // wordOf is the word id of access x.
@@ -168,8 +234,13 @@ type loader struct {
 	// future, or a value written only by a cas that failed so far).
 	deferred    []int32
 	deferredVal []uint64
-	// initWrites: cas accesses writing their word's initial value.
+	// initWrites: cas and swap accesses writing their word's initial value.
 	initWrites []int32
+	// valuedQ are the lookups of the failures that report values: what
+	// they read (acc >= 0) and what they expected at the blamed word (acc
+	// -(k+1) for hist.valued[k]). They bypass the ring: a failure may
+	// come long after the write it saw.
+	valuedQ []keyed
 	// lastCrashed is, per process index, the record in hist.crashed of its
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
@@ -269,7 +340,10 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		switch f := h.flags[i]; {
 		case f&fRead != 0:
 		case f&fReturned == 0:
-			h.pendingCAS = append(h.pendingCAS, i)
+			h.pendingW = append(h.pendingW, i)
+			if f&fSwap != 0 {
+				h.pendingSwap = append(h.pendingSwap, i)
+			}
 		case f&fOK == 0:
 			h.failedCAS = append(h.failedCAS, i)
 		}
@@ -306,7 +380,8 @@ func (h *hist) limit(line int64, msg string) error {
 	return &history.Error{File: h.name, Line: line, Err: history.ErrLimit, Msg: msg}
 }
 
-// invoke adds the operation ev invokes, resolving a cas's expected values.
+// invoke adds the operation ev invokes, resolving a cas's expected values
+// (a swap's are known at its response).
 func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	h := l.h
 	if h.n == math.MaxInt32-1 {
@@ -328,8 +403,11 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	}
 	read := ev.Op == history.Read
 	f := uint8(0)
-	if read {
+	switch ev.Op {
+	case history.Read:
 		f = fRead
+	case history.Swap:
+		f = fSwap
 	}
 	h.line = append(h.line, uint32(ev.Line))
 	h.retLine = append(h.retLine, 0)
@@ -352,11 +430,16 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 			continue
 		}
 		h.nw = append(h.nw, ev.New[j])
+		if f&fSwap != 0 {
+			h.ver = append(h.ver, verUnresolved)
+			continue
+		}
 		h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
 	}
 	if !read {
 		// Remember after resolving the expected values, so that a cas
-		// never resolves to itself while streaming.
+		// never resolves to itself while streaming (a swap that returns
+		// its own new value does: a self-loop, as it should).
 		for x := first; x < int32(len(h.word)); x++ {
 			l.remember(int32(h.word[x]), x)
 			if h.nw[x] == h.initVal[h.word[x]] {
@@ -376,13 +459,18 @@ func (l *loader) respond(ev *history.Event) {
 	h.flags[id] |= fReturned
 	a := int32(h.acc[id])
 	switch {
-	case ev.Op == history.Read:
+	case ev.Op != history.CAS: // a read, or a swap: the values it replaced
+		if ev.Op == history.Swap {
+			h.flags[id] |= fOK
+		}
 		for j, v := range ev.Values {
 			x := a + int32(j)
 			h.ver[x] = l.resolve(x, int32(h.word[x]), v)
 		}
 	case ev.OK:
 		h.flags[id] |= fOK
+	case len(ev.Values) > 0:
+		l.respondValued(id, a, ev)
 	default:
 		// Only the blamed word of a failed cas says anything (gray box:
 		// it names one word that differed).
@@ -392,6 +480,28 @@ func (l *loader) respond(ev *history.Event) {
 			} else {
 				h.ver[x] = verUnresolved
 			}
+		}
+	}
+}
+
+// respondValued records failed cas id, whose accesses start at a, that
+// reported the values it read: a read at every word (Section 5.2) that
+// also failed at the blamed word, expecting ev.Expected there. Every value
+// is looked up by the join (finish), which skips the lookups of its
+// expected values made at its invocation.
+func (l *loader) respondValued(id, a int32, ev *history.Event) {
+	h := l.h
+	h.flags[id] |= fValued
+	for j, v := range ev.Values {
+		x := a + int32(j)
+		w := h.word[x]
+		h.ver[x] = verUnresolved
+		l.valuedQ = append(l.valuedQ, keyed{val: v, word: w, acc: x})
+		if h.addr[w] == ev.FailAddr {
+			h.word[x] |= blamed
+			k := int32(len(h.valued))
+			h.valued = append(h.valued, valuedFail{acc: x, ver: verUnresolved, val: ev.Expected[j]})
+			l.valuedQ = append(l.valuedQ, keyed{val: ev.Expected[j], word: w, acc: -(k + 1)})
 		}
 	}
 }
@@ -415,11 +525,41 @@ func (l *loader) crash(ev *history.Event) {
 	}
 }
 
+// kind names op i's kind: "read", "cas" or "swap".
+func (h *hist) kind(i int32) string {
+	switch f := h.flags[i]; {
+	case f&fRead != 0:
+		return "read"
+	case f&fSwap != 0:
+		return "swap"
+	}
+	return "cas"
+}
+
+// observes is the verb for what op i did with the value of one of its
+// words in a sentence ("line 5 (process 1 swap) replaced address 3 = 7"):
+// a read, and a failed cas that reports values, "read" it; a cas
+// "expected" it; a swap "replaced" it.
+func (h *hist) observes(i int32) string {
+	switch f := h.flags[i]; {
+	case f&(fRead|fValued) != 0:
+		return "read"
+	case f&fSwap != 0:
+		return "replaced"
+	}
+	return "expected"
+}
+
+// tookValue is observes for a sentence about an operation of the graph
+// that took a value no write explains: a cas "succeeded expecting" it.
+func (h *hist) tookValue(i int32) string {
+	if v := h.observes(i); v != "expected" {
+		return v
+	}
+	return "succeeded expecting"
+}
+
 // opName describes an operation for explanations.
 func (h *hist) opName(i int32) string {
-	kind := "cas"
-	if h.isRead(i) {
-		kind = "read"
-	}
-	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.proc[i]], kind)
+	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.proc[i]], h.kind(i))
 }

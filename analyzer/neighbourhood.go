@@ -17,7 +17,7 @@ type OpInfo struct {
 	// RetLine is the line of the response, 0 if none.
 	RetLine int64  `json:"ret_line,omitempty"`
 	Proc    int32  `json:"proc"`
-	Kind    string `json:"kind"` // "read", "cas", or "genesis"
+	Kind    string `json:"kind"` // "read", "cas", "swap", or "genesis"
 	// Status: "returned" (a read), "ok", "fail", "crashed" (cut off by a
 	// crash) or "pending" (cut off by the end of the history).
 	Status string `json:"status"`
@@ -39,10 +39,7 @@ func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	f := h.flags[i]
 	o := OpInfo{Line: int64(h.line[i]), RetLine: int64(h.retLine[i]), Proc: h.procIDs[h.proc[i]],
 		InGraph: e.effective(i), Completed: f&fCompleted != 0, Desc: h.opName(i)}
-	o.Kind = "cas"
-	if f&fRead != 0 {
-		o.Kind = "read"
-	}
+	o.Kind = h.kind(i)
 	switch {
 	case f&(fRead|fReturned) == fRead|fReturned:
 		o.Status = "returned"
@@ -234,16 +231,16 @@ func (b *nbBuilder) vertices() {
 	for _, i := range b.core {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 			y, w := h.ver[x], h.wordOf(x)
-			switch {
-			case e.observer(i):
+			if e.observer(i) {
 				b.add(b.version(y), false)
-				if h.isRead(i) {
+				if h.reader(i) {
 					if s := e.next(y, w); s != none {
 						b.add(h.accOp[s], false)
 					}
 				}
-			case h.failed(i) && h.word[x]&blamed != 0:
-				b.add(b.version(y), false)
+			}
+			if h.failed(i) && h.word[x]&blamed != 0 {
+				b.add(b.version(h.expected(i, x)), false)
 				if src, _ := e.failureSource(i, x); src != none {
 					b.add(h.accOp[src], false)
 				}
@@ -388,7 +385,7 @@ func (e *eval) reasons(u, v int32, crashed map[int32]crashRec) []Edge {
 	if u == gen {
 		return out
 	}
-	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
+	if h.reader(u) {
 		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
 			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
@@ -402,7 +399,7 @@ func (e *eval) reasons(u, v int32, crashed map[int32]crashRec) []Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))})
+				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.expectedValue(v, x)), h.opName(u))})
 		}
 	}
 	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {

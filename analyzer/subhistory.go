@@ -157,8 +157,7 @@ func (p *planner) visit(i int32) {
 	}
 	for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 		w, y := h.wordOf(x), h.ver[x]
-		switch {
-		case e.observer(i):
+		if e.observer(i) {
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
 				p.add(h.accOp[y])
@@ -166,7 +165,9 @@ func (p *planner) visit(i int32) {
 			if e.writer(i) {
 				p.note(w, x)
 			}
-		case h.failed(i) && h.word[x]&blamed != 0:
+		}
+		if h.failed(i) && h.word[x]&blamed != 0 {
+			y := h.expected(i, x)
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
 				p.add(h.accOp[y])

@@ -145,9 +145,9 @@ func (e *eval) staleness(i int32, budget *int) []Staleness {
 		w := h.wordOf(x)
 		st := Staleness{Op: int64(h.line[i]), Word: h.addr[w], Value: h.valueOf(x), Writer: h.writerLine(h.ver[x]),
 			Behind: n, Latest: h.nw[s], LatestWriter: h.writerLine(s)}
-		verb, obj := "read", "the read"
-		if !h.isRead(i) {
-			verb, obj = "expected", "it"
+		verb, obj := h.observes(i), "it"
+		if h.isRead(i) {
+			obj = "the read"
 		}
 		versions := "versions"
 		if n == 1 {
@@ -175,10 +175,7 @@ func (e *eval) rfEdge(v, x int32) (Edge, bool) {
 	h := e.h
 	y := h.ver[x]
 	w := h.wordOf(x)
-	verb := "read"
-	if !h.isRead(v) {
-		verb = "expected"
-	}
+	verb := h.observes(v)
 	switch {
 	case y >= 0:
 		u := h.accOp[y]
