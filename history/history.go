@@ -150,8 +150,11 @@ func collect(ctx context.Context, r *Reader, keepOp, keepCrash func(line int64) 
 			}
 			op := Op{ID: len(h.Ops), Line: ev.Line, Proc: ev.Proc, Kind: ev.Op,
 				Addrs: slices.Clone(ev.Addrs), Inv: h.Events, Ret: -1, Crash: -1}
-			if ev.Op != Read {
+			switch ev.Op {
+			case CAS:
 				op.Expected, op.New = slices.Clone(ev.Expected), slices.Clone(ev.New)
+			case Swap:
+				op.New = slices.Clone(ev.New)
 			}
 			h.Ops = append(h.Ops, op)
 		case Return:
