@@ -539,11 +539,14 @@ func (h *hist) kind(i int32) string {
 // observes is the verb for what op i did with the value of one of its
 // words in a sentence ("line 5 (process 1 swap) replaced address 3 = 7"):
 // a read, and a failed cas that reports values, "read" it; a cas
-// "expected" it; a swap "replaced" it.
+// "expected" it; a swap "replaced" it, and one cut off "must have
+// replaced" it (what it replaced is placed, see eval.place).
 func (h *hist) observes(i int32) string {
 	switch f := h.flags[i]; {
 	case f&(fRead|fValued) != 0:
 		return "read"
+	case f&fSwap != 0 && f&fReturned == 0:
+		return "must have replaced"
 	case f&fSwap != 0:
 		return "replaced"
 	}
