@@ -20,15 +20,18 @@
 // A swap is a successful CAS whose expected values are learnt at its
 // response (Section 5.1): it writes, and it is on each of its words' paths.
 // A failed CAS that reports the values it read is a read at every word
-// (Section 5.2) and still a failure at the word it blamed; one that reports
-// its own expected value there contradicts itself, an unexplained failure.
+// (Section 5.2), which is all its failure needs: the value it read at the
+// word it blamed differs from its expected one (one that reports its own
+// expected value there contradicts itself, an unexplained failure), so it
+// has no auxiliary edge of a failure and Assumption 2 does not matter for
+// it.
 //
 // The history is linearizable iff (Theorem 2 of the paper, under its
-// Assumptions 1 and 2): (ii) every read, successful CAS and swap has one
-// reads-from in-edge per word and every failed CAS one auxiliary in-edge;
-// (iii) per word, the successful CAS and swaps form one reads-from path
-// from genesis;
-// (i) the graph is acyclic. (ii) and (iii) are checked first, then the
+// Assumptions 1 and 2): (ii) every read, successful CAS, swap and failed
+// CAS that reports values has one reads-from in-edge per word and every
+// other failed CAS one auxiliary in-edge; (iii) per word, the successful
+// CAS and swaps form one reads-from path from genesis; (i) the graph is
+// acyclic. (ii) and (iii) are checked first, then the
 // auxiliary edges are built from the paths, then (i) by an iterative DFS.
 //
 // # Completion rules (Section 5.3)

@@ -277,12 +277,16 @@ func (e *eval) next(y int32, w int32) int32 {
 // none, and whether the failure needs one at all.
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
-	if h.contradicts(i) {
-		// It reported its expected value there: no write can explain
-		// that (an anomaly of its own, see hist.contra).
+	if h.flags[i]&fValued != 0 {
+		// It reported what it read (Section 5.2: it is a read): its
+		// reads-from and auxiliary edges place it where every word held
+		// what it reported, and so the blamed word held a value other
+		// than the expected one, which is all its failure says (or it
+		// reported the expected value there and contradicts itself, an
+		// anomaly of its own: hist.contra). No write need explain it.
 		return none, false
 	}
-	y := h.expected(i, x)
+	y := h.ver[x]
 	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) {
 		// The expected value never was at that word: the failure
 		// constrains nothing.

@@ -58,7 +58,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 	}
 	for _, x := range e.unexplain {
 		i, w := h.accOp[x], h.wordOf(x)
-		y := h.expected(i, x)
+		y := h.ver[x]
 		ops := []int64{int64(h.line[i])}
 		writer := "its initial value"
 		if y >= 0 {
@@ -67,7 +67,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
-				h.opName(i), h.addr[w], history.FormatValue(h.expectedValue(i, x)), writer)})
+				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), writer)})
 	}
 	for _, i := range h.contra {
 		x := h.blamedAccess(i)
@@ -339,7 +339,7 @@ func (e *eval) why(u, v int32) Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			ed.Kind, ed.Word = Auxiliary, h.addr[w]
-			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.expectedValue(v, x)), h.opName(u))
+			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
 			return ed
 		}
 	}

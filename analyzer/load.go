@@ -99,7 +99,8 @@ type hist struct {
 	failedCAS   []int32 // cas that returned fail
 	// valued are the failures that report values, by blamed access; contra
 	// are those among them (operations, in order) that report their own
-	// expected value at the blamed word: they contradict themselves.
+	// expected value at the blamed word: they contradict themselves (an
+	// unexplained failure that no completion or order changes).
 	valued []valuedFail
 	contra []int32
 
@@ -121,46 +122,27 @@ func (h *hist) reader(i int32) bool {
 	return f&fReturned != 0 && f&(fRead|fValued) != 0
 }
 
-// valuedFail is a failed cas that reported values: its blamed access, and
-// the version and value it expected there (ver holds what it read).
+// valuedFail is a failed cas that reported values: its blamed access and
+// the value it expected there (ver holds what it read). The failure is
+// judged by its reads alone (eval.failureSource); this says whether it
+// contradicts itself, and explains it.
 type valuedFail struct {
-	acc    int32
-	ver    int32
-	val    uint64
-	contra bool // it read its expected value at the blamed word
-}
-
-// valuedAt is the record of the valued failure whose blamed access is x.
-func (h *hist) valuedAt(x int32) *valuedFail {
-	k, ok := slices.BinarySearchFunc(h.valued, x, func(v valuedFail, x int32) int { return cmp.Compare(v.acc, x) })
-	if !ok {
-		panic("analyzer: no valued failure at this access")
-	}
-	return &h.valued[k]
-}
-
-// expected is the version failed cas i expected at its blamed access x.
-func (h *hist) expected(i, x int32) int32 {
-	if h.flags[i]&fValued != 0 {
-		return h.valuedAt(x).ver
-	}
-	return h.ver[x]
+	acc int32
+	val uint64
 }
 
 // expectedValue is the value failed cas i expected at its blamed access x.
 func (h *hist) expectedValue(i, x int32) uint64 {
-	if h.flags[i]&fValued != 0 {
-		return h.valuedAt(x).val
+	if h.flags[i]&fValued == 0 {
+		return h.valueOf(x)
 	}
-	return h.valueOf(x)
+	k, ok := slices.BinarySearchFunc(h.valued, x, func(v valuedFail, x int32) int { return cmp.Compare(v.acc, x) })
+	if !ok {
+		panic("analyzer: no valued failure at this access")
+	}
+	return h.valued[k].val
 }
 
-// contradicts reports whether failed cas i reported, at its blamed word,
-// the value it expected there: it says both that the word differed and
-// that it did not.
-func (h *hist) contradicts(i int32) bool {
-	return h.flags[i]&fValued != 0 && h.valuedAt(h.blamedAccess(i)).contra
-}
 
 // wordOf is the word id of access x.
 func (h *hist) wordOf(x int32) int32 { return int32(h.word[x] &^ blamed) }
@@ -236,10 +218,9 @@ type loader struct {
 	deferredVal []uint64
 	// initWrites: cas and swap accesses writing their word's initial value.
 	initWrites []int32
-	// valuedQ are the lookups of the failures that report values: what
-	// they read (acc >= 0) and what they expected at the blamed word (acc
-	// -(k+1) for hist.valued[k]). They bypass the ring: a failure may
-	// come long after the write it saw.
+	// valuedQ are the lookups of what the failures that report values
+	// read. They bypass the ring: a failure may come long after the write
+	// it saw.
 	valuedQ []keyed
 	// lastCrashed is, per process index, the record in hist.crashed of its
 	// last operation cut off by a crash, or none.
@@ -499,9 +480,7 @@ func (l *loader) respondValued(id, a int32, ev *history.Event) {
 		l.valuedQ = append(l.valuedQ, keyed{val: v, word: w, acc: x})
 		if h.addr[w] == ev.FailAddr {
 			h.word[x] |= blamed
-			k := int32(len(h.valued))
-			h.valued = append(h.valued, valuedFail{acc: x, ver: verUnresolved, val: ev.Expected[j]})
-			l.valuedQ = append(l.valuedQ, keyed{val: ev.Expected[j], word: w, acc: -(k + 1)})
+			h.valued = append(h.valued, valuedFail{acc: x, val: ev.Expected[j]})
 		}
 	}
 }

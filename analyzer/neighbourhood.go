@@ -240,7 +240,7 @@ func (b *nbBuilder) vertices() {
 				}
 			}
 			if h.failed(i) && h.word[x]&blamed != 0 {
-				b.add(b.version(h.expected(i, x)), false)
+				b.add(b.version(y), false)
 				if src, _ := e.failureSource(i, x); src != none {
 					b.add(h.accOp[src], false)
 				}
@@ -399,7 +399,7 @@ func (e *eval) reasons(u, v int32, crashed map[int32]crashRec) []Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.expectedValue(v, x)), h.opName(u))})
+				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))})
 		}
 	}
 	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {

@@ -198,20 +198,13 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 				break
 			}
 		}
-		v := found
 		switch {
 		case found != none:
+			h.ver[q.acc] = found
 		case q.val == h.initVal[q.word]:
-			v = verGenesis
+			h.ver[q.acc] = verGenesis
 		default:
-			v = verDangling
-		}
-		if q.acc < 0 { // a valued failure's expected value, kept with its value
-			h.valued[-q.acc-1].ver = v
-			continue
-		}
-		h.ver[q.acc] = v
-		if v == verDangling {
+			h.ver[q.acc] = verDangling
 			h.danglingVal[q.acc] = q.val
 			h.dangling = append(h.dangling, q.acc)
 		}
@@ -220,16 +213,15 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 }
 
 // settleValued orders the valued failures by blamed access, for lookups,
-// and finds those that contradict themselves.
+// and finds those that contradict themselves: they report, at the word they
+// blame, the value they expected there.
 func (h *hist) settleValued() {
 	if len(h.valued) == 0 {
 		return
 	}
 	slices.SortFunc(h.valued, func(a, b valuedFail) int { return cmp.Compare(a.acc, b.acc) })
-	for k := range h.valued {
-		v := &h.valued[k]
+	for _, v := range h.valued {
 		if h.valueOf(v.acc) == v.val {
-			v.contra = true
 			h.contra = append(h.contra, h.accOp[v.acc])
 		}
 	}
@@ -260,8 +252,12 @@ func (h *hist) assumption2() {
 	}
 	for _, i := range h.failedCAS {
 		// The initial value needs no read: nothing precedes genesis. A
-		// dangling expected value needs no ordering at all.
-		if y := h.expected(i, h.blamedAccess(i)); y >= 0 && h.aux[y] > i {
+		// dangling expected value needs no ordering at all. A failure
+		// that reports values is judged by its reads alone.
+		if h.flags[i]&fValued != 0 {
+			continue
+		}
+		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[y] > i {
 			h.flags[i] |= fNoAux
 		}
 	}

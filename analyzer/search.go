@@ -252,8 +252,7 @@ func (e *eval) movable() []int32 {
 func (s *searcher) candidates(extra, cands []int32, xs []int32) []int32 {
 	h := s.e.h
 	for _, x := range xs {
-		i := h.accOp[x]
-		w, y := h.wordOf(x), h.expected(i, x)
+		w, y := h.wordOf(x), h.ver[x] // failures that report values are never here
 		for _, c := range h.pendingW {
 			if h.flags[c]&fCompleted != 0 || slices.Contains(extra, c) || slices.Contains(cands, c) {
 				continue

@@ -166,8 +166,8 @@ func (p *planner) visit(i int32) {
 				p.note(w, x)
 			}
 		}
-		if h.failed(i) && h.word[x]&blamed != 0 {
-			y := h.expected(i, x)
+		if h.failed(i) && h.word[x]&blamed != 0 && h.flags[i]&fValued == 0 {
+			// (One that reports values is judged by its reads.)
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
 				p.add(h.accOp[y])
