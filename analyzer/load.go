@@ -143,7 +143,6 @@ func (h *hist) expectedValue(i, x int32) uint64 {
 	return h.valued[k].val
 }
 
-
 // wordOf is the word id of access x.
 func (h *hist) wordOf(x int32) int32 { return int32(h.word[x] &^ blamed) }
 
