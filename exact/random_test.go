@@ -392,9 +392,9 @@ func TestAgainstBruteForce(t *testing.T) {
 // TestAgainstBruteForceSwaps does the same on histories with swaps and
 // failures that report values.
 func TestAgainstBruteForceSwaps(t *testing.T) {
-	n := 20000
+	n := 10000
 	if testing.Short() {
-		n = 2000
+		n = 1000
 	}
 	againstBruteForce(t, swapConfigs, n, rand.New(rand.NewPCG(3, 4)))
 }
