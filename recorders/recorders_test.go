@@ -45,10 +45,22 @@ func run(t *testing.T, stdin string, argv ...string) (stdout, stderr string, err
 	return o.String(), e.String(), err
 }
 
+// sources reads the files a child process will use, so that the go test
+// cache, which only sees what the test process opens, notices their edits.
+func sources(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // compile builds one C or C++ source with every warning an error.
 func compile(t *testing.T, compiler, std, src string) string {
 	t.Helper()
 	cc := tool(t, compiler)
+	sources(t, src, "c/pmlin.h")
 	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))+"-"+std)
 	args := []string{"-std=" + std, "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread", "-o", bin, src}
 	if _, stderr, err := run(t, "", append([]string{cc}, args...)...); err != nil {
@@ -75,6 +87,7 @@ func cRecorder(t *testing.T) recorder {
 
 func pythonRecorder(t *testing.T) recorder {
 	py := tool(t, "python3")
+	sources(t, "python/pmlin_recorder.py", "python/example/mwcas_example.py", "python/test/script.py")
 	return recorder{
 		name:    "Python",
 		example: []string{py, "python/example/mwcas_example.py"},
