@@ -67,8 +67,8 @@ func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
 	if ops, ok := porcmodel.Operations(c.History, mode); ok {
 		tl.porcupine++
 		if p := porcupine.CheckOperations(porcmodel.Model(c.History.InitValue), ops); p != got.Linearizable {
-			tl.mismatches = append(tl.mismatches, fmt.Sprintf("%v: analyzer says %v, Porcupine says %v\n%s",
-				c, got.Linearizable, p, histgen.Text(c.History)))
+			tl.mismatches = append(tl.mismatches, fmt.Sprintf("%v, mode %s: analyzer says %v, Porcupine says %v\n%s",
+				c, mode, got.Linearizable, p, histgen.Text(c.History)))
 		}
 	}
 	if got.Linearizable != want.Linearizable {
@@ -280,4 +280,92 @@ func TestRelabelledVerdicts(t *testing.T) {
 	for _, m := range tl.mismatches {
 		t.Errorf("verdicts differ: %s", m)
 	}
+}
+
+var bruteSeeds = flag.Int("brute.seeds", 3000, "crash-chain histories compared with the brute force (each in every mode)")
+
+// TestDifferentialBruteForce compares three checkers that share no code on
+// tiny crash-heavy histories (histgen.CrashChainConfig: 2-4 crashes among
+// at most 7 operations, with mutations that cut off a process's next
+// operation after a cut-off cas): the definition-level brute force
+// (bruteforce_test.go), the exact checker and the analyzer. It counts the
+// recoverable-mode comparisons on histories with a crash, and how many of
+// them have the chain the recoverable rule must follow: a completed cut-off
+// cas whose process's next operation was cut off in turn.
+func TestDifferentialBruteForce(t *testing.T) {
+	seeds := *bruteSeeds
+	if testing.Short() {
+		seeds /= 10
+	}
+	ctx := context.Background()
+	var compared, lin, recovCrash, chains, tooBig, refused int
+	var mismatches []string
+	for s := *diffStart; s < *diffStart+uint64(seeds) && len(mismatches) < 5; s++ {
+		c := histgen.RandomCase(histgen.CrashChainConfig(s), s)
+		h := c.History
+		for _, mode := range history.Modes {
+			brute, ok := bruteLinearizable(h, mode)
+			if !ok {
+				tooBig++
+				continue
+			}
+			ex, err := exact.Check(ctx, h, exact.Options{Mode: mode})
+			if err != nil {
+				t.Fatalf("%v: exact: %v", c, err)
+			}
+			got, err := analyzer.CheckHistory(ctx, h, analyzer.Options{Mode: mode})
+			var ae *analyzer.AssumptionError
+			var ue *analyzer.UndecidedError
+			graph := "refused"
+			switch {
+			case errors.As(err, &ae), errors.As(err, &ue):
+				refused++
+			case err != nil:
+				t.Fatalf("%v: analyzer: %v", c, err)
+			default:
+				graph = fmt.Sprint(got.Linearizable)
+			}
+			compared++
+			if brute {
+				lin++
+			}
+			if mode == history.Recoverable && len(h.Crashes) > 0 {
+				recovCrash++
+				if hasCutOffChain(h) {
+					chains++
+				}
+			}
+			if ex.Linearizable != brute || (graph != "refused" && graph != fmt.Sprint(brute)) {
+				mismatches = append(mismatches, fmt.Sprintf("%v, mode %s: brute force %v, exact %v, analyzer %s\n%s",
+					c, mode, brute, ex.Linearizable, graph, histgen.Text(h)))
+			}
+		}
+	}
+	t.Logf("brute force: %d compared (%d linearizable), %d recoverable-mode with crashes (%d with a cut-off chain), %d refused by the analyzer (assumption or undecided), %d over %d operations",
+		compared, lin, recovCrash, chains, refused, tooBig, bruteMaxOps)
+	for _, m := range mismatches {
+		t.Errorf("verdicts differ: %s", m)
+	}
+	if chains < recovCrash/10 || lin < compared/5 || compared-lin < compared/5 {
+		t.Errorf("sample lacks chains or balance: %d compared, %d linearizable, %d recoverable with crashes, %d chains", compared, lin, recovCrash, chains)
+	}
+}
+
+// hasCutOffChain reports whether some cas cut off by a crash has, as its
+// process's next operation, one that was cut off by a later crash.
+func hasCutOffChain(h *history.History) bool {
+	for i, op := range h.Ops {
+		if op.Kind != history.CAS || op.Crash < 0 {
+			continue
+		}
+		for j := i + 1; j < len(h.Ops); j++ {
+			if h.Ops[j].Proc == op.Proc {
+				if h.Ops[j].Crash >= 0 {
+					return true
+				}
+				break
+			}
+		}
+	}
+	return false
 }

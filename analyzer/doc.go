@@ -22,14 +22,36 @@
 // (i) the graph is acyclic. (ii) and (iii) are checked first, then the
 // auxiliary edges are built from the paths, then (i) by an iterative DFS.
 //
-// Crashed operations (Section 5.3): a pending read is dropped; a pending CAS
-// whose new value somebody observed took effect and is completed as a
-// success, with its response placed by the mode (history.Mode): just before
-// the crash (strict), at the end plus an edge to its process's next
-// operation (recoverable), or at the end (durable). An unobserved pending
-// CAS is dropped, unless a failed CAS can only be explained by it having
-// taken effect: then the analyzer searches the few such completions (a case
-// the paper leaves open; without it the method raises false alarms).
+// # Completion rules (Section 5.3)
+//
+// An operation cut off by a crash (or by the end of the history) has no
+// response. The history judged is transformed first, by three rules stated
+// here once:
+//
+//  1. A cut-off read leaves the history: nobody knows what it returned.
+//  2. A cut-off CAS whose new values nobody observed leaves the history,
+//     whether or not it took effect; unless a failed CAS can only be
+//     explained by it having taken effect: then the analyzer searches the
+//     few such completions (a case the paper leaves open; without it the
+//     method raises false alarms), and a completion it tries stays.
+//  3. A cut-off CAS whose new value some operation in the history observed
+//     took effect, and is completed as a success. Its response goes, by the
+//     mode (history.Mode):
+//     - strict: just before the crash that cut it off (a happens-before
+//     range like any response);
+//     - recoverable: at the end, plus a recovery edge to its process's next
+//     operation that stays in the history after rules 1 and 2: when the
+//     next operation it invoked was itself cut off and left, the edge
+//     passes to the one after it, and so on (process 1's cas A is cut off
+//     by crash X; its read R is cut off by crash Y and leaves; its read S
+//     after Y sees A's old value: the edge A -> S makes a cycle with S's
+//     auxiliary edge S -> A). Which operations stay depends on the
+//     completions the search tries, so the target is recomputed for each
+//     (recoveryTarget);
+//     - durable: at the end, nothing more.
+//
+// An operation cut off by the end of the history (no crash after it) is
+// completed under rule 3 with its response at the end in every mode.
 //
 // Assumptions (Section 4) are checked, not trusted: a value written twice to
 // a word (Assumption 1) is an input error; a failed CAS whose expected value
@@ -40,6 +62,14 @@
 //
 // Cost: one pass over the file, then a constant number of passes over
 // arrays of O(n·k) int32s; no per-edge allocation and no maps in the hot
-// loops. The Graph type exposes the result through gonum's graph
-// interfaces for explanations and exports.
+// loops. Explanations run on the same arrays (Tarjan's algorithm, then a
+// breadth-first search for a shortest cycle), and report's DOT and HTML
+// draw the small graphs Neighbourhood returns; the whole graph is never
+// exported (the tests copy it into gonum to check the cycles against
+// gonum's Tarjan).
+//
+// The package holds the verdict and its witnesses. Shrinking a failing
+// history is package shrink's, on top of this one and of the exact
+// checker: what it needs of the graph, the operations a sub-history
+// showing one anomaly needs, is Analysis.SubHistory.
 package analyzer

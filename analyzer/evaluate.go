@@ -305,11 +305,37 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 	}
 	if e.mode == history.Recoverable {
 		for _, c := range h.crashed {
-			if h.flags[c.op]&fCompleted != 0 && c.next != none {
-				f(c.op, c.next, Recovery)
+			if h.flags[c.op]&fCompleted != 0 {
+				if t := e.recoveryTarget(c, nil); t != none {
+					f(c.op, t, Recovery)
+				}
 			}
 		}
 	}
+}
+
+// recoveryTarget is the operation that the completed crashed cas c must
+// precede in recoverable mode: the first later operation of its process
+// that stays in the graph, or none. The operations in between were cut off
+// themselves and left the history (a read, or a cas nobody observed), so
+// the process order passes the constraint on to the next one that stays
+// (Section 5.3 of the OPODIS paper applies its removal rules first). The
+// target depends on the completions chosen, so it is recomputed for each
+// evaluation. If skipped is not nil, the records of the operations passed
+// over are appended to it, for explanations.
+func (e *eval) recoveryTarget(c crashRec, skipped *[]crashRec) int32 {
+	h := e.h
+	t, r := c.next, c.nextRec
+	for t != none && !e.effective(t) {
+		if r == none {
+			return none // t is pending at the end and dropped: nothing follows it
+		}
+		if skipped != nil {
+			*skipped = append(*skipped, h.crashed[r])
+		}
+		t, r = h.crashed[r].next, h.crashed[r].nextRec
+	}
+	return t
 }
 
 // degree is the number of out-edges of u the DFS enumerates; edgeAt returns

@@ -34,7 +34,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nd, Anomaly{Kind: Dangling, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
-				h.opName(i), verb, h.addr[w], hex(h.valueOf(x)), hex(h.initVal[w]))})
+				h.opName(i), verb, h.addr[w], history.FormatValue(h.valueOf(x)), history.FormatValue(h.initVal[w]))})
 	}
 	for _, f := range e.forks {
 		a, b := f[0], f[1]
@@ -46,7 +46,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nf, Anomaly{Kind: Fork, Ops: []int64{int64(h.line[ia]), int64(h.line[ib])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
-				h.opName(ia), h.opName(ib), hex(h.valueOf(b)), h.addr[w], from)})
+				h.opName(ia), h.opName(ib), history.FormatValue(h.valueOf(b)), h.addr[w], from)})
 	}
 	for _, x := range e.unreach {
 		i, w := h.accOp[x], h.wordOf(x)
@@ -57,7 +57,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nu, Anomaly{Kind: UnreachableWrite, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s succeeded expecting address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
-				h.opName(i), h.addr[w], hex(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
+				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
 	}
 	for _, x := range e.unexplain {
 		i, w := h.accOp[x], h.wordOf(x)
@@ -70,7 +70,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
-				h.opName(i), h.addr[w], hex(h.valueOf(x)), writer)})
+				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), writer)})
 	}
 	if e.cyclic {
 		if err := e.cycles(ctx, res, max); err != nil {
@@ -79,13 +79,6 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 	}
 	e.witness(res) // witness.go: edges of the other kinds, staleness
 	return nil
-}
-
-func hex(v uint64) string {
-	if v < 4096 {
-		return fmt.Sprint(v)
-	}
-	return fmt.Sprintf("%#x", v)
 }
 
 // cycles reports one short cycle per strongly connected component with a
@@ -325,7 +318,7 @@ func (e *eval) why(u, v int32) Edge {
 					verb = "expected"
 				}
 				ed.Kind, ed.Word = ReadsFrom, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.valueOf(x)), h.opName(u))
+				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
 				return ed
 			}
 		}
@@ -335,7 +328,7 @@ func (e *eval) why(u, v int32) Edge {
 			if s := e.next(ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
 				ed.Kind, ed.Word = Auxiliary, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))
+				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(v))
 				return ed
 			}
 		}
@@ -345,15 +338,18 @@ func (e *eval) why(u, v int32) Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			ed.Kind, ed.Word = Auxiliary, h.addr[w]
-			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))
+			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
 			return ed
 		}
 	}
-	for _, c := range h.crashed {
-		if c.op == u && c.next == v && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
-			ed.Kind = Recovery
-			ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s", h.opName(u), c.line, h.opName(v))
-			return ed
+	if e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
+		for _, c := range h.crashed {
+			if c.op == u {
+				if reason, ok := e.recoveryReason(c, v); ok {
+					ed.Kind, ed.Reason = Recovery, reason
+					return ed
+				}
+			}
 		}
 	}
 	ed.Kind = HappensBefore
@@ -369,4 +365,27 @@ func (e *eval) why(u, v int32) Edge {
 		ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect before it (strict), so before %s was invoked", h.opName(u), line, h.opName(v))
 	}
 	return ed
+}
+
+// recoveryReason explains the recovery edge from the completed crashed cas
+// c to v, if v is its target (recoveryTarget), naming the operations of its
+// process that were cut off in between and passed the constraint on.
+func (e *eval) recoveryReason(c crashRec, v int32) (string, bool) {
+	var skipped []crashRec
+	if e.recoveryTarget(c, &skipped) != v {
+		return "", false
+	}
+	h := e.h
+	if len(skipped) == 0 {
+		return fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s",
+			h.opName(c.op), c.line, h.opName(v)), true
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s was cut off by the crash at line %d and took effect, before its process's next operation that stays in the history: process %d's next operation, line %d, was cut off by the crash at line %d and left it",
+		h.opName(c.op), c.line, h.procIDs[h.proc[c.op]], h.line[skipped[0].op], skipped[0].line)
+	for _, s := range skipped[1:] {
+		fmt.Fprintf(&b, ", and so was line %d, by the crash at line %d", h.line[s.op], s.line)
+	}
+	fmt.Fprintf(&b, ", so the constraint passes to %s", h.opName(v))
+	return b.String(), true
 }

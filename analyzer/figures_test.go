@@ -21,26 +21,41 @@ var updateGolden = flag.Bool("update", false, "rewrite the golden files of TestF
 // figures are the example histories of the OPODIS paper (Cepeda et al.,
 // "Toward Linearizability Testing for Multi-Word Persistent Synchronization
 // Primitives", OPODIS 2019), as reconstructed in testdata/opodis (each
-// file's comment says how faithfully), with the verdict the paper's
-// definitions give, per mode, and the kinds of the anomalies that prove a
-// violation. These expectations come from the paper, not from the
-// analyzer: if they disagree, the analyzer is what must be looked at.
+// file's comment says how faithfully), and the crash chains of
+// testdata/chains, with the verdict the definitions give, per mode, and the
+// kinds of the anomalies that prove a violation. These expectations come
+// from the definitions, not from the analyzer: if they disagree, the
+// analyzer is what must be looked at. The brute force and the exact checker
+// check each expectation too.
 var figures = []struct {
 	file string
 	// per mode (strict, recoverable, durable): nil means linearizable,
 	// otherwise the sorted anomaly kinds expected.
 	want [3][]analyzer.Kind
 	// ops: for a violation, the operations (lines of their inv) that the
-	// first anomaly must name, in every mode where there is one.
+	// first anomaly must name, in every mode where there is one (nil: not
+	// checked, the modes differ).
 	ops []int64
 }{
-	{file: "fig2.hist"},
-	{file: "fig4.hist", want: all(analyzer.Cycle), ops: []int64{18, 22}},
-	{file: "fig5.hist", want: all(analyzer.Dangling, analyzer.Dangling), ops: []int64{19}},
-	{file: "fig6.hist", want: all(analyzer.Fork), ops: []int64{17, 18}},
-	{file: "fig7.hist", want: all(analyzer.Cycle), ops: []int64{21, 22}},
-	{file: "fig10.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{23, 27}},
-	{file: "fig12.hist", want: all(analyzer.UnexplainedFailure), ops: []int64{23, 19}},
+	{file: "opodis/fig2.hist"},
+	{file: "opodis/fig4.hist", want: all(analyzer.Cycle), ops: []int64{18, 22}},
+	{file: "opodis/fig5.hist", want: all(analyzer.Dangling, analyzer.Dangling), ops: []int64{19}},
+	{file: "opodis/fig6.hist", want: all(analyzer.Fork), ops: []int64{17, 18}},
+	{file: "opodis/fig7.hist", want: all(analyzer.Cycle), ops: []int64{21, 22}},
+	{file: "opodis/fig10.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{23, 27}},
+	{file: "opodis/fig12.hist", want: all(analyzer.UnexplainedFailure), ops: []int64{23, 19}},
+	// Chains the recoverable rule must follow past cut-off operations
+	// (issue 9): the verdicts of the definitions (bruteforce_test.go).
+	{file: "chains/read-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{11, 15}},
+	{file: "chains/cas-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{8, 12}},
+	{file: "chains/two-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{9, 17}},
+	// Strict: A precedes the crash, hence the read; recoverable: A
+	// precedes B, B the read (two recovery edges).
+	{file: "chains/observed-cut-off-cas.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: nil},
+	// Recoverable: completing B to explain the failure closes a cycle, so
+	// the search gives up and the report shows the failure unexplained
+	// (strict finds the cycle first, without the search).
+	{file: "chains/search-recomputed.hist", want: [3][]analyzer.Kind{{analyzer.Cycle, analyzer.UnexplainedFailure}, {analyzer.UnexplainedFailure}, nil}, ops: []int64{20}},
 }
 
 // cycleHeader is how report.Text introduces the edges of a cycle.
@@ -52,7 +67,7 @@ const cycleHeader = "must each come before the next, and the last before the fir
 // Edges, which the analyzer attaches to forks and other kinds as well.)
 func TestFigureTextKinds(t *testing.T) {
 	for _, fig := range figures {
-		in, err := os.ReadFile(filepath.Join("testdata", "opodis", fig.file))
+		in, err := os.ReadFile(filepath.Join("testdata", fig.file))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,15 +95,15 @@ func TestFigureTextKinds(t *testing.T) {
 func all(k ...analyzer.Kind) [3][]analyzer.Kind { return [3][]analyzer.Kind{k, k, k} }
 
 func TestFigures(t *testing.T) {
-	files, err := filepath.Glob("testdata/opodis/*.hist")
+	files, err := filepath.Glob("testdata/*/*.hist")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(files) != len(figures) {
-		t.Errorf("%d files in testdata/opodis, %d in the table", len(files), len(figures))
+		t.Errorf("%d files in testdata/*/, %d in the table", len(files), len(figures))
 	}
 	for _, fig := range figures {
-		path := filepath.Join("testdata", "opodis", fig.file)
+		path := filepath.Join("testdata", fig.file)
 		in, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -115,7 +130,7 @@ func TestFigures(t *testing.T) {
 					t.Errorf("verdict: linearizable=%v anomalies %v; the paper: linearizable=%v anomalies %v",
 						res.Linearizable, got, want == nil, want)
 				}
-				if want != nil && len(res.Anomalies) > 0 && !slices.Equal(res.Anomalies[0].Ops, fig.ops) {
+				if want != nil && fig.ops != nil && len(res.Anomalies) > 0 && !slices.Equal(res.Anomalies[0].Ops, fig.ops) {
 					t.Errorf("first anomaly names operations %v, want %v", res.Anomalies[0].Ops, fig.ops)
 				}
 				// The exact checker, an independent oracle, agrees with
@@ -127,6 +142,9 @@ func TestFigures(t *testing.T) {
 				if ex.Linearizable != (want == nil) {
 					t.Errorf("the exact checker says linearizable=%v, the paper %v", ex.Linearizable, want == nil)
 				}
+				if brute, ok := bruteLinearizable(h, mode); ok && brute != (want == nil) {
+					t.Errorf("the brute force says linearizable=%v, the table %v", brute, want == nil)
+				}
 				// Golden text and JSON reports.
 				var buf bytes.Buffer
 				if err := report.Text(&buf, fig.file, res); err != nil {
@@ -134,7 +152,7 @@ func TestFigures(t *testing.T) {
 				}
 				buf.WriteString("\n")
 				var js bytes.Buffer
-				if err := report.JSON(&js, res); err != nil {
+				if err := report.JSON(&js, report.NewVerdict(res)); err != nil {
 					t.Fatal(err)
 				}
 				if !json.Valid(js.Bytes()) {
@@ -143,7 +161,7 @@ func TestFigures(t *testing.T) {
 				if err := json.Indent(&buf, js.Bytes(), "", "  "); err != nil {
 					t.Fatal(err)
 				}
-				golden := filepath.Join("testdata", "opodis", fig.file[:len(fig.file)-len(".hist")]+"."+mode.String()+".golden")
+				golden := filepath.Join("testdata", fig.file[:len(fig.file)-len(".hist")]+"."+mode.String()+".golden")
 				if *updateGolden {
 					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
 						t.Fatal(err)
@@ -157,7 +175,7 @@ func TestFigures(t *testing.T) {
 				if !bytes.Equal(buf.Bytes(), wantOut) {
 					t.Errorf("report differs from %s (regenerate with -update if the change is intended):\n--- got\n%s\n--- want\n%s", golden, buf.String(), wantOut)
 				}
-				// The JSON fields of shared/cli-contract.md.
+				// The JSON fields of docs/cli-contract.md.
 				var obj map[string]any
 				if err := json.Unmarshal(js.Bytes(), &obj); err != nil {
 					t.Fatal(err)

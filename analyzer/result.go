@@ -1,12 +1,13 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/pmlin/pmlin/history"
 )
 
-// Kind names an anomaly, as in shared/cli-contract.md.
+// Kind names an anomaly, as in docs/cli-contract.md.
 type Kind string
 
 const (
@@ -41,11 +42,37 @@ const (
 // Edge is one edge of an explanation. Operations are named by the line of
 // their invocation; 0 is the genesis vertex (the initial state).
 type Edge struct {
+	From int64
+	To   int64
+	Kind EdgeKind
+	// Word is the address of a reads-from or auxiliary edge; the other
+	// kinds have none.
+	Word   uint64
+	Reason string
+}
+
+// hasWord reports whether the edge is about one word: reads-from and
+// auxiliary edges are; happens-before and recovery edges are not.
+func (e Edge) hasWord() bool { return e.Kind == ReadsFrom || e.Kind == Auxiliary }
+
+// edgeJSON is Edge as JSON: "word" is present exactly when the edge has
+// one, so that address 0 is not mistaken for no address.
+type edgeJSON struct {
 	From   int64    `json:"from"`
 	To     int64    `json:"to"`
 	Kind   EdgeKind `json:"kind"`
-	Word   uint64   `json:"word,omitempty"`
+	Word   *uint64  `json:"word,omitempty"`
 	Reason string   `json:"reason"`
+}
+
+// MarshalJSON writes "word" for every edge that has one, 0 included. (The
+// default decoding reads it back: Edge's fields match the keys.)
+func (e Edge) MarshalJSON() ([]byte, error) {
+	j := edgeJSON{From: e.From, To: e.To, Kind: e.Kind, Reason: e.Reason}
+	if e.hasWord() {
+		j.Word = &e.Word
+	}
+	return json.Marshal(j)
 }
 
 // Anomaly is one broken property, with the operations and words involved.
@@ -79,15 +106,24 @@ func (c EdgeCounts) Total() int64 {
 	return c.HappensBefore + c.ReadsFrom + c.Auxiliary + c.Recovery
 }
 
-// Result is the verdict on a history.
+// Result is the verdict on a history. Its JSON form is report.Verdict's.
 type Result struct {
-	Linearizable bool         `json:"linearizable"`
-	Mode         history.Mode `json:"-"`
-	ModeName     string       `json:"mode"`
-	Operations   int64        `json:"operations"`
-	Processes    int          `json:"processes"`
-	Crashes      int64        `json:"crashes"`
-	Words        int          `json:"words"`
+	Linearizable bool
+	Mode         history.Mode
+	Operations   int64
+	Stats
+	// Anomalies lists what is broken (at most Options.MaxAnomalies of
+	// each kind); Omitted counts those left out of the list.
+	Anomalies []Anomaly
+	Omitted   int64
+}
+
+// Stats are the figures of a check besides the verdict: the history's
+// size and the graph's.
+type Stats struct {
+	Processes int   `json:"processes"`
+	Crashes   int64 `json:"crashes"`
+	Words     int   `json:"words"`
 	// Vertices are the operations kept in the graph plus genesis.
 	Vertices int64      `json:"vertices"`
 	Edges    EdgeCounts `json:"edges"`
@@ -95,14 +131,10 @@ type Result struct {
 	// left out, Completed were taken to have succeeded.
 	Dropped   int64 `json:"dropped"`
 	Completed int64 `json:"completed"`
-	// Anomalies lists what is broken (at most Options.MaxAnomalies of
-	// each kind); Omitted counts those left out of the list.
-	Anomalies []Anomaly `json:"anomalies"`
-	Omitted   int64     `json:"omitted,omitempty"`
 }
 
 // AssumptionError reports an input the method cannot decide: it breaks
-// Assumption 1 or 2 of the OPODIS paper (shared/history-format.md) in a way
+// Assumption 1 or 2 of the OPODIS paper (docs/history-format.md) in a way
 // that matters for the verdict.
 type AssumptionError struct {
 	File       string

@@ -1,7 +1,7 @@
 // Package driver runs workloads of multi-word reads and multi-word CAS
 // operations against a persistent multi-word CAS (package mwcas on a
 // pmem.Region) and records what they did as a history
-// (shared/history-format.md): the input of the linearizability analysis of
+// (docs/history-format.md): the input of the linearizability analysis of
 // Cepeda, Chowdhury, Li, Lopez, Wang and Golab, "Toward Linearizability
 // Testing for Multi-Word Persistent Synchronization Primitives", OPODIS 2019
 // ("the OPODIS paper").

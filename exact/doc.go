@@ -22,11 +22,14 @@
 // them is tried: a pending read is dropped, and a pending CAS is either
 // dropped or taken as a success somewhere after its invocation, no later than
 // its mode allows (history.Mode): before the crash that interrupted it
-// (Strict), before the next operation of its own process (Recoverable), or
-// at any time (Durable, and every mode for an operation pending at the end).
+// (Strict), before every later operation of its own process that is
+// linearized (Recoverable: the process's order survives the crash, so when
+// the next operation was itself cut off and dropped the constraint holds
+// for the one after it), or at any time (Durable, and every mode for an
+// operation pending at the end).
 // Completing a pending CAS as a failure has no effect, so it is the same as
 // dropping it. Unlike the graph method, the checker needs neither of the
-// recorder's assumptions of shared/history-format.md: values may repeat and a
+// recorder's assumptions of docs/history-format.md: values may repeat and a
 // CAS may expect any value.
 //
 // # How
@@ -62,9 +65,10 @@
 // may take effect at any time), and a sequence of one component that
 // respects the intervals can be realized by points inside them, so the
 // components' sequences merge by point into one sequence that respects every
-// interval. Recoverable mode adds a constraint that is not an interval: a
-// crashed CAS must precede the next operation of its process, which may touch
-// other words. Locality is only guaranteed for interval orders, so the two
-// operations' components are merged, and the constraint stays inside one
-// component, where the merge above preserves it.
+// interval. Recoverable mode adds constraints that are not intervals: a
+// crashed CAS must precede the later operations of its process, which may
+// touch other words. Locality is only guaranteed for interval orders, so
+// those operations' components are merged with the CAS's, and the
+// constraints stay inside one component, where the merge above preserves
+// them.
 package exact

@@ -67,12 +67,11 @@ func Check(ctx context.Context, h *history.History, opts Options) (Result, error
 	case budget < 0:
 		budget = math.MaxInt
 	}
-	next := nextOfProc(h)
-	comps := components(h, opts.Mode, next)
+	comps := components(h, opts.Mode)
 	res := Result{Components: len(comps)}
 	orders := make([][]int, 0, len(comps))
 	for _, c := range comps {
-		s := newSearch(ctx, h, opts.Mode, next, c, budget-res.States)
+		s := newSearch(ctx, h, opts.Mode, c, budget-res.States)
 		ok, err := s.run()
 		res.States += s.states
 		if err != nil {
@@ -142,49 +141,29 @@ func checkInput(h *history.History, mode history.Mode) error {
 	return nil
 }
 
-// nextOfProc returns, for every op, the ID of the next op of its process
-// (the first with a later invocation), or -1.
-func nextOfProc(h *history.History) []int {
-	next := make([]int, len(h.Ops))
-	last := map[int32]int{}
-	for i := len(h.Ops) - 1; i >= 0; i-- {
-		p := h.Ops[i].Proc
-		if j, ok := last[p]; ok {
-			next[i] = j
-		} else {
-			next[i] = -1
-		}
-		last[p] = i
-	}
-	return next
-}
-
 // droppedAlways reports whether op is a pending read: it has no effect and
 // no response, so it is left out of every linearization and constraint.
 func droppedAlways(op *history.Op) bool {
 	return op.Status == history.Pending && op.Kind == history.Read
 }
 
-// recoverableNext returns the op that a crashed pending CAS must precede in
-// Recoverable mode, or -1. When that op is itself a pending read it is never
-// linearized, so the constraint is void.
-func recoverableNext(h *history.History, next []int, id int) int {
-	op := &h.Ops[id]
-	if op.Kind != history.CAS || op.Status != history.Pending || op.Crash < 0 {
-		return -1
-	}
-	n := next[id]
-	if n < 0 || droppedAlways(&h.Ops[n]) {
-		return -1
-	}
-	return n
+// recoverableBefore reports whether, in Recoverable mode, op a must be
+// linearized before op b because a is a CAS cut off by a crash and b is a
+// later operation of the same process (recoverable linearizability keeps
+// each process's order across its crashes). Applied to every later
+// operation, not only the next one: when the next is itself cut off and
+// dropped, the constraint holds for the one after it.
+func recoverableBefore(h *history.History, a, b int) bool {
+	A, B := &h.Ops[a], &h.Ops[b]
+	return A.Kind == history.CAS && A.Status == history.Pending && A.Crash >= 0 &&
+		A.Proc == B.Proc && A.Inv < B.Inv
 }
 
 // components splits the ops of h (except pending reads) into groups that
-// share words, merging a crashed pending CAS with its process's next op in
-// Recoverable mode (see the package doc); next is nextOfProc(h). Each group lists op IDs in
-// invocation order; groups are ordered by their first op.
-func components(h *history.History, mode history.Mode, next []int) [][]int {
+// share words, merging a crashed pending CAS with every later op of its
+// process in Recoverable mode (see the package doc). Each group lists op
+// IDs in invocation order; groups are ordered by their first op.
+func components(h *history.History, mode history.Mode) [][]int {
 	parent := make([]int, len(h.Ops))
 	for i := range parent {
 		parent[i] = i
@@ -217,9 +196,20 @@ func components(h *history.History, mode history.Mode, next []int) [][]int {
 		}
 	}
 	if mode == history.Recoverable {
+		// Joining each op to its process's latest crashed CAS joins it
+		// to all of them, since each of those was joined to the one
+		// before.
+		last := map[int32]int{}
 		for i := range h.Ops {
-			if n := recoverableNext(h, next, i); n >= 0 {
-				union(i, n)
+			op := &h.Ops[i]
+			if droppedAlways(op) {
+				continue
+			}
+			if j, ok := last[op.Proc]; ok {
+				union(i, j)
+			}
+			if op.Kind == history.CAS && op.Status == history.Pending && op.Crash >= 0 {
+				last[op.Proc] = i
 			}
 		}
 	}

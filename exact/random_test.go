@@ -239,11 +239,9 @@ func bruteForce(h *history.History, mode history.Mode) bool {
 		case history.Strict:
 			return h.Crashes[A.Crash] < B.Inv
 		case history.Recoverable:
-			for n := a + 1; n < len(h.Ops); n++ {
-				if h.Ops[n].Proc == A.Proc {
-					return n == b
-				}
-			}
+			// Process order: every later operation of its process
+			// that is linearized comes after it.
+			return A.Kind == history.CAS && A.Proc == B.Proc && A.Inv < B.Inv
 		}
 		return false
 	}

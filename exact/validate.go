@@ -41,7 +41,6 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 	}
 
 	// Order constraints, pair by pair.
-	next := nextOfProc(h)
 	for _, b := range order {
 		for _, a := range order {
 			A, B := &h.Ops[a], &h.Ops[b]
@@ -53,8 +52,8 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 				return fmt.Errorf("operation of line %d responded before operation of line %d was invoked, yet comes after it", A.Line, B.Line)
 			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Strict && h.Crashes[A.Crash] < B.Inv:
 				return fmt.Errorf("pending operation of line %d was cut off by the crash before operation of line %d was invoked, yet comes after it (strict)", A.Line, B.Line)
-			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Recoverable && next[a] == b:
-				return fmt.Errorf("pending operation of line %d comes after the next operation of its process, line %d (recoverable)", A.Line, B.Line)
+			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Recoverable && A.Proc == B.Proc && A.Inv < B.Inv:
+				return fmt.Errorf("pending operation of line %d was cut off by a crash, yet comes after a later operation of its process, line %d (recoverable)", A.Line, B.Line)
 			}
 		}
 	}
@@ -73,18 +72,18 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 		case op.Kind == history.Read:
 			for k, a := range op.Addrs {
 				if v := get(a); v != op.Values[k] {
-					return fmt.Errorf("read of line %d returned %d at address %d, which holds %d there", op.Line, op.Values[k], a, v)
+					return fmt.Errorf("read of line %d returned %s at address %d, which holds %s there", op.Line, history.FormatValue(op.Values[k]), a, history.FormatValue(v))
 				}
 			}
 		case op.Status == history.Failed:
 			k := indexOf(op.Addrs, op.FailAddr)
 			if get(op.FailAddr) == op.Expected[k] {
-				return fmt.Errorf("cas of line %d failed at address %d, which holds the expected %d there", op.Line, op.FailAddr, op.Expected[k])
+				return fmt.Errorf("cas of line %d failed at address %d, which holds the expected %s there", op.Line, op.FailAddr, history.FormatValue(op.Expected[k]))
 			}
 		default: // succeeded, or pending and taken as a success
 			for k, a := range op.Addrs {
 				if v := get(a); v != op.Expected[k] {
-					return fmt.Errorf("cas of line %d (%v) expected %d at address %d, which holds %d there", op.Line, op.Status, op.Expected[k], a, v)
+					return fmt.Errorf("cas of line %d (%v) expected %s at address %d, which holds %s there", op.Line, op.Status, history.FormatValue(op.Expected[k]), a, history.FormatValue(v))
 				}
 			}
 			for k, a := range op.Addrs {

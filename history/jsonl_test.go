@@ -13,7 +13,7 @@ import (
 
 // The same history in both syntaxes, line for line, so that even the line
 // numbers of the events agree.
-const twinText = `# the example of shared/history-format.md, and more
+const twinText = `# the example of docs/history-format.md up to its swap, and more
 pmlin-history v1
 init 0
 init 12=0x5 13=7
@@ -33,7 +33,7 @@ crash
 0 inv read 12
 `
 
-const twinJSONL = `# the example of shared/history-format.md, and more
+const twinJSONL = `# the example of docs/history-format.md up to its swap, and more
 {"header":"pmlin-history v1"}
 {"init":0}
 {"init":{"12":"0x5","13":7}}

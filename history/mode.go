@@ -3,7 +3,7 @@ package history
 import "fmt"
 
 // Mode is the completion rule for operations cut off by a crash (Section 5.3
-// of the OPODIS paper; shared/cli-contract.md). Whatever the mode, a pending
+// of the OPODIS paper; docs/cli-contract.md). Whatever the mode, a pending
 // read is dropped, and a pending CAS either took effect (as a success) or
 // did not; the modes differ in how late it may take effect:
 //
@@ -12,10 +12,11 @@ import "fmt"
 //     crash.
 //   - Recoverable (recoverable linearizability, Berryhill, Golab and
 //     Tripunitara): at any time after its invocation, but linearized before
-//     the next operation of its own process (an order constraint between
-//     the two operations, not a deadline at that operation's invocation;
-//     if that next operation is itself dropped, the constraint goes with
-//     it).
+//     the next operation of its own process that stays in the history (an
+//     order constraint between the two operations, not a deadline at that
+//     operation's invocation). Process order survives crashes: if the next
+//     operation was itself cut off and dropped (a read, or a CAS nobody
+//     observed), the constraint passes to the one after it, and so on.
 //   - Durable (durable linearizability, Izraelevitz, Mendes and Scott): at any
 //     time after its invocation.
 //
@@ -52,4 +53,23 @@ func ParseMode(s string) (Mode, error) {
 		}
 	}
 	return 0, fmt.Errorf("unknown mode %q (strict, recoverable or durable)", s)
+}
+
+// MarshalText renders the mode's name, so a Mode is "strict",
+// "recoverable" or "durable" in JSON and in flags.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m > Durable {
+		return nil, fmt.Errorf("history: unknown mode %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText parses a mode's name (see ParseMode).
+func (m *Mode) UnmarshalText(b []byte) error {
+	p, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = p
+	return nil
 }

@@ -18,7 +18,7 @@ import (
 )
 
 // benchCommand runs the benchmark suites of package bench
-// (shared/cli-contract.md: pmlin bench SUITE).
+// (docs/cli-contract.md: pmlin bench SUITE).
 func benchCommand(e env) *cobra.Command {
 	var (
 		o                     bench.Options

@@ -42,7 +42,7 @@ func TestBenchReduceHB(t *testing.T) {
 	if h := strings.Fields(lines[0]); len(h) < len(contract) || !slices.Equal(h[:len(contract)], contract) {
 		t.Errorf("table header %q", lines[0])
 	}
-	// The last line is the JSON object of shared/cli-contract.md.
+	// The last line is the JSON object of docs/cli-contract.md.
 	var v struct {
 		Suite  string `json:"suite"`
 		Points []map[string]any

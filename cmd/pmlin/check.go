@@ -16,6 +16,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/shrink"
 )
 
 func checkCommand(e env) *cobra.Command {
@@ -29,10 +30,11 @@ func checkCommand(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE|-",
 		Short: "Decide whether a recorded history is linearizable",
-		Long: `check reads a history (shared/history-format.md: text v1 or its JSON Lines
-twin, detected automatically; - is standard input) and decides whether it is
-linearizable. Exit status: 0 linearizable, 1 not linearizable, 2 malformed input,
-an input that breaks an assumption of the method, or a usage error.
+		Long: `check reads a history (text v1 or its JSON Lines twin, detected
+automatically; - is standard input; the format is docs/history-format.md in
+the pmlin repository) and decides whether it is linearizable. Exit status:
+0 linearizable, 1 not linearizable, 2 malformed input, an input that breaks an
+assumption of the method, or a usage error.
 
 Each anomaly is explained by a minimal witness: for a cycle, a shortest cycle,
 each edge with its reason; for a stale read, how many versions behind it was.
@@ -136,7 +138,7 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	}
 	res := a.Result
 	if asJSON {
-		err = report.JSON(e.stdout, res)
+		err = report.JSON(e.stdout, report.NewVerdict(res))
 	} else {
 		err = report.Text(e.stdout, name, res)
 	}
@@ -214,7 +216,7 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 		fmt.Fprintf(e.stderr, "pmlin: nothing to shrink: the history is linearizable (no %s written)\n", o.shrink)
 		return nil
 	}
-	h, st, err := a.Shrink(ctx, reopen, analyzer.ShrinkOptions{Confirm: true})
+	h, st, err := shrink.Anomaly(ctx, a, name, reopen, shrink.Options{Confirm: true})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return &exitError{exitInput, fmt.Errorf("interrupted")}
@@ -226,10 +228,10 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 	an := a.Result.Anomalies[0]
 	comment := []string{
 		fmt.Sprintf("Shrunk by pmlin check --shrink from %s (%d operations) to %d operations:", name, st.Original, st.Final),
-		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.ModeName),
-		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.ModeName),
+		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.Mode),
+		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.Mode),
 	}
-	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return analyzer.WriteShrunk(w, h, comment) }); err != nil {
+	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return shrink.Write(w, h, comment) }); err != nil {
 		return &exitError{exitInput, err}
 	}
 	minimal := "1-minimal"
@@ -301,15 +303,13 @@ func startCPUProfile(path string) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// classify maps analysis errors to exit statuses: every input problem is 2.
+// classify maps an analysis error to its exit status. Every failure is 2:
+// malformed input (*history.Error), a broken assumption
+// (*analyzer.AssumptionError), an undecided history
+// (*analyzer.UndecidedError) and I/O errors alike; the message is the
+// error's own, which names the file and line. An interrupt is said as such.
 func classify(err error) error {
-	var he *history.Error
-	var ae *analyzer.AssumptionError
-	var ue *analyzer.UndecidedError
-	switch {
-	case errors.As(err, &he), errors.As(err, &ae), errors.As(err, &ue):
-		return &exitError{exitInput, err}
-	case errors.Is(err, context.Canceled):
+	if errors.Is(err, context.Canceled) {
 		return &exitError{exitInput, fmt.Errorf("interrupted")}
 	}
 	return &exitError{exitInput, err}

@@ -4,7 +4,8 @@
 // histories from the built-in PMwCAS while crashing it (pmlin run, and the
 // main job, pmlin fuzz), lists the planted bugs (pmlin mutants), writes
 // large synthetic histories (pmlin gen), runs the benchmark suites
-// (pmlin bench) and merges per-thread logs into a history (pmlin merge). Its command line is specified by shared/cli-contract.md.
+// (pmlin bench) and merges per-thread logs into a history (pmlin merge).
+// Its command line is specified by docs/cli-contract.md.
 package main
 
 import (
@@ -18,7 +19,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit statuses of shared/cli-contract.md.
+// Exit statuses of docs/cli-contract.md.
 const (
 	exitOK       = 0
 	exitViolated = 1
@@ -60,7 +61,11 @@ func run(ctx context.Context, args []string, e env) int {
 		Short: "Linearizability testing for persistent multi-word synchronization primitives",
 		Long: `pmlin tells, with evidence, whether a multi-word CAS primitive is linearizable
 under concurrency and still correct after crashes. It checks histories by the
-precedence-multigraph method of Cepeda et al., OPODIS 2019.`,
+precedence-multigraph method of Cepeda et al., OPODIS 2019.
+
+The history format and this command line (every flag, exit status and JSON
+field) are documented in docs/history-format.md and docs/cli-contract.md of
+the pmlin repository.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -63,7 +63,7 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 }
 
-// TestCheckJSONContract checks the fields shared/cli-contract.md promises.
+// TestCheckJSONContract checks the fields docs/cli-contract.md promises.
 func TestCheckJSONContract(t *testing.T) {
 	code, out, _ := pmlin(t, "", "check", "--json", "../../examples/dirty-bit.hist")
 	if code != 1 {

@@ -3,12 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/history"
 )
 
 // TestMain lets the test binary stand in for pmlin as the child process of
@@ -175,5 +179,82 @@ func TestRunJSON(t *testing.T) {
 	var v verdictJSON
 	if code != 1 || jsonUnmarshal(strings.TrimSpace(out), &v) != nil || v.Linearizable || len(v.Anomalies) == 0 || v.Run == nil {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestRunZeroMeansZero: a flag's value is the value. --crashes 0 records no
+// crash, --reads 0 no read but the first of each thread (a CAS expects a
+// value its thread read) and the final read of every word,
+// --recovery-crash 0 never crashes a recovery; and the history's comment
+// replays them as given.
+func TestRunZeroMeansZero(t *testing.T) {
+	code, out, errs := pmlin(t, "", "run", "--crashes", "0", "--reads", "0", "--ops", "200", "--seed", "9")
+	if code != 0 || strings.Count(out, "\ncrash\n") != 0 || strings.Count(out, " inv read") != 4+1 || !strings.Contains(errs, "0 crashes") {
+		t.Fatalf("exit %d, %d reads\n%s", code, strings.Count(out, " inv read"), errs)
+	}
+	if !strings.Contains(out, "--reads 0 --crashes 0 ") {
+		t.Fatalf("comment: %s", strings.SplitN(out, "\n", 3)[1])
+	}
+	code, out, _ = pmlin(t, "", "run", "--recovery-crash", "0", "--crashes", "30", "--ops", "300", "--seed", "9")
+	if code != 0 || strings.Count(out, "\ncrash\n") != 30 || strings.Contains(out, "recovery crashed") {
+		t.Fatalf("exit %d: %d crashes, recovery crashed: %v", code, strings.Count(out, "\ncrash\n"), strings.Contains(out, "recovery crashed"))
+	}
+	code, out, _ = pmlin(t, "", "run", "--recovery-crash", "1", "--crashes", "5", "--ops", "300", "--seed", "9")
+	if code != 0 || strings.Count(out, "recovery crashed") == 0 {
+		t.Fatalf("exit %d: no recovery crashed with --recovery-crash 1", code)
+	}
+}
+
+// TestShellJoin: the replay command survives sh, whatever the --out path.
+func TestShellJoin(t *testing.T) {
+	args := []string{"pmlin", "run", "--seed", "7", "-o", "out dir/it's $HOME`x`.hist", ""}
+	line := shellJoin(args)
+	if !strings.HasPrefix(line, "pmlin run --seed 7 -o '") {
+		t.Fatalf("quoted what needs no quoting: %s", line)
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	got, err := exec.Command("sh", "-c", "printf '%s\\n' "+line).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(args, "\n") + "\n"; string(got) != want {
+		t.Fatalf("sh read %q, want %q", got, want)
+	}
+}
+
+// TestCheckedRunExit: a checked run whose history the analyzer cannot
+// decide exits 2 (UNDECIDED is not a pass), and its JSON says why; one
+// with an anomaly of its own exits 1 whatever the analyzer says.
+func TestCheckedRunExit(t *testing.T) {
+	// Assumption 1 broken: the analyzer cannot decide.
+	hist := []byte("1 inv cas 1:0:5\n1 ret ok\n2 inv cas 1:0:5\n2 ret ok\n")
+	v, err := crash.Decide(context.Background(), &crash.Result{Operations: 2}, hist, history.Strict)
+	if err != nil || v.Undecided == nil {
+		t.Fatalf("%v %+v", err, v)
+	}
+	var ee *exitError
+	if err := checkedExit(v); !errors.As(err, &ee) || ee.code != exitInput {
+		t.Fatalf("undecided: %v, want exit 2", err)
+	}
+	var j struct {
+		Linearizable bool
+		Undecided    string
+		Processes    *int
+		Anomalies    []json.RawMessage
+		Run          *crash.Result
+	}
+	if err := jsonUnmarshal(marshalLine(toJSON(v)), &j); err != nil || j.Linearizable || !strings.Contains(j.Undecided, "Assumption 1") ||
+		j.Processes != nil || j.Anomalies == nil || j.Run == nil {
+		t.Fatalf("%v: %s", err, marshalLine(toJSON(v)))
+	}
+	v.Anomalies = append(v.Anomalies, analyzer.Anomaly{Kind: crash.Stuck})
+	if err := checkedExit(v); !errors.As(err, &ee) || ee.code != exitViolated {
+		t.Fatalf("undecided with a stuck operation: %v, want exit 1", err)
+	}
+	v, err = crash.Decide(context.Background(), &crash.Result{Operations: 1}, []byte("1 inv cas 1:0:5\n1 ret ok\n"), history.Strict)
+	if err != nil || checkedExit(v) != nil {
+		t.Fatalf("linearizable: %v %v", err, checkedExit(v))
 	}
 }

@@ -6,7 +6,7 @@
 // comparing it with an exact checker on many thousands of small random
 // histories, and it is benchmarked on histories of millions of operations.
 // Both need inputs that are reproducible (same seed, same bytes), well formed
-// (shared/history-format.md), faithful to the paper's Assumptions 1 and 2,
+// (docs/history-format.md), faithful to the paper's Assumptions 1 and 2,
 // and, for the comparison, both linearizable and not, covering the cases
 // where a careless analyzer goes wrong: stale and torn reads, spurious and
 // misattributed CAS failures, writes lost by a crash, crashed operations

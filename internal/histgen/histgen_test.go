@@ -233,6 +233,7 @@ func TestMutationSemantics(t *testing.T) {
 		LostWrite:                history.Modes,
 		CrashedEffectVisibleLate: {history.Strict, history.Recoverable},
 		CrashedEffectAfterCrash:  {history.Strict},
+		CrashedEffectPastCutOff:  {history.Strict, history.Recoverable},
 	}
 	// Kinds that keep a linearizable history linearizable, in the named
 	// modes (when the base is linearizable there).
@@ -241,6 +242,7 @@ func TestMutationSemantics(t *testing.T) {
 		InsertCrash:              {history.Recoverable, history.Durable},
 		CrashedEffectVisibleLate: {history.Durable},
 		CrashedEffectAfterCrash:  {history.Recoverable, history.Durable},
+		CrashedEffectPastCutOff:  {history.Durable},
 	}
 	for _, base := range history.Modes {
 		nonLin := map[MutationKind]int{}

@@ -89,6 +89,17 @@ const (
 	// modes, not in Strict. Inserts a crash if there is none, like
 	// CrashedEffectVisibleLate.
 	CrashedEffectAfterCrash
+	// CrashedEffectPastCutOff inserts, around two crashes X and Y (inserted
+	// where the history has fewer), a CAS C by a new process p on an
+	// untouched word u, interrupted by X; p's next operation, invoked
+	// between X and Y, is itself cut off by Y (a read of u, or a CAS on
+	// another untouched word that nobody observes), so it leaves the
+	// history; after Y, p reads u and still sees the initial value, and a
+	// later read by another process sees C's value. C took effect after the
+	// next operation of p that stays in the history: linearizable (if the
+	// input was) in Durable mode only. The recoverable rule must follow
+	// p's order past the cut-off operation to see it.
+	CrashedEffectPastCutOff
 
 	numKinds
 )
@@ -98,7 +109,7 @@ var Kinds = []MutationKind{
 	StaleRead, TornRead, FutureRead, PhantomRead,
 	SpuriousFailure, SpuriousFailureRewrite, WrongAddressFailure, FalseSuccess,
 	LostWrite, ReorderEarlier, ReorderLater, DropOp, DuplicateRead, InsertCrash,
-	CrashedEffectVisibleLate, CrashedEffectAfterCrash,
+	CrashedEffectVisibleLate, CrashedEffectAfterCrash, CrashedEffectPastCutOff,
 }
 
 var kindNames = [...]string{
@@ -118,6 +129,7 @@ var kindNames = [...]string{
 	InsertCrash:              "insert-crash",
 	CrashedEffectVisibleLate: "crashed-effect-visible-late",
 	CrashedEffectAfterCrash:  "crashed-effect-after-crash",
+	CrashedEffectPastCutOff:  "crashed-effect-past-cut-off",
 }
 
 func (k MutationKind) String() string {
@@ -433,6 +445,8 @@ func (m *mutation) apply(kind MutationKind) bool {
 		return m.crashedEffect(true)
 	case CrashedEffectAfterCrash:
 		return m.crashedEffect(false)
+	case CrashedEffectPastCutOff:
+		return m.crashedEffectPastCutOff()
 	}
 	return false
 }
@@ -999,5 +1013,79 @@ func (m *mutation) crashedEffect(late bool) bool {
 	read(at, m.idleProc(at, p), init)
 	at2 := between(at+2, next+2)
 	read(at2, m.idleProc(at2, p), n)
+	return true
+}
+
+// crashes lists the seq indexes of the crashes.
+func (m *mutation) crashes() []int {
+	var out []int
+	for i, e := range m.seq {
+		if e.op < 0 {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// crashedEffectPastCutOff builds the chain CrashedEffectPastCutOff
+// describes.
+func (m *mutation) crashedEffectPastCutOff() bool {
+	// Two crashes x < y: existing ones where the history has them.
+	cs := m.crashes()
+	if len(cs) == 0 {
+		m.crashAt(m.rng.IntN(len(m.seq) + 1))
+		cs = m.crashes()
+	}
+	x := cs[m.rng.IntN(len(cs))]
+	var later []int
+	for _, c := range cs {
+		if c > x {
+			later = append(later, c)
+		}
+	}
+	var y int
+	if len(later) == 0 || m.rng.IntN(3) == 0 {
+		m.crashAt(x + 1 + m.rng.IntN(len(m.seq)-x))
+		cs = m.crashes()
+		later = later[:0]
+		for _, c := range cs {
+			if c > x {
+				later = append(later, c)
+			}
+		}
+	}
+	y = later[m.rng.IntN(len(later))]
+
+	var hi int32 = -1
+	for i := range m.ops {
+		hi = max(hi, m.ops[i].Proc)
+	}
+	p := hi + 1 // a process with no other operation: nothing else moves its order
+	u := m.untouchedWord()
+	init, n := m.h.InitValue(u), m.freshValue()
+	c := m.addOp(history.Op{Proc: p, Kind: history.CAS, Addrs: []uint64{u},
+		Expected: []uint64{init}, New: []uint64{n}, Status: history.Pending})
+	var d int
+	if m.rng.IntN(2) == 0 {
+		d = m.addOp(history.Op{Proc: p, Kind: history.Read, Addrs: []uint64{u}, Status: history.Pending})
+	} else {
+		u2 := m.untouchedWord() // C holds u now
+		d = m.addOp(history.Op{Proc: p, Kind: history.CAS, Addrs: []uint64{u2},
+			Expected: []uint64{m.h.InitValue(u2)}, New: []uint64{n + 1}, Status: history.Pending})
+	}
+	read := func(proc int32, v uint64) int {
+		return m.addOp(history.Op{Proc: proc, Kind: history.Read, Addrs: []uint64{u},
+			Values: []uint64{v}, Status: history.Returned})
+	}
+	between := func(lo, hi int) int { return lo + m.rng.IntN(hi-lo+1) }
+	// Insert from the last position back, so that earlier ones stay valid.
+	rAt := between(y+1, len(m.seq))
+	seeAt := between(rAt, len(m.seq))
+	seer := read(m.idleProc(seeAt, p), n)
+	m.insert(seeAt, ev{seer, false}, ev{seer, true})
+	r := read(p, init)
+	m.insert(rAt, ev{r, false}, ev{r, true})
+	m.insert(between(x+1, y), ev{d, false})
+	m.insert(between(max(0, x-2), x), ev{c, false})
 	return true
 }

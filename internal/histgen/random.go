@@ -59,6 +59,7 @@ var weights = [numKinds]int{
 	InsertCrash:              2,
 	CrashedEffectVisibleLate: 3,
 	CrashedEffectAfterCrash:  3,
+	CrashedEffectPastCutOff:  3,
 }
 
 // weightsFor adjusts the weights to the mode: the kinds whose result is
@@ -71,6 +72,7 @@ func weightsFor(m history.Mode) [numKinds]int {
 		w[CrashedEffectAfterCrash] = 1
 		w[InsertCrash] = 1
 	case history.Durable:
+		w[CrashedEffectPastCutOff] = 1
 		w[CrashedEffectVisibleLate] = 1
 		w[CrashedEffectAfterCrash] = 1
 		w[InsertCrash] = 1

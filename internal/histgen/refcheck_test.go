@@ -15,11 +15,11 @@ import (
 //   - every completed operation is linearized between its invocation and
 //     response; a pending read is dropped; a pending CAS is dropped or
 //     linearized as a success after its invocation and before: the crash
-//     that interrupted it (Strict), its process's next operation in the
-//     linearization (Recoverable: program order, as package exact and the
-//     analyzer read it; void if that operation is not linearized), or
-//     whenever (Durable; and every mode for an operation pending at the
-//     end);
+//     that interrupted it (Strict), every later operation of its process
+//     that is linearized (Recoverable: program order survives the crash;
+//     when the next operation was cut off and dropped, the one after it
+//     still follows), or whenever (Durable; and every mode for an
+//     operation pending at the end);
 //   - a read returns the current values; a successful CAS found every
 //     expected value and wrote the new ones; a failed CAS found a value
 //     other than the expected one at the blamed address and wrote nothing.
@@ -39,11 +39,12 @@ func refCheck(h *history.History, mode history.Mode) (bool, error) {
 		}
 	}
 	effRet := make([]int, n)
-	nextOf := make([]int, n) // Recoverable: the op a crashed CAS precedes, or -1
+	// Recoverable: a crashed CAS precedes every later operation of its
+	// process that is linearized (process order survives the crash).
+	recov := make([]bool, n)
 	var required, optional uint64
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		nextOf[i] = -1
 		switch {
 		case op.Ret >= 0:
 			effRet[i] = op.Ret
@@ -58,12 +59,7 @@ func refCheck(h *history.History, mode history.Mode) (bool, error) {
 				case history.Strict:
 					effRet[i] = h.Crashes[op.Crash]
 				case history.Recoverable:
-					for j := i + 1; j < n; j++ {
-						if h.Ops[j].Proc == op.Proc {
-							nextOf[i] = j
-							break
-						}
-					}
+					recov[i] = true
 				}
 			}
 		}
@@ -73,7 +69,7 @@ func refCheck(h *history.History, mode history.Mode) (bool, error) {
 	preds := make([]uint64, n)
 	for b := range h.Ops {
 		for a := range h.Ops {
-			if (required|optional)&(1<<a) != 0 && (effRet[a] < h.Ops[b].Inv || nextOf[a] == b) {
+			if (required|optional)&(1<<a) != 0 && (effRet[a] < h.Ops[b].Inv || recov[a] && h.Ops[a].Proc == h.Ops[b].Proc && h.Ops[a].Inv < h.Ops[b].Inv) {
 				preds[b] |= 1 << a
 			}
 		}

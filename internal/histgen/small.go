@@ -27,7 +27,8 @@ type SmallConfig struct {
 	// Mode is the completion rule the history is generated under: it is
 	// linearizable in Mode (and in every weaker one). A CAS interrupted by a
 	// crash before its linearization point takes no effect (Strict), may
-	// take effect after the crash but before its process's next invocation
+	// take effect after the crash but before the linearization point of its
+	// process's next operation, past next operations cut off before theirs
 	// (Recoverable), or at any later time (Durable).
 	Mode history.Mode
 }
@@ -39,7 +40,7 @@ func DefaultSmall() SmallConfig {
 }
 
 // RandomSmallConfig draws a small configuration from seed: 2-6 processes,
-// 4-14 operations, 1-5 words, k up to 3, 0-2 crashes, any mode. Tests use it
+// 4-14 operations, 1-5 words, k up to 3, 0-4 crashes, any mode. Tests use it
 // to sweep the configuration space along with the history seed.
 func RandomSmallConfig(seed uint64) SmallConfig {
 	rng := newRand(seed, 0x5eed_c0f1)
@@ -48,11 +49,32 @@ func RandomSmallConfig(seed uint64) SmallConfig {
 		Ops:          4 + rng.IntN(11),
 		Words:        1 + rng.IntN(5),
 		ReadFraction: 0.3 + 0.4*rng.Float64(),
-		Crashes:      rng.IntN(3),
+		Crashes:      rng.IntN(5),
 		PendingAtEnd: rng.IntN(2) == 0,
 		Mode:         history.Modes[rng.IntN(len(history.Modes))],
 	}
 	c.MaxK = 1 + rng.IntN(min(3, c.Words))
+	return c
+}
+
+// CrashChainConfig draws a tiny, crash-heavy configuration from seed: 2-3
+// processes, 3-6 operations, 1-3 words, k up to 2, and 2-4 crashes (mostly 3
+// or 4), any mode. So many crashes among so few operations make chains
+// common: a process's next operation after a cut-off CAS cut off in turn,
+// cut-off CAS after cut-off CAS. Small enough (at most 7 operations before
+// a mutation adds some) for a brute force over every total order.
+func CrashChainConfig(seed uint64) SmallConfig {
+	rng := newRand(seed, 0xc4a1_c4a1)
+	c := SmallConfig{
+		Procs:        2 + rng.IntN(2),
+		Ops:          3 + rng.IntN(4),
+		Words:        1 + rng.IntN(3),
+		ReadFraction: 0.3 + 0.4*rng.Float64(),
+		Crashes:      []int{2, 3, 3, 4, 4}[rng.IntN(5)],
+		PendingAtEnd: rng.IntN(2) == 0,
+		Mode:         history.Modes[rng.IntN(len(history.Modes))],
+	}
+	c.MaxK = 1 + rng.IntN(min(2, c.Words))
 	return c
 }
 
@@ -247,18 +269,6 @@ func (s *smallSim) randomAddrs(k int, from []uint64) []uint64 {
 
 func (s *smallSim) invoke(p int) {
 	ps := &s.procs[p]
-	// Recoverable: a crashed CAS of p takes effect before p's next
-	// invocation or never.
-	for i := 0; i < len(s.deferred); {
-		if s.deferred[i].proc == p && s.cfg.Mode == history.Recoverable {
-			if s.rng.IntN(2) == 0 && s.apply(s.deferred[i].op) {
-				s.watch = s.ops[s.deferred[i].op].Addrs
-			}
-			s.deferred = append(s.deferred[:i], s.deferred[i+1:]...)
-			continue
-		}
-		i++
-	}
 	k := 1 + s.rng.IntN(s.cfg.MaxK)
 	op := history.Op{ID: len(s.ops), Proc: int32(p), Inv: s.pos, Ret: -1, Crash: -1}
 	crashed := ps.crashed
@@ -315,6 +325,21 @@ func (s *smallSim) invoke(p int) {
 
 func (s *smallSim) linearize(p int) {
 	ps := &s.procs[p]
+	// Recoverable: a crashed CAS of p takes effect before p's next
+	// operation that stays in the history, or never. Deciding at the
+	// linearization point of p's next operation lets it outlive an
+	// operation cut off before that point (which leaves the history):
+	// the chain the recoverable rule must follow.
+	for i := 0; i < len(s.deferred); {
+		if s.deferred[i].proc == p && s.cfg.Mode == history.Recoverable {
+			if s.rng.IntN(2) == 0 && s.apply(s.deferred[i].op) {
+				s.watch = s.ops[s.deferred[i].op].Addrs
+			}
+			s.deferred = append(s.deferred[:i], s.deferred[i+1:]...)
+			continue
+		}
+		i++
+	}
 	op := &s.ops[ps.op]
 	ps.lin = true
 	if op.Kind == history.Read {

@@ -162,7 +162,7 @@ func slotOf(op *history.Op, a uint64) int {
 }
 
 // CheckAssumptions checks the OPODIS paper's assumptions, as
-// shared/history-format.md states them:
+// docs/history-format.md states them:
 //
 //  1. every value a CAS writes to an address differs from the address's
 //     initial value and from every other value written to it;

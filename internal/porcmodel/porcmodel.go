@@ -145,18 +145,19 @@ func Partition(ops []porcupine.Operation) [][]porcupine.Operation {
 // express. Pending reads are left out (pmlin drops them); a pending cas may
 // take effect or not (the model's Step) until its response time: the crash
 // that cut it off in Strict mode, after the end otherwise. A Recoverable
-// crashed cas must precede only its process's next operation, which is not
-// an interval: such histories are refused.
+// crashed cas must precede its process's later operations that stay in the
+// history, which is not an interval: histories where it has one (anything
+// but a pending read, which always leaves) are refused.
 func Operations(h *history.History, mode history.Mode) ([]porcupine.Operation, bool) {
-	next := map[int32]bool{} // processes that invoke again after this point
+	later := map[int32]bool{} // processes with a later operation that may stay
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
 	for i := len(h.Ops) - 1; i >= 0; i-- {
 		op := &h.Ops[i]
 		pendingCAS := op.Status == history.Pending && op.Kind == history.CAS
-		if mode == history.Recoverable && pendingCAS && op.Crash >= 0 && next[op.Proc] {
+		if mode == history.Recoverable && pendingCAS && op.Crash >= 0 && later[op.Proc] {
 			return nil, false
 		}
-		next[op.Proc] = op.Status != history.Pending || op.Kind != history.Read
+		later[op.Proc] = later[op.Proc] || op.Status != history.Pending || op.Kind != history.Read
 		if op.Status == history.Pending && op.Kind == history.Read {
 			continue
 		}
