@@ -39,6 +39,7 @@ func run(t *testing.T, stdin string, argv ...string) (stdout, stderr string, err
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1") // nothing written into the source tree
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
@@ -141,8 +142,10 @@ func readFile(t *testing.T, p string) string {
 	return string(b)
 }
 
-func TestCExample(t *testing.T)      { testExample(t, cRecorder(t)) }
-func TestPythonExample(t *testing.T) { testExample(t, pythonRecorder(t)) }
+// The tests run in parallel: most of their time is spent waiting for gcc,
+// g++ and python3.
+func TestCExample(t *testing.T)      { t.Parallel(); testExample(t, cRecorder(t)) }
+func TestPythonExample(t *testing.T) { t.Parallel(); testExample(t, pythonRecorder(t)) }
 
 // maxBugTries bounds the runs of the buggy example until pmlin catches it.
 // Each run of 400 operations is caught on its own: 1000 of 1000 seeds for
@@ -250,6 +253,7 @@ func readsSwaps() bool {
 // TestCPlusPlus compiles the header as C++ (C++11 and C++17) and checks
 // what the C++ program records from std::thread.
 func TestCPlusPlus(t *testing.T) {
+	t.Parallel()
 	for _, std := range []string{"c++11", "c++17"} {
 		bin := compile(t, "g++", std, "c/test/cpp_check.cpp")
 		out, stderr, err := run(t, "", bin)
@@ -379,6 +383,7 @@ init 5
 // errors, and checks that pmlin merge of their unmerged logs gives the
 // history they merged themselves.
 func TestScripts(t *testing.T) {
+	t.Parallel()
 	for _, r := range []recorder{cRecorder(t), pythonRecorder(t)} {
 		for _, sc := range scripts {
 			t.Run(r.name+"/"+sc.name, func(t *testing.T) {

@@ -58,6 +58,7 @@ func (p *parser) read(file int32, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), history.DefaultMaxLineBytes)
 	var line int64
+	var f []string   // the line's fields, reused
 	started := false // a header, init or step was seen
 	stepped := false // a step was seen
 	for sc.Scan() {
@@ -72,7 +73,8 @@ func (p *parser) read(file int32, r io.Reader) error {
 		if i := bytes.IndexByte(raw, '#'); i >= 0 {
 			raw = raw[:i]
 		}
-		f := strings.Fields(string(raw))
+		text := string(raw)
+		f = fields(text, f[:0])
 		if len(f) == 0 {
 			continue
 		}
@@ -99,7 +101,7 @@ func (p *parser) read(file int32, r io.Reader) error {
 			continue
 		}
 		started, stepped = true, true
-		if err := p.step(file, line, f); err != nil {
+		if err := p.step(file, line, text, f); err != nil {
 			return err
 		}
 	}
@@ -113,7 +115,7 @@ func (p *parser) read(file int32, r io.Reader) error {
 }
 
 // step parses "<ts> <p> inv|ret ..." or "<ts> crash".
-func (p *parser) step(file int32, line int64, f []string) error {
+func (p *parser) step(file int32, line int64, text string, f []string) error {
 	if strings.HasPrefix(f[0], "{") {
 		return p.errorf(file, line, "JSON is not a log syntax: pmlin merge reads text lines `<timestamp> <event>`")
 	}
@@ -147,7 +149,7 @@ func (p *parser) step(file int32, line int64, f []string) error {
 	if len(rest) < 2 || (rest[1] != "inv" && rest[1] != "ret") {
 		return p.errorf(file, line, "process %d: expected inv or ret", proc)
 	}
-	s.proc, s.ret, s.text = int32(proc), rest[1] == "ret", strings.Join(rest, " ")
+	s.proc, s.ret, s.text = int32(proc), rest[1] == "ret", joined(text, f)
 	pi := p.procs[s.proc]
 	switch {
 	case pi == nil:
@@ -162,6 +164,40 @@ func (p *parser) step(file int32, line int64, f []string) error {
 	pi.steps = append(pi.steps, int32(len(p.m.steps)))
 	p.m.steps = append(p.m.steps, s)
 	return nil
+}
+
+// fields splits a line at spaces and tabs into buf. Merging is a pass over
+// every line of the logs, so it neither allocates a slice per line (as
+// strings.Fields does) nor copies the fields.
+func fields(line string, buf []string) []string {
+	i := 0
+	for i < len(line) {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		if j > i {
+			buf = append(buf, line[i:j])
+		}
+		i = j
+	}
+	return buf
+}
+
+// joined is the fields after the first one (f is line split by fields),
+// separated by one space: a substring of line when it is written that way
+// already (no copy), else a new string.
+func joined(line string, f []string) string {
+	rest := strings.TrimLeft(line, " \t")
+	rest = strings.TrimLeft(rest[len(f[0]):], " \t")
+	rest = strings.TrimRight(rest, " \t")
+	if !strings.Contains(rest, "\t") && !strings.Contains(rest, "  ") {
+		return rest
+	}
+	return strings.Join(f[1:], " ")
 }
 
 // parseTimestamp reads an unsigned 64-bit integer, decimal or 0x hex, and
