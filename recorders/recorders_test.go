@@ -223,14 +223,19 @@ func testSwaps(t *testing.T, r recorder, dir string) {
 	if !strings.Contains(text, " inv swap ") {
 		t.Fatal("no swap recorded")
 	}
-	valued := false
+	// Whether a run has failures at all depends on the interleaving (a
+	// run on a busy machine may have none); each one it has must report
+	// its k = 2 values: "<p> ret fail <a> <v1> <v2>".
+	failures := 0
 	for _, l := range strings.Split(text, "\n") {
-		f := strings.Fields(l)
-		valued = valued || (len(f) == 6 && f[1] == "ret" && f[2] == "fail") // k = 2: "<p> ret fail <a> <v1> <v2>"
+		if f := strings.Fields(l); len(f) >= 3 && f[1] == "ret" && f[2] == "fail" {
+			failures++
+			if len(f) != 6 {
+				t.Fatalf("a failure without its values: %q", l)
+			}
+		}
 	}
-	if !valued {
-		t.Fatal("no failure with values recorded")
-	}
+	t.Logf("%d failures with values", failures)
 	if !readsSwaps() {
 		t.Skip("the history reader does not read swaps and valued failures yet (issue 12): the recording is not checked")
 	}
