@@ -619,11 +619,12 @@ static inline void pmlin_ret_fail_values(pmlin_thread *t, uint64_t addr, const u
 
 /* ---- crash ---------------------------------------------------------- */
 
-/* pmlin__tick reads the clock until it is past after (10^8 reads at most). */
+/* pmlin__tick reads the clock until it is past after (10^7 reads at most:
+ * CLOCK_MONOTONIC ticks every nanosecond). */
 static inline int pmlin__tick(pmlin_recorder *r, uint64_t after, uint64_t *ts)
 {
     long i;
-    for (i = 0; i < 100000000L; i++) {
+    for (i = 0; i < 10000000L; i++) {
         *ts = pmlin__now(r);
         if (*ts > after)
             return 0;
