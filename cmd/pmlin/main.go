@@ -3,8 +3,9 @@
 // precedence-multigraph method of Cepeda et al. (OPODIS 2019), records
 // histories from the built-in PMwCAS while crashing it (pmlin run, and the
 // main job, pmlin fuzz), lists the planted bugs (pmlin mutants), writes
-// large synthetic histories (pmlin gen) and runs the benchmark suites
-// (pmlin bench). Its command line is specified by docs/cli-contract.md.
+// large synthetic histories (pmlin gen), runs the benchmark suites
+// (pmlin bench) and merges per-thread logs into a history (pmlin merge).
+// Its command line is specified by docs/cli-contract.md.
 package main
 
 import (
@@ -79,6 +80,7 @@ the pmlin repository.`,
 	root.AddCommand(internalWorkerCommand(e))
 	root.AddCommand(genCommand(e))
 	root.AddCommand(benchCommand(e))
+	root.AddCommand(mergeCommand(e))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
