@@ -8,13 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/target"
 )
 
-// pmlin runs the command line in process.
+// testTargets are the targets of command pmlin.
+var testTargets = []*target.Target{mwcas.Target()}
+
+// pmlin runs the command line in process, as command pmlin.
 func pmlin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb})
+	code = Command{Targets: testTargets, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}.Run(context.Background(), args)
 	return code, out.String(), errb.String()
 }
 

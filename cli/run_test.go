@@ -17,7 +17,7 @@ import (
 // hidden internal-worker subcommand).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "internal-worker" {
-		os.Exit(run(context.Background(), os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+		os.Exit(Command{Targets: testTargets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}.Run(context.Background(), os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }

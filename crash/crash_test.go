@@ -17,6 +17,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // The test binary is also the child process of the process-kill mode.
@@ -24,7 +25,7 @@ const childEnv = "PMLIN_CRASH_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(ChildMain(context.Background(), spec, os.Stdout))
+		os.Exit(ChildMain(context.Background(), spec, os.Stdout, testTargets))
 	}
 	os.Exit(m.Run())
 }
@@ -35,9 +36,20 @@ func testCommand(spec string) *exec.Cmd {
 	return cmd
 }
 
+// testTargets are the targets of these tests and of their child
+// processes.
+var testTargets = []*target.Target{mwcas.Target()}
+
+// pmwcasRun is the default run of the built-in PMwCAS.
+func pmwcasRun() Config {
+	c := DefaultConfig()
+	c.Target = testTargets[0]
+	return c
+}
+
 // config is the default run with the given workload shape.
 func config(threads int, words uint64, k int, seed uint64) Config {
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Driver.Threads, c.Driver.Words, c.Driver.K, c.Driver.Seed = threads, words, k, seed
 	return c
 }
@@ -118,31 +130,44 @@ func TestCorrectPMwCAS(t *testing.T) {
 	}
 }
 
-// TestDataLayout checks that the full read after recovery, which reads the
-// region directly at mwcas.DataOffset, sees what the PMwCAS wrote.
+// TestDataLayout checks, for every target, that the full read after
+// recovery, which reads the region directly at the instance's DataOffset,
+// sees what its operations wrote.
 func TestDataLayout(t *testing.T) {
-	mc := mwcas.Config{Words: 20, MaxWorkers: 1}
-	n, _ := mwcas.RegionWords(mc)
-	r, err := pmem.NewMemory(n, pmem.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	m, err := mwcas.New(r, mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, _, err := m.CAS(0, []mwcas.Word{{Addr: 13, Old: 0, New: 0x77}, {Addr: 2, Old: 0, New: 0x55}}); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	_, vals, err := rawRead(r, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for a, v := range vals {
-		want := map[int]uint64{13: 0x77, 2: 0x55}[a]
-		if v != want {
-			t.Fatalf("raw word %d = %#x, want %#x", a, v, want)
+	for _, tg := range testTargets {
+		ps, err := tg.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := target.Config{Words: 20, Workers: 1, MaxK: 2, Params: ps}
+		n, err := tg.Size(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := pmem.NewMemory(n, pmem.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		in, err := tg.New(r, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := in.CAS(0, []target.Word{{Addr: 13, Old: 0, New: 0x77}, {Addr: 2, Old: 0, New: 0x55}}); !ok || err != nil {
+			t.Fatal(tg.Name, ok, err)
+		}
+		if _, err := in.Recover(0); err != nil {
+			t.Fatal(tg.Name, err)
+		}
+		_, vals, err := rawRead(r, in, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, v := range vals {
+			want := map[int]uint64{13: 0x77, 2: 0x55}[a]
+			if v != want {
+				t.Fatalf("%s: raw word %d = %#x, want %#x", tg.Name, a, v, want)
+			}
 		}
 	}
 }
@@ -168,7 +193,7 @@ func TestMutantsCaught(t *testing.T) {
 	for _, mu := range mwcas.Mutants() {
 		t.Run(mu.Name, func(t *testing.T) {
 			t.Parallel()
-			run := DefaultConfig()
+			run := pmwcasRun()
 			run.Mutant = mu.Name
 			st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
 			if err != nil {
@@ -194,7 +219,7 @@ func TestMutantsCaught(t *testing.T) {
 func TestFuzzCleanAndBounded(t *testing.T) {
 	start := time.Now()
 	var calls int
-	run := DefaultConfig()
+	run := pmwcasRun()
 	run.Ops = 200
 	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 3, Duration: 10 * time.Second, MaxRuns: 20,
 		Progress: func(FuzzStats) { calls++ }})
@@ -314,7 +339,7 @@ func TestKillMode(t *testing.T) {
 	// A bug that a process crash exposes.
 	var found bool
 	for seed := range 10 {
-		c := DefaultConfig()
+		c := pmwcasRun()
 		c.Driver.Seed, c.Mutant, c.CrashMode, c.Child.Command = uint64(seed), "recovery-wrong-way", Kill, testCommand
 		if v := mustCheck(t, c, history.Strict); v.Violated() {
 			found = true
@@ -334,7 +359,7 @@ func TestKillModeChildFailures(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	// A child that never becomes ready is an error, bounded in time.
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, 2*time.Second
 	c.Child.Command = func(string) *exec.Cmd { return exec.Command("sleep", "30") }
 	start := time.Now()
@@ -344,28 +369,30 @@ func TestKillModeChildFailures(t *testing.T) {
 	}
 	// A bad spec makes the child report a failure.
 	var out bytes.Buffer
-	if code := ChildMain(context.Background(), "{", &out); code == 0 || !strings.Contains(out.String(), "bad spec") {
+	if code := ChildMain(context.Background(), "{", &out, testTargets); code == 0 || !strings.Contains(out.String(), "bad spec") {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
 }
 
 func TestConfigFlags(t *testing.T) {
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Driver.Threads, c.Driver.Seed, c.Driver.Stick = 2, 7, 0
 	c.Crashes, c.RecoveryCrash, c.Mutant = 0, 0, "phase2-unflushed"
 	c.Policies = []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}
 	got := c.Flags()
-	want := "--threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
+	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	for _, change := range []func(*Config){
 		func(c *Config) { c.Mutant = "nope" },
 		func(c *Config) { c.CrashAt, c.Driver.Sched = 5, driver.Free },
-		func(c *Config) { c.Descriptors = -1 },
+		func(c *Config) { c.Params = map[string]string{"descriptors": "-1"} },
+		func(c *Config) { c.Params = map[string]string{"stripes": "2"} },
+		func(c *Config) { c.Target = nil },
 		func(c *Config) { c.Ops = -3 },
 	} {
-		bad := DefaultConfig()
+		bad := pmwcasRun()
 		change(&bad)
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -377,7 +404,7 @@ func TestConfigFlags(t *testing.T) {
 	if _, err := ParsePolicies("most"); err == nil {
 		t.Fatal("bad policy accepted")
 	}
-	bad := DefaultConfig()
+	bad := pmwcasRun()
 	bad.Mutant = "nope"
 	if _, err := Run(context.Background(), bad, &bytes.Buffer{}); err == nil {
 		t.Fatal("bad mutant ran")
@@ -387,7 +414,7 @@ func TestConfigFlags(t *testing.T) {
 func TestCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Ops = 100000
 	res, err := Run(ctx, c, &bytes.Buffer{})
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -402,7 +429,7 @@ func TestCanceled(t *testing.T) {
 // is an error of the run, and nothing is left behind.
 func TestKillModeSetupError(t *testing.T) {
 	dir := t.TempDir()
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.CrashMode, c.Child.Command, c.Child.Dir = Kill, testCommand, dir+"/missing"
 	if _, err := Run(context.Background(), c, &bytes.Buffer{}); err == nil {
 		t.Fatal("no error")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/pmlin/pmlin/pmem"
@@ -32,15 +33,23 @@ type wstate struct {
 // at every scheduling point a seeded choice picks the next one. A worker
 // holds the turn from receiving on its channel until it hands the turn on;
 // everything a worker does, including logging, happens while it holds it,
-// so the scheduler's fields need no lock.
+// so the scheduler's fields need no lock. Once the segment is aborted
+// nobody holds the turn: every worker is woken and returns without
+// touching the scheduler's state.
 type detSched struct {
 	d     *Driver
 	rng   *rand.Rand
 	stick float64
 	turn  []chan struct{}
 	live  []int
-	done  chan struct{}
 	clock int64 // the logical clock of the log timestamps
+	// cur is the worker holding the turn, beat counts the region accesses
+	// and invocations: the watchdog (wait) reads them from its own
+	// goroutine.
+	cur  atomic.Int32
+	beat atomic.Int64
+	// exited receives every worker's id when its goroutine returns.
+	exited chan int
 }
 
 func (s *detSched) pick(cur int) int {
@@ -50,40 +59,102 @@ func (s *detSched) pick(cur int) int {
 	return s.live[s.rng.IntN(len(s.live))]
 }
 
+// hand gives the turn to worker n. It never blocks: the one turn, or an
+// abort's wake-up, is all a worker's channel ever holds.
+func (s *detSched) hand(n int) {
+	select {
+	case s.turn[n] <- struct{}{}:
+	default:
+	}
+}
+
 // yield is a scheduling point of worker w, which holds the turn.
 func (s *detSched) yield(w int) {
+	if s.d.aborted.Load() {
+		return
+	}
 	if n := s.pick(w); n != w {
-		s.turn[n] <- struct{}{}
+		s.hand(n)
 		<-s.turn[w]
+		s.cur.Store(int32(w))
 	}
 }
 
 // finish takes worker w out and hands the turn on.
 func (s *detSched) finish(w int) {
+	if s.d.aborted.Load() {
+		return
+	}
 	for i, x := range s.live {
 		if x == w {
 			s.live = append(s.live[:i], s.live[i+1:]...)
 			break
 		}
 	}
-	if len(s.live) == 0 {
-		close(s.done)
-		return
+	if len(s.live) > 0 {
+		s.hand(s.pick(-1))
 	}
-	s.turn[s.pick(-1)] <- struct{}{}
 }
+
+// wait waits for the n workers' goroutines to return. It is also the
+// watchdog: if no worker makes a region access or invokes an operation
+// for StuckAfter, the worker holding the turn is blocked outside region
+// accesses, where the scheduler cannot switch (a Go mutex, a channel): the
+// segment is aborted and the worker reported (Blocked), instead of every
+// goroutine waiting forever. Once the segment is aborted, the goroutines
+// that have not returned after StuckAfter more (at least abandonAfter) are
+// abandoned: wait returns which (nil if none).
+func (s *detSched) wait(workers []int) []bool {
+	d := s.d
+	bound := d.cfg.StuckAfter
+	tick := time.NewTicker(min(max(bound/4, time.Millisecond), 100*time.Millisecond))
+	defer tick.Stop()
+	running := make([]bool, len(s.turn))
+	for _, w := range workers {
+		running[w] = true
+	}
+	n := len(workers)
+	last, quiet := s.beat.Load(), time.Now()
+	var abortedAt time.Time
+	for n > 0 {
+		select {
+		case w := <-s.exited:
+			running[w] = false
+			n--
+		case now := <-tick.C:
+			switch b := s.beat.Load(); {
+			case d.aborted.Load():
+				if abortedAt.IsZero() {
+					abortedAt = now
+				} else if now.Sub(abortedAt) >= max(bound, abandonAfter) {
+					return running
+				}
+			case b != last:
+				last, quiet = b, now
+			case now.Sub(quiet) >= bound:
+				d.setBlocked(int(s.cur.Load()), now.Sub(quiet))
+			}
+		}
+	}
+	return nil
+}
+
+// abandonAfter is the least time wait gives the workers of an aborted
+// segment to return (their next region access fails: healthy ones return
+// within microseconds).
+const abandonAfter = time.Second
 
 // Access implements pmem.AccessHook for the deterministic scheduler.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d
+	if d.aborted.Load() {
+		return errAborted
+	}
 	ws := &d.ws[w]
 	ws.accesses++
 	ws.opAcc++
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
-	if d.aborted.Load() {
-		return errAborted
-	}
 	if d.crashAt > 0 && d.segAccesses == d.crashAt {
 		if d.crashAction != nil {
 			d.crashAction()
@@ -95,6 +166,10 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		return errAborted
 	}
 	s.yield(w)
+	if d.aborted.Load() {
+		return errAborted // woken by an abort
+	}
+	s.beat.Add(1)
 	return nil
 }
 

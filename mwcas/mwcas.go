@@ -7,12 +7,13 @@ import (
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // Word is one word of a MwCAS: at data address Addr, replace Old by New.
-type Word struct {
-	Addr, Old, New uint64
-}
+// It is the harness's word (package target), so that a *PMwCAS serves as
+// the operations of a target as it is.
+type Word = target.Word
 
 // PMwCAS is a persistent multi-word CAS over the data words of a region.
 // Its methods may be called concurrently by different workers; one worker id

@@ -1,8 +1,13 @@
 // Command pmlin tests persistent-memory synchronization primitives for
 // linearizability; package cli is its command line, specified by
-// docs/cli-contract.md.
+// docs/cli-contract.md. It links the targets that come with pmlin: the
+// PMwCAS (package mwcas, the default) and a lock-striped MwCAS with a redo
+// log (package lockmwcas).
 package main
 
-import "github.com/pmlin/pmlin/cli"
+import (
+	"github.com/pmlin/pmlin/cli"
+	"github.com/pmlin/pmlin/mwcas"
+)
 
-func main() { cli.Main() }
+func main() { cli.Main(mwcas.Target()) }
