@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -37,8 +40,8 @@ func testCommand(spec string) *exec.Cmd {
 }
 
 // testTargets are the targets of these tests and of their child
-// processes.
-var testTargets = []*target.Target{mwcas.Target()}
+// processes: the two that come with pmlin, one lock-free, one with locks.
+var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target()}
 
 // pmwcasRun is the default run of the built-in PMwCAS.
 func pmwcasRun() Config {
@@ -106,23 +109,26 @@ func TestRunReplaysByteForByte(t *testing.T) {
 	}
 }
 
-// TestCorrectPMwCAS checks that the correct code shows no violation under
-// every policy, both schedulers and every mode.
-func TestCorrectPMwCAS(t *testing.T) {
+// TestCorrectTargets checks that the correct code of every target shows
+// no violation under every policy, both schedulers and every mode.
+func TestCorrectTargets(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
 		seeds = 2
 	}
-	for _, p := range pmem.Policies() {
-		for _, sched := range []driver.Sched{driver.Deterministic, driver.Free} {
-			for seed := range seeds {
-				c := config(4, 8, 2, uint64(seed))
-				c.Driver.Sched, c.Driver.Yield = sched, 0.05
-				c.Ops, c.Crashes, c.Policies = 400, 4, []pmem.Policy{p}
-				for _, mode := range history.Modes {
-					v := mustCheck(t, c, mode)
-					if v.Violated() || v.Undecided != nil {
-						t.Fatalf("%s, %s, seed %d, %s: %+v %v", p, sched, seed, mode, v.Anomalies, v.Undecided)
+	for _, tg := range testTargets {
+		for _, p := range pmem.Policies() {
+			for _, sched := range []driver.Sched{driver.Deterministic, driver.Free} {
+				for seed := range seeds {
+					c := config(4, 8, 2, uint64(seed))
+					c.Target = tg
+					c.Driver.Sched, c.Driver.Yield = sched, 0.05
+					c.Ops, c.Crashes, c.Policies = 400, 4, []pmem.Policy{p}
+					for _, mode := range history.Modes {
+						v := mustCheck(t, c, mode)
+						if v.Violated() || v.Undecided != nil {
+							t.Fatalf("%s, %s, %s, seed %d, %s: %+v %v", tg.Name, p, sched, seed, mode, v.Anomalies, v.Undecided)
+						}
 					}
 				}
 			}
@@ -190,29 +196,31 @@ func TestMutantsCaught(t *testing.T) {
 		t.Skip("fuzzes every mutant")
 	}
 	const runs = 600
-	for _, mu := range mwcas.Mutants() {
-		t.Run(mu.Name, func(t *testing.T) {
-			t.Parallel()
-			run := pmwcasRun()
-			run.Mutant = mu.Name
-			st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f == nil {
-				t.Fatalf("not caught in %d runs (%d crashes)", st.Runs, st.Crashes)
-			}
-			// The finding replays.
-			var buf bytes.Buffer
-			v, err := Check(context.Background(), f.Config, history.Strict, &buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !v.Violated() || !bytes.Equal(buf.Bytes(), f.History) {
-				t.Fatal("the finding does not replay")
-			}
-			t.Logf("caught after %v in run %d: %s", f.After.Round(time.Millisecond), f.Index, f.Verdict.Anomalies[0].Kind)
-		})
+	for _, tg := range testTargets {
+		for _, mu := range tg.Mutants {
+			t.Run(tg.Name+"/"+mu.Name, func(t *testing.T) {
+				t.Parallel()
+				run := pmwcasRun()
+				run.Target, run.Mutant = tg, mu.Name
+				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f == nil {
+					t.Fatalf("not caught in %d runs (%d crashes)", st.Runs, st.Crashes)
+				}
+				// The finding replays.
+				var buf bytes.Buffer
+				v, err := Check(context.Background(), f.Config, history.Strict, &buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !v.Violated() || !bytes.Equal(buf.Bytes(), f.History) {
+					t.Fatal("the finding does not replay")
+				}
+				t.Logf("caught after %v in run %d: %s", f.After.Round(time.Millisecond), f.Index, f.Verdict.Anomalies[0].Kind)
+			})
+		}
 	}
 }
 
@@ -238,24 +246,35 @@ func TestFuzzCleanAndBounded(t *testing.T) {
 	}
 }
 
+// sweepMutant is, per target, a planted bug that the systematic sweep
+// below finds (under the min and random policies), and killMutant one that
+// a process kill exposes.
+var (
+	sweepMutant = map[string]string{"pmwcas": "recovery-wrong-way", "lockmwcas": "data-unflushed"}
+	killMutant  = map[string]string{"pmwcas": "recovery-wrong-way", "lockmwcas": "recovery-keeps-locks"}
+)
+
 // TestSystematic crashes a small run at every access in turn.
 func TestSystematic(t *testing.T) {
-	base := config(2, 3, 2, 0)
-	base.Ops, base.Policies = 4, []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}
-	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 400})
-	if err != nil || f != nil {
-		t.Fatalf("%v %+v", err, f)
-	}
-	if st.Runs != 400 || st.Crashes != 400 {
-		t.Fatalf("%+v", st)
-	}
-	base.Mutant = "recovery-wrong-way"
-	_, f, err = Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 2000})
-	if err != nil || f == nil {
-		t.Fatalf("recovery-wrong-way not found by the sweep: %v", err)
-	}
-	if f.Config.CrashAt == 0 || !strings.Contains(f.Config.Flags(), fmt.Sprintf("--crash-at %d", f.Config.CrashAt)) {
-		t.Fatalf("%+v", f.Config)
+	for _, tg := range testTargets {
+		base := config(2, 3, 2, 0)
+		base.Target = tg
+		base.Ops, base.Policies = 4, []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}
+		st, f, err := Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 400})
+		if err != nil || f != nil {
+			t.Fatalf("%s: %v %+v", tg.Name, err, f)
+		}
+		if st.Runs != 400 || st.Crashes != 400 {
+			t.Fatalf("%s: %+v", tg.Name, st)
+		}
+		base.Mutant = sweepMutant[tg.Name]
+		_, f, err = Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 2000})
+		if err != nil || f == nil {
+			t.Fatalf("%s: %s not found by the sweep: %v", tg.Name, base.Mutant, err)
+		}
+		if f.Config.CrashAt == 0 || !strings.Contains(f.Config.Flags(), fmt.Sprintf("--crash-at %d", f.Config.CrashAt)) {
+			t.Fatalf("%+v", f.Config)
+		}
 	}
 }
 
@@ -314,43 +333,46 @@ func TestKillMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	for _, async := range []bool{false, true} {
-		t.Run(fmt.Sprint("async ", async), func(t *testing.T) {
-			dir := t.TempDir()
-			c := config(3, 6, 2, 4)
-			c.Ops, c.Crashes, c.CrashMode = 3000, 3, Kill
-			if async {
-				c.CrashMode = KillAsync
-			}
-			c.Child.Command, c.Child.Dir = testCommand, dir
-			v := mustCheck(t, c, history.Strict)
-			if v.Violated() || v.Undecided != nil {
-				t.Fatalf("%+v %v", v.Anomalies, v.Undecided)
-			}
-			if v.Run.Crashes != 3 || v.Run.Operations == 0 || v.Run.Operations > 3000 {
-				t.Fatalf("%+v", v.Run)
-			}
-			ents, _ := os.ReadDir(dir)
-			if len(ents) != 0 {
-				t.Fatalf("files left behind: %v", ents)
-			}
-		})
-	}
-	// A bug that a process crash exposes.
-	var found bool
-	for seed := range 10 {
-		c := pmwcasRun()
-		c.Driver.Seed, c.Mutant, c.CrashMode, c.Child.Command = uint64(seed), "recovery-wrong-way", Kill, testCommand
-		if v := mustCheck(t, c, history.Strict); v.Violated() {
-			found = true
-			if !strings.Contains(fmt.Sprint(v.Anomalies), "fork") && !strings.Contains(fmt.Sprint(v.Anomalies), "dangling") {
-				t.Logf("found as %v", v.Anomalies[0].Kind)
-			}
-			break
+	for _, tg := range testTargets {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprint(tg.Name, " async ", async), func(t *testing.T) {
+				dir := t.TempDir()
+				c := config(3, 6, 2, 4)
+				c.Target = tg
+				c.Ops, c.Crashes, c.CrashMode = 3000, 3, Kill
+				if async {
+					c.CrashMode = KillAsync
+				}
+				c.Child.Command, c.Child.Dir = testCommand, dir
+				v := mustCheck(t, c, history.Strict)
+				if v.Violated() || v.Undecided != nil {
+					t.Fatalf("%+v %v", v.Anomalies, v.Undecided)
+				}
+				if v.Run.Crashes != 3 || v.Run.Operations == 0 || v.Run.Operations > 3000 {
+					t.Fatalf("%+v", v.Run)
+				}
+				ents, _ := os.ReadDir(dir)
+				if len(ents) != 0 {
+					t.Fatalf("files left behind: %v", ents)
+				}
+			})
 		}
-	}
-	if !found {
-		t.Fatal("recovery-wrong-way not found in 10 runs of the process-kill mode")
+		// A bug that a process crash exposes.
+		var found bool
+		mutant := killMutant[tg.Name]
+		for seed := range 10 {
+			c := pmwcasRun()
+			c.Target = tg
+			c.Driver.Seed, c.Mutant, c.CrashMode, c.Child.Command = uint64(seed), mutant, Kill, testCommand
+			if v := mustCheck(t, c, history.Strict); v.Violated() {
+				found = true
+				t.Logf("%s: %s found as %v", tg.Name, mutant, v.Anomalies[0].Kind)
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("%s: %s not found in 10 runs of the process-kill mode", tg.Name, mutant)
+		}
 	}
 }
 
@@ -436,5 +458,105 @@ func TestKillModeSetupError(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("left behind: %v", ents)
+	}
+}
+
+// goTarget is a target that breaks the contract: with a mutex, its
+// operations guard the region's words with a sync.Mutex; without one, it
+// keeps its words in Go memory and never touches the region.
+func goTarget(withMutex bool) *target.Target {
+	build := func(r *pmem.Region, c target.Config) (target.Instance, error) {
+		g := &goInstance{r: r, words: make([]uint64, c.Words)}
+		if withMutex {
+			g.mu = &sync.Mutex{}
+		}
+		return g, nil
+	}
+	return &target.Target{Name: "go", Size: func(c target.Config) (uint64, error) { return 8 + c.Words, nil }, New: build, Open: build}
+}
+
+type goInstance struct {
+	r     *pmem.Region
+	mu    *sync.Mutex
+	words []uint64
+}
+
+// word loads (store: stores v into) word a, in the region or in Go memory.
+func (g *goInstance) word(w int, a uint64, store bool, v uint64) (uint64, error) {
+	if g.mu == nil {
+		if store {
+			g.words[a] = v
+		}
+		return g.words[a], nil
+	}
+	if store {
+		return v, g.r.Worker(w).Store(8+a, v)
+	}
+	return g.r.Worker(w).Load(8 + a)
+}
+
+func (g *goInstance) lock() func() {
+	if g.mu == nil {
+		return func() {}
+	}
+	g.mu.Lock()
+	return g.mu.Unlock
+}
+
+func (g *goInstance) CAS(w int, words []target.Word) (bool, uint64, error) {
+	defer g.lock()()
+	for _, x := range words {
+		if v, err := g.word(w, x.Addr, false, 0); err != nil || v != x.Old {
+			return false, x.Addr, err
+		}
+	}
+	for _, x := range words {
+		if _, err := g.word(w, x.Addr, true, x.New); err != nil {
+			return false, 0, err
+		}
+	}
+	return true, 0, nil
+}
+
+func (g *goInstance) Read(w int, addrs, out []uint64) (err error) {
+	defer g.lock()()
+	for i, a := range addrs {
+		if out[i], err = g.word(w, a, false, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *goInstance) Recover(int) (string, error) { return "", nil }
+func (g *goInstance) DataOffset(a uint64) uint64  { return 8 + a }
+
+// TestGuardRails: under the deterministic scheduler, a target that waits
+// on a Go mutex is reported as blocked (not a deadlock of the process),
+// and one that never touches the region is refused, with the reason.
+func TestGuardRails(t *testing.T) {
+	c := pmwcasRun()
+	c.Target, c.Driver.StuckAfter = goTarget(true), 200*time.Millisecond
+	v := mustCheck(t, c, history.Strict)
+	if len(v.Run.Anomalies) != 1 || v.Run.Anomalies[0].Kind != Blocked || len(v.Run.Anomalies[0].Ops) != 1 {
+		t.Fatalf("%+v", v.Run.Anomalies)
+	}
+	if e := v.Run.Anomalies[0].Explanation; !strings.Contains(e, "blocked outside region accesses") || !strings.Contains(e, "--sched free") {
+		t.Fatalf("no advice: %s", e)
+	}
+	// Fuzz reports it as a finding, as pmlin fuzz does.
+	_, f, err := Fuzz(context.Background(), FuzzConfig{Run: c, Seed: 1, MaxRuns: 5})
+	if err != nil || f == nil || f.Verdict.Anomalies[0].Kind != Blocked {
+		t.Fatalf("%v %+v", err, f)
+	}
+	// The free scheduler runs it.
+	c.Driver.Sched, c.Crashes = driver.Free, 0
+	if v := mustCheck(t, c, history.Strict); v.Violated() {
+		t.Fatalf("free scheduler: %+v", v.Anomalies)
+	}
+	c = pmwcasRun()
+	c.Target = goTarget(false)
+	if _, err := Run(context.Background(), c, io.Discard); err == nil || !strings.Contains(err.Error(), "made no region access") {
+		t.Fatalf("a target without region accesses: %v", err)
 	}
 }

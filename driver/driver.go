@@ -254,9 +254,14 @@ func (d *Driver) abort() {
 }
 
 // Segment runs quota[w] operations on each worker w, or fewer if the
-// region crashes at cp, an operation is stuck or fails, or ctx is done;
-// then it merges the workers' logs into the history. It returns an error
-// only if the history cannot be written or the logs do not decode.
+// region crashes at cp, an operation is stuck, fails or blocks, or ctx is
+// done; then it merges the workers' logs into the history. After a crash
+// (SegmentResult.Crashed) the operations in progress are left pending: the
+// caller writes the crash line (Recorder.Crash), builds the crash image
+// (pmem.Region.Crash) and recovers the target before the next segment. It
+// returns an error if the history cannot be written or the logs do not
+// decode, if an earlier segment abandoned a worker (see Blocked), or if
+// under the deterministic scheduler the operations made no region access.
 func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (SegmentResult, error) {
 	if len(quota) != d.cfg.Threads {
 		return SegmentResult{}, fmt.Errorf("driver: %d quotas for %d workers", len(quota), d.cfg.Threads)

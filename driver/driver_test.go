@@ -17,10 +17,11 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // setup builds a PMwCAS for c on an emulated region.
-func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) {
+func setup(t testing.TB, c Config, mutant string) (*pmem.Region, target.Instance) {
 	t.Helper()
 	mc := mwcas.Config{Words: c.Words, MaxWorkers: c.Threads, DescriptorsPerWorker: 4, MaxK: c.K, Mutant: mutant}
 	n, err := mwcas.RegionWords(mc)
@@ -36,7 +37,7 @@ func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, m
+	return r, mwcas.AsTarget(m)
 }
 
 // cfg is the default configuration with the given workload shape.
@@ -194,7 +195,7 @@ type spinner struct {
 	r *pmem.Region
 }
 
-func (s spinner) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+func (s spinner) CAS(w int, words []target.Word) (bool, uint64, error) {
 	for _, x := range words {
 		if x.Addr == 0 {
 			for {
@@ -270,7 +271,7 @@ type failer struct {
 
 var errBroken = errors.New("broken")
 
-func (f failer) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+func (f failer) CAS(w int, words []target.Word) (bool, uint64, error) {
 	err := f.op(w)
 	return err == nil, 0, err
 }
@@ -325,7 +326,7 @@ func TestOperationError(t *testing.T) {
 // region access at all.
 type goMemory struct{ words []uint64 }
 
-func (g goMemory) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+func (g goMemory) CAS(w int, words []target.Word) (bool, uint64, error) {
 	for _, x := range words {
 		if g.words[x.Addr] != x.Old {
 			return false, x.Addr, nil
@@ -399,7 +400,7 @@ func (l locked) op(w int) error {
 	return nil
 }
 
-func (l locked) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+func (l locked) CAS(w int, words []target.Word) (bool, uint64, error) {
 	err := l.op(w)
 	return err == nil, 0, err
 }

@@ -7,13 +7,12 @@ import (
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/pmem"
-	"github.com/pmlin/pmlin/target"
 )
 
 // Word is one word of a MwCAS: at data address Addr, replace Old by New.
-// It is the harness's word (package target), so that a *PMwCAS serves as
-// the operations of a target as it is.
-type Word = target.Word
+type Word struct {
+	Addr, Old, New uint64
+}
 
 // PMwCAS is a persistent multi-word CAS over the data words of a region.
 // Its methods may be called concurrently by different workers; one worker id

@@ -61,12 +61,36 @@ func instance(r *pmem.Region, c target.Config, build func(*pmem.Region, Config) 
 	if err != nil {
 		return nil, err
 	}
-	return targetInstance{m}, nil
+	return AsTarget(m), nil
 }
 
-// targetInstance is a PMwCAS as a target.Instance: its Recover says what
-// it did in a sentence, and DataOffset follows its layout.
-type targetInstance struct{ *PMwCAS }
+// AsTarget returns m as an instance of a target: its CAS takes the
+// harness's words, its Recover says what it did in a sentence, and
+// DataOffset follows its layout.
+func AsTarget(m *PMwCAS) target.Instance {
+	x := targetInstance{PMwCAS: m, words: make([][]Word, len(m.ws))}
+	for i := range x.words {
+		x.words[i] = make([]Word, 0, m.l.maxK)
+	}
+	return x
+}
+
+type targetInstance struct {
+	*PMwCAS
+	words [][]Word // per worker: the operation's words, as this package's
+}
+
+func (x targetInstance) CAS(worker int, words []target.Word) (bool, uint64, error) {
+	if worker < 0 || worker >= len(x.words) {
+		return x.PMwCAS.CAS(worker, nil) // its error
+	}
+	ws := x.words[worker][:0]
+	for _, w := range words {
+		ws = append(ws, Word{Addr: w.Addr, Old: w.Old, New: w.New})
+	}
+	x.words[worker] = ws
+	return x.PMwCAS.CAS(worker, ws)
+}
 
 func (x targetInstance) Recover(worker int) (string, error) {
 	st, err := x.PMwCAS.Recover(worker)

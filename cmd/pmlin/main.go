@@ -7,7 +7,8 @@ package main
 
 import (
 	"github.com/pmlin/pmlin/cli"
+	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 )
 
-func main() { cli.Main(mwcas.Target()) }
+func main() { cli.Main(mwcas.Target(), lockmwcas.Target()) }
