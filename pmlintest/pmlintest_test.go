@@ -20,7 +20,7 @@ type fakeT struct {
 	msg    string
 }
 
-func (f *fakeT) Helper() {}
+func (f *fakeT) Helper()             {}
 func (f *fakeT) Logf(string, ...any) {}
 func (f *fakeT) Fatalf(format string, args ...any) {
 	f.failed, f.msg = true, fmt.Sprintf(format, args...)
