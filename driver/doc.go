@@ -54,7 +54,8 @@
 // A target whose operations make none is refused (they would run whole,
 // one after another), and one that waits outside region accesses, on a Go
 // mutex or a channel, for another worker that never gets the turn is
-// caught by a watchdog: no worker reached a region access for StuckAfter.
+// caught by a watchdog: the turn did not change hands and no operation was
+// invoked for StuckAfter.
 // The driver then reports the worker as Blocked (with the advice to wait
 // by region accesses instead, or to use the free scheduler), abandons its
 // goroutine, and refuses further segments, instead of every goroutine

@@ -154,10 +154,11 @@ func (e *OpError) Error() string {
 func (e *OpError) Unwrap() error { return e.Err }
 
 // Blocked describes a worker that stopped, under the deterministic
-// scheduler, somewhere other than a region access: no worker made a region
-// access for Config.StuckAfter while it held the turn, so it waits in Go
-// (a mutex, a channel, a sleep) for something only another worker can do,
-// and the other workers wait for the turn. The driver abandons its
+// scheduler, somewhere other than a region access: it held the turn for
+// Config.StuckAfter without handing it on at a region access or invoking
+// an operation, so it waits in Go (a mutex, a channel, a sleep) for
+// something only another worker can do, and the other workers wait for the
+// turn. The driver abandons its
 // goroutine (it cannot be unblocked) and every later segment.
 type Blocked struct {
 	Proc int32
@@ -165,7 +166,7 @@ type Blocked struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
-	// Quiet is how long no worker made a region access.
+	// Quiet is how long the turn stayed with it.
 	Quiet  time.Duration
 	worker int
 }
@@ -174,7 +175,7 @@ type Blocked struct {
 const BlockedAdvice = "the deterministic scheduler runs one worker at a time and switches only at region accesses, so a worker that waits in Go (a sync.Mutex, a channel, a WaitGroup, a sleep) for another one waits forever: make every wait a loop of region accesses (for instance a lock word taken with a region CAS), or run it under the free scheduler (--sched free)"
 
 func (b *Blocked) String() string {
-	return fmt.Sprintf("process %d's %s of addresses %v (line %d) made no region access for %v while it held the deterministic scheduler's turn: it blocked outside region accesses; %s",
+	return fmt.Sprintf("process %d's %s of addresses %v (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses; %s",
 		b.Proc, b.Kind, b.Addrs, b.Line, b.Quiet.Round(time.Millisecond), BlockedAdvice)
 }
 
@@ -364,7 +365,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 			if d.aborted.Load() {
 				return // woken by an abort before its first turn
 			}
-			s.cur.Store(int32(w))
+			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
 			s.finish(w)
 		}()
@@ -475,7 +476,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			// What the watchdog may read of this worker if the target
 			// never comes back (the invocation, the operation, the
 			// counters) is published before the target runs.
-			d.det.beat.Add(1)
+			d.det.took(w)
 		}
 		if o.kind == history.Read {
 			err = d.target.Read(w, o.addrs, o.vals)

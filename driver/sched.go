@@ -43,11 +43,12 @@ type detSched struct {
 	turn  []chan struct{}
 	live  []int
 	clock int64 // the logical clock of the log timestamps
-	// cur is the worker holding the turn, beat counts the region accesses
-	// and invocations: the watchdog (wait) reads them from its own
-	// goroutine.
-	cur  atomic.Int32
-	beat atomic.Int64
+	// beat is the watchdog's sign of progress, which it reads from its own
+	// goroutine: a count of the hand-overs of the turn and of the
+	// invocations (ticks, under the turn), times 1<<16, plus the worker
+	// holding the turn.
+	beat  atomic.Int64
+	ticks int64
 	// exited receives every worker's id when its goroutine returns.
 	exited chan int
 }
@@ -76,9 +77,26 @@ func (s *detSched) yield(w int) {
 	if n := s.pick(w); n != w {
 		s.hand(n)
 		<-s.turn[w]
-		s.cur.Store(int32(w))
+		if !s.d.aborted.Load() { // else woken by an abort, with the others
+			s.took(w)
+		}
 	}
 }
+
+// took tells the watchdog that worker w, which holds the turn, has taken
+// it or invoked an operation: the turn changing hands and operations being
+// invoked are the signs of progress it looks for (a worker that keeps the
+// turn through all its accesses cannot do so for long: it invokes
+// operations, or gets stuck after StuckAccesses). One atomic store per
+// hand-over: one per region access would cost the deterministic scheduler
+// several percent of its throughput.
+func (s *detSched) took(w int) {
+	s.ticks++
+	s.beat.Store(s.ticks<<16 | int64(w))
+}
+
+// holder is the worker holding the turn at beat b.
+func holder(b int64) int { return int(b & (1<<16 - 1)) }
 
 // finish takes worker w out and hands the turn on.
 func (s *detSched) finish(w int) {
@@ -95,54 +113,6 @@ func (s *detSched) finish(w int) {
 		s.hand(s.pick(-1))
 	}
 }
-
-// wait waits for the n workers' goroutines to return. It is also the
-// watchdog: if no worker makes a region access or invokes an operation
-// for StuckAfter, the worker holding the turn is blocked outside region
-// accesses, where the scheduler cannot switch (a Go mutex, a channel): the
-// segment is aborted and the worker reported (Blocked), instead of every
-// goroutine waiting forever. Once the segment is aborted, the goroutines
-// that have not returned after StuckAfter more (at least abandonAfter) are
-// abandoned: wait returns which (nil if none).
-func (s *detSched) wait(workers []int) []bool {
-	d := s.d
-	bound := d.cfg.StuckAfter
-	tick := time.NewTicker(min(max(bound/4, time.Millisecond), 100*time.Millisecond))
-	defer tick.Stop()
-	running := make([]bool, len(s.turn))
-	for _, w := range workers {
-		running[w] = true
-	}
-	n := len(workers)
-	last, quiet := s.beat.Load(), time.Now()
-	var abortedAt time.Time
-	for n > 0 {
-		select {
-		case w := <-s.exited:
-			running[w] = false
-			n--
-		case now := <-tick.C:
-			switch b := s.beat.Load(); {
-			case d.aborted.Load():
-				if abortedAt.IsZero() {
-					abortedAt = now
-				} else if now.Sub(abortedAt) >= max(bound, abandonAfter) {
-					return running
-				}
-			case b != last:
-				last, quiet = b, now
-			case now.Sub(quiet) >= bound:
-				d.setBlocked(int(s.cur.Load()), now.Sub(quiet))
-			}
-		}
-	}
-	return nil
-}
-
-// abandonAfter is the least time wait gives the workers of an aborted
-// segment to return (their next region access fails: healthy ones return
-// within microseconds).
-const abandonAfter = time.Second
 
 // Access implements pmem.AccessHook for the deterministic scheduler.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
@@ -169,7 +139,6 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	if d.aborted.Load() {
 		return errAborted // woken by an abort
 	}
-	s.beat.Add(1)
 	return nil
 }
 
