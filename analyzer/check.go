@@ -110,17 +110,13 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 			return nil, err
 		}
 	}
-	result := &Result{
-		Linearizable: ok,
-		Mode:         opts.Mode,
-		ModeName:     opts.Mode.String(),
-		Operations:   int64(h.n),
-		Processes:    len(h.procIDs),
-		Crashes:      h.crashes,
-		Words:        len(h.addr),
-		Edges:        e.edges,
-		Completed:    e.completed,
-	}
+	result := &Result{Linearizable: ok, Mode: opts.Mode, Operations: int64(h.n), Stats: Stats{
+		Processes: len(h.procIDs),
+		Crashes:   h.crashes,
+		Words:     len(h.addr),
+		Edges:     e.edges,
+		Completed: e.completed,
+	}}
 	for i := int32(0); i < h.n; i++ {
 		if e.effective(i) {
 			result.Vertices++

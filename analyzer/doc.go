@@ -64,8 +64,12 @@
 // arrays of O(n·k) int32s; no per-edge allocation and no maps in the hot
 // loops. Explanations run on the same arrays (Tarjan's algorithm, then a
 // breadth-first search for a shortest cycle), and report's DOT and HTML
-// draw the small graphs Neighbourhood returns. The Graph type is a view of
-// the whole graph through gonum's graph.Directed interface, for callers
-// who want gonum's algorithms on it (the tests run gonum's Tarjan on it);
-// nothing in pmlin uses it, and its To scans the whole graph per call.
+// draw the small graphs Neighbourhood returns; the whole graph is never
+// exported (the tests copy it into gonum to check the cycles against
+// gonum's Tarjan).
+//
+// The package holds the verdict and its witnesses. Shrinking a failing
+// history is package shrink's, on top of this one and of the exact
+// checker: what it needs of the graph, the operations a sub-history
+// showing one anomaly needs, is Analysis.SubHistory.
 package analyzer

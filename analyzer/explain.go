@@ -34,7 +34,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nd, Anomaly{Kind: Dangling, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
-				h.opName(i), verb, h.addr[w], hex(h.valueOf(x)), hex(h.initVal[w]))})
+				h.opName(i), verb, h.addr[w], history.FormatValue(h.valueOf(x)), history.FormatValue(h.initVal[w]))})
 	}
 	for _, f := range e.forks {
 		a, b := f[0], f[1]
@@ -46,7 +46,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nf, Anomaly{Kind: Fork, Ops: []int64{int64(h.line[ia]), int64(h.line[ib])}, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
-				h.opName(ia), h.opName(ib), hex(h.valueOf(b)), h.addr[w], from)})
+				h.opName(ia), h.opName(ib), history.FormatValue(h.valueOf(b)), h.addr[w], from)})
 	}
 	for _, x := range e.unreach {
 		i, w := h.accOp[x], h.wordOf(x)
@@ -57,7 +57,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nu, Anomaly{Kind: UnreachableWrite, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s succeeded expecting address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
-				h.opName(i), h.addr[w], hex(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
+				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
 	}
 	for _, x := range e.unexplain {
 		i, w := h.accOp[x], h.wordOf(x)
@@ -70,7 +70,7 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
 			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
-				h.opName(i), h.addr[w], hex(h.valueOf(x)), writer)})
+				h.opName(i), h.addr[w], history.FormatValue(h.valueOf(x)), writer)})
 	}
 	if e.cyclic {
 		if err := e.cycles(ctx, res, max); err != nil {
@@ -79,13 +79,6 @@ func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
 	}
 	e.witness(res) // witness.go: edges of the other kinds, staleness
 	return nil
-}
-
-func hex(v uint64) string {
-	if v < 4096 {
-		return fmt.Sprint(v)
-	}
-	return fmt.Sprintf("%#x", v)
 }
 
 // cycles reports one short cycle per strongly connected component with a
@@ -325,7 +318,7 @@ func (e *eval) why(u, v int32) Edge {
 					verb = "expected"
 				}
 				ed.Kind, ed.Word = ReadsFrom, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.valueOf(x)), h.opName(u))
+				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
 				return ed
 			}
 		}
@@ -335,7 +328,7 @@ func (e *eval) why(u, v int32) Edge {
 			if s := e.next(ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
 				ed.Kind, ed.Word = Auxiliary, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))
+				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(v))
 				return ed
 			}
 		}
@@ -345,7 +338,7 @@ func (e *eval) why(u, v int32) Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			ed.Kind, ed.Word = Auxiliary, h.addr[w]
-			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))
+			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))
 			return ed
 		}
 	}

@@ -152,7 +152,7 @@ func TestFigures(t *testing.T) {
 				}
 				buf.WriteString("\n")
 				var js bytes.Buffer
-				if err := report.JSON(&js, res); err != nil {
+				if err := report.JSON(&js, report.NewVerdict(res)); err != nil {
 					t.Fatal(err)
 				}
 				if !json.Valid(js.Bytes()) {

@@ -9,7 +9,7 @@ import (
 
 // OpInfo describes an operation as the analyzer saw it, for reports. It
 // holds no values: the analyzer does not keep them per access (a report
-// re-reads the lines it shows, see Extract).
+// re-reads the lines it shows, see history.Extract).
 type OpInfo struct {
 	// Line is the line of the invocation (the operation's identity); 0 is
 	// genesis, the initial state.
@@ -31,8 +31,8 @@ type OpInfo struct {
 	Desc string `json:"desc"`
 }
 
-// Genesis describes the genesis vertex.
-var Genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesis (initial state)"}
+// genesis describes the genesis vertex.
+var genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesis (initial state)"}
 
 func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	h := e.h
@@ -77,15 +77,6 @@ func (h *hist) crashLines(ops []int32) map[int32]int64 {
 		}
 	}
 	return m
-}
-
-// Op describes the operation invoked at line.
-func (a *Analysis) Op(line int64) (OpInfo, bool) {
-	i := a.e.h.opOfLine(line)
-	if i == none {
-		return OpInfo{}, false
-	}
-	return a.e.opInfo(i, a.e.h.crashLines([]int32{i})), true
 }
 
 // FirstOps describes the first n operations (invocation order), for a
@@ -160,73 +151,109 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	if opts.MaxTimeline <= 0 {
 		opts.MaxTimeline = 400
 	}
-	e, h := a.e, a.e.h
-	an := a.Result.Anomalies[k]
-	nb := &Neighbourhood{Index: k, Anomaly: an}
+	b := &nbBuilder{e: a.e, h: a.e.h, opts: opts, an: a.Result.Anomalies[k], in: map[int32]bool{}}
+	b.nb = &Neighbourhood{Index: k, Anomaly: b.an}
+	b.vertices()
+	b.crashed = map[int32]crashRec{}
+	for _, c := range b.h.crashed {
+		if b.in[c.op] {
+			b.crashed[c.op] = c
+		}
+	}
+	b.edges()
+	b.hbEdges()
+	b.timeline()
+	return b.nb, nil
+}
 
-	// Vertices: genesis is none here and -2 never occurs.
-	const gen = int32(-2)
-	var nodes []int32
-	in := map[int32]bool{}
-	add := func(i int32, force bool) {
-		if i == none || in[i] || (!force && len(nodes) >= opts.MaxNodes) {
-			return
-		}
-		if i != gen && !e.effective(i) && !force {
-			return
-		}
-		in[i] = true
-		nodes = append(nodes, i)
+// gen stands for genesis among a neighbourhood's vertices (none is -1;
+// -2 is no operation).
+const gen = int32(-2)
+
+// nbBuilder gathers a Neighbourhood.
+type nbBuilder struct {
+	e       *eval
+	h       *hist
+	opts    NeighbourhoodOptions
+	an      Anomaly
+	nb      *Neighbourhood
+	core    []int32
+	nodes   []int32 // operations and gen
+	ops     []int32 // nodes without gen
+	in      map[int32]bool
+	crashed map[int32]crashRec // the nodes cut off by a crash
+	// connected: node pairs joined by an edge other than happens-before.
+	connected map[[2]int32]bool
+}
+
+// add makes i a vertex: always when forced (the anomaly's own), else
+// while there is room and i is in the graph.
+func (b *nbBuilder) add(i int32, force bool) {
+	if i == none || b.in[i] || (!force && len(b.nodes) >= b.opts.MaxNodes) {
+		return
 	}
-	var core []int32
-	for _, l := range an.Ops {
+	if i != gen && !b.e.effective(i) && !force {
+		return
+	}
+	b.in[i] = true
+	b.nodes = append(b.nodes, i)
+}
+
+// version is the vertex of version y: its writer, gen, or none.
+func (b *nbBuilder) version(y int32) int32 {
+	switch {
+	case y >= 0:
+		return b.h.accOp[y]
+	case y == verGenesis:
+		return gen
+	}
+	return none
+}
+
+// vertices picks the core (the anomaly's operations and its witness
+// edges' ends), then the context around it: the writers of the values the
+// core observed, the writes that replaced them, the sources of failures,
+// and the versions a stale observation missed (a few per word).
+func (b *nbBuilder) vertices() {
+	e, h := b.e, b.h
+	for _, l := range b.an.Ops {
 		if i := h.opOfLine(l); i != none {
-			core = append(core, i)
-			nb.Core = append(nb.Core, l)
-			add(i, true)
+			b.core = append(b.core, i)
+			b.nb.Core = append(b.nb.Core, l)
+			b.add(i, true)
 		}
 	}
-	for _, ed := range an.Edges {
+	for _, ed := range b.an.Edges {
 		if ed.From == 0 {
-			add(gen, true)
+			b.add(gen, true)
 		} else {
-			add(h.opOfLine(ed.From), true)
+			b.add(h.opOfLine(ed.From), true)
 		}
-		add(h.opOfLine(ed.To), true)
+		b.add(h.opOfLine(ed.To), true)
 	}
-	version := func(y int32) int32 {
-		switch {
-		case y >= 0:
-			return h.accOp[y]
-		case y == verGenesis:
-			return gen
-		}
-		return none
-	}
-	for _, i := range core {
+	for _, i := range b.core {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 			y, w := h.ver[x], h.wordOf(x)
 			switch {
 			case e.observer(i):
-				add(version(y), false)
+				b.add(b.version(y), false)
 				if h.isRead(i) {
 					if s := e.next(y, w); s != none {
-						add(h.accOp[s], false)
+						b.add(h.accOp[s], false)
 					}
 				}
 			case h.failed(i) && h.word[x]&blamed != 0:
-				add(version(y), false)
+				b.add(b.version(y), false)
 				if src, _ := e.failureSource(i, x); src != none {
-					add(h.accOp[src], false)
+					b.add(h.accOp[src], false)
 				}
 			}
 			if e.writer(i) && e.succ[x] != none {
-				add(h.accOp[e.succ[x]], false)
+				b.add(h.accOp[e.succ[x]], false)
 			}
 		}
 	}
-	// The versions a stale observation missed, up to a few per word.
-	for _, st := range an.Staleness {
+	for _, st := range b.an.Staleness {
 		i, w := h.opOfLine(st.Op), h.lookupWord(st.Word)
 		if i == none || w == none {
 			continue
@@ -235,92 +262,91 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 		if x == none {
 			continue
 		}
-		y := h.ver[x]
-		for s, j := e.next(y, w), 0; s != none && j < st.Behind && j < 6; s, j = e.succ[s], j+1 {
-			add(h.accOp[s], false)
+		for s, j := e.next(h.ver[x], w), 0; s != none && j < st.Behind && j < 6; s, j = e.succ[s], j+1 {
+			b.add(h.accOp[s], false)
 		}
 	}
-
-	ops := make([]int32, 0, len(nodes))
-	for _, i := range nodes {
+	for _, i := range b.nodes {
 		if i != gen {
-			ops = append(ops, i)
+			b.ops = append(b.ops, i)
 		}
 	}
+}
 
-	// Edges among the vertices.
-	witness := func(ed Edge) bool {
-		for _, o := range an.Edges {
-			if o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind && (o.Word == ed.Word || o.Kind == HappensBefore || o.Kind == Recovery) {
-				return true
-			}
-		}
-		return false
-	}
-	crashed := map[int32]crashRec{}
-	for _, c := range h.crashed {
-		if in[c.op] {
-			crashed[c.op] = c
+// witness reports whether ed is an edge of the anomaly's explanation.
+func (b *nbBuilder) witness(ed Edge) bool {
+	for _, o := range b.an.Edges {
+		if o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind && (o.Word == ed.Word || o.Kind == HappensBefore || o.Kind == Recovery) {
+			return true
 		}
 	}
-	connected := map[[2]int32]bool{}
-	for _, u := range nodes {
-		for _, v := range nodes {
+	return false
+}
+
+// edges adds the edges among the vertices other than happens-before.
+func (b *nbBuilder) edges() {
+	b.connected = map[[2]int32]bool{}
+	for _, u := range b.nodes {
+		for _, v := range b.nodes {
 			if u == v || v == gen {
 				continue
 			}
-			for _, ed := range e.reasons(u, v, gen, crashed) {
-				nb.Edges = append(nb.Edges, NeighbourEdge{Edge: ed, Witness: witness(ed)})
-				connected[[2]int32{u, v}] = true
+			for _, ed := range b.e.reasons(u, v, b.crashed) {
+				b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: ed, Witness: b.witness(ed)})
+				b.connected[[2]int32{u, v}] = true
 			}
 		}
 	}
-	// Happens-before, transitively reduced among the vertices; the
-	// witness's happens-before edges always.
-	for _, u := range ops {
-		for _, v := range ops {
+}
+
+// hbEdges adds happens-before, transitively reduced among the vertices,
+// and the witness's happens-before edges always.
+func (b *nbBuilder) hbEdges() {
+	e := b.e
+	for _, u := range b.ops {
+		for _, v := range b.ops {
 			if !e.hbBefore(u, v) {
 				continue
 			}
-			ed := e.hbEdge(u, v, crashed)
-			wit := witness(ed)
+			ed := e.hbEdge(u, v, b.crashed)
+			wit := b.witness(ed)
 			if !wit {
-				if connected[[2]int32{u, v}] {
+				if b.connected[[2]int32{u, v}] {
 					continue
 				}
-				implied := false
-				for _, m := range ops {
-					if m != u && m != v && e.hbBefore(u, m) && e.hbBefore(m, v) {
-						implied = true
-						break
-					}
-				}
+				implied := slices.ContainsFunc(b.ops, func(m int32) bool {
+					return m != u && m != v && e.hbBefore(u, m) && e.hbBefore(m, v)
+				})
 				if implied {
 					continue
 				}
 			}
-			nb.Edges = append(nb.Edges, NeighbourEdge{Edge: ed, Witness: wit})
+			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: ed, Witness: wit})
 		}
 	}
 	// Witness edges the search above cannot see (none expected; kept so
 	// the explanation is always drawn whole).
-	for _, ed := range an.Edges {
-		if !slices.ContainsFunc(nb.Edges, func(o NeighbourEdge) bool {
+	for _, ed := range b.an.Edges {
+		if !slices.ContainsFunc(b.nb.Edges, func(o NeighbourEdge) bool {
 			return o.Witness && o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind
 		}) {
-			nb.Edges = append(nb.Edges, NeighbourEdge{Edge: ed, Witness: true})
+			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: ed, Witness: true})
 		}
 	}
+}
 
-	// The timeline: the vertices, and the operations invoked near the core.
+// timeline lists the vertices and the operations invoked near the core,
+// in invocation order, and describes the nodes.
+func (b *nbBuilder) timeline() {
+	e, h := b.e, b.h
 	tl := map[int32]bool{}
-	for _, i := range ops {
+	for _, i := range b.ops {
 		tl[i] = true
 	}
-	for d := 1; d <= opts.Window && len(tl) < opts.MaxTimeline; d++ {
-		for _, i := range core {
+	for d := 1; d <= b.opts.Window && len(tl) < b.opts.MaxTimeline; d++ {
+		for _, i := range b.core {
 			for _, j := range []int32{i - int32(d), i + int32(d)} {
-				if j >= 0 && j < h.n && len(tl) < opts.MaxTimeline {
+				if j >= 0 && j < h.n && len(tl) < b.opts.MaxTimeline {
 					tl[j] = true
 				}
 			}
@@ -333,21 +359,20 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	slices.Sort(tlOps)
 	cl := h.crashLines(tlOps)
 	for _, i := range tlOps {
-		nb.Timeline = append(nb.Timeline, e.opInfo(i, cl))
+		b.nb.Timeline = append(b.nb.Timeline, e.opInfo(i, cl))
 	}
-	for _, i := range nodes {
+	for _, i := range b.nodes {
 		if i == gen {
-			nb.Nodes = append(nb.Nodes, Genesis)
+			b.nb.Nodes = append(b.nb.Nodes, genesis)
 		} else {
-			nb.Nodes = append(nb.Nodes, e.opInfo(i, cl))
+			b.nb.Nodes = append(b.nb.Nodes, e.opInfo(i, cl))
 		}
 	}
-	return nb, nil
 }
 
 // reasons lists the edges from u to v other than happens-before, one per
 // reason and word (u may be genesis, gen).
-func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
+func (e *eval) reasons(u, v int32, crashed map[int32]crashRec) []Edge {
 	h := e.h
 	var out []Edge
 	if e.observer(v) {
@@ -368,7 +393,7 @@ func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
 			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				w := h.wordOf(x)
 				out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-					Reason: fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))})
+					Reason: fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(v))})
 			}
 		}
 	}
@@ -377,7 +402,7 @@ func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			w := h.wordOf(x)
 			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))})
+				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))})
 		}
 	}
 	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {

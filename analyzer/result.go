@@ -45,14 +45,15 @@ type Edge struct {
 	From int64
 	To   int64
 	Kind EdgeKind
-	// Word is the address of a reads-from or auxiliary edge (HasWord).
+	// Word is the address of a reads-from or auxiliary edge; the other
+	// kinds have none.
 	Word   uint64
 	Reason string
 }
 
-// HasWord reports whether the edge is about one word: reads-from and
+// hasWord reports whether the edge is about one word: reads-from and
 // auxiliary edges are; happens-before and recovery edges are not.
-func (e Edge) HasWord() bool { return e.Kind == ReadsFrom || e.Kind == Auxiliary }
+func (e Edge) hasWord() bool { return e.Kind == ReadsFrom || e.Kind == Auxiliary }
 
 // edgeJSON is Edge as JSON: "word" is present exactly when the edge has
 // one, so that address 0 is not mistaken for no address.
@@ -64,26 +65,14 @@ type edgeJSON struct {
 	Reason string   `json:"reason"`
 }
 
-// MarshalJSON writes "word" for every edge that has one, 0 included.
+// MarshalJSON writes "word" for every edge that has one, 0 included. (The
+// default decoding reads it back: Edge's fields match the keys.)
 func (e Edge) MarshalJSON() ([]byte, error) {
 	j := edgeJSON{From: e.From, To: e.To, Kind: e.Kind, Reason: e.Reason}
-	if e.HasWord() {
+	if e.hasWord() {
 		j.Word = &e.Word
 	}
 	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *Edge) UnmarshalJSON(b []byte) error {
-	var j edgeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*e = Edge{From: j.From, To: j.To, Kind: j.Kind, Reason: j.Reason}
-	if j.Word != nil {
-		e.Word = *j.Word
-	}
-	return nil
 }
 
 // Anomaly is one broken property, with the operations and words involved.
@@ -117,15 +106,24 @@ func (c EdgeCounts) Total() int64 {
 	return c.HappensBefore + c.ReadsFrom + c.Auxiliary + c.Recovery
 }
 
-// Result is the verdict on a history.
+// Result is the verdict on a history. Its JSON form is report.Verdict's.
 type Result struct {
-	Linearizable bool         `json:"linearizable"`
-	Mode         history.Mode `json:"-"`
-	ModeName     string       `json:"mode"`
-	Operations   int64        `json:"operations"`
-	Processes    int          `json:"processes"`
-	Crashes      int64        `json:"crashes"`
-	Words        int          `json:"words"`
+	Linearizable bool
+	Mode         history.Mode
+	Operations   int64
+	Stats
+	// Anomalies lists what is broken (at most Options.MaxAnomalies of
+	// each kind); Omitted counts those left out of the list.
+	Anomalies []Anomaly
+	Omitted   int64
+}
+
+// Stats are the figures of a check besides the verdict: the history's
+// size and the graph's.
+type Stats struct {
+	Processes int   `json:"processes"`
+	Crashes   int64 `json:"crashes"`
+	Words     int   `json:"words"`
 	// Vertices are the operations kept in the graph plus genesis.
 	Vertices int64      `json:"vertices"`
 	Edges    EdgeCounts `json:"edges"`
@@ -133,10 +131,6 @@ type Result struct {
 	// left out, Completed were taken to have succeeded.
 	Dropped   int64 `json:"dropped"`
 	Completed int64 `json:"completed"`
-	// Anomalies lists what is broken (at most Options.MaxAnomalies of
-	// each kind); Omitted counts those left out of the list.
-	Anomalies []Anomaly `json:"anomalies"`
-	Omitted   int64     `json:"omitted,omitempty"`
 }
 
 // AssumptionError reports an input the method cannot decide: it breaks

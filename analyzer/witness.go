@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/pmlin/pmlin/history"
 )
 
 // Minimal witnesses.
@@ -161,7 +163,7 @@ func (e *eval) staleness(i int32, budget *int) []Staleness {
 			done = "was cut off by a crash after taking effect"
 		}
 		st.Reason = fmt.Sprintf("%s %s address %d = %s (%s), %d %s behind: %s had written %s there and %s, before %s was invoked",
-			h.opName(i), verb, st.Word, hex(st.Value), from, n, versions, h.opName(sop), hex(st.Latest), done, obj)
+			h.opName(i), verb, st.Word, history.FormatValue(st.Value), from, n, versions, h.opName(sop), history.FormatValue(st.Latest), done, obj)
 		out = append(out, st)
 	}
 	return out
@@ -181,10 +183,10 @@ func (e *eval) rfEdge(v, x int32) (Edge, bool) {
 	case y >= 0:
 		u := h.accOp[y]
 		return Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: ReadsFrom, Word: h.addr[w],
-			Reason: fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.valueOf(x)), h.opName(u))}, true
+			Reason: fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))}, true
 	case y == verGenesis:
 		return Edge{From: 0, To: int64(h.line[v]), Kind: ReadsFrom, Word: h.addr[w],
-			Reason: fmt.Sprintf("%s found address %d = %s, its initial value", h.opName(v), h.addr[w], hex(h.valueOf(x)))}, true
+			Reason: fmt.Sprintf("%s found address %d = %s, its initial value", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)))}, true
 	}
 	return Edge{}, false
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/shrink"
 )
 
 func checkCommand(e env) *cobra.Command {
@@ -137,7 +138,7 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	}
 	res := a.Result
 	if asJSON {
-		err = report.JSON(e.stdout, res)
+		err = report.JSON(e.stdout, report.NewVerdict(res))
 	} else {
 		err = report.Text(e.stdout, name, res)
 	}
@@ -215,7 +216,7 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 		fmt.Fprintf(e.stderr, "pmlin: nothing to shrink: the history is linearizable (no %s written)\n", o.shrink)
 		return nil
 	}
-	h, st, err := a.Shrink(ctx, reopen, analyzer.ShrinkOptions{Confirm: true})
+	h, st, err := shrink.Anomaly(ctx, a, name, reopen, shrink.Options{Confirm: true})
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
 			return &exitError{exitInput, fmt.Errorf("interrupted")}
@@ -227,10 +228,10 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 	an := a.Result.Anomalies[0]
 	comment := []string{
 		fmt.Sprintf("Shrunk by pmlin check --shrink from %s (%d operations) to %d operations:", name, st.Original, st.Final),
-		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.ModeName),
-		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.ModeName),
+		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.Mode),
+		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.Mode),
 	}
-	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return analyzer.WriteShrunk(w, h, comment) }); err != nil {
+	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return shrink.Write(w, h, comment) }); err != nil {
 		return &exitError{exitInput, err}
 	}
 	minimal := "1-minimal"

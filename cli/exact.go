@@ -2,30 +2,14 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/report"
 )
-
-// exactResult is the JSON of check --exact: the contract's fields plus the
-// search's own.
-type exactResult struct {
-	Linearizable bool   `json:"linearizable"`
-	Mode         string `json:"mode"`
-	Operations   int    `json:"operations"`
-	Exact        bool   `json:"exact"`
-	States       int    `json:"states"`
-	Components   int    `json:"components"`
-	// Order is a linearization (operations by invocation line), when one
-	// exists; Failing the operations of a component that has none.
-	Order     []int64 `json:"order,omitempty"`
-	Failing   []int64 `json:"failing,omitempty"`
-	Anomalies []any   `json:"anomalies"`
-}
 
 func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON bool) error {
 	in, name, _, closeIn, err := openInput(e, path)
@@ -44,18 +28,11 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
-	lines := func(ids []int) []int64 {
-		out := make([]int64, len(ids))
-		for k, id := range ids {
-			out[k] = h.Ops[id].Line
-		}
-		return out
-	}
-	out := exactResult{Linearizable: res.Linearizable, Mode: mode.String(), Operations: len(h.Ops), Exact: true,
-		States: res.States, Components: res.Components, Order: lines(res.Order), Failing: lines(res.Failing), Anomalies: []any{}}
+	v := report.ExactVerdict(h, mode, res)
 	if asJSON {
-		b, _ := json.Marshal(out)
-		fmt.Fprintln(e.stdout, string(b))
+		if err := report.JSON(e.stdout, v); err != nil {
+			return &exitError{exitInput, err}
+		}
 	} else {
 		verdict := "LINEARIZABLE"
 		if !res.Linearizable {
@@ -64,9 +41,9 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		fmt.Fprintf(e.stdout, "%s: %s (%s mode, exact search)\n", name, verdict, mode)
 		fmt.Fprintf(e.stdout, "  operations %d, components %d, states explored %d\n", len(h.Ops), res.Components, res.States)
 		if res.Linearizable {
-			fmt.Fprintf(e.stdout, "  a linearization (invocation lines): %s\n", joinLines(out.Order))
+			fmt.Fprintf(e.stdout, "  a linearization (invocation lines): %s\n", joinLines(v.Order))
 		} else {
-			fmt.Fprintf(e.stdout, "  no linearization of the operations at lines %s\n", joinLines(out.Failing))
+			fmt.Fprintf(e.stdout, "  no linearization of the operations at lines %s\n", joinLines(v.Failing))
 		}
 	}
 	if !res.Linearizable {

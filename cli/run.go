@@ -75,7 +75,8 @@ history, byte for byte.
 
 Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
 stuck or blocked, a recovery or operation failed, or (--check) the history
-is not linearizable; 2 a usage error.`,
+is not linearizable; 2 a usage error, or (--check) a history the analyzer
+could not decide (UNDECIDED is not a pass).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := c.Check(); err != nil { // before -o is created
@@ -148,13 +149,26 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, a
 		} else if err := writeVerdict(msg, name, v); err != nil {
 			return &exitError{exitInput, err}
 		}
-		violated = v.Violated()
+		return checkedExit(v)
 	} else if len(res.Anomalies) > 0 {
 		fmt.Fprintln(msg)
 		writeRunAnomalies(msg, res.Anomalies)
 	}
 	if violated {
 		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// checkedExit is the exit status of a checked run: 1 when the run or the
+// analyzer found anything wrong, 2 when the analyzer could not decide (an
+// UNDECIDED history is not a pass), else 0.
+func checkedExit(v *crash.Verdict) error {
+	switch {
+	case v.Violated():
+		return &exitError{exitViolated, nil}
+	case v.Undecided != nil:
+		return &exitError{exitInput, nil}
 	}
 	return nil
 }
@@ -190,28 +204,11 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 	return nil
 }
 
-// verdictJSON is the JSON of a verdict: the analyzer's result fields, with
-// the run's own anomalies (stuck, corrupt, blocked) added to the list.
-type verdictJSON struct {
-	Linearizable bool               `json:"linearizable"`
-	Mode         string             `json:"mode"`
-	Operations   int64              `json:"operations"`
-	Undecided    string             `json:"undecided,omitempty"`
-	Anomalies    []analyzer.Anomaly `json:"anomalies"`
-	Check        *analyzer.Result   `json:"check,omitempty"`
-	Run          *crash.Result      `json:"run"`
-}
+// verdictJSON is the JSON of a run's verdict: report's one shape.
+type verdictJSON = report.Verdict
 
 func toJSON(v *crash.Verdict) verdictJSON {
-	out := verdictJSON{Linearizable: v.Check != nil && v.Check.Linearizable, Mode: v.Mode.String(),
-		Operations: v.Run.Operations, Anomalies: v.Anomalies, Check: v.Check, Run: v.Run}
-	if out.Anomalies == nil {
-		out.Anomalies = []analyzer.Anomaly{}
-	}
-	if v.Undecided != nil {
-		out.Undecided = v.Undecided.Error()
-	}
-	return out
+	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
 }
 
 func marshalLine(x any) string {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/target"
@@ -267,5 +270,40 @@ func TestShellJoin(t *testing.T) {
 	}
 	if want := strings.Join(args, "\n") + "\n"; string(got) != want {
 		t.Fatalf("sh read %q, want %q", got, want)
+	}
+}
+
+// TestCheckedRunExit: a checked run whose history the analyzer cannot
+// decide exits 2 (UNDECIDED is not a pass), and its JSON says why; one
+// with an anomaly of its own exits 1 whatever the analyzer says.
+func TestCheckedRunExit(t *testing.T) {
+	// Assumption 1 broken: the analyzer cannot decide.
+	hist := []byte("1 inv cas 1:0:5\n1 ret ok\n2 inv cas 1:0:5\n2 ret ok\n")
+	v, err := crash.Decide(context.Background(), &crash.Result{Operations: 2}, hist, history.Strict)
+	if err != nil || v.Undecided == nil {
+		t.Fatalf("%v %+v", err, v)
+	}
+	var ee *exitError
+	if err := checkedExit(v); !errors.As(err, &ee) || ee.code != exitInput {
+		t.Fatalf("undecided: %v, want exit 2", err)
+	}
+	var j struct {
+		Linearizable bool
+		Undecided    string
+		Processes    *int
+		Anomalies    []json.RawMessage
+		Run          *crash.Result
+	}
+	if err := jsonUnmarshal(marshalLine(toJSON(v)), &j); err != nil || j.Linearizable || !strings.Contains(j.Undecided, "Assumption 1") ||
+		j.Processes != nil || j.Anomalies == nil || j.Run == nil {
+		t.Fatalf("%v: %s", err, marshalLine(toJSON(v)))
+	}
+	v.Anomalies = append(v.Anomalies, analyzer.Anomaly{Kind: crash.Stuck})
+	if err := checkedExit(v); !errors.As(err, &ee) || ee.code != exitViolated {
+		t.Fatalf("undecided with a stuck operation: %v, want exit 1", err)
+	}
+	v, err = crash.Decide(context.Background(), &crash.Result{Operations: 1}, []byte("1 inv cas 1:0:5\n1 ret ok\n"), history.Strict)
+	if err != nil || checkedExit(v) != nil {
+		t.Fatalf("linearizable: %v %v", err, checkedExit(v))
 	}
 }

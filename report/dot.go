@@ -92,9 +92,9 @@ func DOT(w io.Writer, d *Data) error {
 	if !d.Result.Linearizable {
 		verdict = fmt.Sprintf("NOT linearizable, %d anomalies", len(d.Result.Anomalies)+int(d.Result.Omitted))
 	}
-	g.label = fmt.Sprintf("%s: %s (%s mode); neighbourhoods of the first %d", d.Name, verdict, d.Result.ModeName, len(d.Neighbourhoods))
+	g.label = fmt.Sprintf("%s: %s (%s mode); neighbourhoods of the first %d", d.Name, verdict, d.Result.Mode, len(d.Neighbourhoods))
 	if len(d.Neighbourhoods) == 0 {
-		g.label = fmt.Sprintf("%s: %s (%s mode)", d.Name, verdict, d.Result.ModeName)
+		g.label = fmt.Sprintf("%s: %s (%s mode)", d.Name, verdict, d.Result.Mode)
 	}
 	core := map[int64][]int{} // line -> anomalies (1-based) it belongs to
 	for _, nb := range d.Neighbourhoods {
@@ -110,7 +110,7 @@ func DOT(w io.Writer, d *Data) error {
 			}
 			label := o.Desc
 			if op := d.Ops[o.Line]; op != nil {
-				inv, ret := opText(op)
+				inv, ret := op.Lines()
 				label += "\n" + inv
 				if ret != "" {
 					label += "\n" + ret

@@ -43,7 +43,7 @@ func HTML(w io.Writer, d *Data) error {
 <body>
 `, esc(d.Name), verdict, css)
 	fmt.Fprintf(&b, "<header><h1>%s: <span class=\"%s\">%s</span></h1>\n", esc(d.Name), vclass, verdict)
-	fmt.Fprintf(&b, "<p>%s mode &middot; %d operations &middot; %d processes &middot; %d words &middot; %d crashes", r.ModeName, r.Operations, r.Processes, r.Words, r.Crashes)
+	fmt.Fprintf(&b, "<p>%s mode &middot; %d operations &middot; %d processes &middot; %d words &middot; %d crashes", r.Mode, r.Operations, r.Processes, r.Words, r.Crashes)
 	if r.Dropped+r.Completed > 0 {
 		fmt.Fprintf(&b, " &middot; cut-off operations: %d completed as successes, %d dropped", r.Completed, r.Dropped)
 	}
@@ -59,45 +59,14 @@ func HTML(w io.Writer, d *Data) error {
 		}
 	}
 	if r.Linearizable || len(r.Anomalies) == 0 {
-		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.ModeName, len(d.Sample))
+		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.Mode, len(d.Sample))
 		b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
 		timeline(&b, d, d.Sample, nil, nil)
 		b.WriteString("</div></div></section>\n")
 		remember(d.Sample)
 	}
 	for _, nb := range d.Neighbourhoods {
-		a := nb.Anomaly
-		fmt.Fprintf(&b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s &mdash; operations at lines %s", nb.Index+1, nb.Index+1, a.Kind, joinInts(a.Ops))
-		if len(a.Words) > 0 {
-			fmt.Fprintf(&b, "; addresses %s", joinU(a.Words))
-		}
-		b.WriteString("</h2>\n")
-		if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
-			fmt.Fprintf(&b, "<p>%d operations must each come before the next, and the last before the first:</p>\n", len(a.Ops))
-		} else {
-			fmt.Fprintf(&b, "<p>%s</p>\n", esc(a.Explanation))
-		}
-		if len(a.Edges) > 0 {
-			b.WriteString("<ol class=\"witness\">")
-			for _, e := range a.Edges {
-				fmt.Fprintf(&b, "<li><span class=\"kind k-%s\">%s</span> %s</li>", e.Kind, esc(edgeLabel(e)), esc(e.Reason))
-			}
-			b.WriteString("</ol>\n")
-		}
-		if a.Kind == analyzer.Cycle {
-			for _, s := range a.Staleness {
-				fmt.Fprintf(&b, "<p class=\"stale\"><b>Staleness %d.</b> %s</p>\n", s.Behind, esc(s.Reason))
-			}
-		}
-		b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
-		core := map[int64]bool{}
-		for _, l := range nb.Core {
-			core[l] = true
-		}
-		timeline(&b, d, nb.Timeline, core, nb.Edges)
-		b.WriteString("</div><div class=\"panel gr\"><h3>Precedence subgraph</h3>")
-		subgraph(&b, nb, core)
-		b.WriteString("</div></div></section>\n")
+		anomalySection(&b, d, nb)
 		remember(nb.Timeline)
 		remember(nb.Nodes)
 	}
@@ -128,7 +97,7 @@ func HTML(w io.Writer, d *Data) error {
 	for l, o := range shown {
 		j := opJSON{Desc: o.Desc, Status: o.Status, Ret1: o.RetLine, Crash: o.CrashLine, Done: o.Completed}
 		if op := d.Ops[l]; op != nil {
-			j.Inv, j.Ret = opText(op)
+			j.Inv, j.Ret = op.Lines()
 		}
 		ops[l] = j
 	}
@@ -143,6 +112,43 @@ func HTML(w io.Writer, d *Data) error {
 	b.WriteString("</script>\n</body></html>\n")
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// anomalySection writes one anomaly: its witness in sentences, the
+// timeline of its neighbourhood and the precedence subgraph.
+func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood) {
+	a := nb.Anomaly
+	fmt.Fprintf(b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s &mdash; operations at lines %s", nb.Index+1, nb.Index+1, a.Kind, joinInts(a.Ops))
+	if len(a.Words) > 0 {
+		fmt.Fprintf(b, "; addresses %s", joinU(a.Words))
+	}
+	b.WriteString("</h2>\n")
+	if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
+		fmt.Fprintf(b, "<p>%d operations must each come before the next, and the last before the first:</p>\n", len(a.Ops))
+	} else {
+		fmt.Fprintf(b, "<p>%s</p>\n", esc(a.Explanation))
+	}
+	if len(a.Edges) > 0 {
+		b.WriteString("<ol class=\"witness\">")
+		for _, e := range a.Edges {
+			fmt.Fprintf(b, "<li><span class=\"kind k-%s\">%s</span> %s</li>", e.Kind, esc(edgeLabel(e)), esc(e.Reason))
+		}
+		b.WriteString("</ol>\n")
+	}
+	if a.Kind == analyzer.Cycle {
+		for _, s := range a.Staleness {
+			fmt.Fprintf(b, "<p class=\"stale\"><b>Staleness %d.</b> %s</p>\n", s.Behind, esc(s.Reason))
+		}
+	}
+	b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
+	core := map[int64]bool{}
+	for _, l := range nb.Core {
+		core[l] = true
+	}
+	timeline(b, d, nb.Timeline, core, nb.Edges)
+	b.WriteString("</div><div class=\"panel gr\"><h3>Precedence subgraph</h3>")
+	subgraph(b, nb, core)
+	b.WriteString("</div></div></section>\n")
 }
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -175,7 +181,51 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		b.WriteString("<p>(no operations)</p>")
 		return
 	}
-	var ticks []int64
+	ticks, crashes := timelineTicks(d, ops)
+	l := layoutTimeline(ticks, ops)
+	// Lane labels stay in view: they are drawn apart from the scrolled part.
+	fmt.Fprintf(b, "<div class=\"tlwrap\"><svg class=\"lanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"%.0f\">", l.height)
+	for k, p := range l.procs {
+		y := tlTop + float64(k)*tlLane
+		fmt.Fprintf(b, "<text class=\"pl\" x=\"4\" y=\"%.0f\">p%d</text>", y+tlLane/2+4, p)
+	}
+	fmt.Fprintf(b, "</svg><div class=\"scroll\"><svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", l.width, l.height, l.width, l.height)
+	for k := range l.procs {
+		y := tlTop + float64(k)*tlLane
+		fmt.Fprintf(b, "<rect class=\"lane\" x=\"0\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>", y, l.width, tlLane)
+	}
+	// Axis: line numbers where they fit.
+	lastX := -100.0
+	for k, t := range l.ticks {
+		if l.xs[k]-lastX >= 46 {
+			fmt.Fprintf(b, "<text class=\"ax\" x=\"%.0f\" y=\"12\">%d</text>", l.xs[k], t)
+			lastX = l.xs[k]
+		}
+	}
+	for _, g := range l.gaps {
+		n := g.to - g.from + 1
+		cls, more := "gap", ""
+		if k := len(d.crashesIn(g.from, g.to)); k > 0 {
+			cls, more = "gap crashed", fmt.Sprintf(", among them %d %s", k, plural(k, "crash", "crashes"))
+		}
+		fmt.Fprintf(b, "<g class=\"%s\"><title>%d %s not shown (lines %d-%d%s)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/><line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/></g>",
+			cls, n, plural(int(n), "line", "lines"), g.from, g.to, more, g.x-tlGap/2+2, tlTop, tlGap-4, l.height-tlTop-tlBottom, g.x, tlTop, g.x, l.height-tlBottom)
+	}
+	for _, c := range crashes {
+		cx := l.xOf(c)
+		fmt.Fprintf(b, "<g class=\"crash\"><title>crash at line %d</title><line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%.0f\"/><text x=\"%.1f\" y=\"26\">crash %d</text></g>", c, cx, cx, l.height-tlBottom, cx+3, c)
+	}
+	bars := l.bars(b, ops, core)
+	timelineEdges(b, edges, bars)
+	b.WriteString(markers)
+	b.WriteString("</svg></div></div>")
+}
+
+// timelineTicks are the lines that get a column: the invocations,
+// responses and crashes of ops, and the crash lines drawn: those that cut
+// off an operation shown, and those inside a densely shown stretch (the
+// others are counted in their gap).
+func timelineTicks(d *Data, ops []analyzer.OpInfo) (ticks, crashes []int64) {
 	var lo, hi int64 = math.MaxInt64, 0
 	for _, o := range ops {
 		if o.Line == 0 {
@@ -192,11 +242,8 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 			hi = max(hi, o.CrashLine)
 		}
 	}
-	// Crash lines: those that cut off an operation shown, and those inside
-	// a densely shown stretch; the others are counted in their gap.
 	slices.Sort(ticks)
 	ticks = slices.Compact(ticks)
-	var crashes []int64
 	for _, c := range d.crashesIn(lo, hi) {
 		k, _ := slices.BinarySearch(ticks, c)
 		if k > 0 && k < len(ticks) && ticks[k]-ticks[k-1] <= 64 {
@@ -210,14 +257,27 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 	}
 	ticks = append(ticks, crashes...)
 	slices.Sort(ticks)
-	ticks = slices.Compact(ticks)
-	// x of each tick, with gaps where lines are not shown.
-	xs := make([]float64, len(ticks))
-	type gap struct {
-		x        float64
-		from, to int64
-	}
-	var gaps []gap
+	return slices.Compact(ticks), crashes
+}
+
+// tlLayout places a timeline: the x of each tick, with gaps where lines
+// are not shown, and a lane per process.
+type tlLayout struct {
+	ticks         []int64
+	xs            []float64
+	gaps          []tlGapPos
+	end           float64 // pending at the end of the history
+	width, height float64
+	procs         []int32
+}
+
+type tlGapPos struct {
+	x        float64
+	from, to int64
+}
+
+func layoutTimeline(ticks []int64, ops []analyzer.OpInfo) *tlLayout {
+	l := &tlLayout{ticks: ticks, xs: make([]float64, len(ticks))}
 	// Few events get wide columns, so that bars have room for a label.
 	col := min(56, max(tlCol, 740/float64(len(ticks)+1)))
 	x := tlLeft + col/2
@@ -225,83 +285,59 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		if k > 0 {
 			x += col
 			if t > ticks[k-1]+1 {
-				gaps = append(gaps, gap{x - col/2 + tlGap/2, ticks[k-1] + 1, t - 1})
+				l.gaps = append(l.gaps, tlGapPos{x - col/2 + tlGap/2, ticks[k-1] + 1, t - 1})
 				x += tlGap
 			}
 		}
-		xs[k] = x
+		l.xs[k] = x
 	}
-	end := x + col // pending at the end of the history
-	xOf := func(line int64) float64 {
-		k, _ := slices.BinarySearch(ticks, line)
-		return xs[min(k, len(xs)-1)]
-	}
-	var procs []int32
+	l.end = x + col
 	for _, o := range ops {
-		if o.Line != 0 && !slices.Contains(procs, o.Proc) {
-			procs = append(procs, o.Proc)
+		if o.Line != 0 && !slices.Contains(l.procs, o.Proc) {
+			l.procs = append(l.procs, o.Proc)
 		}
 	}
-	slices.Sort(procs)
-	lane := func(p int32) int {
-		k, _ := slices.BinarySearch(procs, p)
-		return k
-	}
-	width := end + col
-	height := tlTop + float64(len(procs))*tlLane + tlBottom
-	// Lane labels stay in view: they are drawn apart from the scrolled part.
-	fmt.Fprintf(b, "<div class=\"tlwrap\"><svg class=\"lanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"%.0f\">", height)
-	for k, p := range procs {
-		y := tlTop + float64(k)*tlLane
-		fmt.Fprintf(b, "<text class=\"pl\" x=\"4\" y=\"%.0f\">p%d</text>", y+tlLane/2+4, p)
-	}
-	fmt.Fprintf(b, "</svg><div class=\"scroll\"><svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", width, height, width, height)
-	for k := range procs {
-		y := tlTop + float64(k)*tlLane
-		fmt.Fprintf(b, "<rect class=\"lane\" x=\"0\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>", y, width, tlLane)
-	}
-	// Axis: line numbers where they fit.
-	lastX := -100.0
-	for k, t := range ticks {
-		if xs[k]-lastX >= 46 {
-			fmt.Fprintf(b, "<text class=\"ax\" x=\"%.0f\" y=\"12\">%d</text>", xs[k], t)
-			lastX = xs[k]
-		}
-	}
-	for _, g := range gaps {
-		n := g.to - g.from + 1
-		cls, more := "gap", ""
-		if k := len(d.crashesIn(g.from, g.to)); k > 0 {
-			cls, more = "gap crashed", fmt.Sprintf(", among them %d %s", k, plural(k, "crash", "crashes"))
-		}
-		fmt.Fprintf(b, "<g class=\"%s\"><title>%d %s not shown (lines %d-%d%s)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/><line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/></g>",
-			cls, n, plural(int(n), "line", "lines"), g.from, g.to, more, g.x-tlGap/2+2, tlTop, tlGap-4, height-tlTop-tlBottom, g.x, tlTop, g.x, height-tlBottom)
-	}
-	for _, c := range crashes {
-		cx := xOf(c)
-		fmt.Fprintf(b, "<g class=\"crash\"><title>crash at line %d</title><line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%.0f\"/><text x=\"%.1f\" y=\"26\">crash %d</text></g>", c, cx, cx, height-tlBottom, cx+3, c)
-	}
-	// Bars.
-	type barPos struct{ x1, x2, y float64 }
+	slices.Sort(l.procs)
+	l.width = l.end + col
+	l.height = tlTop + float64(len(l.procs))*tlLane + tlBottom
+	return l
+}
+
+func (l *tlLayout) xOf(line int64) float64 {
+	k, _ := slices.BinarySearch(l.ticks, line)
+	return l.xs[min(k, len(l.xs)-1)]
+}
+
+func (l *tlLayout) lane(p int32) int {
+	k, _ := slices.BinarySearch(l.procs, p)
+	return k
+}
+
+// barPos is where an operation's bar was drawn.
+type barPos struct{ x1, x2, y float64 }
+
+// bars draws the operations as bars from invocation to response (to the
+// crash, or the end, for a cut-off one) and returns where.
+func (l *tlLayout) bars(b *strings.Builder, ops []analyzer.OpInfo, core map[int64]bool) map[int64]barPos {
 	bars := map[int64]barPos{}
 	for _, o := range ops {
 		if o.Line == 0 {
 			continue
 		}
-		x1 := xOf(o.Line) - 5
+		x1 := l.xOf(o.Line) - 5
 		var x2 float64
 		open := ""
 		switch {
 		case o.RetLine > 0:
-			x2 = xOf(o.RetLine) + 5
+			x2 = l.xOf(o.RetLine) + 5
 		case o.CrashLine > 0:
-			x2 = xOf(o.CrashLine)
+			x2 = l.xOf(o.CrashLine)
 			open = " cut"
 		default:
-			x2 = end
+			x2 = l.end
 			open = " cut"
 		}
-		y := tlTop + float64(lane(o.Proc))*tlLane + (tlLane-tlBar)/2
+		y := tlTop + float64(l.lane(o.Proc))*tlLane + (tlLane-tlBar)/2
 		bars[o.Line] = barPos{x1, x2, y}
 		cls := "op " + o.Kind + " s-" + o.Status + open
 		if !o.InGraph {
@@ -316,7 +352,11 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		}
 		b.WriteString("</g>")
 	}
-	// The witness's edges between bars.
+	return bars
+}
+
+// timelineEdges draws the witness's edges between bars.
+func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[int64]barPos) {
 	for _, e := range edges {
 		if !e.Witness {
 			continue
@@ -340,8 +380,6 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		fmt.Fprintf(b, "<path class=\"tle k-%s\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" marker-end=\"url(#ah-%s)\"><title>%s</title></path>",
 			e.Kind, x1, y1, (x1+x2)/2, cy, x2, y2, e.Kind, esc(e.Reason))
 	}
-	b.WriteString(markers)
-	b.WriteString("</svg></div></div>")
 }
 
 // markers are the arrowheads, one per edge kind (ids are shared by every
@@ -356,11 +394,36 @@ var markers = func() string {
 	return b.String()
 }()
 
+// nodeR is the radius of a vertex of the subgraph.
+const nodeR = 24.0
+
 // subgraph draws a neighbourhood: the anomaly's operations on a circle
 // (a cycle in its order), the context around them on an outer ring, each
 // edge of the multigraph as an arrow labelled by kind and word.
 func subgraph(b *strings.Builder, nb *analyzer.Neighbourhood, core map[int64]bool) {
-	const nodeR = 24.0
+	pos, size := layoutSubgraph(nb, core)
+	fmt.Fprintf(b, "<svg class=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", size, size, size, size)
+	b.WriteString(markers)
+	subgraphEdges(b, nb, core, pos)
+	for _, o := range nb.Nodes {
+		p := pos[o.Line]
+		cls := "node"
+		if core[o.Line] {
+			cls += " hl"
+		}
+		name, sub := fmt.Sprintf("L%d", o.Line), fmt.Sprintf("p%d %s", o.Proc, o.Kind)
+		if o.Line == 0 {
+			name, sub = "genesis", "initial"
+		}
+		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.0f\"/><text x=\"%.1f\" y=\"%.1f\">%s</text><text class=\"sub\" x=\"%.1f\" y=\"%.1f\">%s</text></g>",
+			cls, o.Line, p[0], p[1], nodeR, p[0], p[1]-1, name, p[0], p[1]+10, esc(sub))
+	}
+	b.WriteString("</svg>")
+}
+
+// layoutSubgraph places the vertices: the core on an inner circle, the
+// context on an outer ring, each near the core vertex it is attached to.
+func layoutSubgraph(nb *analyzer.Neighbourhood, core map[int64]bool) (map[int64][2]float64, float64) {
 	var inner, outer []analyzer.OpInfo
 	for _, o := range nb.Nodes {
 		if core[o.Line] {
@@ -422,9 +485,13 @@ func subgraph(b *strings.Builder, nb *analyzer.Neighbourhood, core map[int64]boo
 			pos[o.Line] = [2]float64{c + ro*math.Cos(a), c + ro*math.Sin(a)}
 		}
 	}
-	fmt.Fprintf(b, "<svg class=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", size, size, size, size)
-	b.WriteString(markers)
-	// Edges: parallel and opposite edges between a pair fan out.
+	return pos, size
+}
+
+// subgraphEdges draws the edges with a core end (and the witness's), each
+// as an arrow labelled by kind and word; parallel and opposite edges
+// between a pair fan out.
+func subgraphEdges(b *strings.Builder, nb *analyzer.Neighbourhood, core map[int64]bool, pos map[int64][2]float64) {
 	type pair struct{ a, b int64 }
 	groups := map[pair][]int{}
 	var order []pair
@@ -482,20 +549,6 @@ func subgraph(b *strings.Builder, nb *analyzer.Neighbourhood, core map[int64]boo
 		}
 	}
 	b.WriteString(labels.String())
-	for _, o := range nb.Nodes {
-		p := pos[o.Line]
-		cls := "node"
-		if core[o.Line] {
-			cls += " hl"
-		}
-		name, sub := fmt.Sprintf("L%d", o.Line), fmt.Sprintf("p%d %s", o.Proc, o.Kind)
-		if o.Line == 0 {
-			name, sub = "genesis", "initial"
-		}
-		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.0f\"/><text x=\"%.1f\" y=\"%.1f\">%s</text><text class=\"sub\" x=\"%.1f\" y=\"%.1f\">%s</text></g>",
-			cls, o.Line, p[0], p[1], nodeR, p[0], p[1]-1, name, p[0], p[1]+10, esc(sub))
-	}
-	b.WriteString("</svg>")
 }
 
 const legend = `<p class="legend"><span class="kind k-hb">hb</span> happens-before (returned before the other was invoked) <span class="kind k-rf">rf</span> reads-from (the other read or expected a value it wrote) <span class="kind k-aux">aux</span> auxiliary (a read came before the write that replaced its value; a failed cas after a write that replaced its expected value) <span class="kind k-recovery">recovery</span> a cut-off cas took effect before its process's next operation. Highlighted: the anomaly's operations. Bars run from invocation to response; a bar cut off by a crash or the end has a dashed outline; a grey band folds lines not shown (its line is red if they hold crashes).</p>

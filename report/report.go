@@ -6,7 +6,8 @@
 //     edges it names; for stale observations, how many versions behind
 //     they were (analyzer.Staleness).
 //   - JSON: the object of docs/cli-contract.md, with each anomaly's
-//     edges and staleness.
+//     edges and staleness: one type, Verdict, for the graph method, the
+//     exact search and recorded runs.
 //   - DOT: the anomalies' neighbourhoods of the precedence multigraph
 //     (analyzer.Neighbourhood), through gonum's DOT encoder, edges labelled
 //     by kind and word, the witness's edges in bold.
@@ -18,11 +19,10 @@
 //
 // DOT and HTML show neighbourhoods, never a whole history, so their size
 // does not grow with the history's: the analyzer keeps no values, and
-// Collect re-reads just the lines shown (analyzer.Extract).
+// Collect re-reads just the lines shown (history.Extract).
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -37,7 +37,7 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 	if !r.Linearizable {
 		verdict = "NOT LINEARIZABLE"
 	}
-	fmt.Fprintf(&b, "%s: %s (%s mode)\n", name, verdict, r.ModeName)
+	fmt.Fprintf(&b, "%s: %s (%s mode)\n", name, verdict, r.Mode)
 	fmt.Fprintf(&b, "  operations %d, processes %d, words %d, crashes %d\n", r.Operations, r.Processes, r.Words, r.Crashes)
 	if r.Dropped+r.Completed > 0 {
 		fmt.Fprintf(&b, "  cut-off operations: %d completed as successes, %d dropped\n", r.Completed, r.Dropped)
@@ -87,18 +87,4 @@ func joinU(xs []uint64) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ", ")
-}
-
-// JSON writes the verdict as one JSON object and a newline.
-func JSON(w io.Writer, r *analyzer.Result) error {
-	if r.Anomalies == nil {
-		r.Anomalies = []analyzer.Anomaly{}
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
 }

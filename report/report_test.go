@@ -90,7 +90,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 			if err := report.Text(&txt, c.file, a.Result); err != nil {
 				t.Fatal(err)
 			}
-			if err := report.JSON(&js, a.Result); err != nil {
+			if err := report.JSON(&js, report.NewVerdict(a.Result)); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, base+".txt", txt.Bytes())
@@ -104,7 +104,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 func TestJSONContract(t *testing.T) {
 	a, _ := analyzeFile(t, "stale.hist", history.Strict)
 	var buf bytes.Buffer
-	if err := report.JSON(&buf, a.Result); err != nil {
+	if err := report.JSON(&buf, report.NewVerdict(a.Result)); err != nil {
 		t.Fatal(err)
 	}
 	var v struct {

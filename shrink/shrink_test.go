@@ -1,4 +1,4 @@
-package analyzer_test
+package shrink_test
 
 import (
 	"bytes"
@@ -15,9 +15,19 @@ import (
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/shrink"
 )
 
 var shrinkSeeds = flag.Int("shrink.seeds", 300, "random histories TestShrinkRandom generates")
+
+func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
+	t.Helper()
+	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), analyzer.Options{Mode: mode})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
 
 func opener(text []byte) func() (io.ReadCloser, error) {
 	return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
@@ -82,12 +92,15 @@ func TestShrinkPlantedViolations(t *testing.T) {
 	for _, v := range []histgen.Violation{histgen.PlantStaleRead, histgen.PlantTornRead, histgen.PlantLostWrite} {
 		for _, mode := range []history.Mode{history.Strict, history.Durable} {
 			t.Run(v.String()+"/"+mode.String(), func(t *testing.T) {
-				text, st := large(t, 20000, v, 11)
+				text, st, err := histgen.Planted(20000, v, 11)
+				if err != nil {
+					t.Fatal(err)
+				}
 				a := analyze(t, text, mode)
 				if a.Result.Linearizable {
 					t.Skip("linearizable in this mode")
 				}
-				h, stats, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{Confirm: true})
+				h, stats, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(text), shrink.Options{Confirm: true})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -106,7 +119,7 @@ func TestShrinkPlantedViolations(t *testing.T) {
 				}
 				// Written out, it parses and fails the same way.
 				var buf bytes.Buffer
-				if err := analyzer.WriteShrunk(&buf, h, []string{"test"}); err != nil {
+				if err := shrink.Write(&buf, h, []string{"test"}); err != nil {
 					t.Fatal(err)
 				}
 				res, err := analyzer.Check(context.Background(), history.NewReader(bytes.NewReader(buf.Bytes()), "shrunk", history.Options{}), analyzer.Options{Mode: mode})
@@ -134,7 +147,7 @@ func TestShrinkRandom(t *testing.T) {
 		if err != nil || a.Result.Linearizable {
 			continue
 		}
-		h, st, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{Confirm: true})
+		h, st, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(text), shrink.Options{Confirm: true})
 		if err != nil {
 			t.Fatalf("%v: %v", c, err)
 		}
@@ -155,12 +168,12 @@ func TestShrinkRandom(t *testing.T) {
 
 func TestMinimizeRefusesPassing(t *testing.T) {
 	h := histgen.Small(histgen.DefaultSmall(), 1)
-	_, _, err := analyzer.Minimize(context.Background(), h, analyzer.ShrinkOptions{})
-	if !errors.Is(err, analyzer.ErrNotFailing) {
+	_, _, err := shrink.Minimize(context.Background(), h, shrink.Options{})
+	if !errors.Is(err, shrink.ErrNotFailing) {
 		t.Fatalf("err %v", err)
 	}
 	a := analyze(t, histgen.Text(h), history.Strict)
-	if _, _, err := a.Shrink(context.Background(), opener(histgen.Text(h)), analyzer.ShrinkOptions{}); !errors.Is(err, analyzer.ErrNotFailing) {
+	if _, _, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(histgen.Text(h)), shrink.Options{}); !errors.Is(err, shrink.ErrNotFailing) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -173,7 +186,7 @@ func TestShrinkKeepsCrashes(t *testing.T) {
 	if a.Result.Linearizable {
 		t.Fatal("want a violation in strict mode")
 	}
-	h, _, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{})
+	h, _, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(text), shrink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +223,7 @@ func TestShrinkFarBehind(t *testing.T) {
 	if len(a.Result.Anomalies) != 1 || len(a.Result.Anomalies[0].Staleness) != 1 || a.Result.Anomalies[0].Staleness[0].Behind != 299 {
 		t.Fatalf("%+v", a.Result.Anomalies)
 	}
-	h, st, err := a.Shrink(context.Background(), opener(text), analyzer.ShrinkOptions{})
+	h, st, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(text), shrink.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +234,7 @@ func TestShrinkFarBehind(t *testing.T) {
 }
 
 // TestShrinkCrashChains shrinks violations of tiny crash-heavy histories
-// (histgen.CrashChainConfig) and of testdata/chains in their modes: the
+// (histgen.CrashChainConfig) and of analyzer/testdata/chains in their modes: the
 // result must still fail, be 1-minimal, and the exact checker must agree
 // on the in-memory result (a shrunk history whose operation lost its own
 // crash but not a later one once said "pending at the end" in memory while
@@ -237,7 +250,10 @@ func TestShrinkCrashChains(t *testing.T) {
 		mode history.Mode
 	}
 	var inputs []input
-	files, _ := filepath.Glob("testdata/chains/*.hist")
+	files, _ := filepath.Glob("../analyzer/testdata/chains/*.hist")
+	if len(files) == 0 {
+		t.Fatal("no ../analyzer/testdata/chains/*.hist")
+	}
 	for _, f := range files {
 		text, err := os.ReadFile(f)
 		if err != nil {
@@ -257,7 +273,7 @@ func TestShrinkCrashChains(t *testing.T) {
 		if err != nil || a.Result.Linearizable {
 			continue
 		}
-		h, st, err := a.Shrink(context.Background(), opener(in.text), analyzer.ShrinkOptions{Mode: in.mode, Confirm: true})
+		h, st, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(in.text), shrink.Options{Mode: in.mode, Confirm: true})
 		if err != nil {
 			t.Fatalf("%s (%v): %v", in.name, in.mode, err)
 		}

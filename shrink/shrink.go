@@ -1,4 +1,4 @@
-package analyzer
+package shrink
 
 import (
 	"bytes"
@@ -11,46 +11,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 )
 
-// Shrinking turns a failing history (millions of operations) into a small
-// sub-history that still fails, for a person to read and a test to keep.
-//
-// It works in two steps. Extraction picks, from the analysis of the whole
-// history, the anomaly's operations and what their edges need: the writers
-// of every value they observed, up to the earliest such value per word
-// (which becomes the word's initial value, so the chain of writes before
-// it is not needed), the writes that replaced those values, the sources of
-// failures, and, for a failed cas, a read that returned its expected value
-// before it was invoked (Assumption 2). Those lines are re-read from the
-// input (Extract). Minimization then re-checks candidates with the
-// analyzer until no single operation can be removed: it removes chunks of
-// operations, then single ones, crash lines, whole words, words of
-// multi-word reads, and a leading write folded into the initial values.
-//
-// A candidate counts as failing when the analyzer accepts it (well formed,
-// within the method's assumptions) and finds an anomaly of the kind being
-// shrunk, and no anomaly of a kind the whole history did not show
-// (removing the writer of a value a kept read returned would otherwise
-// turn any failure into a "dangling" artefact). The result is 1-minimal:
-// removing any one operation makes it linearizable, ill-formed, break an
-// assumption, or fail differently (no anomaly of the kind shrunk, or one
-// of a new kind).
-
-// ShrinkOptions tune shrinking.
-type ShrinkOptions struct {
+// Options tune shrinking.
+type Options struct {
+	// Mode is the mode candidates are checked in (Minimize; Anomaly takes
+	// the analysis's).
 	Mode history.Mode
 	// Anomaly is the index in Result.Anomalies of the anomaly to keep
-	// (Analysis.Shrink only).
+	// (func Anomaly only).
 	Anomaly int
 	// Kinds are the anomaly kinds a failing candidate may show (default,
-	// for Analysis.Shrink: the kinds the analysis found; for Minimize:
-	// any), and Want the kind it must show (default, for Analysis.Shrink:
-	// the kind of the anomaly shrunk; for Minimize: any).
-	Kinds []Kind
-	Want  Kind
+	// for Anomaly: the kinds the analysis found; for Minimize: any), and
+	// Want the kind it must show (default, for Anomaly: the kind of the
+	// anomaly shrunk; for Minimize: any).
+	Kinds []analyzer.Kind
+	Want  analyzer.Kind
 	// MaxChecks bounds the re-checks of candidates (default 20000); when
 	// it runs out the result still fails but may not be 1-minimal.
 	MaxChecks int
@@ -59,8 +38,8 @@ type ShrinkOptions struct {
 	Confirm bool
 }
 
-// ShrinkStats describe a shrinking.
-type ShrinkStats struct {
+// Stats describe a shrinking.
+type Stats struct {
 	// Original is the number of operations of the input, Extracted of the
 	// sub-history extraction kept, Final of the result.
 	Original, Extracted, Final int
@@ -77,7 +56,7 @@ type ShrinkStats struct {
 	// linearization), "too large", or "" (not asked or too many ops).
 	Exact string
 	// Kind is the kind of the anomaly the result shows.
-	Kind Kind
+	Kind analyzer.Kind
 	// Seconds is the time shrinking took.
 	Seconds float64
 }
@@ -85,16 +64,17 @@ type ShrinkStats struct {
 // ErrNotFailing is returned when the history to shrink does not fail.
 var ErrNotFailing = errors.New("the history does not fail: nothing to shrink")
 
-// Shrink extracts and minimizes a sub-history that still shows anomaly
-// opts.Anomaly of the analysis. open re-opens the input the analysis read
-// (the analyzer keeps no values, so the kept lines are read again).
-func (a *Analysis) Shrink(ctx context.Context, open func() (io.ReadCloser, error), opts ShrinkOptions) (*history.History, ShrinkStats, error) {
+// Anomaly extracts and minimizes a sub-history that still shows anomaly
+// opts.Anomaly of the analysis. open re-opens the input the analysis read,
+// named name in errors (the analyzer keeps no values, so the kept lines
+// are read again).
+func Anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func() (io.ReadCloser, error), opts Options) (*history.History, Stats, error) {
 	start := time.Now()
 	if a.Result.Linearizable || len(a.Result.Anomalies) == 0 {
-		return nil, ShrinkStats{}, ErrNotFailing
+		return nil, Stats{}, ErrNotFailing
 	}
 	if opts.Anomaly < 0 || opts.Anomaly >= len(a.Result.Anomalies) {
-		return nil, ShrinkStats{}, fmt.Errorf("analyzer: no anomaly %d to shrink", opts.Anomaly)
+		return nil, Stats{}, fmt.Errorf("shrink: no anomaly %d to shrink", opts.Anomaly)
 	}
 	if len(opts.Kinds) == 0 {
 		for _, an := range a.Result.Anomalies {
@@ -110,24 +90,24 @@ func (a *Analysis) Shrink(ctx context.Context, open func() (io.ReadCloser, error
 	var sub *history.History
 	var lastErr error
 	for _, full := range []bool{false, true} {
-		lines, init, err := a.shrinkPlan(opts.Anomaly, full)
+		plan, err := a.SubHistory(opts.Anomaly, full)
 		if err != nil {
 			lastErr = err
 			continue
 		}
 		rc, err := open()
 		if err != nil {
-			return nil, ShrinkStats{}, err
+			return nil, Stats{}, err
 		}
-		h, _, err := Extract(ctx, history.NewReader(rc, a.e.h.name, history.Options{}), lines, nil)
+		h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{}), plan.Lines, nil)
 		rc.Close()
 		if err != nil {
-			return nil, ShrinkStats{}, err
+			return nil, Stats{}, err
 		}
-		if len(init) > 0 && h.Init == nil {
+		if len(plan.Init) > 0 && h.Init == nil {
 			h.Init = map[uint64]uint64{}
 		}
-		maps.Copy(h.Init, init)
+		maps.Copy(h.Init, plan.Init)
 		s := newShrinker(ctx, h, opts)
 		if s.fails(s.build(s.full())) {
 			sub = h
@@ -136,7 +116,7 @@ func (a *Analysis) Shrink(ctx context.Context, open func() (io.ReadCloser, error
 		lastErr = fmt.Errorf("the %d operations extracted around the anomaly do not fail on their own", len(h.Ops))
 	}
 	if sub == nil {
-		return nil, ShrinkStats{}, fmt.Errorf("analyzer: cannot shrink: %w", lastErr)
+		return nil, Stats{}, fmt.Errorf("shrink: cannot shrink: %w", lastErr)
 	}
 	out, st, err := Minimize(ctx, sub, opts)
 	st.Original = int(a.Result.Operations)
@@ -145,222 +125,12 @@ func (a *Analysis) Shrink(ctx context.Context, open func() (io.ReadCloser, error
 	return out, st, err
 }
 
-// maxPlan bounds the operations extraction may keep.
-const maxPlan = 200000
-
-// shrinkPlan picks the operations (invocation lines) a sub-history showing
-// anomaly k needs, and the initial values that replace the writes before
-// them. With full, every word's chain of writes is kept from genesis
-// (no initial values replaced).
-func (a *Analysis) shrinkPlan(k int, full bool) ([]int64, map[uint64]uint64, error) {
-	e, h := a.e, a.e.h
-	an := a.Result.Anomalies[k]
-	in := map[int32]bool{}
-	var work []int32
-	add := func(i int32) {
-		if i >= 0 && i < h.n && !in[i] {
-			in[i] = true
-			work = append(work, i)
-		}
-	}
-	for _, l := range an.Ops {
-		add(h.opOfLine(l))
-	}
-	for _, ed := range an.Edges {
-		add(h.opOfLine(ed.From))
-		add(h.opOfLine(ed.To))
-	}
-
-	// The versions kept operations refer to, per word, among those on the
-	// word's path (verGenesis for the initial value). The path is walked
-	// again when they change, keeping no copy of it: a hot word of a long
-	// history has millions of versions.
-	type wordRefs struct {
-		refs  map[int32]bool
-		dirty bool
-		lo    int32 // first referenced version (an access, or verGenesis)
-	}
-	words := map[int32]*wordRefs{}
-	note := func(w, y int32) {
-		if !e.onPath(y) {
-			return
-		}
-		r := words[w]
-		if r == nil {
-			r = &wordRefs{refs: map[int32]bool{}, lo: verUnresolved}
-			words[w] = r
-		}
-		if !r.refs[y] {
-			r.refs[y] = true
-			r.dirty = true
-		}
-	}
-	// segment adds the writers of the versions from the first referenced
-	// (excluded, unless full: from genesis) to the last referenced.
-	segment := func(w int32, r *wordRefs) {
-		r.dirty = false
-		seen := 0
-		if r.refs[verGenesis] {
-			seen++
-		}
-		var first, last int32 = none, none // positions: genesis 0, then 1, 2, ...
-		if r.refs[verGenesis] || full {
-			first = 0
-			r.lo = verGenesis
-		}
-		if r.refs[verGenesis] {
-			last = 0
-		}
-		q := int32(0)
-		for x := e.gsucc[w]; x != none && seen < len(r.refs); x = e.succ[x] {
-			q++
-			if r.refs[x] {
-				seen++
-				if first == none {
-					first, r.lo = q, x
-				}
-				last = q
-			}
-		}
-		q = 0
-		for x := e.gsucc[w]; x != none && q < last; x = e.succ[x] {
-			q++
-			if q > first {
-				add(h.accOp[x])
-			}
-		}
-	}
-	next := map[int32]int32{} // completed crashed op -> the target of its recovery edge
-	if e.mode == history.Recoverable {
-		for _, c := range h.crashed {
-			if h.flags[c.op]&fCompleted != 0 {
-				if t := e.recoveryTarget(c, nil); t != none {
-					next[c.op] = t
-				}
-			}
-		}
-	}
-	needObs := map[int32][]int32{} // version -> failed cas that expected it
-	satisfied := map[int32]bool{}  // failed cas with an observer kept
-	needSeen := map[int32]bool{}   // versions written by completed cut-off cas
-	for {
-		for len(work) > 0 {
-			i := work[len(work)-1]
-			work = work[:len(work)-1]
-			if h.flags[i]&fCompleted != 0 {
-				if n, ok := next[i]; ok {
-					add(n) // the recovery edge's target
-				}
-				// A cut-off cas is in the graph because someone observed
-				// its value: keep one who did.
-				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-					needSeen[x] = true
-				}
-			}
-			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-				w, y := h.wordOf(x), h.ver[x]
-				switch {
-				case e.observer(i):
-					note(w, y)
-					if y >= 0 && !e.onPath(y) {
-						add(h.accOp[y])
-					}
-					if e.writer(i) {
-						note(w, x)
-					}
-				case h.failed(i) && h.word[x]&blamed != 0:
-					note(w, y)
-					if y >= 0 && !e.onPath(y) {
-						add(h.accOp[y])
-					}
-					if s := e.next(y, w); s != none {
-						note(w, s)
-					}
-					if y >= 0 && !satisfied[i] {
-						needObs[y] = append(needObs[y], i)
-					}
-				}
-			}
-		}
-		// The writes between the earliest and the latest version kept on
-		// each word.
-		for w, r := range words {
-			if r.dirty {
-				segment(w, r)
-			}
-		}
-		// Assumption 2: a failed cas's expected value was returned before
-		// it was invoked, by a read or a successful cas; keep one.
-		if len(needObs) > 0 || len(needSeen) > 0 {
-			best := map[int32]int32{} // failed cas -> observer
-			seenBy := map[int32]int32{}
-			for o := int32(0); o < h.n; o++ {
-				if !e.observer(o) {
-					continue
-				}
-				for x := int32(h.acc[o]); x < int32(h.acc[o+1]); x++ {
-					y := h.ver[x]
-					if needSeen[y] {
-						if _, ok := seenBy[y]; !ok {
-							seenBy[y] = o
-						}
-					}
-					if h.flags[o]&fReturned == 0 {
-						continue
-					}
-					for _, f := range needObs[y] {
-						if _, ok := best[f]; !ok && h.lo[o] <= f {
-							best[f] = o
-						}
-					}
-				}
-			}
-			for y := range needSeen {
-				if o, ok := seenBy[y]; ok {
-					add(o)
-				}
-			}
-			clear(needSeen)
-			for _, fs := range needObs {
-				for _, f := range fs {
-					satisfied[f] = true
-					if o, ok := best[f]; ok {
-						add(o)
-					}
-				}
-			}
-			clear(needObs)
-		}
-		if len(in) > maxPlan {
-			return nil, nil, fmt.Errorf("the anomaly's operations need more than %d others", maxPlan)
-		}
-		if len(work) == 0 {
-			break
-		}
-	}
-	init := map[uint64]uint64{}
-	for w, r := range words {
-		if r.dirty {
-			segment(w, r)
-		}
-		if r.lo >= 0 && !in[h.accOp[r.lo]] {
-			init[h.addr[w]] = h.nw[r.lo]
-		}
-	}
-	lines := make([]int64, 0, len(in))
-	for i := range in {
-		lines = append(lines, int64(h.line[i]))
-	}
-	slices.Sort(lines)
-	return lines, init, nil
-}
-
-// Minimize shrinks a failing in-memory history (see the package's notes on
-// shrinking) and returns a copy; h is not modified.
-func Minimize(ctx context.Context, h *history.History, opts ShrinkOptions) (*history.History, ShrinkStats, error) {
+// Minimize shrinks a failing in-memory history (see the package
+// documentation) and returns a copy; h is not modified.
+func Minimize(ctx context.Context, h *history.History, opts Options) (*history.History, Stats, error) {
 	start := time.Now()
 	s := newShrinker(ctx, h, opts)
-	st := ShrinkStats{Original: len(h.Ops), Extracted: len(h.Ops)}
+	st := Stats{Original: len(h.Ops), Extracted: len(h.Ops)}
 	if !s.fails(s.build(s.full())) {
 		return nil, st, ErrNotFailing
 	}
@@ -418,12 +188,12 @@ func (s state) clone() state {
 type shrinker struct {
 	ctx    context.Context
 	h      *history.History
-	opts   ShrinkOptions
+	opts   Options
 	checks int
 	max    int
 }
 
-func newShrinker(ctx context.Context, h *history.History, opts ShrinkOptions) *shrinker {
+func newShrinker(ctx context.Context, h *history.History, opts Options) *shrinker {
 	if opts.MaxChecks <= 0 {
 		opts.MaxChecks = 20000
 	}
@@ -525,12 +295,12 @@ func (s *shrinker) build(st state) *history.History {
 }
 
 // check runs the analyzer on a candidate.
-func (s *shrinker) check(h *history.History) *Result {
+func (s *shrinker) check(h *history.History) *analyzer.Result {
 	if h == nil || len(h.Ops) == 0 {
 		return nil
 	}
 	s.checks++
-	res, err := CheckHistory(s.ctx, h, Options{Mode: s.opts.Mode, MaxAnomalies: 4})
+	res, err := analyzer.CheckHistory(s.ctx, h, analyzer.Options{Mode: s.opts.Mode, MaxAnomalies: 4})
 	if err != nil {
 		return nil
 	}
@@ -538,8 +308,8 @@ func (s *shrinker) check(h *history.History) *Result {
 }
 
 // last re-checks without counting (for the stats).
-func (s *shrinker) last(h *history.History) *Result {
-	res, err := CheckHistory(s.ctx, h, Options{Mode: s.opts.Mode})
+func (s *shrinker) last(h *history.History) *analyzer.Result {
+	res, err := analyzer.CheckHistory(s.ctx, h, analyzer.Options{Mode: s.opts.Mode})
 	if err != nil {
 		return nil
 	}
@@ -558,7 +328,7 @@ func (s *shrinker) fails(h *history.History) bool {
 
 // acceptable: res shows an anomaly of kind want (if given), and only
 // anomalies of the given kinds (if any).
-func acceptable(res *Result, kinds []Kind, want Kind) bool {
+func acceptable(res *analyzer.Result, kinds []analyzer.Kind, want analyzer.Kind) bool {
 	wanted := want == ""
 	for _, a := range res.Anomalies {
 		if len(kinds) > 0 && !slices.Contains(kinds, a.Kind) {
@@ -726,9 +496,9 @@ func (s *shrinker) absorb(cur state) (state, bool) {
 	return cur, changed
 }
 
-// WriteShrunk writes a shrunk history in text format with a header comment
+// Write writes a shrunk history in text format with a header comment
 // and, after each invocation, the line it had in the original input.
-func WriteShrunk(w io.Writer, h *history.History, comment []string) error {
+func Write(w io.Writer, h *history.History, comment []string) error {
 	var buf bytes.Buffer
 	if _, err := h.WriteTo(&buf); err != nil {
 		return err
