@@ -75,6 +75,8 @@ func (m *Shadow) lock(s *pmem.Steps, worker int) {
 	}
 }
 
+// CAS writes the other copy in full, with the new values, persists it,
+// then flips and persists the current copy, all under the lock.
 func (m *Shadow) CAS(worker int, words []target.Word) (bool, uint64, error) {
 	s := pmem.Steps{W: m.r.Worker(worker)}
 	m.lock(&s, worker)
@@ -110,6 +112,7 @@ func (m *Shadow) CAS(worker int, words []target.Word) (bool, uint64, error) {
 	return s.Err == nil, 0, s.Err
 }
 
+// Read reads the current copy under the lock.
 func (m *Shadow) Read(worker int, addrs []uint64, out []uint64) error {
 	s := pmem.Steps{W: m.r.Worker(worker)}
 	m.lock(&s, worker)
