@@ -179,11 +179,14 @@ func TestDataLayout(t *testing.T) {
 }
 
 func TestRecoveryCrash(t *testing.T) {
-	c := config(3, 6, 3, 5)
-	c.Ops, c.Crashes, c.RecoveryCrash = 300, 5, 1
-	v := mustCheck(t, c, history.Strict)
-	if v.Violated() || v.Run.RecoveryCrashes == 0 {
-		t.Fatalf("%+v, %d recovery crashes", v.Anomalies, v.Run.RecoveryCrashes)
+	for _, tg := range testTargets {
+		c := config(3, 6, 3, 5)
+		c.Target = tg
+		c.Ops, c.Crashes, c.RecoveryCrash = 300, 5, 1
+		v := mustCheck(t, c, history.Strict)
+		if v.Violated() || v.Run.RecoveryCrashes == 0 {
+			t.Fatalf("%s: %+v, %d recovery crashes", tg.Name, v.Anomalies, v.Run.RecoveryCrashes)
+		}
 	}
 }
 

@@ -132,7 +132,8 @@ func (c Config) Args() []string {
 
 // Flags is Args as one line, for the history's comment ("pmlin run
 // FLAGS"). The values of a configuration that passes Check need no shell
-// quoting.
+// quoting, but for a parameter of a target that accepts any string (the
+// replay command of a finding quotes every argument that needs it).
 func (c Config) Flags() string { return strings.Join(c.Args(), " ") }
 
 // value is a flag bound to a field of type T that parse reads and format

@@ -88,7 +88,7 @@ func TestMutantsAndParams(t *testing.T) {
 func TestInPlaceWithoutCrashes(t *testing.T) {
 	run := crash.DefaultConfig()
 	run.Target, run.Crashes = sample(), 0
-	_, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 100, Jobs: 1})
+	_, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 20, Jobs: 1})
 	if err != nil || found != nil {
 		t.Fatal(err, found)
 	}
