@@ -346,7 +346,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 // abandon some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-		turn: make([]chan struct{}, d.cfg.Threads), exited: make(chan int, d.cfg.Threads)}
+		turn: make([]chan struct{}, d.cfg.Threads), returned: make([]atomic.Bool, d.cfg.Threads), done: make(chan struct{})}
 	d.det = s
 	for i := range s.turn {
 		s.turn[i] = make(chan struct{}, 1)
@@ -358,9 +358,10 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 		return nil
 	}
 	workers := slices.Clone(s.live) // s.live is theirs once they run
+	s.running.Store(int32(len(workers)))
 	for _, w := range workers {
 		go func() {
-			defer func() { s.exited <- w }()
+			defer s.exit(w)
 			<-s.turn[w]
 			if d.aborted.Load() {
 				return // woken by an abort before its first turn

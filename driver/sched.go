@@ -49,8 +49,19 @@ type detSched struct {
 	// holding the turn.
 	beat  atomic.Int64
 	ticks int64
-	// exited receives every worker's id when its goroutine returns.
-	exited chan int
+	// returned[w] is set when worker w's goroutine returns; the last one
+	// to return closes done.
+	returned []atomic.Bool
+	running  atomic.Int32
+	done     chan struct{}
+}
+
+// exit is the last thing worker w's goroutine does.
+func (s *detSched) exit(w int) {
+	s.returned[w].Store(true)
+	if s.running.Add(-1) == 0 {
+		close(s.done)
+	}
 }
 
 func (s *detSched) pick(cur int) int {

@@ -26,23 +26,22 @@ func (s *detSched) wait(workers []int) []bool {
 	bound := d.cfg.StuckAfter
 	tick := time.NewTicker(min(max(bound/4, time.Millisecond), 100*time.Millisecond))
 	defer tick.Stop()
-	running := make([]bool, len(s.turn))
-	for _, w := range workers {
-		running[w] = true
-	}
 	last, quiet := s.beat.Load(), time.Now()
 	var aborted time.Time
-	for n := len(workers); n > 0; {
+	for {
 		select {
-		case w := <-s.exited:
-			running[w] = false
-			n--
+		case <-s.done:
+			return nil
 		case now := <-tick.C:
 			switch b := s.beat.Load(); {
 			case d.aborted.Load():
 				if aborted.IsZero() {
 					aborted = now
 				} else if now.Sub(aborted) >= max(bound, abandonAfter) {
+					running := make([]bool, len(s.turn))
+					for _, w := range workers {
+						running[w] = !s.returned[w].Load()
+					}
 					return running
 				}
 			case b != last:
@@ -52,5 +51,4 @@ func (s *detSched) wait(workers []int) []bool {
 			}
 		}
 	}
-	return nil
 }
