@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -203,7 +204,7 @@ func TestEdgeJSON(t *testing.T) {
 			t.Errorf("%s: word present %v, want %v", b, !hasWord, hasWord)
 		}
 		var back analyzer.Edge
-		if err := json.Unmarshal(b, &back); err != nil || back != ed {
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, ed) {
 			t.Errorf("%s read back as %+v (%v)", b, back, err)
 		}
 	}

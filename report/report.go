@@ -45,25 +45,23 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 	fmt.Fprintf(&b, "  graph: %d vertices, %d edges (happens-before %d, reads-from %d, auxiliary %d, recovery %d)\n",
 		r.Vertices, r.Edges.Total(), r.Edges.HappensBefore, r.Edges.ReadsFrom, r.Edges.Auxiliary, r.Edges.Recovery)
 	for k, a := range r.Anomalies {
-		fmt.Fprintf(&b, "\nanomaly %d: %s, operations at lines %s", k+1, a.Kind, joinInts(a.Ops))
-		if len(a.Words) > 0 {
-			fmt.Fprintf(&b, ", addresses %s", joinU(a.Words))
+		fmt.Fprintf(&b, "\nanomaly %d: %s\n", k+1, anomalyTitle(a))
+		// Evidence first: what the history shows, then the edges that
+		// prove the anomaly.
+		if a.Kind != analyzer.Cycle || len(a.Edges) == 0 {
+			fmt.Fprintf(&b, "  %s\n", summaryOf(a))
 		}
-		b.WriteString("\n")
+		for _, ev := range a.Evidence {
+			fmt.Fprintf(&b, "  evidence: %s\n", ev.Reason)
+		}
 		if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
-			fmt.Fprintf(&b, "  %d operations must each come before the next, and the last before the first:\n", len(a.Ops))
-			for _, e := range a.Edges {
-				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
-			}
-			for _, s := range a.Staleness {
-				fmt.Fprintf(&b, "  staleness: %s\n", s.Reason)
-			}
-		} else {
-			// The explanation already ends with the staleness sentences.
-			fmt.Fprintf(&b, "  %s\n", a.Explanation)
-			for _, e := range a.Edges {
-				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
-			}
+			fmt.Fprintf(&b, "  %s:\n", summaryOf(a))
+		}
+		for _, e := range a.Edges {
+			fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
+		}
+		for _, s := range a.Staleness {
+			fmt.Fprintf(&b, "  staleness: %s\n", s.Reason)
 		}
 	}
 	if r.Omitted > 0 {
@@ -71,6 +69,37 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// anomalyTitle names an anomaly: its kind, operations (and the lines
+// they had in the original history, for a shrunk one), addresses and
+// crashes.
+func anomalyTitle(a analyzer.Anomaly) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, operations at lines %s", a.Kind, joinInts(a.Ops))
+	if len(a.OriginalOps) > 0 {
+		fmt.Fprintf(&b, " (lines %s of the original)", joinInts(a.OriginalOps))
+	}
+	if len(a.Words) > 0 {
+		fmt.Fprintf(&b, ", addresses %s", joinU(a.Words))
+	}
+	switch len(a.Crashes) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, ", crash at line %d", a.Crashes[0])
+	default:
+		fmt.Fprintf(&b, ", crashes at lines %s", joinInts(a.Crashes))
+	}
+	return b.String()
+}
+
+// summaryOf is an anomaly's first sentence; the run's own anomalies
+// (stuck, corrupt) have only an explanation.
+func summaryOf(a analyzer.Anomaly) string {
+	if a.Summary != "" {
+		return a.Summary
+	}
+	return a.Explanation
 }
 
 func joinInts(xs []int64) string {
