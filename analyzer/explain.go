@@ -342,7 +342,6 @@ func (e *eval) shortestCycle(s int32, comp []int32) []int32 {
 	return cyc
 }
 
-
 // line is the line of vertex i (0 for genesis).
 func (x *explainer) line(i int32) int64 {
 	if i < 0 {
