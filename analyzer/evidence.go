@@ -186,6 +186,12 @@ func (x *explainer) crashStory(f *finding, evidence, ops []int32) {
 			}
 		}
 	}
+	for _, i := range ops {
+		// A read that shows what recovery left at one of the words.
+		if c := x.readsRecovery(i, f.words); c != none && !slices.Contains(crashes, c) {
+			crashes = append(crashes, c)
+		}
+	}
 	slices.Sort(crashes)
 	if len(crashes) > maxEvidenceCrashes {
 		crashes = crashes[:maxEvidenceCrashes]
@@ -258,6 +264,26 @@ func (x *explainer) straddle(c int32, ops []int32) note {
 		n.crash = c
 	}
 	return n
+}
+
+// readsRecovery is the crash after which the read i is the first read of
+// one of words (readAfterCrash), or none.
+func (x *explainer) readsRecovery(i int32, words []int32) int32 {
+	h := x.h
+	if h.flags[i]&(fRead|fReturned) != fRead|fReturned {
+		return none
+	}
+	c, _ := slices.BinarySearch(h.crashAt, i+1)
+	if c == 0 {
+		return none
+	}
+	c--
+	for _, w := range words {
+		if r, _ := x.readAfterCrash(int32(c), w); r == i {
+			return int32(c)
+		}
+	}
+	return none
 }
 
 // tookEffectBefore reports whether the write i took effect before crash c

@@ -1,6 +1,7 @@
 package analyzer
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/pmlin/pmlin/history"
@@ -136,15 +137,21 @@ func (e *eval) why(u, v int32) fact {
 	return e.hbFact(u, v) // not reached: the cycle's edges are the graph's
 }
 
-// crashRecOf is the record of operation i, cut off by a crash. The
-// records are in crash order, and an operation is cut off by the first
-// crash after its invocation, so they are sorted by operation too.
+// crashRecOf is the record of operation i, cut off by a crash: the crash
+// is the first after its invocation, and its records are contiguous in
+// h.crashed (in crash order), a few, one per operation it cut off.
 func (h *hist) crashRecOf(i int32) crashRec {
-	k, ok := slices.BinarySearchFunc(h.crashed, i, func(c crashRec, i int32) int { return int(c.op - i) })
-	if !ok {
-		return crashRec{op: i, next: none, nextRec: none}
+	c, _ := slices.BinarySearch(h.crashAt, i+1)
+	if c < len(h.crashLine) {
+		line := h.crashLine[c]
+		k, _ := slices.BinarySearchFunc(h.crashed, line, func(r crashRec, l uint32) int { return cmp.Compare(r.line, l) })
+		for ; k < len(h.crashed) && h.crashed[k].line == line; k++ {
+			if h.crashed[k].op == i {
+				return h.crashed[k]
+			}
+		}
 	}
-	return h.crashed[k]
+	return crashRec{op: i, next: none, nextRec: none}
 }
 
 // crashIndex is the index of the crash at line in h.crashLine, or none.

@@ -285,28 +285,37 @@ func (r renderer) recovered(ev Evidence) string {
 		}
 		k = j
 	}
-	var lost, kept []uint64
+	var lost, kept, other []uint64
 	for _, v := range ev.Values {
 		switch v.Fate {
 		case "old":
 			lost = append(lost, v.Word)
 		case "new":
 			kept = append(kept, v.Word)
+		default:
+			other = append(other, v.Word)
 		}
 	}
+	torn := ev.RetLine != 0 || ev.Rule == "strict" || oneRead(ev.Values)
 	switch {
+	case ev.Op == 0:
 	case len(lost) > 0 && ev.RetLine != 0:
 		fmt.Fprintf(&b, ": the successful cas of line %d, which returned at line %d, was lost at %s", ev.Op, ev.RetLine, addresses(lost))
 	case len(lost) > 0 && ev.Rule == "strict":
 		fmt.Fprintf(&b, ": %s's write, which the strict rule places before the crash, did not survive it at %s", short, addresses(lost))
 	case len(lost) > 0:
 		fmt.Fprintf(&b, ": %s's write was not in place at %s (the %s rule lets it take effect later)", short, addresses(lost), ev.Rule)
+	case len(kept) > 0 && len(other) > 0:
+		fmt.Fprintf(&b, ": %s's write was there at %s but not at %s", short, addresses(kept), addresses(other))
+		if torn {
+			b.WriteString(": a torn cas")
+		}
 	case len(kept) > 0 && len(ev.Unknown) == 0:
 		fmt.Fprintf(&b, ": %s's write survived the crash", short)
 	}
 	if len(lost) > 0 && len(kept) > 0 {
 		fmt.Fprintf(&b, ", but it was at %s", addresses(kept))
-		if ev.RetLine != 0 || ev.Rule == "strict" || oneRead(ev.Values) {
+		if torn {
 			b.WriteString(": a torn cas")
 		}
 	}

@@ -34,9 +34,9 @@ func opener(text []byte) func() (io.ReadCloser, error) {
 }
 
 // failsAs reports whether h is accepted by the analyzer and not
-// linearizable, with an anomaly of kind want and anomalies of the given
-// kinds only.
-func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want analyzer.Kind) bool {
+// linearizable, with an anomaly of kind want that tells the story, and
+// anomalies of the given kinds only.
+func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want analyzer.Kind, story shrink.Story) bool {
 	res, err := analyzer.CheckHistory(context.Background(), h, analyzer.Options{Mode: mode})
 	if err != nil || res.Linearizable || len(res.Anomalies) == 0 {
 		return false
@@ -46,7 +46,7 @@ func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want 
 		if !slices.Contains(kinds, a.Kind) {
 			return false
 		}
-		found = found || a.Kind == want
+		found = found || (a.Kind == want && story.Tells(a))
 	}
 	return found
 }
@@ -73,16 +73,16 @@ func without(h *history.History, i int) *history.History {
 }
 
 // checkShrunk asserts that h fails with anomaly 0 of the original
-// analysis' kind, and that removing any single operation makes it stop
-// failing that way (1-minimality).
+// analysis' kind and crash story, and that removing any single operation
+// makes it stop failing that way (1-minimality).
 func checkShrunk(t *testing.T, h *history.History, mode history.Mode, orig *analyzer.Result) {
 	t.Helper()
-	kinds, want := kindsOf(orig), orig.Anomalies[0].Kind
-	if !failsAs(h, mode, kinds, want) {
-		t.Fatalf("the shrunk history does not fail with a %s:\n%s", want, histgen.Text(h))
+	kinds, want, story := kindsOf(orig), orig.Anomalies[0].Kind, shrink.StoryOf(orig.Anomalies[0])
+	if !failsAs(h, mode, kinds, want, story) {
+		t.Fatalf("the shrunk history does not fail with a %s (story %+v):\n%s", want, story, histgen.Text(h))
 	}
 	for i := range h.Ops {
-		if failsAs(without(h, i), mode, kinds, want) {
+		if failsAs(without(h, i), mode, kinds, want, story) {
 			t.Fatalf("not 1-minimal: still fails without op %d (line %d):\n%s", i, h.Ops[i].Line, histgen.Text(h))
 		}
 	}
