@@ -114,4 +114,3 @@ func observes(op, w *history.Op) bool {
 	}
 	return false
 }
-
