@@ -138,7 +138,9 @@ func TestBrowser(t *testing.T) {
 		{"stale", nil, history.Strict},
 		{"dirty-bit", nil, history.Strict},
 		{"crash", nil, history.Strict},
-		{"crash", nil, history.Recoverable},
+		{"torn-cas", readFile(t, "../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
+		{"recovery-wrong-way", readFile(t, "../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
+		{"two-cut-off", readFile(t, "../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
 		{"lost-write-20k", large.Bytes(), history.Strict},
 		{"linearizable", nil, history.Strict},
 	}
@@ -179,7 +181,7 @@ func TestBrowser(t *testing.T) {
 			if hl != strconv.Itoa(want) || drawn != hl {
 				t.Fatalf("highlighted %s, drawn %s, want %d", hl, drawn, want)
 			}
-			checkDrawn(t, dom, d, p.text == nil)
+			checkDrawn(t, dom, d, p.name != "lost-write-20k")
 
 			shot := filepath.Join(shots, p.name+"."+p.mode.String()+".png")
 			os.Remove(shot)
@@ -251,6 +253,15 @@ func checkDrawn(t *testing.T, dom string, d *report.Data, small bool) {
 	if small && over != "0" {
 		t.Errorf("%s overlaps of edge labels", over)
 	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func grepLines(s, sub string) string {

@@ -76,19 +76,15 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 // crashes.
 func anomalyTitle(a analyzer.Anomaly) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, operations at lines %s", a.Kind, joinInts(a.Ops))
+	fmt.Fprintf(&b, "%s, %s at %s %s", a.Kind, plural(len(a.Ops), "operation", "operations"), plural(len(a.Ops), "line", "lines"), joinInts(a.Ops))
 	if len(a.OriginalOps) > 0 {
-		fmt.Fprintf(&b, " (lines %s of the original)", joinInts(a.OriginalOps))
+		fmt.Fprintf(&b, " (%s %s of the original)", plural(len(a.OriginalOps), "line", "lines"), joinInts(a.OriginalOps))
 	}
 	if len(a.Words) > 0 {
-		fmt.Fprintf(&b, ", addresses %s", joinU(a.Words))
+		fmt.Fprintf(&b, ", %s %s", plural(len(a.Words), "address", "addresses"), joinU(a.Words))
 	}
-	switch len(a.Crashes) {
-	case 0:
-	case 1:
-		fmt.Fprintf(&b, ", crash at line %d", a.Crashes[0])
-	default:
-		fmt.Fprintf(&b, ", crashes at lines %s", joinInts(a.Crashes))
+	if len(a.Crashes) > 0 {
+		fmt.Fprintf(&b, ", %s at %s %s", plural(len(a.Crashes), "crash", "crashes"), plural(len(a.Crashes), "line", "lines"), joinInts(a.Crashes))
 	}
 	return b.String()
 }
