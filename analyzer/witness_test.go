@@ -16,7 +16,12 @@ import (
 
 func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
 	t.Helper()
-	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), analyzer.Options{Mode: mode})
+	return analyzeOpts(t, text, analyzer.Options{Mode: mode})
+}
+
+func analyzeOpts(t *testing.T, text []byte, opts analyzer.Options) *analyzer.Analysis {
+	t.Helper()
+	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
