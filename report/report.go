@@ -1,21 +1,27 @@
 // Package report renders an analyzer verdict for people and programs.
 //
-//   - Text: the verdict, counts, then each anomaly with its minimal
+//   - Text: the verdict, counts, then each anomaly: its title (with the
+//     crashes of its evidence, and a shrunk history's original lines), its
+//     summary, its evidence first (the crash story), then its minimal
 //     witness: for a cycle, a shortest cycle, each edge with its reason in
-//     a sentence; for the other kinds, the explanation and the reads-from
-//     edges it names; for stale observations, how many versions behind
-//     they were (analyzer.Staleness).
+//     a sentence; for the other kinds, the reads-from edges the summary
+//     names; for stale observations, how many versions behind they were
+//     (analyzer.Staleness). The sentences are the analyzer's: one
+//     renderer, from the edges' and the evidence's data.
 //   - JSON: the object of docs/cli-contract.md, with each anomaly's
 //     edges and staleness: one type, Verdict, for the graph method, the
 //     exact search and recorded runs.
 //   - DOT: the anomalies' neighbourhoods of the precedence multigraph
 //     (analyzer.Neighbourhood), through gonum's DOT encoder, edges labelled
-//     by kind and word, the witness's edges in bold.
-//   - HTML: one self-contained file (no network loads): per anomaly, a
-//     timeline with a lane per process, operations as bars from
-//     invocation to response, crash lines, the anomaly's operations
-//     highlighted, and beside it the precedence subgraph with labelled
-//     edges; hovering shows an operation's lines and values.
+//     by kind, word and value, the witness's edges in bold, crashes as red
+//     octagons joined to what they cut off and to the reads after them.
+//   - HTML: one self-contained file (no network loads): per anomaly, its
+//     evidence and witness, a timeline with a lane per process, operations
+//     as bars from invocation to response with their values under them,
+//     crash lines, the anomaly's operations highlighted, and beside it the
+//     precedence subgraph: values under the vertices, crashes as vertices,
+//     edge labels placed clear of each other and of the vertices (graph.go);
+//     hovering shows an operation's lines and values.
 //
 // DOT and HTML show neighbourhoods, never a whole history, so their size
 // does not grow with the history's: the analyzer keeps no values, and
