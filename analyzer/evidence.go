@@ -128,6 +128,12 @@ type note struct {
 	readBy    int32 // expected: a read of the value after the return, or none
 }
 
+// newNote is a note of kind about operation op and crash c, its other
+// operations and accesses none.
+func newNote(kind EvidenceKind, op, c int32) note {
+	return note{kind: kind, op: op, crash: c, target: none, acc: none, writerAcc: none, replacer: none, readBy: none}
+}
+
 // noteVal is a value a read after a crash returned: the read's access.
 type noteVal struct {
 	acc  int32
@@ -251,7 +257,7 @@ func (n *note) telling() bool {
 // operations (those in the graph before it, those after it), else a note
 // with crash none.
 func (x *explainer) straddle(c int32, ops []int32) note {
-	n := note{kind: EvidenceCrash, op: none, crash: none, target: none}
+	n := newNote(EvidenceCrash, none, none)
 	for _, i := range ops {
 		switch {
 		case i >= x.h.crashAt[c]:
@@ -304,7 +310,8 @@ func (x *explainer) tookEffectBefore(i, c int32) bool {
 // by the end of the history).
 func (x *explainer) cutOff(i, c int32) note {
 	e, h := x.e, x.h
-	n := note{kind: EvidenceCutOff, op: i, crash: c, completed: true, rule: e.mode.String(), target: none}
+	n := newNote(EvidenceCutOff, i, c)
+	n.completed, n.rule = true, e.mode.String()
 	if c == none {
 		n.rule = "end"
 	} else if e.mode == history.Recoverable {
@@ -318,7 +325,7 @@ func (x *explainer) cutOff(i, c int32) note {
 // none, at words.
 func (x *explainer) recovery(c, i int32, words []int32) note {
 	h := x.h
-	n := note{kind: EvidenceRecovery, op: i, crash: c, target: none}
+	n := newNote(EvidenceRecovery, i, c)
 	if i != none && h.retLine[i] == 0 {
 		n.rule = x.e.mode.String()
 	}
@@ -363,6 +370,21 @@ func (x *explainer) recoveredWord(n *note, c, w, wa int32) {
 // recovery left (later crashes may fall in between: their recoveries
 // found it there too). It returns the read and its access, or none.
 func (x *explainer) readAfterCrash(c, w int32) (op, acc int32) {
+	key := [2]int32{c, w}
+	if r, ok := x.afterCrash[key]; ok {
+		return r[0], r[1]
+	}
+	if x.afterCrash == nil {
+		x.afterCrash = map[[2]int32][2]int32{}
+	}
+	op, acc = x.scanAfterCrash(c, w)
+	x.afterCrash[key] = [2]int32{op, acc}
+	return op, acc
+}
+
+// scanAfterCrash is readAfterCrash without its cache: anomalies of one
+// lost write (a fork per later write) share their crash.
+func (x *explainer) scanAfterCrash(c, w int32) (op, acc int32) {
 	h := x.h
 	end := min(h.n, h.crashAt[c]+maxEvidenceScan)
 	mayWrite := func(i int32) bool { return h.writes(i) && h.accessAt(i, w) != none }
@@ -414,7 +436,9 @@ func (x *explainer) elsewhere(f *finding) {
 		}
 	}
 	if best != none {
-		f.notes = append(f.notes, note{kind: EvidenceElsewhere, op: h.accOp[f.acc], crash: none, target: none, acc: f.acc, writerAcc: best})
+		n := newNote(EvidenceElsewhere, h.accOp[f.acc], none)
+		n.acc, n.writerAcc = f.acc, best
+		f.notes = append(f.notes, n)
 	}
 }
 
@@ -451,7 +475,8 @@ func (x *explainer) expected(f *finding, i int32) {
 		// before the cas (Assumption 2): nothing to say.
 		return
 	}
-	n := note{kind: EvidenceExpected, op: i, crash: none, target: none, acc: a, replacer: none, readBy: none}
+	n := newNote(EvidenceExpected, i, none)
+	n.acc = a
 	s := e.next(y, w)
 	if s != none {
 		n.replacer = h.accOp[s]

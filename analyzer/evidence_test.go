@@ -239,6 +239,8 @@ func TestOriginalLines(t *testing.T) {
 // evidence's, with the read after them.
 func TestNeighbourhoodSharesTheRenderer(t *testing.T) {
 	text := `pmlin-history v1
+7 inv read 9
+7 ret 0
 1 inv cas 3:0:0x5 4:0:0x6
 crash
 9 inv read 3 4
@@ -254,8 +256,16 @@ crash
 			t.Errorf("witness edge %q is not drawn with the same sentence", e.Reason)
 		}
 	}
-	if len(nb.Crashes) != 1 || nb.Crashes[0].Line != 3 || !nb.Crashes[0].Story || !slices.Equal(nb.Crashes[0].CutOff, []int64{2}) ||
-		!slices.Equal(nb.Crashes[0].Reads, []int64{4}) {
+	var nodes []int64
+	for _, o := range nb.Nodes {
+		nodes = append(nodes, o.Line)
+	}
+	slices.Sort(nodes)
+	if !slices.Equal(nodes, []int64{0, 4, 6}) {
+		t.Errorf("nodes %v, want genesis, the cas and the read after the crash", nodes)
+	}
+	if len(nb.Crashes) != 1 || nb.Crashes[0].Line != 5 || !nb.Crashes[0].Story || !slices.Equal(nb.Crashes[0].CutOff, []int64{4}) ||
+		!slices.Equal(nb.Crashes[0].Reads, []int64{6}) {
 		t.Fatalf("crashes %+v", nb.Crashes)
 	}
 	b, _ := json.Marshal(nb.Edges)

@@ -22,6 +22,8 @@ type explainer struct {
 	// writersOf caches, for the values of dangling accesses, the accesses
 	// of cas that have them as new values (evidence.go).
 	writersOf map[uint64][]int32
+	// afterCrash caches readAfterCrash by (crash, word).
+	afterCrash map[[2]int32][2]int32
 	findings  []finding
 }
 
