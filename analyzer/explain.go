@@ -24,7 +24,7 @@ type explainer struct {
 	writersOf map[uint64][]int32
 	// afterCrash caches readAfterCrash by (crash, word).
 	afterCrash map[[2]int32][2]int32
-	findings  []finding
+	findings   []finding
 }
 
 // finding is an anomaly in internal ids.
