@@ -95,6 +95,42 @@ func TestFigureTextKinds(t *testing.T) {
 
 func all(k ...analyzer.Kind) [3][]analyzer.Kind { return [3][]analyzer.Kind{k, k, k} }
 
+// goldenReport renders res as its golden file has it (the text report, a
+// blank line, the JSON indented), compares it with the file at path or
+// rewrites the file with -update, and returns the JSON.
+func goldenReport(t *testing.T, name string, res *analyzer.Result, path string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := report.Text(&buf, name, res); err != nil {
+		t.Fatal(err)
+	}
+	buf.WriteString("\n")
+	var js bytes.Buffer
+	if err := report.JSON(&js, report.NewVerdict(res)); err != nil {
+		t.Fatal(err)
+	}
+	if !json.Valid(js.Bytes()) {
+		t.Fatalf("invalid JSON: %s", js.String())
+	}
+	if err := json.Indent(&buf, js.Bytes(), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if *updateGolden {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return js.Bytes()
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (regenerate with go test ./analyzer -update)", err)
+	}
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Errorf("report differs from %s (regenerate with -update if the change is intended):\n--- got\n%s\n--- want\n%s", path, buf.String(), want)
+	}
+	return js.Bytes()
+}
+
 func TestFigures(t *testing.T) {
 	var files []string
 	for _, dir := range []string{"opodis", "chains"} {
@@ -151,38 +187,11 @@ func TestFigures(t *testing.T) {
 					t.Errorf("the brute force says linearizable=%v, the table %v", brute, want == nil)
 				}
 				// Golden text and JSON reports.
-				var buf bytes.Buffer
-				if err := report.Text(&buf, fig.file, res); err != nil {
-					t.Fatal(err)
-				}
-				buf.WriteString("\n")
-				var js bytes.Buffer
-				if err := report.JSON(&js, report.NewVerdict(res)); err != nil {
-					t.Fatal(err)
-				}
-				if !json.Valid(js.Bytes()) {
-					t.Fatalf("invalid JSON: %s", js.String())
-				}
-				if err := json.Indent(&buf, js.Bytes(), "", "  "); err != nil {
-					t.Fatal(err)
-				}
 				golden := filepath.Join("testdata", fig.file[:len(fig.file)-len(".hist")]+"."+mode.String()+".golden")
-				if *updateGolden {
-					if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				wantOut, err := os.ReadFile(golden)
-				if err != nil {
-					t.Fatalf("%v (regenerate with go test ./analyzer -run Figures -update)", err)
-				}
-				if !bytes.Equal(buf.Bytes(), wantOut) {
-					t.Errorf("report differs from %s (regenerate with -update if the change is intended):\n--- got\n%s\n--- want\n%s", golden, buf.String(), wantOut)
-				}
+				js := goldenReport(t, fig.file, res, golden)
 				// The JSON fields of docs/cli-contract.md.
 				var obj map[string]any
-				if err := json.Unmarshal(js.Bytes(), &obj); err != nil {
+				if err := json.Unmarshal(js, &obj); err != nil {
 					t.Fatal(err)
 				}
 				for _, k := range []string{"linearizable", "mode", "operations", "anomalies"} {

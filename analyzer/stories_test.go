@@ -3,7 +3,6 @@ package analyzer_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/report"
 	"github.com/pmlin/pmlin/shrink"
 )
 
@@ -64,32 +62,7 @@ func TestCrashStories(t *testing.T) {
 			if ex, err := exact.Check(context.Background(), h, exact.Options{}); err != nil || ex.Linearizable {
 				t.Errorf("the exact checker: %v %+v", err, ex)
 			}
-			var buf bytes.Buffer
-			if err := report.Text(&buf, "crashes/"+m+".hist", res); err != nil {
-				t.Fatal(err)
-			}
-			buf.WriteString("\n")
-			var js bytes.Buffer
-			if err := report.JSON(&js, report.NewVerdict(res)); err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Indent(&buf, js.Bytes(), "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "crashes", m+".strict.golden")
-			if *updateGolden {
-				if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (regenerate with go test ./analyzer -run CrashStories -update)", err)
-			}
-			if !bytes.Equal(buf.Bytes(), want) {
-				t.Errorf("report differs from %s (regenerate with -update if the change is intended):\n--- got\n%s\n--- want\n%s", golden, buf.String(), want)
-			}
+			goldenReport(t, "crashes/"+m+".hist", res, filepath.Join("testdata", "crashes", m+".strict.golden"))
 		})
 	}
 }
