@@ -129,7 +129,7 @@ func (r renderer) summary(s summary) string {
 }
 
 // staleness renders a stale observation.
-func (r renderer) staleness(s Staleness, expected bool, latestReturned int64) string {
+func (r renderer) staleness(s Staleness, expected bool) string {
 	verb, obj := "read", "the read"
 	if expected {
 		verb, obj = "expected", "it"
@@ -142,8 +142,8 @@ func (r renderer) staleness(s Staleness, expected bool, latestReturned int64) st
 	if s.Writer != 0 {
 		from = "written by " + r.ops.describe(s.Writer)
 	}
-	done := fmt.Sprintf("returned at line %d", latestReturned)
-	if latestReturned == 0 {
+	done := fmt.Sprintf("returned at line %d", s.LatestRetLine)
+	if s.LatestRetLine == 0 {
 		done = "was cut off by a crash after taking effect"
 	}
 	return fmt.Sprintf("%s %s address %d = %s (%s), %d %s behind: %s had written %s there and %s, before %s was invoked",

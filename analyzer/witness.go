@@ -37,8 +37,10 @@ type Staleness struct {
 	Writer int64  `json:"writer"`
 	Behind int    `json:"behind"`
 	Latest uint64 `json:"latest"`
-	// LatestWriter is the line of the cas that wrote Latest.
-	LatestWriter int64 `json:"latest_writer"`
+	// LatestWriter is the line of the cas that wrote Latest, and
+	// LatestRetLine the line of its response (0: a crash cut it off).
+	LatestWriter  int64 `json:"latest_writer"`
+	LatestRetLine int64 `json:"latest_ret_line,omitempty"`
 	// Reason says it in a sentence.
 	Reason string `json:"reason"`
 }
@@ -153,8 +155,8 @@ func (e *eval) staleness(i int32, budget *int) []staleFact {
 func (x *explainer) stalenessOf(f staleFact) Staleness {
 	h := x.h
 	st := Staleness{Op: int64(h.line[f.op]), Word: h.addr[h.wordOf(f.x)], Value: h.valueOf(f.x), Writer: h.writerLine(h.ver[f.x]),
-		Behind: f.n, Latest: h.nw[f.latest], LatestWriter: h.writerLine(f.latest)}
-	st.Reason = x.r.staleness(st, !h.isRead(f.op), int64(h.retLine[h.accOp[f.latest]]))
+		Behind: f.n, Latest: h.nw[f.latest], LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLine[h.accOp[f.latest]])}
+	st.Reason = x.r.staleness(st, !h.isRead(f.op))
 	return st
 }
 

@@ -59,7 +59,7 @@ func TestStalenessCountsMissedVersions(t *testing.T) {
 		t.Fatalf("staleness: %+v", an)
 	}
 	s := an.Staleness[0]
-	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5}
+	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5, LatestRetLine: 6}
 	s.Reason = ""
 	if s != want {
 		t.Fatalf("got %+v\nwant %+v", s, want)

@@ -129,7 +129,7 @@ func DOT(w io.Writer, d *Data) error {
 				if ret != "" {
 					label += "\n" + ret
 				} else {
-					label += "\n(" + o.Status + ")"
+					label += "\n(" + cutOffText(o) + ")"
 				}
 			}
 			attrs := []encoding.Attribute{{Key: "label", Value: label}}
@@ -240,6 +240,18 @@ func crashLines(g dotGraph, d *Data, nodes map[int64]dotNode, id int64) []*dotLi
 		}
 	}
 	return out
+}
+
+// cutOffText says how an operation without a response ended.
+func cutOffText(o analyzer.OpInfo) string {
+	s := "pending at the end"
+	if o.CrashLine > 0 {
+		s = fmt.Sprintf("cut off by the crash at line %d", o.CrashLine)
+	}
+	if o.Completed {
+		s += ", completed as a success"
+	}
+	return s
 }
 
 func witnessAttrs(attrs []encoding.Attribute) []encoding.Attribute {
