@@ -28,8 +28,9 @@ type Verdict struct {
 	*analyzer.Stats
 	// Search are the exact search's figures (nil for the graph method).
 	*Search
-	// Anomalies are, for a run, its own (stuck, corrupt) first, then the
-	// analyzer's: the kinds of docs/cli-contract.md with the same fields.
+	// Anomalies are, for a run, its own (stuck, corrupt, blocked) first,
+	// then the analyzer's: the kinds of docs/cli-contract.md with the same
+	// fields.
 	Anomalies []analyzer.Anomaly `json:"anomalies"`
 	// Omitted counts the analyzer's anomalies left out of the list.
 	Omitted int64 `json:"omitted,omitempty"`

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -30,6 +30,7 @@ type fuzzJSON struct {
 	OpsPerSec     float64      `json:"ops_per_sec"`
 	CrashesPerSec float64      `json:"crashes_per_sec"`
 	Seed          uint64       `json:"seed"`
+	Target        string       `json:"target"`
 	Mutant        string       `json:"mutant"`
 	Mode          string       `json:"mode"`
 	Finding       *findingJSON `json:"finding,omitempty"`
@@ -47,7 +48,7 @@ type findingJSON struct {
 
 func fuzzCommand(e env) *cobra.Command {
 	var (
-		c          = runConfig()
+		c          = runConfig(e)
 		seconds    float64
 		modeName   string
 		asJSON     bool
@@ -60,10 +61,11 @@ func fuzzCommand(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "fuzz [flags]",
 		Short: "The main job: run, crash, recover and check, over fresh seeds",
-		Long: `fuzz repeats: record a run of the built-in PMwCAS with crashes (as pmlin run
-does, each run with a fresh seed derived from --seed), recover after each
-crash, and check the history in memory, until --seconds are spent or a
-violation is found. A live progress line goes to standard error.
+		Long: `fuzz repeats: record a run of a target (--target, see pmlin targets; by
+default the first) with crashes, as pmlin run does, each run with a fresh
+seed derived from --seed; recover after each crash, and check the history in
+memory, until --seconds are spent or a violation is found. A live progress
+line goes to standard error.
 
 On a violation it keeps the history, the report and the exact replay command
 under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
@@ -86,7 +88,7 @@ operations, crashes, violations, seconds (and more).`,
 			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
 		},
 	}
-	c.RegisterFlags(cmd.Flags())
+	c.RegisterFlags(cmd.Flags(), e.targets)
 	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
@@ -127,18 +129,18 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Mutant: c.Mutant, Mode: fc.Mode.String()}
+		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
 	var text bytes.Buffer
 	w := io.Writer(&text)
-	target := "the correct PMwCAS"
+	subject := "target " + c.Target.Name
 	if c.Mutant != "" {
-		target = "the PMwCAS with planted bug " + c.Mutant
+		subject += " with planted bug " + c.Mutant
 	}
 	if found == nil {
-		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, seed %d)\n", secs, target, fc.Mode, fc.Seed)
+		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, seed %d)\n", secs, subject, fc.Mode, fc.Seed)
 	} else {
 		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, seed %d)\n",
-			found.Index+1, found.After.Seconds(), target, fc.Mode, fc.Seed)
+			found.Index+1, found.After.Seconds(), subject, fc.Mode, fc.Seed)
 	}
 	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
@@ -148,9 +150,9 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
 	}
 	if found == nil {
-		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck, every recovery succeeded\n", fc.Mode)
+		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck or blocked, every recovery succeeded\n", fc.Mode)
 	} else {
-		fj, err := keepFinding(ctx, w, found, fc, outDir)
+		fj, err := keepFinding(ctx, w, found, fc, outDir, e.prog)
 		if err != nil {
 			return &exitError{exitInput, err}
 		}
@@ -168,14 +170,16 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	return nil
 }
 
-// keepFinding writes the history, the reports and the replay command of a
-// finding under dir and describes them on w.
-func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir string) (*findingJSON, error) {
+// keepFinding writes the history, the reports and the replay command (of
+// program prog) of a finding under dir, named TARGET-[MUTANT-]run-SEED, and
+// describes them on w.
+func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir, prog string) (*findingJSON, error) {
 	seed := f.Config.Driver.Seed
-	base := fmt.Sprintf("run-%d", seed)
+	base := f.Config.Target.Name + "-"
 	if f.Config.Mutant != "" {
-		base = f.Config.Mutant + "-" + base
+		base += f.Config.Mutant + "-"
 	}
+	base += fmt.Sprintf("run-%d", seed)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -185,8 +189,8 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
 		return nil, err
 	}
-	replay := shellJoin(append(append([]string{"pmlin", "run"}, f.Config.Args()...), "-o", histPath)) +
-		" && " + shellJoin([]string{"pmlin", "check", "--mode", fc.Mode.String(), histPath})
+	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "-o", histPath)) +
+		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), histPath})
 	vj := toJSON(f.Verdict)
 	files := []struct {
 		path string
@@ -219,7 +223,7 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 // few operations that still fail): what a person reads first. They come
 // from the verdict's analysis and the history in memory, not from the
 // file read and analysed again. Anomalies only the run itself saw (stuck,
-// corrupt) have none. Failures here are not the campaign's: they are
+// corrupt, blocked) have none. Failures here are not the campaign's: they are
 // reported in the returned list.
 func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [][2]string {
 	a := f.Verdict.Analysis

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"os"
@@ -14,7 +14,7 @@ import (
 // word of the default column of that flag's row. It reads the help as a user
 // sees it, so a new command or flag fails here until it is documented.
 func TestCLIContractDocumentsEveryFlag(t *testing.T) {
-	b, err := os.ReadFile("../../docs/cli-contract.md")
+	b, err := os.ReadFile("../docs/cli-contract.md")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -18,16 +18,20 @@ import (
 )
 
 // runConfig is the configuration run and fuzz start from, before their
-// flags (crash.Config.RegisterFlags) change it: the defaults, with this
-// binary as the child process of the process-kill modes.
-func runConfig() crash.Config {
+// flags (crash.Config.RegisterFlags) change it: the defaults, the first
+// target, and e's way to start the child process of the process-kill
+// modes.
+func runConfig(e env) crash.Config {
 	c := crash.DefaultConfig()
-	c.Child.Command = selfCommand
+	if len(e.targets) > 0 {
+		c.Target = e.targets[0]
+	}
+	c.Child.Command = e.child
 	return c
 }
 
-// selfCommand starts this binary's hidden internal-worker subcommand: the
-// child process of the process-kill mode.
+// selfCommand starts this executable's hidden internal-worker subcommand:
+// the child process of the process-kill modes, with the same targets.
 func selfCommand(spec string) *exec.Cmd {
 	exe, err := os.Executable()
 	if err != nil {
@@ -43,7 +47,7 @@ func internalWorkerCommand(e env) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := crash.ChildMain(cmd.Context(), args[0], e.stdout); code != 0 {
+			if code := crash.ChildMain(cmd.Context(), args[0], e.stdout, e.targets); code != 0 {
 				return &exitError{code, nil}
 			}
 			return nil
@@ -53,7 +57,7 @@ func internalWorkerCommand(e env) *cobra.Command {
 
 func runCommand(e env) *cobra.Command {
 	var (
-		c        = runConfig()
+		c        = runConfig(e)
 		outPath  string
 		check    bool
 		asJSON   bool
@@ -61,17 +65,18 @@ func runCommand(e env) *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
-		Short: "Record a history of the built-in PMwCAS under crashes",
-		Long: `run drives the built-in PMwCAS on an emulated persistent region (or, with
---crash-mode kill, a region file worked by a child process killed with
-SIGKILL), crashes it at seeded random region accesses, recovers, and records
-the history (to -o FILE, default standard output). With --sched deterministic
-the same flags and seed record the same history, byte for byte.
+		Short: "Record a history of a target under crashes",
+		Long: `run drives a target (--target, see pmlin targets; by default the first) on an
+emulated persistent region (or, with --crash-mode kill, a region file worked
+by a child process killed with SIGKILL), crashes it at seeded random region
+accesses, recovers, and records the history (to -o FILE, default standard
+output). With --sched deterministic the same flags and seed record the same
+history, byte for byte.
 
 Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
-stuck, a recovery or operation failed, or (--check) the history is not
-linearizable; 2 a usage error, or (--check) a history the analyzer could not
-decide (UNDECIDED is not a pass).`,
+stuck or blocked, a recovery or operation failed, or (--check) the history
+is not linearizable; 2 a usage error, or (--check) a history the analyzer
+could not decide (UNDECIDED is not a pass).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := c.Check(); err != nil { // before -o is created
@@ -84,10 +89,10 @@ decide (UNDECIDED is not a pass).`,
 			return runRun(cmd.Context(), e, c, outPath, check || asJSON, asJSON, mode)
 		},
 	}
-	c.RegisterFlags(cmd.Flags())
+	c.RegisterFlags(cmd.Flags(), e.targets)
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output)")
 	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
 	return cmd
 }

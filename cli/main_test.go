@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -8,13 +8,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pmlin/pmlin/lockmwcas"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/target"
 )
 
-// pmlin runs the command line in process.
+// testTargets are the targets of command pmlin.
+var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target()}
+
+// pmlin runs the command line in process, as command pmlin.
 func pmlin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(context.Background(), args, env{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb})
+	code = Command{Targets: testTargets, Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}.Run(context.Background(), args)
 	return code, out.String(), errb.String()
 }
 
@@ -36,8 +43,8 @@ func TestCheckExitCodes(t *testing.T) {
 		stdout string // substring
 		stderr string // substring
 	}{
-		{"linearizable example", []string{"check", "../../examples/linearizable.hist"}, "", 0, "LINEARIZABLE", ""},
-		{"violation example", []string{"check", "../../examples/dirty-bit.hist"}, "", 1, "NOT LINEARIZABLE", ""},
+		{"linearizable example", []string{"check", "../examples/linearizable.hist"}, "", 0, "LINEARIZABLE", ""},
+		{"violation example", []string{"check", "../examples/dirty-bit.hist"}, "", 1, "NOT LINEARIZABLE", ""},
 		{"stdin", []string{"check", "-"}, "1 inv read 3\n1 ret 0\n", 0, "<stdin>: LINEARIZABLE", ""},
 		{"malformed names the line", []string{"check", "-"}, "1 inv read 3\n1 ret 0\n1 ret 0\n", 2, "", "<stdin>:3: process 1 returns but has no pending operation"},
 		{"assumption names the line", []string{"check", "-"}, "1 inv cas 1:0:5\n1 ret ok\n2 inv cas 1:0:5\n2 ret ok\n", 2, "", "<stdin>:3: breaks Assumption 1"},
@@ -49,7 +56,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"binary input", []string{"check", "-"}, "\x00\x01\x02\xff", 2, "", "<stdin>:1:"},
 		{"modes differ: recoverable passes", []string{"check", "--mode", "recoverable", "-"}, "1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n", 0, "recoverable mode", ""},
 		{"modes differ: strict fails", []string{"check", "--mode", "strict", "-"}, "1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n", 1, "cycle", ""},
-		{"exact agrees", []string{"check", "--exact", "../../examples/dirty-bit.hist"}, "", 1, "exact search", ""},
+		{"exact agrees", []string{"check", "--exact", "../examples/dirty-bit.hist"}, "", 1, "exact search", ""},
 		{"exact decides without assumption 1", []string{"check", "--exact", "-"}, "1 inv cas 1:0:5\n1 ret ok\n2 inv cas 1:5:0\n2 ret ok\n3 inv read 1\n3 ret 0\n", 0, "LINEARIZABLE", ""},
 		{"help", []string{"check", "-h"}, "", 0, "--mode", ""},
 	}
@@ -65,7 +72,7 @@ func TestCheckExitCodes(t *testing.T) {
 
 // TestCheckJSONContract checks the fields docs/cli-contract.md promises.
 func TestCheckJSONContract(t *testing.T) {
-	code, out, _ := pmlin(t, "", "check", "--json", "../../examples/dirty-bit.hist")
+	code, out, _ := pmlin(t, "", "check", "--json", "../examples/dirty-bit.hist")
 	if code != 1 {
 		t.Fatalf("exit %d", code)
 	}
@@ -89,7 +96,7 @@ func TestCheckJSONContract(t *testing.T) {
 	if len(v.Anomalies) != 1 || v.Anomalies[0].Kind != "cycle" || len(v.Anomalies[0].Ops) != 2 || v.Anomalies[0].Explanation == "" || len(v.Anomalies[0].Words) != 1 {
 		t.Fatalf("anomalies: %s", out)
 	}
-	code, out, _ = pmlin(t, "", "check", "--json", "../../examples/linearizable.hist")
+	code, out, _ = pmlin(t, "", "check", "--json", "../examples/linearizable.hist")
 	if code != 0 || !strings.Contains(out, `"linearizable":true`) || !strings.Contains(out, `"anomalies":[]`) {
 		t.Fatalf("exit %d: %s", code, out)
 	}

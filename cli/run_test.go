@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,9 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/lockmwcas"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/target"
 )
 
 // TestMain lets the test binary stand in for pmlin as the child process of
@@ -20,7 +24,7 @@ import (
 // hidden internal-worker subcommand).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 2 && os.Args[1] == "internal-worker" {
-		os.Exit(run(context.Background(), os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+		os.Exit(Command{Targets: testTargets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}.Run(context.Background(), os.Args[1:]))
 	}
 	os.Exit(m.Run())
 }
@@ -70,6 +74,11 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"run", "extra"}, 2, "unknown command"},
 		{[]string{"run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "6", "--check"}, 1, "NOT LINEARIZABLE"},
 		{[]string{"fuzz", "--seconds", "0"}, 2, "must be positive"},
+		{[]string{"run", "--target", "nope"}, 2, `unknown target "nope" (known: pmwcas, lockmwcas)`},
+		{[]string{"run", "--stripes", "2"}, 2, "--stripes is not a parameter of target pmwcas (its parameters: --descriptors)"},
+		{[]string{"run", "--target", "lockmwcas", "--stripes", "0"}, 2, "--stripes 0: out of range"},
+		{[]string{"run", "--target", "lockmwcas", "--mutant", "recovery-wrong-way"}, 2, "unknown mutant \"recovery-wrong-way\" of target lockmwcas"},
+		{[]string{"mutants", "--target", "nope"}, 2, "unknown target"},
 	}
 	for _, tc := range tests {
 		code, _, errs := pmlin(t, "", tc.args...)
@@ -80,15 +89,48 @@ func TestRunExitCodes(t *testing.T) {
 }
 
 func TestMutantsCommand(t *testing.T) {
-	code, out, _ := pmlin(t, "", "mutants")
-	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if code != 0 || len(lines) != 10 {
-		t.Fatalf("exit %d\n%s", code, out)
+	for _, tc := range []struct {
+		args []string
+		n    int
+	}{{[]string{"mutants"}, 10}, {[]string{"mutants", "--target", "lockmwcas"}, 6}, {[]string{"targets"}, 2}} {
+		code, out, _ := pmlin(t, "", tc.args...)
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if code != 0 || len(lines) != tc.n {
+			t.Fatalf("%v: exit %d\n%s", tc.args, code, out)
+		}
+		for _, l := range lines {
+			name, desc, ok := strings.Cut(l, "  ")
+			if !ok || strings.Contains(name, " ") || desc == "" {
+				t.Fatalf("%v: line %q is not NAME  description", tc.args, l)
+			}
+		}
 	}
-	for _, l := range lines {
-		name, desc, ok := strings.Cut(l, "  ")
-		if !ok || strings.Contains(name, " ") || desc == "" {
-			t.Fatalf("line %q is not NAME  description", l)
+	if _, out, _ := pmlin(t, "", "targets"); !strings.HasPrefix(out, "pmwcas  ") {
+		t.Fatalf("the default target is not first:\n%s", out)
+	}
+}
+
+// TestBadTargets: targets that cannot be used are refused before any
+// command runs.
+func TestBadTargets(t *testing.T) {
+	ok := mwcas.Target()
+	clash := lockmwcas.Target()
+	clash.Params = append(clash.Params, target.Param{Name: "threads", Default: "1"})
+	noNew := lockmwcas.Target()
+	noNew.New = nil
+	for _, tc := range []struct {
+		targets []*target.Target
+		err     string
+	}{
+		{[]*target.Target{ok, ok}, "two targets are called pmwcas"},
+		{[]*target.Target{ok, clash}, "parameter --threads would hide the flag"},
+		{[]*target.Target{noNew}, "Size, New and Open must all be set"},
+		{[]*target.Target{{Name: "Bad Name"}}, "lower-case letters"},
+	} {
+		var errb bytes.Buffer
+		code := Command{Targets: tc.targets, Stderr: &errb}.Run(context.Background(), []string{"targets"})
+		if code != 2 || !strings.Contains(errb.String(), tc.err) {
+			t.Errorf("exit %d: %s (want %q)", code, errb.String(), tc.err)
 		}
 	}
 }
@@ -111,53 +153,58 @@ func TestFuzzClean(t *testing.T) {
 	}
 }
 
-// TestFuzzFindsAndReplays: a mutant is found, the files are kept, and the
-// replay command records the same history.
+// TestFuzzFindsAndReplays: a mutant of each target is found, the files
+// are kept, and the replay command records the same history.
 func TestFuzzFindsAndReplays(t *testing.T) {
-	dir := t.TempDir()
-	code, out, errs := pmlin(t, "", "fuzz", "--mutant", "dirty-spurious-failure", "--seconds", "20", "--out", dir, "--jobs", "1")
-	if code != 1 || !strings.Contains(out, "VIOLATION") {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
-	}
-	ents, _ := os.ReadDir(dir)
-	var hist, replay string
-	for _, e := range ents {
-		switch {
-		case strings.HasSuffix(e.Name(), ".shrunk.hist"):
-		case strings.HasSuffix(e.Name(), ".hist"):
-			hist = filepath.Join(dir, e.Name())
-		case strings.HasSuffix(e.Name(), ".replay.sh"):
-			replay = filepath.Join(dir, e.Name())
+	for _, tc := range [][2]string{{"pmwcas", "dirty-spurious-failure"}, {"lockmwcas", "read-skips-lock"}} {
+		dir := t.TempDir()
+		code, out, errs := pmlin(t, "", "fuzz", "--target", tc[0], "--mutant", tc[1], "--seconds", "20", "--out", dir, "--jobs", "1")
+		if code != 1 || !strings.Contains(out, "VIOLATION") || !strings.Contains(out, "target "+tc[0]+" with planted bug "+tc[1]) {
+			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}
-	}
-	// The history, its text, JSON and HTML reports, the shrunk history and
-	// the replay command.
-	if len(ents) != 6 || hist == "" || replay == "" {
-		t.Fatalf("kept %v", ents)
-	}
-	script, _ := os.ReadFile(replay)
-	cmdLine := strings.Split(strings.TrimSpace(string(script)), "\n")[2]
-	runPart, _, _ := strings.Cut(cmdLine, " && ")
-	fields := strings.Fields(runPart)
-	if fields[0] != "pmlin" {
-		t.Fatalf("replay %q", cmdLine)
-	}
-	again := filepath.Join(t.TempDir(), "again.hist")
-	for i, f := range fields {
-		if f == "-o" {
-			fields[i+1] = again
+		ents, _ := os.ReadDir(dir)
+		var hist, replay string
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), tc[0]+"-"+tc[1]+"-run-") {
+				t.Fatalf("kept %s", e.Name())
+			}
+			switch {
+			case strings.HasSuffix(e.Name(), ".shrunk.hist"):
+			case strings.HasSuffix(e.Name(), ".hist"):
+				hist = filepath.Join(dir, e.Name())
+			case strings.HasSuffix(e.Name(), ".replay.sh"):
+				replay = filepath.Join(dir, e.Name())
+			}
 		}
-	}
-	if code, _, errs := pmlin(t, "", fields[1:]...); code != 0 {
-		t.Fatalf("replay: exit %d: %s", code, errs)
-	}
-	a, _ := os.ReadFile(hist)
-	b, _ := os.ReadFile(again)
-	if string(a) != string(b) {
-		t.Fatal("the replay recorded a different history")
-	}
-	if code, out, _ := pmlin(t, "", "check", again); code != 1 {
-		t.Fatalf("check of the replay: exit %d\n%s", code, out)
+		// The history, its text, JSON and HTML reports, the shrunk history
+		// and the replay command.
+		if len(ents) != 6 || hist == "" || replay == "" {
+			t.Fatalf("kept %v", ents)
+		}
+		script, _ := os.ReadFile(replay)
+		cmdLine := strings.Split(strings.TrimSpace(string(script)), "\n")[2]
+		runPart, _, _ := strings.Cut(cmdLine, " && ")
+		fields := strings.Fields(runPart)
+		if fields[0] != "pmlin" || fields[2] != "--target" || fields[3] != tc[0] {
+			t.Fatalf("replay %q", cmdLine)
+		}
+		again := filepath.Join(t.TempDir(), "again.hist")
+		for i, f := range fields {
+			if f == "-o" {
+				fields[i+1] = again
+			}
+		}
+		if code, _, errs := pmlin(t, "", fields[1:]...); code != 0 {
+			t.Fatalf("replay: exit %d: %s", code, errs)
+		}
+		a, _ := os.ReadFile(hist)
+		b, _ := os.ReadFile(again)
+		if string(a) != string(b) {
+			t.Fatal("the replay recorded a different history")
+		}
+		if code, out, _ := pmlin(t, "", "check", again); code != 1 {
+			t.Fatalf("check of the replay: exit %d\n%s", code, out)
+		}
 	}
 }
 
@@ -165,9 +212,11 @@ func TestRunKillMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	code, out, errs := pmlin(t, "", "run", "--crash-mode", "kill", "--ops", "600", "--check", "-o", filepath.Join(t.TempDir(), "k.hist"))
-	if code != 0 || !strings.Contains(out, "LINEARIZABLE") || !strings.Contains(out, "6 crashes") {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	for _, tg := range testTargets {
+		code, out, errs := pmlin(t, "", "run", "--target", tg.Name, "--crash-mode", "kill", "--ops", "600", "--check", "-o", filepath.Join(t.TempDir(), "k.hist"))
+		if code != 0 || !strings.Contains(out, "LINEARIZABLE") || !strings.Contains(out, "6 crashes") {
+			t.Fatalf("%s: exit %d\n%s\n%s", tg.Name, code, out, errs)
+		}
 	}
 }
 

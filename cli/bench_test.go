@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,7 +17,7 @@ import (
 // runs before any TestMain.
 func init() {
 	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "child" {
-		os.Exit(run(context.Background(), os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr}))
+		os.Exit(Command{Targets: testTargets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}.Run(context.Background(), os.Args[1:]))
 	}
 }
 

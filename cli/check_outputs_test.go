@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -31,7 +31,7 @@ func TestCheckExactWitness(t *testing.T) {
 func TestCheckOutputs(t *testing.T) {
 	dir := t.TempDir()
 	html, dot, shrunk := filepath.Join(dir, "r.html"), filepath.Join(dir, "g.dot"), filepath.Join(dir, "s.hist")
-	args := []string{"check", "--json", "--report", html, "--dot", dot, "--shrink", shrunk, "../../examples/dirty-bit.hist"}
+	args := []string{"check", "--json", "--report", html, "--dot", dot, "--shrink", shrunk, "../examples/dirty-bit.hist"}
 	code, out, errs := pmlin(t, "", args...)
 	if code != 1 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
@@ -77,14 +77,14 @@ func TestCheckOutputs(t *testing.T) {
 
 	// Existing files are kept, before any work, unless --force.
 	before, _ := os.ReadFile(html)
-	code, _, errs = pmlin(t, "", "check", "--report", html, "../../examples/linearizable.hist")
+	code, _, errs = pmlin(t, "", "check", "--report", html, "../examples/linearizable.hist")
 	if code != 2 || !strings.Contains(errs, "--force") {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
 	if after, _ := os.ReadFile(html); string(after) != string(before) {
 		t.Fatal("the report was overwritten without --force")
 	}
-	code, _, _ = pmlin(t, "", "check", "--force", "--report", html, "../../examples/linearizable.hist")
+	code, _, _ = pmlin(t, "", "check", "--force", "--report", html, "../examples/linearizable.hist")
 	if after, _ := os.ReadFile(html); code != 0 || !strings.Contains(string(after), "No anomaly") {
 		t.Fatalf("--force: exit %d", code)
 	}
