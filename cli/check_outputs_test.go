@@ -11,11 +11,11 @@ import (
 // TestCheckExactWitness: --exact names the few operations that cannot be
 // ordered, not the whole failing component.
 func TestCheckExactWitness(t *testing.T) {
-	code, out, errs := pmlin(t, "", "check", "--exact", "../../examples/dirty-bit.hist")
+	code, out, errs := pmlin(t, "", "check", "--exact", "../examples/dirty-bit.hist")
 	if code != 1 || !strings.Contains(out, "no linearization: the 2 operations at lines 8 12 cannot be ordered") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
-	code, out, _ = pmlin(t, "", "check", "--exact", "--json", "../../examples/dirty-bit.hist")
+	code, out, _ = pmlin(t, "", "check", "--exact", "--json", "../examples/dirty-bit.hist")
 	var v struct {
 		Failing []int64 `json:"failing"`
 		Witness []int64 `json:"witness"`
