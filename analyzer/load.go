@@ -82,6 +82,10 @@ type hist struct {
 	procIDs []int32 // process index -> process id
 	crashed []crashRec
 	crashes int64
+	// per crash line, in order: its line and the operations invoked
+	// before it (for explanations: what falls before and after a crash)
+	crashLine []uint32
+	crashAt   []int32
 
 	pendingCAS []int32 // cas without a response
 	failedCAS  []int32 // cas that returned fail
@@ -402,6 +406,8 @@ func (l *loader) respond(ev *history.Event) {
 func (l *loader) crash(ev *history.Event) {
 	h := l.h
 	h.crashes++
+	h.crashLine = append(h.crashLine, uint32(ev.Line))
+	h.crashAt = append(h.crashAt, h.n)
 	for _, id64 := range ev.Interrupted {
 		id := int32(id64)
 		p := h.proc[id]
