@@ -98,7 +98,7 @@ crash
 
 		// Failures that report values (Section 5.2: a read at every word).
 		{"failure reports the current values", "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv cas 10:0:0x200001 11:0:0x200002\n2 ret fail 10 0x100001 0\n", [3]string{"L", "L", "L"}},
-		{"failure reports a stale value", "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv cas 11:0:0x200001 10:0x100001:0x200002\n2 ret fail 11 0x300001 0\n", [3]string{"dangling", "dangling", "dangling"}},
+		{"failure reports a value nobody wrote", "1 inv cas 10:0:0x100001\n1 ret ok\n2 inv cas 11:0:0x200001 10:0x100001:0x200002\n2 ret fail 11 0x300001 0x100001\n", [3]string{"dangling", "dangling", "dangling"}},
 		{"failure reports a replaced value", "1 inv cas 10:0:0x100001 11:0:0x100002\n1 ret ok\n2 inv cas 10:0:0x200001 11:0x100002:0x200002\n2 ret fail 10 0x100001 0\n", [3]string{"cycle", "cycle", "cycle"}},
 		{"failure contradicts itself", "1 inv cas 10:0:0x100001\n1 ret fail 10 0\n", [3]string{"unexplained-failure", "unexplained-failure", "unexplained-failure"}},
 		// It expected a value nobody had returned (Assumption 2): without

@@ -93,6 +93,10 @@ type hist struct {
 	procIDs []int32 // process index -> process id
 	crashed []crashRec
 	crashes int64
+	// per crash line, in order: its line and the operations invoked
+	// before it (for explanations: what falls before and after a crash)
+	crashLine []uint32
+	crashAt   []int32
 
 	pendingW    []int32 // cas and swaps without a response
 	pendingSwap []int32 // swaps without a response: what they replaced is unknown
@@ -490,6 +494,8 @@ func (l *loader) respondValued(id, a int32, ev *history.Event) {
 func (l *loader) crash(ev *history.Event) {
 	h := l.h
 	h.crashes++
+	h.crashLine = append(h.crashLine, uint32(ev.Line))
+	h.crashAt = append(h.crashAt, h.n)
 	for _, id64 := range ev.Interrupted {
 		id := int32(id64)
 		p := h.proc[id]
@@ -512,32 +518,6 @@ func (h *hist) kind(i int32) string {
 		return "swap"
 	}
 	return "cas"
-}
-
-// observes is the verb for what op i did with the value of one of its
-// words in a sentence ("line 5 (process 1 swap) replaced address 3 = 7"):
-// a read, and a failed cas that reports values, "read" it; a cas
-// "expected" it; a swap "replaced" it, and one cut off "must have
-// replaced" it (what it replaced is placed, see eval.place).
-func (h *hist) observes(i int32) string {
-	switch f := h.flags[i]; {
-	case f&(fRead|fValued) != 0:
-		return "read"
-	case f&fSwap != 0 && f&fReturned == 0:
-		return "must have replaced"
-	case f&fSwap != 0:
-		return "replaced"
-	}
-	return "expected"
-}
-
-// tookValue is observes for a sentence about an operation of the graph
-// that took a value no write explains: a cas "succeeded expecting" it.
-func (h *hist) tookValue(i int32) string {
-	if v := h.observes(i); v != "expected" {
-		return v
-	}
-	return "succeeded expecting"
 }
 
 // opName describes an operation for explanations.

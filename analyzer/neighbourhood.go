@@ -1,10 +1,9 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
-
-	"github.com/pmlin/pmlin/history"
 )
 
 // OpInfo describes an operation as the analyzer saw it, for reports. It
@@ -112,6 +111,31 @@ type NeighbourEdge struct {
 	Witness bool `json:"witness,omitempty"`
 }
 
+// MarshalJSON writes the edge's fields and witness (Edge's own
+// MarshalJSON would otherwise be promoted and drop it).
+func (n NeighbourEdge) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(n.Edge)
+	if err != nil || !n.Witness {
+		return b, err
+	}
+	return append(b[:len(b)-1], `,"witness":true}`...), nil
+}
+
+// NeighbourCrash is a crash drawn with a neighbourhood.
+type NeighbourCrash struct {
+	Line int64 `json:"line"`
+	// Story: the crash is part of the anomaly's evidence (Anomaly.Crashes).
+	Story bool `json:"story,omitempty"`
+	// CutOff are the vertices it cut off.
+	CutOff []int64 `json:"cut_off,omitempty"`
+	// Reads are the vertices that show what recovery left (the reads
+	// after it that the evidence cites).
+	Reads []int64 `json:"reads,omitempty"`
+	// After are the anomaly's operations invoked after it, when it falls
+	// between them.
+	After []int64 `json:"after,omitempty"`
+}
+
 // Neighbourhood is the part of the precedence graph around one anomaly:
 // what a person needs to see it, and never the whole history.
 type Neighbourhood struct {
@@ -120,15 +144,20 @@ type Neighbourhood struct {
 	Anomaly Anomaly `json:"anomaly"`
 	// Core are the anomaly's operations (lines; 0 for genesis).
 	Core []int64 `json:"core"`
-	// Nodes are the graph's vertices: the core, then context (the writers
-	// of the values the core observed, the writes that replaced them,
-	// the sources of failures, the versions a stale read missed).
+	// Nodes are the graph's vertices: the core, then the evidence (the
+	// ends of the witness's edges, the reads after a crash it cites), then
+	// context (the writers of the values the core observed, the writes
+	// that replaced them, the sources of failures, the versions a stale
+	// read missed).
 	Nodes []OpInfo `json:"nodes"`
 	// Edges are the edges of the multigraph among Nodes, one per reason
 	// and word: reads-from, auxiliary, recovery, and happens-before (the
 	// real-time order among Nodes, transitively reduced); the witness's
 	// edges are all there, marked.
 	Edges []NeighbourEdge `json:"edges"`
+	// Crashes are the crashes of the anomaly's evidence and those that
+	// cut off one of Nodes, in order.
+	Crashes []NeighbourCrash `json:"crashes,omitempty"`
 	// Timeline are the operations to draw on a timeline: Nodes and the
 	// operations invoked around the core, in invocation order.
 	Timeline []OpInfo `json:"timeline"`
@@ -136,7 +165,7 @@ type Neighbourhood struct {
 
 // Neighbourhood returns the neighbourhood of anomaly k of the result.
 func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourhood, error) {
-	if k < 0 || k >= len(a.Result.Anomalies) {
+	if k < 0 || k >= len(a.Result.Anomalies) || k >= len(a.x.findings) {
 		return nil, fmt.Errorf("analyzer: no anomaly %d (the result has %d)", k, len(a.Result.Anomalies))
 	}
 	if opts.MaxNodes <= 0 {
@@ -148,17 +177,12 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	if opts.MaxTimeline <= 0 {
 		opts.MaxTimeline = 400
 	}
-	b := &nbBuilder{e: a.e, h: a.e.h, opts: opts, an: a.Result.Anomalies[k], in: map[int32]bool{}}
-	b.nb = &Neighbourhood{Index: k, Anomaly: b.an}
+	b := &nbBuilder{x: a.x, e: a.e, h: a.e.h, opts: opts, f: &a.x.findings[k], in: map[int32]bool{}}
+	b.nb = &Neighbourhood{Index: k, Anomaly: a.Result.Anomalies[k]}
 	b.vertices()
-	b.crashed = map[int32]crashRec{}
-	for _, c := range b.h.crashed {
-		if b.in[c.op] {
-			b.crashed[c.op] = c
-		}
-	}
 	b.edges()
 	b.hbEdges()
+	b.crashes()
 	b.timeline()
 	return b.nb, nil
 }
@@ -169,22 +193,21 @@ const gen = int32(-2)
 
 // nbBuilder gathers a Neighbourhood.
 type nbBuilder struct {
-	e       *eval
-	h       *hist
-	opts    NeighbourhoodOptions
-	an      Anomaly
-	nb      *Neighbourhood
-	core    []int32
-	nodes   []int32 // operations and gen
-	ops     []int32 // nodes without gen
-	in      map[int32]bool
-	crashed map[int32]crashRec // the nodes cut off by a crash
+	x     *explainer
+	e     *eval
+	h     *hist
+	opts  NeighbourhoodOptions
+	f     *finding
+	nb    *Neighbourhood
+	nodes []int32 // operations and gen
+	ops   []int32 // nodes without gen
+	in    map[int32]bool
 	// connected: node pairs joined by an edge other than happens-before.
 	connected map[[2]int32]bool
 }
 
-// add makes i a vertex: always when forced (the anomaly's own), else
-// while there is room and i is in the graph.
+// add makes i a vertex: always when forced (the anomaly's own and its
+// evidence), else while there is room and i is in the graph.
 func (b *nbBuilder) add(i int32, force bool) {
 	if i == none || b.in[i] || (!force && len(b.nodes) >= b.opts.MaxNodes) {
 		return
@@ -196,70 +219,61 @@ func (b *nbBuilder) add(i int32, force bool) {
 	b.nodes = append(b.nodes, i)
 }
 
-// version is the vertex of version y: its writer, gen, or none.
-func (b *nbBuilder) version(y int32) int32 {
-	switch {
-	case y >= 0:
-		return b.h.accOp[y]
-	case y == verGenesis:
-		return gen
-	}
-	return none
-}
-
 // vertices picks the core (the anomaly's operations and its witness
-// edges' ends), then the context around it: the writers of the values the
-// core observed, the writes that replaced them, the sources of failures,
-// and the versions a stale observation missed (a few per word).
+// edges' ends), the evidence (the reads after a crash it cites, the
+// operations that observed a cut-off cas), then the context around it:
+// the writers of the values the core observed, the writes that replaced
+// them, the sources of failures, and the versions a stale observation
+// missed (a few per word).
 func (b *nbBuilder) vertices() {
-	e, h := b.e, b.h
-	for _, l := range b.an.Ops {
-		if i := h.opOfLine(l); i != none {
-			b.core = append(b.core, i)
-			b.nb.Core = append(b.nb.Core, l)
-			b.add(i, true)
-		}
+	e, h, f := b.e, b.h, b.f
+	for _, i := range f.ops {
+		b.nb.Core = append(b.nb.Core, b.x.line(i))
+		b.add(i, true)
 	}
-	for _, ed := range b.an.Edges {
-		if ed.From == 0 {
-			b.add(gen, true)
-		} else {
-			b.add(h.opOfLine(ed.From), true)
-		}
-		b.add(h.opOfLine(ed.To), true)
+	for _, ed := range f.edges {
+		b.add(ed.from, true)
+		b.add(ed.to, true)
 	}
-	for _, i := range b.core {
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			y, w := h.ver[x], h.wordOf(x)
-			if e.observer(i) {
-				b.add(b.version(y), false)
+	for _, n := range f.notes {
+		for _, v := range n.vals {
+			b.add(h.accOp[v.acc], true)
+		}
+		if n.kind == EvidenceCutOff {
+			obs, _ := b.x.firstObserver(n.op)
+			b.add(obs, false)
+		}
+		if n.kind == EvidenceElsewhere {
+			b.add(h.accOp[n.writerAcc], false)
+		}
+		b.add(n.replacer, false)
+		b.add(n.readBy, false)
+	}
+	for _, i := range f.ops {
+		for a := int32(h.acc[i]); a < int32(h.acc[i+1]); a++ {
+			y, w := h.ver[a], h.wordOf(a)
+			switch {
+			case e.observer(i):
+				b.add(b.x.vertexOf(y), false)
 				if h.reader(i) {
 					if s := e.next(y, w); s != none {
 						b.add(h.accOp[s], false)
 					}
 				}
-			}
-			if h.failed(i) && h.word[x]&blamed != 0 {
-				b.add(b.version(y), false)
-				if src, _ := e.failureSource(i, x); src != none {
+			case h.failed(i) && h.word[a]&blamed != 0:
+				b.add(b.x.vertexOf(y), false)
+				if src, _ := e.failureSource(i, a); src != none {
 					b.add(h.accOp[src], false)
 				}
 			}
-			if e.writer(i) && e.succ[x] != none {
-				b.add(h.accOp[e.succ[x]], false)
+			if e.writer(i) && e.succ[a] != none {
+				b.add(h.accOp[e.succ[a]], false)
 			}
 		}
 	}
-	for _, st := range b.an.Staleness {
-		i, w := h.opOfLine(st.Op), h.lookupWord(st.Word)
-		if i == none || w == none {
-			continue
-		}
-		x := h.accessAt(i, w)
-		if x == none {
-			continue
-		}
-		for s, j := e.next(h.ver[x], w), 0; s != none && j < st.Behind && j < 6; s, j = e.succ[s], j+1 {
+	for _, st := range f.stale {
+		w := h.wordOf(st.x)
+		for s, j := e.next(h.ver[st.x], w), 0; s != none && j < st.n && j < 6; s, j = e.succ[s], j+1 {
 			b.add(h.accOp[s], false)
 		}
 	}
@@ -271,13 +285,10 @@ func (b *nbBuilder) vertices() {
 }
 
 // witness reports whether ed is an edge of the anomaly's explanation.
-func (b *nbBuilder) witness(ed Edge) bool {
-	for _, o := range b.an.Edges {
-		if o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind && (o.Word == ed.Word || o.Kind == HappensBefore || o.Kind == Recovery) {
-			return true
-		}
-	}
-	return false
+func (b *nbBuilder) witness(ed fact) bool {
+	return slices.ContainsFunc(b.f.edges, func(o fact) bool {
+		return o.from == ed.from && o.to == ed.to && o.kind == ed.kind && o.x == ed.x
+	})
 }
 
 // edges adds the edges among the vertices other than happens-before.
@@ -288,8 +299,8 @@ func (b *nbBuilder) edges() {
 			if u == v || v == gen {
 				continue
 			}
-			for _, ed := range b.e.reasons(u, v, b.crashed) {
-				b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: ed, Witness: b.witness(ed)})
+			for _, ed := range b.e.edgeFacts(u, v, false) {
+				b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: b.x.edge(ed), Witness: b.witness(ed)})
 				b.connected[[2]int32{u, v}] = true
 			}
 		}
@@ -305,7 +316,7 @@ func (b *nbBuilder) hbEdges() {
 			if !e.hbBefore(u, v) {
 				continue
 			}
-			ed := e.hbEdge(u, v, b.crashed)
+			ed := e.hbFact(u, v)
 			wit := b.witness(ed)
 			if !wit {
 				if b.connected[[2]int32{u, v}] {
@@ -318,17 +329,53 @@ func (b *nbBuilder) hbEdges() {
 					continue
 				}
 			}
-			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: ed, Witness: wit})
+			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: b.x.edge(ed), Witness: wit})
 		}
 	}
 	// Witness edges the search above cannot see (none expected; kept so
 	// the explanation is always drawn whole).
-	for _, ed := range b.an.Edges {
+	for _, ed := range b.f.edges {
+		e := b.x.edge(ed)
 		if !slices.ContainsFunc(b.nb.Edges, func(o NeighbourEdge) bool {
-			return o.Witness && o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind
+			return o.Witness && o.From == e.From && o.To == e.To && o.Kind == e.Kind
 		}) {
-			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: ed, Witness: true})
+			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: e, Witness: true})
 		}
+	}
+}
+
+// crashes lists the crashes of the anomaly's evidence and those that cut
+// off a vertex.
+func (b *nbBuilder) crashes() {
+	h, f := b.h, b.f
+	idx := slices.Clone(f.crashes)
+	for _, i := range b.ops {
+		if c := h.crashOf(i); c != none && !slices.Contains(idx, c) {
+			idx = append(idx, c)
+		}
+	}
+	slices.Sort(idx)
+	for _, c := range idx {
+		nc := NeighbourCrash{Line: int64(h.crashLine[c]), Story: slices.Contains(f.crashes, c)}
+		for _, i := range b.ops {
+			if h.crashOf(i) == c {
+				nc.CutOff = append(nc.CutOff, b.x.line(i))
+			}
+		}
+		for _, n := range f.notes {
+			if n.crash != c {
+				continue
+			}
+			for _, v := range n.vals {
+				if r := b.x.line(h.accOp[v.acc]); !slices.Contains(nc.Reads, r) {
+					nc.Reads = append(nc.Reads, r)
+				}
+			}
+			if n.kind == EvidenceCrash {
+				nc.After = b.x.lines(n.after)
+			}
+		}
+		b.nb.Crashes = append(b.nb.Crashes, nc)
 	}
 }
 
@@ -341,7 +388,7 @@ func (b *nbBuilder) timeline() {
 		tl[i] = true
 	}
 	for d := 1; d <= b.opts.Window && len(tl) < b.opts.MaxTimeline; d++ {
-		for _, i := range b.core {
+		for _, i := range b.f.ops {
 			for _, j := range []int32{i - int32(d), i + int32(d)} {
 				if j >= 0 && j < h.n && len(tl) < b.opts.MaxTimeline {
 					tl[j] = true
@@ -365,59 +412,4 @@ func (b *nbBuilder) timeline() {
 			b.nb.Nodes = append(b.nb.Nodes, e.opInfo(i, cl))
 		}
 	}
-}
-
-// reasons lists the edges from u to v other than happens-before, one per
-// reason and word (u may be genesis, gen).
-func (e *eval) reasons(u, v int32, crashed map[int32]crashRec) []Edge {
-	h := e.h
-	var out []Edge
-	if e.observer(v) {
-		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
-			y := h.ver[x]
-			if (u == gen && y == verGenesis) || (u != gen && y >= 0 && h.accOp[y] == u) {
-				if ed, ok := e.rfEdge(v, x); ok {
-					out = append(out, ed)
-				}
-			}
-		}
-	}
-	if u == gen {
-		return out
-	}
-	if h.reader(u) {
-		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
-			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
-				w := h.wordOf(x)
-				out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-					Reason: fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(v))})
-			}
-		}
-	}
-	if h.failed(v) && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
-		x := h.blamedAccess(v)
-		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
-			w := h.wordOf(x)
-			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], history.FormatValue(h.valueOf(x)), h.opName(u))})
-		}
-	}
-	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
-		if reason, ok := e.recoveryReason(c, v); ok {
-			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Recovery, Reason: reason})
-		}
-	}
-	return out
-}
-
-// hbEdge is the happens-before edge u -> v with its reason.
-func (e *eval) hbEdge(u, v int32, crashed map[int32]crashRec) Edge {
-	h := e.h
-	ed := Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: HappensBefore}
-	if h.flags[u]&fReturned != 0 {
-		ed.Reason = fmt.Sprintf("%s returned at line %d, before %s was invoked", h.opName(u), h.retLine[u], h.opName(v))
-		return ed
-	}
-	ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect before it (strict), so before %s was invoked", h.opName(u), crashed[u].line, h.opName(v))
-	return ed
 }

@@ -16,6 +16,10 @@ type SubHistory struct {
 	// Init are initial values that replace the writes before the kept
 	// ones (address -> value); they override the input's.
 	Init map[uint64]uint64
+	// Crashes are the crash lines to keep besides those that cut off a
+	// kept operation: the crashes of the anomaly's evidence, without
+	// which it would not fail the same way.
+	Crashes []int64
 }
 
 // maxSubHistory bounds the operations a sub-history may keep.
@@ -37,17 +41,19 @@ const maxSubHistory = 200000
 // guaranteed to fail on its own; it does in the cases tested, and
 // fromGenesis is the fallback when it does not.
 func (a *Analysis) SubHistory(k int, fromGenesis bool) (*SubHistory, error) {
-	if k < 0 || k >= len(a.Result.Anomalies) {
+	if k < 0 || k >= len(a.Result.Anomalies) || k >= len(a.x.findings) {
 		return nil, fmt.Errorf("analyzer: no anomaly %d (the result has %d)", k, len(a.Result.Anomalies))
 	}
 	p := newPlanner(a.e, fromGenesis)
-	an := a.Result.Anomalies[k]
-	for _, l := range an.Ops {
-		p.add(p.h.opOfLine(l))
+	f := &a.x.findings[k]
+	for _, i := range a.x.evidenceOps(f) {
+		p.add(i)
 	}
-	for _, ed := range an.Edges {
-		p.add(p.h.opOfLine(ed.From))
-		p.add(p.h.opOfLine(ed.To))
+	// The reads after a crash that the evidence cites.
+	for _, n := range f.notes {
+		for _, v := range n.vals {
+			p.add(p.h.accOp[v.acc])
+		}
 	}
 	for {
 		for len(p.work) > 0 {
@@ -70,7 +76,11 @@ func (a *Analysis) SubHistory(k int, fromGenesis bool) (*SubHistory, error) {
 			break
 		}
 	}
-	return p.result(), nil
+	sub := p.result()
+	for _, c := range f.crashes {
+		sub.Crashes = append(sub.Crashes, int64(p.h.crashLine[c]))
+	}
+	return sub, nil
 }
 
 // planner gathers a SubHistory.

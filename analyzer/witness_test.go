@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +16,12 @@ import (
 
 func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
 	t.Helper()
-	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), analyzer.Options{Mode: mode})
+	return analyzeOpts(t, text, analyzer.Options{Mode: mode})
+}
+
+func analyzeOpts(t *testing.T, text []byte, opts analyzer.Options) *analyzer.Analysis {
+	t.Helper()
+	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +59,7 @@ func TestStalenessCountsMissedVersions(t *testing.T) {
 		t.Fatalf("staleness: %+v", an)
 	}
 	s := an.Staleness[0]
-	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5}
+	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5, LatestRetLine: 6}
 	s.Reason = ""
 	if s != want {
 		t.Fatalf("got %+v\nwant %+v", s, want)
@@ -203,7 +209,7 @@ func TestEdgeJSON(t *testing.T) {
 			t.Errorf("%s: word present %v, want %v", b, !hasWord, hasWord)
 		}
 		var back analyzer.Edge
-		if err := json.Unmarshal(b, &back); err != nil || back != ed {
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, ed) {
 			t.Errorf("%s read back as %+v (%v)", b, back, err)
 		}
 	}

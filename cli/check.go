@@ -127,8 +127,11 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		pr := progressbar.NewReader(in, bar)
 		in = &pr
 	}
+	// A shrunk history names its operations' original lines: so do its
+	// anomalies.
+	in, origin := shrink.Origins(in)
 	r := history.NewReader(in, name, history.Options{})
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin})
 	if bar != nil {
 		bar.Finish()
 		bar.Clear()

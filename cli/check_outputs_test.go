@@ -8,6 +8,23 @@ import (
 	"testing"
 )
 
+// TestCheckExactWitness: --exact names the few operations that cannot be
+// ordered, not the whole failing component.
+func TestCheckExactWitness(t *testing.T) {
+	code, out, errs := pmlin(t, "", "check", "--exact", "../examples/dirty-bit.hist")
+	if code != 1 || !strings.Contains(out, "no linearization: the 2 operations at lines 8 12 cannot be ordered") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, _ = pmlin(t, "", "check", "--exact", "--json", "../examples/dirty-bit.hist")
+	var v struct {
+		Failing []int64 `json:"failing"`
+		Witness []int64 `json:"witness"`
+	}
+	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 1 || len(v.Failing) != 6 || len(v.Witness) != 2 {
+		t.Fatalf("exit %d %v: %s", code, err, out)
+	}
+}
+
 // TestCheckOutputs: --report, --dot and --shrink write their files, keep
 // the verdict's exit status and standard output, and never overwrite a
 // file without --force.
@@ -46,6 +63,16 @@ func TestCheckOutputs(t *testing.T) {
 	}
 	if code, out, _ := pmlin(t, "", "check", shrunk); code != 1 || !strings.Contains(out, "cycle") {
 		t.Fatalf("the shrunk history: exit %d\n%s", code, out)
+	}
+	// Its report names the original lines (from standard input too).
+	for _, in := range []string{shrunk, "-"} {
+		stdin := ""
+		if in == "-" {
+			stdin = string(text)
+		}
+		if code, out, _ := pmlin(t, stdin, "check", in); code != 1 || !strings.Contains(out, "(lines 12, 16 of the original)") {
+			t.Fatalf("the shrunk history's report (%s) does not name the original lines: exit %d\n%s", in, code, out)
+		}
 	}
 
 	// Existing files are kept, before any work, unless --force.

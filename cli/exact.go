@@ -9,6 +9,7 @@ import (
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/shrink"
 )
 
 func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON bool) error {
@@ -28,7 +29,13 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
-	v := report.ExactVerdict(h, mode, res)
+	var witness []int
+	if !res.Linearizable {
+		if witness, err = shrink.ExactWitness(ctx, h, res.Failing, shrink.WitnessOptions{Mode: mode}); err != nil {
+			return &exitError{exitInput, err}
+		}
+	}
+	v := report.ExactVerdict(h, mode, res, witness)
 	if asJSON {
 		if err := report.JSON(e.stdout, v); err != nil {
 			return &exitError{exitInput, err}
@@ -43,7 +50,8 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		if res.Linearizable {
 			fmt.Fprintf(e.stdout, "  a linearization (invocation lines): %s\n", joinLines(v.Order))
 		} else {
-			fmt.Fprintf(e.stdout, "  no linearization of the operations at lines %s\n", joinLines(v.Failing))
+			fmt.Fprintf(e.stdout, "  no linearization: the %d operations at lines %s cannot be ordered (a witness cut down from the %d operations of a component with no linearization)\n",
+				len(v.Witness), joinLines(v.Witness), len(v.Failing))
 		}
 	}
 	if !res.Linearizable {

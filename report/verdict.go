@@ -46,9 +46,12 @@ type Search struct {
 	States     int  `json:"states"`
 	Components int  `json:"components"`
 	// Order is a linearization (operations by invocation line), when one
-	// exists; Failing the operations of a component that has none.
+	// exists; Failing the operations of a component that has none, and
+	// Witness a few of them that cannot be ordered on their own
+	// (shrink.ExactWitness).
 	Order   []int64 `json:"order,omitempty"`
 	Failing []int64 `json:"failing,omitempty"`
+	Witness []int64 `json:"witness,omitempty"`
 }
 
 // NewVerdict is the verdict of the graph method (package analyzer).
@@ -59,9 +62,13 @@ func NewVerdict(r *analyzer.Result) *Verdict {
 }
 
 // ExactVerdict is the verdict of the exact search on h (package exact),
-// its operations named by their invocation lines.
-func ExactVerdict(h *history.History, mode history.Mode, r exact.Result) *Verdict {
+// its operations named by their invocation lines; witness are the indexes
+// of the operations of the witness (nil: none was sought).
+func ExactVerdict(h *history.History, mode history.Mode, r exact.Result, witness []int) *Verdict {
 	lines := func(ids []int) []int64 {
+		if len(ids) == 0 {
+			return nil
+		}
 		out := make([]int64, len(ids))
 		for k, id := range ids {
 			out[k] = h.Ops[id].Line
@@ -69,7 +76,8 @@ func ExactVerdict(h *history.History, mode history.Mode, r exact.Result) *Verdic
 		return out
 	}
 	return &Verdict{Linearizable: r.Linearizable, Mode: mode, Operations: int64(len(h.Ops)),
-		Search: &Search{Exact: true, States: r.States, Components: r.Components, Order: lines(r.Order), Failing: lines(r.Failing)}}
+		Search: &Search{Exact: true, States: r.States, Components: r.Components, Order: lines(r.Order), Failing: lines(r.Failing),
+			Witness: lines(witness)}}
 }
 
 // RunVerdict is the verdict on a recorded run: the run's own anomalies

@@ -67,7 +67,7 @@ func TestVerdictShapes(t *testing.T) {
 		t.Fatalf("%v %+v", err, res)
 	}
 	buf.Reset()
-	if err := report.JSON(&buf, report.ExactVerdict(h, history.Strict, res)); err != nil {
+	if err := report.JSON(&buf, report.ExactVerdict(h, history.Strict, res, nil)); err != nil {
 		t.Fatal(err)
 	}
 	want = "linearizable mode operations exact states components failing anomalies"

@@ -18,10 +18,21 @@
 //
 // A candidate counts as failing when the analyzer accepts it (well formed,
 // within the method's assumptions) and finds an anomaly of the kind being
-// shrunk, and no anomaly of a kind the whole history did not show
-// (removing the writer of a value a kept read returned would otherwise
-// turn any failure into a "dangling" artefact). The result is 1-minimal:
-// removing any one operation makes it linearizable, ill-formed, break an
-// assumption, or fail differently (no anomaly of the kind shrunk, or one
-// of a new kind).
+// shrunk that tells the same crash story (Story: when the anomaly's
+// evidence involves a crash, so must the candidate's, and when a read
+// after the crash found a value its write had replaced, so must one of
+// the candidate's), and no anomaly of a kind the whole history did not
+// show (removing the writer of a value a kept read returned would
+// otherwise turn any failure into a "dangling" artefact). A crash bug thus
+// keeps its crash line and the read after it instead of shrinking into
+// something that looks like a bug of concurrency. The result is
+// 1-minimal: removing any one operation makes it linearizable, ill-formed,
+// break an assumption, or fail differently (no anomaly of the kind shrunk,
+// one without the story, or one of a new kind).
+//
+// Write annotates each invocation with its original line ("# line N"), and
+// Origins reads those back for reports on the shrunk history. ExactWitness
+// does for the exact checker what Anomaly does for the graph method: it
+// cuts the operations of a component with no linearization down to a few
+// that cannot be ordered on their own, re-checked exactly.
 package shrink

@@ -30,12 +30,43 @@ type Options struct {
 	// anomaly shrunk; for Minimize: any).
 	Kinds []analyzer.Kind
 	Want  analyzer.Kind
+	// Story asks for the same crash story: the anomaly of kind Want must
+	// involve a crash (Anomaly.Crashes) and, with Story.Lost, a read after
+	// a crash that found the value one of its writes had replaced. Anomaly
+	// sets it from the anomaly shrunk, so that a crash bug does not shrink
+	// into a history without its crash, which would look like a bug of
+	// concurrency.
+	Story Story
 	// MaxChecks bounds the re-checks of candidates (default 20000); when
 	// it runs out the result still fails but may not be 1-minimal.
 	MaxChecks int
 	// Confirm asks the exact checker (package exact) to confirm a result
 	// of at most 40 operations.
 	Confirm bool
+}
+
+// Story is the crash story a shrunk history must keep (Options.Story).
+type Story struct {
+	Crash bool
+	Lost  bool
+}
+
+// StoryOf is the crash story of an anomaly.
+func StoryOf(a analyzer.Anomaly) Story {
+	return Story{Crash: len(a.Crashes) > 0, Lost: lostWrite(a)}
+}
+
+// lostWrite reports whether the anomaly's evidence has a read after a
+// crash that found the value one of its writes had replaced.
+func lostWrite(a analyzer.Anomaly) bool {
+	return slices.ContainsFunc(a.Evidence, func(ev analyzer.Evidence) bool {
+		return ev.Kind == analyzer.EvidenceRecovery && slices.ContainsFunc(ev.Values, func(v analyzer.WordValue) bool { return v.Fate == "old" })
+	})
+}
+
+// Tells reports whether anomaly a tells the story s (at least).
+func (s Story) Tells(a analyzer.Anomaly) bool {
+	return (!s.Crash || len(a.Crashes) > 0) && (!s.Lost || lostWrite(a))
 }
 
 // Stats describe a shrinking.
@@ -85,6 +116,7 @@ func Anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func()
 	}
 	if opts.Want == "" {
 		opts.Want = a.Result.Anomalies[opts.Anomaly].Kind
+		opts.Story = StoryOf(a.Result.Anomalies[opts.Anomaly])
 	}
 	opts.Mode = a.Result.Mode
 	var sub *history.History
@@ -99,7 +131,8 @@ func Anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func()
 		if err != nil {
 			return nil, Stats{}, err
 		}
-		h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{}), plan.Lines, nil)
+		keep := func(line int64) bool { return slices.Contains(plan.Crashes, line) }
+		h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{}), plan.Lines, keep)
 		rc.Close()
 		if err != nil {
 			return nil, Stats{}, err
@@ -329,20 +362,20 @@ func (s *shrinker) fails(h *history.History) bool {
 	if res == nil || res.Linearizable {
 		return false
 	}
-	return acceptable(res, s.opts.Kinds, s.opts.Want)
+	return acceptable(res, s.opts.Kinds, s.opts.Want, s.opts.Story)
 }
 
-// acceptable: res shows an anomaly of kind want (if given), and only
-// anomalies of the given kinds (if any).
-func acceptable(res *analyzer.Result, kinds []analyzer.Kind, want analyzer.Kind) bool {
-	wanted := want == ""
+// acceptable: res shows an anomaly of kind want (if given) that tells the
+// story, and only anomalies of the given kinds (if any).
+func acceptable(res *analyzer.Result, kinds []analyzer.Kind, want analyzer.Kind, story Story) bool {
+	wanted := false
 	for _, a := range res.Anomalies {
 		if len(kinds) > 0 && !slices.Contains(kinds, a.Kind) {
 			return false
 		}
-		wanted = wanted || a.Kind == want
+		wanted = wanted || ((want == "" || a.Kind == want) && story.Tells(a))
 	}
-	return wanted && len(res.Anomalies) > 0
+	return wanted
 }
 
 // try accepts a candidate if it still fails.

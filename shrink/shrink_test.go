@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
@@ -34,9 +35,9 @@ func opener(text []byte) func() (io.ReadCloser, error) {
 }
 
 // failsAs reports whether h is accepted by the analyzer and not
-// linearizable, with an anomaly of kind want and anomalies of the given
-// kinds only.
-func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want analyzer.Kind) bool {
+// linearizable, with an anomaly of kind want that tells the story, and
+// anomalies of the given kinds only.
+func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want analyzer.Kind, story shrink.Story) bool {
 	res, err := analyzer.CheckHistory(context.Background(), h, analyzer.Options{Mode: mode})
 	if err != nil || res.Linearizable || len(res.Anomalies) == 0 {
 		return false
@@ -46,7 +47,7 @@ func failsAs(h *history.History, mode history.Mode, kinds []analyzer.Kind, want 
 		if !slices.Contains(kinds, a.Kind) {
 			return false
 		}
-		found = found || a.Kind == want
+		found = found || (a.Kind == want && story.Tells(a))
 	}
 	return found
 }
@@ -73,16 +74,16 @@ func without(h *history.History, i int) *history.History {
 }
 
 // checkShrunk asserts that h fails with anomaly 0 of the original
-// analysis' kind, and that removing any single operation makes it stop
-// failing that way (1-minimality).
+// analysis' kind and crash story, and that removing any single operation
+// makes it stop failing that way (1-minimality).
 func checkShrunk(t *testing.T, h *history.History, mode history.Mode, orig *analyzer.Result) {
 	t.Helper()
-	kinds, want := kindsOf(orig), orig.Anomalies[0].Kind
-	if !failsAs(h, mode, kinds, want) {
-		t.Fatalf("the shrunk history does not fail with a %s:\n%s", want, histgen.Text(h))
+	kinds, want, story := kindsOf(orig), orig.Anomalies[0].Kind, shrink.StoryOf(orig.Anomalies[0])
+	if !failsAs(h, mode, kinds, want, story) {
+		t.Fatalf("the shrunk history does not fail with a %s (story %+v):\n%s", want, story, histgen.Text(h))
 	}
 	for i := range h.Ops {
-		if failsAs(without(h, i), mode, kinds, want) {
+		if failsAs(without(h, i), mode, kinds, want, story) {
 			t.Fatalf("not 1-minimal: still fails without op %d (line %d):\n%s", i, h.Ops[i].Line, histgen.Text(h))
 		}
 	}
@@ -287,4 +288,189 @@ func TestShrinkCrashChains(t *testing.T) {
 		t.Fatalf("only %d of %d inputs violated", shrunk, len(inputs))
 	}
 	t.Logf("shrunk %d violating histories", shrunk)
+}
+
+// TestShrinkKeepsCrashStory: a write lost in a crash shrinks to a history
+// that keeps the crash and the read after it; without asking for the
+// story, the same minimization drops the crash (the cycle stands without
+// it), and the result would look like a bug of concurrency.
+func TestShrinkKeepsCrashStory(t *testing.T) {
+	text := []byte(`pmlin-history v1
+1 inv read 3 4
+1 ret 0 0
+2 inv read 4
+2 ret 0
+1 inv cas 3:0:0x5 4:0:0x6
+1 ret ok
+2 inv cas 4:0x6:0x7
+2 ret ok
+crash
+9 inv read 3 4
+9 ret 0 0x7
+2 inv read 3
+2 ret 0
+`)
+	a := analyze(t, text, history.Strict)
+	if a.Result.Linearizable || len(a.Result.Anomalies[0].Crashes) == 0 {
+		t.Fatalf("want an anomaly with a crash: %+v", a.Result.Anomalies)
+	}
+	h, _, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(text), shrink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Crashes) != 1 || !slices.ContainsFunc(h.Ops, func(op history.Op) bool { return op.Line == 11 }) {
+		t.Fatalf("the crash and the read after it are gone:\n%s", histgen.Text(h))
+	}
+	checkShrunk(t, h, history.Strict, a.Result)
+	res, err := analyzer.CheckHistory(context.Background(), h, analyzer.Options{})
+	if err != nil || !slices.ContainsFunc(res.Anomalies[0].Evidence, func(ev analyzer.Evidence) bool { return ev.Kind == analyzer.EvidenceRecovery }) {
+		t.Fatalf("the shrunk history's report does not tell the crash story: %v %+v", err, res)
+	}
+	plain, _, err := shrink.Minimize(context.Background(), h, shrink.Options{Mode: history.Strict, Want: a.Result.Anomalies[0].Kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plain.Crashes) != 0 {
+		t.Fatalf("without the story the crash should go (else this test proves nothing):\n%s", histgen.Text(plain))
+	}
+}
+
+// TestOrigins: a shrunk history written by Write names its operations'
+// original lines, and Origins reads them back; any other input passes
+// through unchanged, without a lookup.
+func TestOrigins(t *testing.T) {
+	text := []byte("1 inv read 3\n1 ret 0\n1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n3 inv read 3\n3 ret 0\n")
+	a := analyze(t, text, history.Strict)
+	h, _, err := shrink.Anomaly(context.Background(), a, "t.hist", opener(text), shrink.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := shrink.Write(&buf, h, []string{"shrunk"}); err != nil {
+		t.Fatal(err)
+	}
+	r, origin := shrink.Origins(bytes.NewReader(buf.Bytes()))
+	if origin == nil {
+		t.Fatalf("no origins in\n%s", buf.String())
+	}
+	back, err := io.ReadAll(r)
+	if err != nil || !bytes.Equal(back, buf.Bytes()) {
+		t.Fatalf("the input changed: %v", err)
+	}
+	lines := bytes.Split(buf.Bytes(), []byte("\n"))
+	for _, op := range h.Ops {
+		found := false
+		for n, l := range lines {
+			if bytes.HasSuffix(bytes.TrimSpace(l), []byte("# line "+itoa(op.Line))) {
+				found = true
+				if got := origin(int64(n + 1)); got != op.Line {
+					t.Errorf("line %d: origin %d, want %d", n+1, got, op.Line)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("operation of line %d is not annotated:\n%s", op.Line, buf.String())
+		}
+	}
+	r, origin = shrink.Origins(bytes.NewReader(text))
+	if back, _ := io.ReadAll(r); origin != nil || !bytes.Equal(back, text) {
+		t.Fatalf("a plain history: origin %v, text changed %v", origin != nil, !bytes.Equal(back, text))
+	}
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }
+
+// TestExactWitness: the exact checker's failing component is cut down to
+// operations that cannot be ordered on their own: the witness fails, and
+// removing any of its operations (with those that observed its values)
+// makes it linearizable.
+func TestExactWitness(t *testing.T) {
+	found := 0
+	for seed := uint64(1); seed <= 200 && found < 10; seed++ {
+		c := histgen.RandomCase(histgen.RandomSmallConfig(seed), seed)
+		h, mode := c.History, c.Config.Mode
+		r, err := exact.Check(context.Background(), h, exact.Options{Mode: mode})
+		if err != nil || r.Linearizable {
+			continue
+		}
+		found++
+		w, err := shrink.ExactWitness(context.Background(), h, r.Failing, shrink.WitnessOptions{Mode: mode})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(w) == 0 || len(w) > len(r.Failing) {
+			t.Fatalf("%v: witness %v of %v", c, w, r.Failing)
+		}
+		sub := func(keep []int) *history.History {
+			out := &history.History{InitDefault: h.InitDefault, Init: h.Init, Crashes: h.Crashes, Events: h.Events}
+			for _, i := range keep {
+				op := h.Ops[i]
+				op.ID = len(out.Ops)
+				op.Crash = -1
+				out.Ops = append(out.Ops, op)
+			}
+			return reparse(t, out)
+		}
+		if rw, err := exact.Check(context.Background(), sub(w), exact.Options{Mode: mode}); err != nil || rw.Linearizable {
+			t.Fatalf("%v: the witness %v is linearizable (%v)", c, w, err)
+		}
+		// 1-minimal: without any of its operations (and those that read
+		// or expected a value it wrote there, and so on: a read of a value
+		// nobody wrote fails trivially) it is linearizable.
+		for _, i := range w {
+			gone := []int{i}
+			for k := 0; k < len(gone); k++ {
+				for _, j := range w {
+					if !slices.Contains(gone, j) && sawWrite(&h.Ops[j], &h.Ops[gone[k]]) {
+						gone = append(gone, j)
+					}
+				}
+			}
+			rest := slices.DeleteFunc(slices.Clone(w), func(j int) bool { return slices.Contains(gone, j) })
+			if len(rest) == 0 {
+				continue
+			}
+			if rr, err := exact.Check(context.Background(), sub(rest), exact.Options{Mode: mode}); err == nil && !rr.Linearizable {
+				t.Fatalf("%v: the witness %v still fails without op %d: %v", c, w, i, rest)
+			}
+		}
+		t.Logf("%v: %d failing operations, witness of %d", c, len(r.Failing), len(w))
+	}
+	if found == 0 {
+		t.Fatal("no violating random history")
+	}
+}
+
+// sawWrite reports whether op read (or, a swap, replaced; a failure,
+// reported), or expected and did not fail, a value w wrote at the same
+// address.
+func sawWrite(op, w *history.Op) bool {
+	if w.Kind == history.Read || w.Status == history.Failed {
+		return false // not a write: w is a read or a failed cas
+	}
+	seen := op.Values // a read's, a swap's, or a failure's that reports them
+	if op.Kind == history.CAS && op.Status != history.Failed {
+		seen = op.Expected
+	}
+	for k, a := range op.Addrs {
+		if j := slices.Index(w.Addrs, a); j >= 0 && k < len(seen) && seen[k] == w.New[j] {
+			return true
+		}
+	}
+	return false
+}
+
+// reparse writes h and reads it back: a well-formed history, its crashes
+// assigned by the text.
+func reparse(t *testing.T, h *history.History) *history.History {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := h.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	out, err := history.ReadAll(&buf, "sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

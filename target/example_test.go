@@ -79,6 +79,6 @@ func Example() {
 	fmt.Println("violation in run", found.Index+1, "of the campaign:", found.Verdict.Anomalies[0].Kind)
 	fmt.Println("replay: pmlin run", found.Config.Flags())
 	// Output:
-	// violation in run 2 of the campaign: fork
+	// violation in run 2 of the campaign: cycle
 	// replay: pmlin run --target inplace --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --sched deterministic --seed 4754066425326119843
 }
