@@ -199,16 +199,7 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 	}
 	ev := &r.ev
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
-	values := func(vals []json.RawMessage, what string) error {
-		for _, v := range vals {
-			x, err := r.jsonNumber(v, what)
-			if err != nil {
-				return err
-			}
-			ev.Values = append(ev.Values, x)
-		}
-		return nil
-	}
+	values := func(vals []json.RawMessage, what string) error { return parseValues(r, vals, r.jsonNumber, what) }
 	b := bytes.TrimSpace(j.Ret)
 	if ps.op != CAS {
 		var vals []json.RawMessage

@@ -273,16 +273,7 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 	}
 	ev := &r.ev
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
-	values := func(toks [][]byte, what string) error {
-		for _, a := range toks {
-			v, err := r.number(a, what)
-			if err != nil {
-				return err
-			}
-			ev.Values = append(ev.Values, v)
-		}
-		return nil
-	}
+	values := func(toks [][]byte, what string) error { return parseValues(r, toks, r.number, what) }
 	if ps.op != CAS {
 		if err := values(args, "returned value"); err != nil {
 			return nil, err
@@ -303,6 +294,19 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 		return r.respond(idx, ps, response{kind: retFail, failAddr: a})
 	}
 	return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d must return %q, %q or %q", proc, ps.invLine, "ok", "fail <address>", "fail <address> <v1> ... <vk>")
+}
+
+// parseValues parses the tokens of a response's values (text tokens or
+// JSON numbers) into r.ev.Values.
+func parseValues[T ~[]byte](r *Reader, toks []T, num func(tok []byte, what string) (uint64, error), what string) error {
+	for _, t := range toks {
+		v, err := num(t, what)
+		if err != nil {
+			return err
+		}
+		r.ev.Values = append(r.ev.Values, v)
+	}
+	return nil
 }
 
 func contains(addrs []uint64, a uint64) bool {

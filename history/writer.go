@@ -105,23 +105,24 @@ func appendInvokeRead(b []byte, p int32, addrs []uint64) []byte {
 }
 
 func appendInvokeCAS(b []byte, p int32, addrs, expected, new []uint64) []byte {
-	b = appendProc(b, p, " inv cas")
-	for i, a := range addrs {
-		b = append(b, ' ')
-		b = strconv.AppendUint(b, a, 10)
-		b = append(b, ':')
-		b = AppendValue(b, expected[i])
-		b = append(b, ':')
-		b = AppendValue(b, new[i])
-	}
-	return b
+	return appendInvokeUpdate(b, p, " inv cas", addrs, expected, new)
 }
 
 func appendInvokeSwap(b []byte, p int32, addrs, new []uint64) []byte {
-	b = appendProc(b, p, " inv swap")
+	return appendInvokeUpdate(b, p, " inv swap", addrs, nil, new)
+}
+
+// appendInvokeUpdate renders the words of a cas (address:expected:new) or,
+// expected nil, of a swap (address:new).
+func appendInvokeUpdate(b []byte, p int32, what string, addrs, expected, new []uint64) []byte {
+	b = appendProc(b, p, what)
 	for i, a := range addrs {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, a, 10)
+		if expected != nil {
+			b = append(b, ':')
+			b = AppendValue(b, expected[i])
+		}
 		b = append(b, ':')
 		b = AppendValue(b, new[i])
 	}
