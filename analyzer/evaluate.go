@@ -274,18 +274,15 @@ func (e *eval) next(y int32, w int32) int32 {
 
 // failureSource returns, for the blamed access x of failed cas i, the
 // access whose write explains the failure (the auxiliary edge's source), or
-// none, and whether the failure needs one at all.
+// none, and whether the failure needs one at all. i reports no values (one
+// of h.failedCAS): a failure that reports values is a read (Section 5.2),
+// placed by its reads-from and auxiliary edges where every word held what
+// it reported, so the blamed word held a value other than the expected
+// one, which is all its failure says (or it reported the expected value
+// there and contradicts itself, an anomaly of its own: hist.contra); no
+// write need explain it, and its ver holds what it read.
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
-	if h.flags[i]&fValued != 0 {
-		// It reported what it read (Section 5.2: it is a read): its
-		// reads-from and auxiliary edges place it where every word held
-		// what it reported, and so the blamed word held a value other
-		// than the expected one, which is all its failure says (or it
-		// reported the expected value there and contradicts itself, an
-		// anomaly of its own: hist.contra). No write need explain it.
-		return none, false
-	}
 	y := h.ver[x]
 	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) {
 		// The expected value never was at that word: the failure

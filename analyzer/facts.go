@@ -111,7 +111,7 @@ func (e *eval) edgeFacts(u, v int32, hb bool) []fact {
 			}
 		}
 	}
-	if h.failed(v) && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
+	if h.failed(v) && h.flags[v]&fValued == 0 && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
 		x := h.blamedAccess(v)
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			out = append(out, fact{from: u, to: v, kind: Auxiliary, rule: RuleFailedAfter, x: x, crash: none})

@@ -100,7 +100,10 @@ type hist struct {
 
 	pendingW    []int32 // cas and swaps without a response
 	pendingSwap []int32 // swaps without a response: what they replaced is unknown
-	failedCAS   []int32 // cas that returned fail
+	// failedCAS are the cas that returned fail without reporting values:
+	// the failures a write must explain (one that reports values is
+	// judged by its reads, see eval.failureSource).
+	failedCAS []int32
 	// valued are the failures that report values, by blamed access; contra
 	// are those among them (operations, in order) that report their own
 	// expected value at the blamed word: they contradict themselves (an
@@ -328,7 +331,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 			if f&fSwap != 0 {
 				h.pendingSwap = append(h.pendingSwap, i)
 			}
-		case f&fOK == 0:
+		case f&(fOK|fValued) == 0:
 			h.failedCAS = append(h.failedCAS, i)
 		}
 	}
@@ -387,10 +390,9 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	}
 	read := ev.Op == history.Read
 	f := uint8(0)
-	switch ev.Op {
-	case history.Read:
+	if read {
 		f = fRead
-	case history.Swap:
+	} else if ev.Op == history.Swap {
 		f = fSwap
 	}
 	h.line = append(h.line, uint32(ev.Line))
@@ -408,16 +410,16 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		x := first + int32(j)
 		h.word = append(h.word, uint32(w))
 		h.accOp = append(h.accOp, id)
-		if read {
-			h.nw = append(h.nw, 0)
+		if f&(fRead|fSwap) != 0 { // what it saw comes with its response
+			nv := uint64(0)
+			if !read {
+				nv = ev.New[j]
+			}
+			h.nw = append(h.nw, nv)
 			h.ver = append(h.ver, verUnresolved)
 			continue
 		}
 		h.nw = append(h.nw, ev.New[j])
-		if f&fSwap != 0 {
-			h.ver = append(h.ver, verUnresolved)
-			continue
-		}
 		h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
 	}
 	if !read {

@@ -252,11 +252,7 @@ func (h *hist) assumption2() {
 	}
 	for _, i := range h.failedCAS {
 		// The initial value needs no read: nothing precedes genesis. A
-		// dangling expected value needs no ordering at all. A failure
-		// that reports values is judged by its reads alone.
-		if h.flags[i]&fValued != 0 {
-			continue
-		}
+		// dangling expected value needs no ordering at all.
 		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[y] > i {
 			h.flags[i] |= fNoAux
 		}

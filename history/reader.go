@@ -432,8 +432,13 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 	ev.Interrupted = ev.Interrupted[:0]
 	ps.pending, ps.op, ps.opID, ps.invLine = true, ev.Op, r.ops, r.line
 	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
-	ps.expected = append(ps.expected[:0], ev.Expected...)
-	r.addrBuf, r.expBuf = ev.Addrs[:0], ev.Expected[:0]
+	r.addrBuf = ev.Addrs[:0]
+	if ev.Op == CAS {
+		// The buffer just parsed becomes the process's copy, and the
+		// one it had (its previous operation returned or was cut off)
+		// the Reader's: no copy.
+		ps.expected, r.expBuf = ev.Expected, ps.expected[:0]
+	}
 	r.pending++
 	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.InvLine, ev.OpID = Invoke, r.line, proc, idx, r.line, r.ops
 	r.ops++
@@ -477,7 +482,7 @@ func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error
 	r.started = true
 	ev := &r.ev
 	switch {
-	case (ps.op == Read || ps.op == Swap) && resp.kind == retValues:
+	case ps.op != CAS && resp.kind == retValues:
 		if len(ev.Values) != len(ps.addrs) {
 			return nil, r.fail(ErrIllFormed, nil, "process %d: the %s of line %d has %d addresses but returns %d values", ps.id, ps.op, ps.invLine, len(ps.addrs), len(ev.Values))
 		}
@@ -497,7 +502,10 @@ func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error
 	}
 	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex = Return, r.line, ps.id, idx
 	ev.Op, ev.InvLine, ev.OpID, ev.Addrs = ps.op, ps.invLine, ps.opID, ps.addrs
-	ev.Expected, ev.New, ev.Interrupted = ps.expected, ev.New[:0], ev.Interrupted[:0]
+	ev.Expected, ev.New, ev.Interrupted = ev.Expected[:0], ev.New[:0], ev.Interrupted[:0]
+	if ps.op == CAS {
+		ev.Expected = ps.expected // (and never appended to: clearEvent comes first)
+	}
 	ps.pending = false
 	r.pending--
 	return ev, nil
