@@ -89,3 +89,22 @@ func TestHintsLeaveGoodInputAlone(t *testing.T) {
 		}
 	}
 }
+
+func TestLooksConcatenated(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want bool
+	}{
+		{"1 inv read 1\n1 ret 0\n1 inv read 1\n1 ret 0\n2 inv read 1\n2 ret 0\n", true},
+		{"1 inv read 1\n2 inv read 1\n1 ret 0\n2 ret 0\n", false},
+		{"1 inv read 1\n1 ret 0\n2 inv read 1\n2 ret 0\n1 inv read 1\n1 ret 0\n", false},
+		// Per segment: after a crash, each process may have a block again.
+		{"1 inv read 1\n1 ret 0\n2 inv read 1\n2 ret 0\ncrash\n2 inv read 1\n2 ret 0\n1 inv read 1\n1 ret 0\n", true},
+		{"1 inv read 1\n1 ret 0\n1 inv read 1\n1 ret 0\n", false}, // one process
+	} {
+		got, err := LooksConcatenated(NewReader(strings.NewReader(tc.in), "h", Options{}))
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %v %v, want %v", tc.in, got, err, tc.want)
+		}
+	}
+}
