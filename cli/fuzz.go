@@ -75,7 +75,12 @@ line goes to standard error.
 On a violation it keeps the history, the report and the exact replay command
 under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
 With --json the last line of standard output is one JSON object with runs,
-operations, crashes, violations, seconds (and more).`,
+operations, crashes, violations, seconds (and more).
+
+--shard I/N runs only the campaign's runs i with i mod N = I (same seeds):
+N machines running shards 0..N-1 with the same flags run the campaign
+between them, and their --json summaries add up (deploy/ in the pmlin
+repository runs them as a Kubernetes Indexed Job).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := history.ParseMode(modeName)
