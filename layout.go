@@ -2,6 +2,7 @@ package pmlin
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -134,7 +135,7 @@ func perProcess(ops []Operation, crashes []int64) (map[int][]int, error) {
 		byProc[ops[i].Process] = append(byProc[ops[i].Process], i)
 	}
 	for p, list := range byProc {
-		slices.SortStableFunc(list, func(a, b int) int { return cmpInt(ops[a].Call, ops[b].Call) })
+		slices.SortStableFunc(list, func(a, b int) int { return cmp.Compare(ops[a].Call, ops[b].Call) })
 		for x := 1; x < len(list); x++ {
 			a, b := &ops[list[x-1]], &ops[list[x]]
 			if a.Outcome != Pending && a.Return > b.Call {
@@ -182,16 +183,6 @@ func crashTies(ops []Operation, crashes []int64) error {
 		}
 	}
 	return nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // render writes the steps in order as text format v1.

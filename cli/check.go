@@ -231,6 +231,10 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		return &exitError{exitInput, err}
 	}
 	if err := writeOutputs(ctx, e, a, name, reopen, outs); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.err != nil {
+			return &exitError{ee.code, afterVerdict{ee.err}}
+		}
 		return err
 	}
 	if !res.Linearizable {

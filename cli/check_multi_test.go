@@ -215,3 +215,14 @@ func TestCheckHintsConcatenatedLogs(t *testing.T) {
 		t.Fatalf("a hint for a real violation: %s", out)
 	}
 }
+
+// TestCheckJSONOutputFailure: when --report cannot be written after the
+// verdict was printed, the verdict stays the one object; exit 2.
+func TestCheckJSONOutputFailure(t *testing.T) {
+	code, out, errs := pmlin(t, "", "check", "--json", "--report", "/nonexistent/dir/r.html", "../examples/dirty-bit.hist")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var v struct{ File string }
+	if code != 2 || len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &v) != nil || v.File == "" || !strings.Contains(errs, "r.html") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}

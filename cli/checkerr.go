@@ -78,11 +78,19 @@ func describe(err error, file, fallback string) checkErrorJSON {
 	return d
 }
 
+// afterVerdict is an error that came after the verdict was printed
+// (writing --report, --dot or --shrink): with --json, the verdict is the
+// history's one object, and the error is told on standard error only.
+type afterVerdict struct{ err error }
+
+func (a afterVerdict) Error() string { return a.err.Error() }
+func (a afterVerdict) Unwrap() error { return a.err }
+
 // reportCheckError tells of a history that got no verdict: on standard
 // error always, and as the error object on standard output with --json.
 func reportCheckError(e env, asJSON bool, path string, err error) {
 	fmt.Fprintln(e.stderr, "pmlin:", err)
-	if asJSON {
+	if _, after := err.(afterVerdict); asJSON && !after {
 		name := path
 		if path == "-" {
 			name = "<stdin>"
