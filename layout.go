@@ -92,6 +92,8 @@ func convert(i int, o *Operation) (history.Op, error) {
 		return history.Op{}, opError(i, history.ErrIllFormed, "a %v with no address", o.Kind)
 	case o.Kind == CAS && (len(o.Expected) != k || len(o.New) != k):
 		return history.Op{}, opError(i, history.ErrIllFormed, "a cas on %d addresses has %d expected and %d new values", k, len(o.Expected), len(o.New))
+	case o.Kind != Read && o.Kind != CAS && (len(o.New) != k || o.Expected != nil):
+		return history.Op{}, opError(i, history.ErrIllFormed, "a %v on %d addresses has %d new values and no expected ones", o.Kind, k, len(o.New))
 	case o.Kind == Read && (o.Expected != nil || o.New != nil):
 		return history.Op{}, opError(i, history.ErrIllFormed, "a read has no expected or new values")
 	case o.Outcome != Pending && o.Return < o.Call:
