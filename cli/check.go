@@ -22,19 +22,20 @@ import (
 func checkCommand(e env) *cobra.Command {
 	var (
 		modeName string
-		asJSON   bool
-		useExact bool
+		o        checkOptions
 		cpuProf  string
-		outs     outputs
 	)
 	cmd := &cobra.Command{
-		Use:   "check [flags] FILE|-",
-		Short: "Decide whether a recorded history is linearizable",
-		Long: `check reads a history (text v1 or its JSON Lines twin, detected
+		Use:   "check [flags] FILE|- ...",
+		Short: "Decide whether recorded histories are linearizable",
+		Long: `check reads histories (text v1 or its JSON Lines twin, detected
 automatically; - is standard input; the format is docs/history-format.md in
-the pmlin repository) and decides whether it is linearizable. Exit status:
+the pmlin repository) and decides whether each is linearizable. Exit status:
 0 linearizable, 1 not linearizable, 2 malformed input, an input that breaks an
-assumption of the method, or a usage error.
+assumption of the method, a history with no operation (a recorder's mistake,
+not a pass), an undecided history, or a usage error. With several FILEs,
+each gets its verdict (with --json, one JSON object per line) and the exit
+status is the worst.
 
 Each anomaly is explained by a minimal witness: for a cycle, a shortest cycle,
 each edge with its reason; for a stale read, how many versions behind it was.
@@ -48,16 +49,22 @@ each edge with its reason; for a stale read, how many versions behind it was.
                       any one operation makes it pass, ill-formed or fail
                       otherwise), for a person to read and a test to keep
 
-These read the input a second time for the lines they show: when the input is
-standard input, it is first copied to a temporary file (removed at exit). They
-never overwrite an existing file unless --force is given.`,
-		Args: cobra.ExactArgs(1),
+These take one FILE, and read it a second time for the lines they show: when
+it is standard input, it is first copied to a temporary file (removed at
+exit). They never overwrite an existing file unless --force is given.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("check needs at least one FILE (- is standard input)")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := history.ParseMode(modeName)
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			if err := outs.validate(args[0]); err != nil {
+			o.mode = mode
+			if err := validateInputs(args, o); err != nil {
 				return &exitError{exitInput, err}
 			}
 			if cpuProf != "" {
@@ -67,24 +74,86 @@ never overwrite an existing file unless --force is given.`,
 				}
 				defer stop()
 			}
-			if useExact {
-				if outs.any() {
-					return &exitError{exitInput, errors.New("--report, --dot and --shrink need the graph method: leave out --exact")}
-				}
-				return runExact(cmd.Context(), e, args[0], mode, asJSON)
-			}
-			return runCheck(cmd.Context(), e, args[0], mode, asJSON, outs)
+			return runChecks(cmd.Context(), e, args, o)
 		},
 	}
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object instead of text")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON object per FILE instead of text")
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the check to this file (for go tool pprof)")
-	cmd.Flags().BoolVar(&useExact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
-	cmd.Flags().StringVar(&outs.html, "report", "", "also write a self-contained HTML report to this file")
-	cmd.Flags().StringVar(&outs.dot, "dot", "", "also write the anomalies' neighbourhoods of the precedence graph as Graphviz DOT to this file")
-	cmd.Flags().StringVar(&outs.shrink, "shrink", "", "also write a small sub-history that still fails to this file")
-	cmd.Flags().BoolVar(&outs.force, "force", false, "overwrite existing --report, --dot and --shrink files")
+	cmd.Flags().BoolVar(&o.exact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
+	cmd.Flags().StringVar(&o.outs.html, "report", "", "also write a self-contained HTML report to this file (one FILE only)")
+	cmd.Flags().StringVar(&o.outs.dot, "dot", "", "also write the anomalies' neighbourhoods of the precedence graph as Graphviz DOT to this file (one FILE only)")
+	cmd.Flags().StringVar(&o.outs.shrink, "shrink", "", "also write a small sub-history that still fails to this file (one FILE only)")
+	cmd.Flags().BoolVar(&o.outs.force, "force", false, "overwrite existing --report, --dot and --shrink files")
 	return cmd
+}
+
+// checkOptions are pmlin check's flags, but the profile.
+type checkOptions struct {
+	mode   history.Mode
+	asJSON bool
+	exact  bool
+	outs   outputs
+}
+
+// validateInputs refuses, before any work, what cannot be done with the
+// inputs and flags given.
+func validateInputs(paths []string, o checkOptions) error {
+	if n := len(paths); n > 1 && o.outs.any() {
+		return fmt.Errorf("--report, --dot and --shrink take one FILE, and %d were given: check the others on their own", n)
+	}
+	if o.exact && o.outs.any() {
+		return errors.New("--report, --dot and --shrink need the graph method: leave out --exact")
+	}
+	stdin := 0
+	for _, p := range paths {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return errors.New("- (standard input) can be read once only")
+	}
+	return o.outs.validate(paths[0])
+}
+
+// runChecks checks each history in turn: each gets its verdict or its
+// error, and the exit status is the worst. An interrupt stops them all.
+func runChecks(ctx context.Context, e env, paths []string, o checkOptions) error {
+	worst := exitOK
+	var counts [3]int
+	for i, p := range paths {
+		if i > 0 && !o.asJSON {
+			fmt.Fprintln(e.stdout)
+		}
+		var err error
+		if o.exact {
+			err = runExact(ctx, e, p, o.mode, o.asJSON)
+		} else {
+			err = runCheck(ctx, e, p, o.mode, o.asJSON, o.outs)
+		}
+		code, cause := exitOK, error(nil)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code, cause = ee.code, ee.err
+		}
+		if cause != nil {
+			reportCheckError(e, o.asJSON, p, cause)
+		}
+		counts[code]++
+		worst = max(worst, code)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(paths) > 1 && !o.asJSON {
+		fmt.Fprintf(e.stdout, "\npmlin check: %d files: %d linearizable, %d not linearizable, %d with an error (exit 2)\n",
+			len(paths), counts[exitOK], counts[exitViolated], counts[exitInput])
+	}
+	if worst == exitOK {
+		return nil
+	}
+	return &exitError{worst, nil}
 }
 
 // openInput opens FILE or standard input, with its size when known.
@@ -140,21 +209,60 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		return classify(err)
 	}
 	res := a.Result
+	if res.Operations == 0 {
+		return &exitError{exitInput, noOperation(name)}
+	}
+	var hintReopen report.Opener
+	if path != "-" || outs.any() {
+		hintReopen = reopen
+	}
+	hint := recorderHint(res, name, hintReopen)
 	if asJSON {
-		err = report.JSON(e.stdout, report.NewVerdict(res))
+		v := report.NewVerdict(res)
+		v.File = name
+		if hint != "" {
+			v.Hints = []string{hint}
+		}
+		err = report.JSON(e.stdout, v)
 	} else {
 		err = report.Text(e.stdout, name, res)
+		if err == nil && hint != "" {
+			_, err = fmt.Fprintf(e.stdout, "\nhint: %s\n", hint)
+		}
 	}
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
 	if err := writeOutputs(ctx, e, a, name, reopen, outs); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.err != nil {
+			return &exitError{ee.code, afterVerdict{ee.err}}
+		}
 		return err
 	}
 	if !res.Linearizable {
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// recorderHint is what the verdict tells about the recorder, if anything
+// (analyzer.RecorderHint); the history's shape is looked at, in a second
+// pass, only when there is something to say and the input can be read
+// again (a file, or standard input copied for --report and the like).
+func recorderHint(res *analyzer.Result, name string, reopen report.Opener) string {
+	pairs := analyzer.ObservationsBeforeWrites(res)
+	if len(pairs) == 0 {
+		return ""
+	}
+	concatenated := false
+	if reopen != nil {
+		if f, err := reopen(); err == nil {
+			concatenated, _ = history.LooksConcatenated(history.NewReader(f, name, history.Options{}))
+			f.Close()
+		}
+	}
+	return analyzer.RecorderHint(pairs, concatenated)
 }
 
 // outputs are the files check writes besides its verdict.

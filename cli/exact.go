@@ -22,6 +22,9 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
+	if len(h.Ops) == 0 {
+		return &exitError{exitInput, noOperation(name)}
+	}
 	res, err := exact.Check(ctx, h, exact.Options{Mode: mode})
 	if errors.Is(err, exact.ErrTooLarge) {
 		return &exitError{exitInput, fmt.Errorf("%s: %w (use pmlin check without --exact)", name, err)}
@@ -36,6 +39,7 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		}
 	}
 	v := report.ExactVerdict(h, mode, res, witness)
+	v.File = name
 	if asJSON {
 		if err := report.JSON(e.stdout, v); err != nil {
 			return &exitError{exitInput, err}

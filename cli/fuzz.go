@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,19 +22,22 @@ import (
 // fuzzJSON is the last line of pmlin fuzz --json (docs/cli-contract.md:
 // at least runs, operations, crashes, violations, seconds).
 type fuzzJSON struct {
-	Runs          int64        `json:"runs"`
-	Operations    int64        `json:"operations"`
-	Crashes       int64        `json:"crashes"`
-	Violations    int64        `json:"violations"`
-	Undecided     int64        `json:"undecided"`
-	Seconds       float64      `json:"seconds"`
-	OpsPerSec     float64      `json:"ops_per_sec"`
-	CrashesPerSec float64      `json:"crashes_per_sec"`
-	Seed          uint64       `json:"seed"`
-	Target        string       `json:"target"`
-	Mutant        string       `json:"mutant"`
-	Mode          string       `json:"mode"`
-	Finding       *findingJSON `json:"finding,omitempty"`
+	Runs          int64   `json:"runs"`
+	Operations    int64   `json:"operations"`
+	Crashes       int64   `json:"crashes"`
+	Violations    int64   `json:"violations"`
+	Undecided     int64   `json:"undecided"`
+	Seconds       float64 `json:"seconds"`
+	OpsPerSec     float64 `json:"ops_per_sec"`
+	CrashesPerSec float64 `json:"crashes_per_sec"`
+	Seed          uint64  `json:"seed"`
+	Target        string  `json:"target"`
+	Mutant        string  `json:"mutant"`
+	Mode          string  `json:"mode"`
+	// Shard is "I/N" for a shard of a campaign (--shard), absent for a
+	// whole campaign.
+	Shard   string       `json:"shard,omitempty"`
+	Finding *findingJSON `json:"finding,omitempty"`
 }
 
 type findingJSON struct {
@@ -57,6 +61,7 @@ func fuzzCommand(e env) *cobra.Command {
 		jobs       int
 		systematic bool
 		ignore     []string
+		shard      string
 	)
 	cmd := &cobra.Command{
 		Use:   "fuzz [flags]",
@@ -70,7 +75,12 @@ line goes to standard error.
 On a violation it keeps the history, the report and the exact replay command
 under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
 With --json the last line of standard output is one JSON object with runs,
-operations, crashes, violations, seconds (and more).`,
+operations, crashes, violations, seconds (and more).
+
+--shard I/N runs only the campaign's runs i with i mod N = I (same seeds):
+N machines running shards 0..N-1 with the same flags run the campaign
+between them, and their --json summaries add up (deploy/ in the pmlin
+repository runs them as a Kubernetes Indexed Job).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := history.ParseMode(modeName)
@@ -82,6 +92,9 @@ operations, crashes, violations, seconds (and more).`,
 			}
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
 				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic}
+			if fc.Shard, fc.Shards, err = parseShard(shard); err != nil {
+				return &exitError{exitInput, err}
+			}
 			for _, k := range ignore {
 				fc.Ignore = append(fc.Ignore, analyzer.Kind(k))
 			}
@@ -96,6 +109,7 @@ operations, crashes, violations, seconds (and more).`,
 	cmd.Flags().Int64Var(&maxRuns, "runs", 0, "stop after this many runs (0: no limit)")
 	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
 	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
+	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
 	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
 	return cmd
 }
@@ -130,6 +144,11 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
 		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+	campaign := fmt.Sprintf("seed %d", fc.Seed)
+	if fc.Shards > 0 {
+		out.Shard = fmt.Sprintf("%d/%d", fc.Shard, fc.Shards)
+		campaign += ", shard " + out.Shard
+	}
 	var text bytes.Buffer
 	w := io.Writer(&text)
 	subject := "target " + c.Target.Name
@@ -137,10 +156,10 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		subject += " with planted bug " + c.Mutant
 	}
 	if found == nil {
-		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, seed %d)\n", secs, subject, fc.Mode, fc.Seed)
+		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, %s)\n", secs, subject, fc.Mode, campaign)
 	} else {
-		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, seed %d)\n",
-			found.Index+1, found.After.Seconds(), subject, fc.Mode, fc.Seed)
+		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, %s)\n",
+			found.Index+1, found.After.Seconds(), subject, fc.Mode, campaign)
 	}
 	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
@@ -168,6 +187,20 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// parseShard parses --shard I/N; "" is the whole campaign (0, 0).
+func parseShard(s string) (shard, shards int64, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	i, n, ok := strings.Cut(s, "/")
+	shard, err1 := strconv.ParseInt(i, 10, 64)
+	shards, err2 := strconv.ParseInt(n, 10, 64)
+	if !ok || err1 != nil || err2 != nil || shards < 1 || shard < 0 || shard >= shards {
+		return 0, 0, fmt.Errorf("--shard %q: expected I/N with 0 <= I < N, e.g. 0/8 (the first of 8 shards)", s)
+	}
+	return shard, shards, nil
 }
 
 // keepFinding writes the history, the reports and the replay command (of

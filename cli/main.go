@@ -157,14 +157,24 @@ the pmlin repository.`,
 	if err == nil {
 		return exitOK
 	}
+	// check --json prints its errors on standard output too, so that a
+	// script reading the JSON always gets some; those of one history were
+	// printed with its verdict, these are the command's.
+	jsonErr := func(err error) {
+		if c, _, ferr := root.Find(args); ferr == nil && c.Name() == "check" && wantsJSON(args) {
+			printErrorJSON(e, describe(err, "", kindUsage))
+		}
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
 			fmt.Fprintln(e.stderr, "pmlin:", ee.err)
+			jsonErr(ee.err)
 		}
 		return ee.code
 	}
 	// Anything else is a usage error from cobra (unknown flag, bad args).
 	fmt.Fprintln(e.stderr, "pmlin:", err)
+	jsonErr(err)
 	return exitInput
 }

@@ -49,7 +49,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"malformed names the line", []string{"check", "-"}, "1 inv read 3\n1 ret 0\n1 ret 0\n", 2, "", "<stdin>:3: process 1 returns but has no pending operation"},
 		{"assumption names the line", []string{"check", "-"}, "1 inv cas 1:0:5\n1 ret ok\n2 inv cas 1:0:5\n2 ret ok\n", 2, "", "<stdin>:3: breaks Assumption 1"},
 		{"missing file", []string{"check", "/nonexistent/x.hist"}, "", 2, "", "no such file"},
-		{"no argument", []string{"check"}, "", 2, "", "accepts 1 arg"},
+		{"no argument", []string{"check"}, "", 2, "", "check needs at least one FILE"},
 		{"bad mode", []string{"check", "--mode", "eventual", "-"}, "", 2, "", "unknown mode"},
 		{"unknown flag", []string{"check", "--frobnicate", "-"}, "", 2, "", "unknown flag"},
 		{"unknown command", []string{"frobnicate"}, "", 2, "", "unknown command"},

@@ -42,7 +42,7 @@ func (r *Reader) jsonNumber(raw []byte, what string) (uint64, error) {
 	if len(b) >= 2 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return 0, r.fail(ErrSyntax, nil, "%s: %v", what, err)
+			return 0, r.jsonError(err, b, what)
 		}
 		return r.number([]byte(s), what)
 	}
@@ -57,7 +57,7 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
-		return nil, r.fail(ErrSyntax, nil, "bad JSON: %v", err)
+		return nil, r.jsonError(err, line, "")
 	}
 	if dec.More() {
 		return nil, r.fail(ErrSyntax, nil, "more than one JSON value on the line")
@@ -108,17 +108,17 @@ func (r *Reader) jsonInit(raw json.RawMessage) error {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber()
 		if _, err := dec.Token(); err != nil {
-			return r.fail(ErrSyntax, nil, "init: %v", err)
+			return r.jsonError(err, b, "init")
 		}
 		for dec.More() {
 			tok, err := dec.Token()
 			if err != nil {
-				return r.fail(ErrSyntax, nil, "init: %v", err)
+				return r.jsonError(err, b, "init")
 			}
 			k, _ := tok.(string)
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return r.fail(ErrSyntax, nil, "init: %v", err)
+				return r.jsonError(err, b, "init")
 			}
 			a, err := r.number([]byte(k), "address")
 			if err != nil {

@@ -248,6 +248,11 @@ func (r *Reader) Next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if r.line == 0 && !r.hasPeek {
+		if err := r.sniff(); err != nil {
+			return nil, err
+		}
+	}
 	for {
 		raw, err := r.readLine()
 		if err == io.EOF {

@@ -95,6 +95,9 @@ func parseU64(b []byte) (uint64, error) {
 // number parses a token as an address or value, naming what it is on error.
 func (r *Reader) number(tok []byte, what string) (uint64, error) {
 	v, err := parseU64(tok)
+	if err != nil && len(tok) > 0 && tok[0] == '-' {
+		return 0, r.negative(tok, what)
+	}
 	if err == strconv.ErrRange {
 		return 0, r.fail(ErrSyntax, tok, "%s %q does not fit in 64 bits", what, clip(tok))
 	}
@@ -107,6 +110,9 @@ func (r *Reader) number(tok []byte, what string) (uint64, error) {
 // procID parses a process id: decimal, 0 to MaxProc.
 func (r *Reader) procID(tok []byte) (int32, error) {
 	var v int64
+	if len(tok) > 0 && tok[0] == '-' {
+		return 0, r.fail(ErrSyntax, tok, "process id %q is negative: a process id is a decimal integer from 0 to %d", clip(tok), MaxProc)
+	}
 	if len(tok) == 0 || len(tok) > 10 {
 		return 0, r.fail(ErrSyntax, tok, "process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
 	}
@@ -168,10 +174,13 @@ func (r *Reader) parseText(line []byte) (*Event, error) {
 		return r.crashEvent(), nil
 	}
 	if f[0][0] < '0' || f[0][0] > '9' {
-		return nil, r.fail(ErrSyntax, f[0], "unknown directive %q (expected a process id, init, crash or the header)", clip(f[0]))
+		return nil, r.unknownDirective(f[0])
 	}
 	proc, err := r.procID(f[0])
 	if err != nil {
+		if lerr := r.logLine(f); lerr != nil {
+			return nil, lerr
+		}
 		return nil, err
 	}
 	if len(f) < 2 {
@@ -182,6 +191,9 @@ func (r *Reader) parseText(line []byte) (*Event, error) {
 		return r.parseInv(proc, f[2:])
 	case bytes.Equal(f[1], tokRet):
 		return r.parseRet(proc, f[2:])
+	}
+	if err := r.logLine(f); err != nil {
+		return nil, err
 	}
 	return nil, r.fail(ErrSyntax, f[1], "process %d: expected inv or ret, found %q", proc, clip(f[1]))
 }

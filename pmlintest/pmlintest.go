@@ -1,10 +1,22 @@
-// Package pmlintest runs pmlin's fuzzing campaign (pmlin fuzz: run, crash,
-// recover and check, over fresh seeds) on a target from go test, and fails
-// the test with what it found: the report, the files it kept and the
-// command that replays the finding.
+// Package pmlintest is pmlin from go test: it fails the test with what
+// pmlin found, and keeps the files a person needs to see it.
+//
+// Fuzz runs pmlin's fuzzing campaign (pmlin fuzz: run, crash, recover and
+// check, over fresh seeds) on a target, a primitive linked into pmlin's
+// harness (package target), and reports the finding, the files it kept
+// and the command that replays it:
 //
 //	func TestFuzz(t *testing.T) {
 //		pmlintest.Fuzz(t, mytarget.Target(), "--seconds", "5")
+//	}
+//
+// Check checks a history the test recorded itself, from a primitive pmlin
+// does not drive (package pmlin: operations with timestamps, and crashes),
+// and keeps the history and its reports as test artifacts when it fails:
+//
+//	func TestMyStack(t *testing.T) {
+//		ops := runWorkload(t) // []pmlin.Operation, with timestamps
+//		pmlintest.Check(t, pmlin.History{Operations: ops}, pmlin.Options{})
 //	}
 package pmlintest
 

@@ -15,6 +15,8 @@ import (
 // fuzz finding. One type, so that they print one way; what does not apply
 // to a verdict is left out of its JSON.
 type Verdict struct {
+	// File is the history checked (pmlin check), absent for a run's.
+	File         string       `json:"file,omitempty"`
 	Linearizable bool         `json:"linearizable"`
 	Mode         history.Mode `json:"mode"`
 	// Operations is the number of operations of the history checked.
@@ -34,6 +36,9 @@ type Verdict struct {
 	Anomalies []analyzer.Anomaly `json:"anomalies"`
 	// Omitted counts the analyzer's anomalies left out of the list.
 	Omitted int64 `json:"omitted,omitempty"`
+	// Hints say what the anomalies tell about the recorder rather than
+	// the primitive (analyzer.RecorderHint), when they tell something.
+	Hints []string `json:"hints,omitempty"`
 	// Run is the run that recorded the history (pmlin run and fuzz: its
 	// crash.Result), nil for a history checked from a file.
 	Run any `json:"run,omitempty"`

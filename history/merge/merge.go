@@ -143,61 +143,34 @@ func (p *parser) crashTies() error {
 	return nil
 }
 
-// stream is one process's steps, or the crashes, for the k-way merge.
-type stream struct {
-	steps []int32
-	pos   int
+// Step is what the order of a merge depends on: a step's timestamp, its
+// process (-1 for a crash) and whether it is a response. Timestamps are
+// compared as unsigned integers.
+type Step struct {
+	TS   uint64
+	Proc int32
+	Ret  bool
 }
 
-// heads is a heap of streams ordered by their head steps.
-type heads struct {
-	s     []step
-	strms []*stream
-}
-
-func (h *heads) Len() int { return len(h.strms) }
-func (h *heads) Less(i, j int) bool {
-	a, b := &h.s[h.strms[i].steps[h.strms[i].pos]], &h.s[h.strms[j].steps[h.strms[j].pos]]
-	if a.ts != b.ts {
-		return a.ts < b.ts
-	}
-	if a.ret != b.ret {
-		return !a.ret // invocations first
-	}
-	if a.proc != b.proc {
-		return a.proc < b.proc
-	}
-	return a.file < b.file || (a.file == b.file && a.line < b.line) // crashes
-}
-func (h *heads) Swap(i, j int) { h.strms[i], h.strms[j] = h.strms[j], h.strms[i] }
-func (h *heads) Push(x any)    { h.strms = append(h.strms, x.(*stream)) }
-func (h *heads) Pop() any {
-	x := h.strms[len(h.strms)-1]
-	h.strms = h.strms[:len(h.strms)-1]
-	return x
-}
-
-// kway merges the processes' steps and the crashes by the rules of the
-// package doc; it counts the ties.
-func (p *parser) kway() []int32 {
-	m := p.m
-	h := &heads{s: m.steps}
-	var crashes []int32
-	for i, s := range m.steps {
-		if s.proc < 0 {
-			crashes = append(crashes, int32(i))
+// Order is the merge rule of the package doc, stated once for pmlin merge
+// and for every caller that orders steps by timestamp (package pmlin's
+// Check): streams are the indexes in steps of each process's steps in the
+// order the process took them, and of each crash on its own. Order takes,
+// again and again, the head of a stream with the lowest timestamp; on equal
+// timestamps an invocation before a response, then the lower process id,
+// then the stream given first. So each process's own order is kept
+// whatever its timestamps. It returns the steps' indexes in history order
+// and the number of ties: steps placed right after a step of another
+// process with the same timestamp.
+func Order(steps []Step, streams [][]int32) (order []int32, ties int64) {
+	h := &heads{s: steps}
+	for k, st := range streams {
+		if len(st) > 0 {
+			h.strms = append(h.strms, &stream{steps: st, rank: k})
 		}
 	}
-	// Each crash is a stream of its own: the heap orders them by
-	// timestamp, then by file and line.
-	for _, c := range crashes {
-		h.strms = append(h.strms, &stream{steps: []int32{c}})
-	}
-	for _, pi := range p.procs {
-		h.strms = append(h.strms, &stream{steps: pi.steps})
-	}
 	heap.Init(h)
-	order := make([]int32, 0, len(m.steps))
+	order = make([]int32, 0, len(steps))
 	prev := int32(-1)
 	for h.Len() > 0 {
 		st := h.strms[0]
@@ -207,15 +180,70 @@ func (p *parser) kway() []int32 {
 		} else {
 			heap.Fix(h, 0)
 		}
-		s := &m.steps[i]
 		if prev >= 0 {
-			if ps := &m.steps[prev]; ps.proc >= 0 && s.proc >= 0 && ps.proc != s.proc && ps.ts == s.ts {
-				m.stats.Ties++
+			if ps, s := &steps[prev], &steps[i]; ps.Proc >= 0 && s.Proc >= 0 && ps.Proc != s.Proc && ps.TS == s.TS {
+				ties++
 			}
 		}
 		prev = i
 		order = append(order, i)
 	}
+	return order, ties
+}
+
+// stream is one process's steps, or a crash, for the k-way merge.
+type stream struct {
+	steps []int32
+	pos   int
+	rank  int // its place in Order's argument
+}
+
+// heads is a heap of streams ordered by their head steps.
+type heads struct {
+	s     []Step
+	strms []*stream
+}
+
+func (h *heads) Len() int { return len(h.strms) }
+func (h *heads) Less(i, j int) bool {
+	a, b := &h.s[h.strms[i].steps[h.strms[i].pos]], &h.s[h.strms[j].steps[h.strms[j].pos]]
+	if a.TS != b.TS {
+		return a.TS < b.TS
+	}
+	if a.Ret != b.Ret {
+		return !a.Ret // invocations first
+	}
+	if a.Proc != b.Proc {
+		return a.Proc < b.Proc
+	}
+	return h.strms[i].rank < h.strms[j].rank // crashes
+}
+func (h *heads) Swap(i, j int) { h.strms[i], h.strms[j] = h.strms[j], h.strms[i] }
+func (h *heads) Push(x any)    { h.strms = append(h.strms, x.(*stream)) }
+func (h *heads) Pop() any {
+	x := h.strms[len(h.strms)-1]
+	h.strms = h.strms[:len(h.strms)-1]
+	return x
+}
+
+// kway merges the processes' steps and the crashes by Order; it counts the
+// ties. Each crash is a stream of its own, given in the order of the logs
+// and their lines, so that crashes with one timestamp keep that order.
+func (p *parser) kway() []int32 {
+	m := p.m
+	steps := make([]Step, len(m.steps))
+	var streams [][]int32
+	for i, s := range m.steps {
+		steps[i] = Step{TS: s.ts, Proc: s.proc, Ret: s.ret}
+		if s.proc < 0 {
+			streams = append(streams, []int32{int32(i)})
+		}
+	}
+	for _, pi := range p.procs {
+		streams = append(streams, pi.steps)
+	}
+	order, ties := Order(steps, streams)
+	m.stats.Ties += ties
 	return order
 }
 
