@@ -167,7 +167,8 @@ func (p *planner) visit(i int32) {
 	}
 	for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 		w, y := h.wordOf(x), h.ver[x]
-		if e.observer(i) {
+		switch {
+		case e.observer(i):
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
 				p.add(h.accOp[y])
@@ -175,9 +176,7 @@ func (p *planner) visit(i int32) {
 			if e.writer(i) {
 				p.note(w, x)
 			}
-		}
-		if h.failed(i) && h.word[x]&blamed != 0 && h.flags[i]&fValued == 0 {
-			// (One that reports values is judged by its reads.)
+		case h.failed(i) && h.word[x]&blamed != 0:
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
 				p.add(h.accOp[y])
