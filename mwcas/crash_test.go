@@ -147,24 +147,26 @@ func (h *countHook) Access(int, pmem.AccessKind, uint64) error {
 	return nil
 }
 
-// recoverClone recovers a copy of img; if crashAt > 0 the first recovery is
-// crashed at that access, the copy crashed by pol and recovered again. It
-// returns the data words, or nil if the first recovery finished before
-// crashAt.
+// recoverClone recovers a copy of img as a new process would (the image's
+// bytes opened as a new region, then Open and Recover); if crashAt > 0 the
+// first recovery (Open included) is crashed at that access, the copy crashed
+// by pol, reopened and recovered again. It returns the data words, or nil if
+// the first recovery finished before crashAt.
 func recoverClone(t *testing.T, img *pmem.Region, crashAt int, pol pmem.Policy) []uint64 {
 	t.Helper()
-	r, err := img.Clone(pmem.Options{Emulate: true})
+	b, err := img.Image()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	h := &countHook{n: crashAt}
-	r.SetHook(h)
+	r, err := pmem.OpenImage(b, pmem.Options{Emulate: true, Hook: &countHook{n: crashAt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { r.Close() }()
 	m, err := Open(r, Config{})
 	if err == nil {
 		_, err = m.Recover(0)
 	}
-	r.SetHook(nil)
 	if crashAt > 0 {
 		if err == nil {
 			return nil
@@ -175,13 +177,17 @@ func recoverClone(t *testing.T, img *pmem.Region, crashAt int, pol pmem.Policy) 
 		if err := r.Crash(pol, rand.New(rand.NewPCG(uint64(crashAt), 5))); err != nil {
 			t.Fatal(err)
 		}
-		m, err = Open(r, Config{})
+		nr, nm, err := restart(r, mutNone)
+		if nr != nil {
+			r = nr
+		}
 		if err != nil {
 			t.Fatalf("open after a crash during recovery: %v", err)
 		}
-		if _, err := m.Recover(0); err != nil {
+		if _, err := nm.Recover(0); err != nil {
 			t.Fatalf("second recovery: %v", err)
 		}
+		m = nm
 	} else if err != nil {
 		t.Fatalf("recovery: %v", err)
 	}
