@@ -186,7 +186,9 @@ func runLogged(ctx context.Context, o *Options, threads, k int, emulate bool, qu
 	bw := bufio.NewWriterSize(cw, 1<<20)
 	rec := driver.NewRecorder(history.NewWriter(bw))
 	rec.Header()
-	dr, err := driver.New(driver.Config{Threads: threads, Words: logWords, K: k, Sched: driver.Free, Seed: o.seed()}, m, nil, rec)
+	dc := driver.DefaultConfig()
+	dc.Threads, dc.Words, dc.K, dc.Sched, dc.Seed = threads, logWords, k, driver.Free, o.seed()
+	dr, err := driver.New(dc, m, nil, rec)
 	if err != nil {
 		return loggedRun{}, err
 	}

@@ -107,7 +107,9 @@ func (o *Options) recordLog(ctx context.Context, minBytes int64, procs int) (Log
 	if err != nil {
 		return info, err
 	}
-	d, err := driver.New(driver.Config{Threads: procs, Words: logWords, K: info.K, Sched: driver.Free, Seed: o.seed()}, m, r, rec)
+	dc := driver.DefaultConfig()
+	dc.Threads, dc.Words, dc.K, dc.Sched, dc.Seed = procs, logWords, info.K, driver.Free, o.seed()
+	d, err := driver.New(dc, m, r, rec)
 	if err != nil {
 		return info, err
 	}

@@ -16,6 +16,10 @@ type Verdict struct {
 	Mode history.Mode
 	// Check is the analyzer's result; nil if it could not decide.
 	Check *analyzer.Result
+	// Analysis is the analysis that reached Check, with the graph behind
+	// it, for reports and shrinking (nil if it could not decide). Together
+	// with the history it spares reading and analysing the history again.
+	Analysis *analyzer.Analysis
 	// Undecided is the analyzer's *AssumptionError or *UndecidedError,
 	// when it could not decide (not a violation, but worth a look).
 	Undecided error
@@ -44,7 +48,7 @@ func Decide(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*
 	v := &Verdict{Run: res, Mode: mode}
 	v.Anomalies = append(v.Anomalies, res.Anomalies...)
 	r := history.NewReader(bytes.NewReader(hist), "<run>", history.Options{})
-	ar, err := analyzer.Check(ctx, r, analyzer.Options{Mode: mode, SizeHint: int64(len(hist))})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: int64(len(hist))})
 	var ae *analyzer.AssumptionError
 	var ue *analyzer.UndecidedError
 	switch {
@@ -56,8 +60,8 @@ func Decide(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*
 		}
 		return nil, fmt.Errorf("crash: the recorded history does not check: %w", err)
 	default:
-		v.Check = ar
-		v.Anomalies = append(v.Anomalies, ar.Anomalies...)
+		v.Analysis, v.Check = a, a.Result
+		v.Anomalies = append(v.Anomalies, a.Result.Anomalies...)
 	}
 	return v, nil
 }

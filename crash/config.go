@@ -1,7 +1,9 @@
 package crash
 
 import (
+	"errors"
 	"fmt"
+	"os/exec"
 	"strings"
 	"time"
 
@@ -10,79 +12,120 @@ import (
 	"github.com/pmlin/pmlin/pmem"
 )
 
-// Defaults of a run.
+// Defaults of a run (DefaultConfig).
 const (
 	DefaultOps           = 1000
 	DefaultCrashes       = 6
 	DefaultDescriptors   = 4
 	DefaultRecoveryCrash = 0.1
+	// DefaultRoundTimeout bounds one child process of the process-kill
+	// modes.
+	DefaultRoundTimeout = 20 * time.Second
 )
 
+// CrashMode is how a run crashes: where its segments run and what a crash
+// is.
+type CrashMode uint8
+
+const (
+	// Emulated runs the workload in this process on an emulated region and
+	// crashes the emulated persistence domain at a region access; the image
+	// is built by a policy (Config.Policies).
+	Emulated CrashMode = iota
+	// Kill runs each segment in a child process on a MAP_SHARED region
+	// file; the child kills itself with SIGKILL at a seeded random region
+	// access of a seeded thread, so the kill lands inside an operation, and
+	// the other threads stop wherever they are.
+	Kill
+	// KillAsync is Kill with the parent killing the child when its logs
+	// reach a random size, at whatever point its threads are then (the
+	// kill lands between operations more often than not: a child runs a
+	// few thousand operations in a millisecond).
+	KillAsync
+)
+
+var crashModeNames = [...]string{Emulated: "emulated", Kill: "kill", KillAsync: "kill-async"}
+
+func (m CrashMode) String() string {
+	if int(m) < len(crashModeNames) {
+		return crashModeNames[m]
+	}
+	return fmt.Sprintf("CrashMode(%d)", uint8(m))
+}
+
+// ParseCrashMode parses "emulated", "kill" and "kill-async".
+func ParseCrashMode(s string) (CrashMode, error) {
+	for m, name := range crashModeNames {
+		if s == name {
+			return CrashMode(m), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown crash mode %q (emulated, kill or kill-async)", s)
+}
+
 // Config is a run: a workload (Driver), how often and how to crash it, and
-// the code under test.
+// the code under test. Every field means what it says (0 crashes is none, a
+// recovery-crash probability of 0 is never); start from DefaultConfig.
+// RegisterFlags binds the fields to command-line flags, and Args renders a
+// configuration back as those flags.
 type Config struct {
 	Driver driver.Config
 	// Ops is the number of workload operations, over all threads (the full
 	// reads after recovery and at the end are not counted).
 	Ops int
-	// Crashes is the number of crashes. 0 means DefaultCrashes; a negative
-	// value means none.
+	// Crashes is the number of crashes, each at a seeded random point.
 	Crashes int
 	// CrashAt, if positive, makes the run crash once, at that region access
 	// of the workload (counted over all workers; deterministic scheduler
-	// only): the systematic sweeps. Crashes is then ignored.
+	// only): the systematic sweeps (FuzzConfig.Systematic). Crashes is then
+	// not used.
 	CrashAt int64
-	// Policies are the crash image policies, one drawn per crash (nil: all
-	// four). Process kills always behave as PolicyMax.
+	// Policies are the crash image policies, one drawn per crash (at least
+	// one; pmem.Policies() for all four). Process kills always behave as
+	// PolicyMax.
 	Policies []pmem.Policy
 	// RecoveryCrash is the probability that a recovery is itself crashed at
-	// a random access and run again (0 means DefaultRecoveryCrash, a
-	// negative value never).
+	// a random access and run again (emulated mode).
 	RecoveryCrash float64
+	// Descriptors is each worker's share of the PMwCAS descriptor pool;
+	// small pools reuse descriptors often.
+	Descriptors int
+	// CrashMode says where the segments run and what a crash is. The
+	// process-kill modes run their children under the free scheduler,
+	// whatever Driver.Sched says (see Scheduler).
+	CrashMode CrashMode
 	// Mutant names a planted bug of package mwcas ("" is the correct code).
 	Mutant string
-	// Descriptors is each worker's share of the PMwCAS descriptor pool;
-	// small pools reuse descriptors often (0 means DefaultDescriptors).
-	Descriptors int
-	// Kill, if set, runs every segment in a child process killed with
-	// SIGKILL (see KillConfig).
-	Kill *KillConfig
+	// Child says how the process-kill modes start and bound their child
+	// processes. It depends on the program and the machine, not on what is
+	// run: no flag sets it and Args leaves it out.
+	Child ChildOptions
 }
 
-// WithDefaults fills in the zero fields.
-func (c Config) WithDefaults() Config {
-	c.Driver = c.Driver.WithDefaults()
-	if c.Ops == 0 {
-		c.Ops = DefaultOps
+// ChildOptions are the process-kill modes' ways to start and bound a child
+// process.
+type ChildOptions struct {
+	// Command returns the command that runs ChildMain with the given spec
+	// in a new process: pmlin re-executes itself with a hidden subcommand,
+	// tests re-execute the test binary.
+	Command func(spec string) *exec.Cmd
+	// Dir holds the region and log files; "" means a temporary directory,
+	// removed after the run.
+	Dir string
+	// RoundTimeout bounds one child process; a child still running then is
+	// killed and reported stuck.
+	RoundTimeout time.Duration
+}
+
+// DefaultConfig is the default run: driver.DefaultConfig's workload of
+// DefaultOps operations, DefaultCrashes emulated crashes with the four
+// image policies, and the correct PMwCAS.
+func DefaultConfig() Config {
+	return Config{
+		Driver: driver.DefaultConfig(), Ops: DefaultOps, Crashes: DefaultCrashes, Policies: pmem.Policies(),
+		RecoveryCrash: DefaultRecoveryCrash, Descriptors: DefaultDescriptors, CrashMode: Emulated,
+		Child: ChildOptions{RoundTimeout: DefaultRoundTimeout},
 	}
-	if c.Crashes == 0 {
-		c.Crashes = DefaultCrashes
-	} else if c.Crashes < 0 {
-		c.Crashes = 0
-	}
-	if c.CrashAt > 0 {
-		c.Crashes = 1
-	}
-	if len(c.Policies) == 0 {
-		c.Policies = pmem.Policies()
-	}
-	if c.RecoveryCrash == 0 {
-		c.RecoveryCrash = DefaultRecoveryCrash
-	} else if c.RecoveryCrash < 0 {
-		c.RecoveryCrash = 0
-	}
-	if c.Descriptors == 0 {
-		c.Descriptors = DefaultDescriptors
-	}
-	if c.Kill != nil {
-		c.Driver.Sched = driver.Free
-		k := *c.Kill
-		if k.RoundTimeout == 0 {
-			k.RoundTimeout = DefaultRoundTimeout
-		}
-		c.Kill = &k
-	}
-	return c
 }
 
 // Check reports a configuration that cannot run.
@@ -91,16 +134,28 @@ func (c Config) Check() error {
 		return err
 	}
 	switch {
-	case c.Ops < 0:
-		return fmt.Errorf("ops = %d", c.Ops)
+	case c.Ops < 1:
+		return fmt.Errorf("ops = %d (at least 1)", c.Ops)
+	case c.Crashes < 0:
+		return fmt.Errorf("crashes = %d (not negative)", c.Crashes)
+	case c.CrashAt < 0:
+		return fmt.Errorf("crash-at = %d (not negative)", c.CrashAt)
 	case c.CrashAt > 0 && c.Driver.Sched != driver.Deterministic:
-		return fmt.Errorf("a crash at a given access needs the deterministic scheduler")
-	case c.CrashAt > 0 && c.Kill != nil:
-		return fmt.Errorf("a crash at a given access is not possible when a process is killed")
-	case c.RecoveryCrash > 1:
+		return errors.New("a crash at a given access needs the deterministic scheduler")
+	case c.CrashAt > 0 && c.CrashMode != Emulated:
+		return errors.New("a crash at a given access is not possible when a process is killed")
+	case len(c.Policies) == 0:
+		return errors.New("no crash image policy")
+	case !(c.RecoveryCrash >= 0 && c.RecoveryCrash <= 1):
 		return fmt.Errorf("recovery crash probability %v", c.RecoveryCrash)
 	case c.Descriptors < 1 || c.Descriptors > 1<<16:
 		return fmt.Errorf("descriptors = %d (1..65536)", c.Descriptors)
+	case int(c.CrashMode) >= len(crashModeNames):
+		return fmt.Errorf("unknown crash mode %d", c.CrashMode)
+	case c.CrashMode != Emulated && c.Child.Command == nil:
+		return errors.New("crash: process-kill mode without a command to start a child")
+	case c.CrashMode != Emulated && c.Child.RoundTimeout <= 0:
+		return fmt.Errorf("round timeout %v (must be positive)", c.Child.RoundTimeout)
 	}
 	for _, p := range c.Policies {
 		if p.String() == fmt.Sprintf("Policy(%d)", uint8(p)) {
@@ -108,6 +163,36 @@ func (c Config) Check() error {
 		}
 	}
 	return mwcas.CheckMutant(c.Mutant)
+}
+
+// Scheduler is the scheduler the workload runs under: Driver.Sched, or the
+// free scheduler in the process-kill modes (a kill lands wherever the
+// threads are at the time).
+func (c Config) Scheduler() driver.Sched {
+	if c.CrashMode != Emulated {
+		return driver.Free
+	}
+	return c.Driver.Sched
+}
+
+// Replays says how far a replay of c (pmlin run with Args) reproduces
+// its history.
+func (c Config) Replays() string {
+	switch {
+	case c.CrashMode != Emulated:
+		return "process kills depend on timing: the replay records a similar, not the same, history"
+	case c.Driver.Sched == driver.Free:
+		return "free scheduler: the replay runs the same workload and crash points, the interleaving may differ"
+	}
+	return "deterministic scheduler: the same history, byte for byte"
+}
+
+// crashes is the number of crashes of the run.
+func (c Config) crashes() int {
+	if c.CrashAt > 0 {
+		return 1
+	}
+	return c.Crashes
 }
 
 // mwcasConfig is the PMwCAS geometry of the run.
@@ -144,44 +229,3 @@ func PolicyNames(ps []pmem.Policy) string {
 	}
 	return strings.Join(s, ",")
 }
-
-// Flags renders c as the flags of pmlin run that replay it (defaults
-// filled in, so the command does not depend on the defaults of the build
-// that runs it).
-func (c Config) Flags() string {
-	c = c.WithDefaults()
-	d := c.Driver
-	var b strings.Builder
-	fmt.Fprintf(&b, "--threads %d --ops %d --words %d --k %d --reads %g", d.Threads, c.Ops, d.Words, d.K, d.Reads)
-	if c.CrashAt > 0 {
-		fmt.Fprintf(&b, " --crash-at %d", c.CrashAt)
-	} else {
-		fmt.Fprintf(&b, " --crashes %d", c.Crashes)
-	}
-	fmt.Fprintf(&b, " --policy %s --recovery-crash %g --descriptors %d --sched %s", PolicyNames(c.Policies), c.RecoveryCrash, c.Descriptors, d.Sched)
-	switch {
-	case d.Sched == driver.Free:
-		fmt.Fprintf(&b, " --yield %g", d.Yield)
-	case d.Stick < 0:
-		b.WriteString(" --stick 0")
-	case d.Stick > 0:
-		fmt.Fprintf(&b, " --stick %g", d.Stick)
-	}
-	if d.StuckAccesses != driver.DefaultStuckAccesses {
-		fmt.Fprintf(&b, " --stuck-accesses %d", d.StuckAccesses)
-	}
-	switch {
-	case c.Kill != nil && c.Kill.Async:
-		b.WriteString(" --crash-mode kill-async")
-	case c.Kill != nil:
-		b.WriteString(" --crash-mode kill")
-	}
-	if c.Mutant != "" {
-		fmt.Fprintf(&b, " --mutant %s", c.Mutant)
-	}
-	fmt.Fprintf(&b, " --seed %d", d.Seed)
-	return b.String()
-}
-
-// DefaultRoundTimeout bounds one child process of the process-kill mode.
-const DefaultRoundTimeout = 20 * time.Second

@@ -35,6 +35,13 @@ func testCommand(spec string) *exec.Cmd {
 	return cmd
 }
 
+// config is the default run with the given workload shape.
+func config(threads int, words uint64, k int, seed uint64) Config {
+	c := DefaultConfig()
+	c.Driver.Threads, c.Driver.Words, c.Driver.K, c.Driver.Seed = threads, words, k, seed
+	return c
+}
+
 func mustRun(t testing.TB, c Config) (*Result, string) {
 	t.Helper()
 	var buf bytes.Buffer
@@ -56,7 +63,8 @@ func mustCheck(t testing.TB, c Config, mode history.Mode) *Verdict {
 }
 
 func TestRunReplaysByteForByte(t *testing.T) {
-	c := Config{Driver: driver.Config{Threads: 3, Words: 6, K: 2, Seed: 99}, Ops: 300, Crashes: 3, RecoveryCrash: 0.5}
+	c := config(3, 6, 2, 99)
+	c.Ops, c.Crashes, c.RecoveryCrash = 300, 3, 0.5
 	r1, h1 := mustRun(t, c)
 	r2, h2 := mustRun(t, c)
 	if h1 != h2 {
@@ -96,8 +104,9 @@ func TestCorrectPMwCAS(t *testing.T) {
 	for _, p := range pmem.Policies() {
 		for _, sched := range []driver.Sched{driver.Deterministic, driver.Free} {
 			for seed := range seeds {
-				c := Config{Driver: driver.Config{Threads: 4, Words: 8, K: 2, Seed: uint64(seed), Sched: sched, Yield: 0.05},
-					Ops: 400, Crashes: 4, Policies: []pmem.Policy{p}}
+				c := config(4, 8, 2, uint64(seed))
+				c.Driver.Sched, c.Driver.Yield = sched, 0.05
+				c.Ops, c.Crashes, c.Policies = 400, 4, []pmem.Policy{p}
 				for _, mode := range history.Modes {
 					v := mustCheck(t, c, mode)
 					if v.Violated() || v.Undecided != nil {
@@ -139,7 +148,8 @@ func TestDataLayout(t *testing.T) {
 }
 
 func TestRecoveryCrash(t *testing.T) {
-	c := Config{Driver: driver.Config{Threads: 3, Words: 6, K: 3, Seed: 5}, Ops: 300, Crashes: 5, RecoveryCrash: 1}
+	c := config(3, 6, 3, 5)
+	c.Ops, c.Crashes, c.RecoveryCrash = 300, 5, 1
 	v := mustCheck(t, c, history.Strict)
 	if v.Violated() || v.Run.RecoveryCrashes == 0 {
 		t.Fatalf("%+v, %d recovery crashes", v.Anomalies, v.Run.RecoveryCrashes)
@@ -158,7 +168,9 @@ func TestMutantsCaught(t *testing.T) {
 	for _, mu := range mwcas.Mutants() {
 		t.Run(mu.Name, func(t *testing.T) {
 			t.Parallel()
-			st, f, err := Fuzz(context.Background(), FuzzConfig{Run: Config{Mutant: mu.Name}, Seed: 1, MaxRuns: runs, Jobs: 1})
+			run := DefaultConfig()
+			run.Mutant = mu.Name
+			st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -182,7 +194,9 @@ func TestMutantsCaught(t *testing.T) {
 func TestFuzzCleanAndBounded(t *testing.T) {
 	start := time.Now()
 	var calls int
-	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: Config{Ops: 200}, Seed: 3, Duration: 10 * time.Second, MaxRuns: 20,
+	run := DefaultConfig()
+	run.Ops = 200
+	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 3, Duration: 10 * time.Second, MaxRuns: 20,
 		Progress: func(FuzzStats) { calls++ }})
 	if err != nil || f != nil {
 		t.Fatal(err, f)
@@ -201,7 +215,8 @@ func TestFuzzCleanAndBounded(t *testing.T) {
 
 // TestSystematic crashes a small run at every access in turn.
 func TestSystematic(t *testing.T) {
-	base := Config{Driver: driver.Config{Threads: 2, Words: 3, K: 2}, Ops: 4, Policies: []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}}
+	base := config(2, 3, 2, 0)
+	base.Ops, base.Policies = 4, []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}
 	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 400})
 	if err != nil || f != nil {
 		t.Fatalf("%v %+v", err, f)
@@ -231,7 +246,8 @@ func TestSmallHistoriesAgreeWithExact(t *testing.T) {
 	agree, violations := 0, 0
 	for _, mu := range mutants {
 		for seed := range seeds {
-			c := Config{Driver: driver.Config{Threads: 3, Words: 3, K: 2, Seed: uint64(seed)}, Ops: 14, Crashes: 1, Mutant: mu}
+			c := config(3, 3, 2, uint64(seed))
+			c.Ops, c.Crashes, c.Mutant = 14, 1, mu
 			var buf bytes.Buffer
 			res, err := Run(context.Background(), c, &buf)
 			if err != nil {
@@ -276,8 +292,12 @@ func TestKillMode(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		t.Run(fmt.Sprint("async ", async), func(t *testing.T) {
 			dir := t.TempDir()
-			c := Config{Driver: driver.Config{Threads: 3, Words: 6, K: 2, Seed: 4}, Ops: 3000, Crashes: 3,
-				Kill: &KillConfig{Command: testCommand, Dir: dir, Async: async}}
+			c := config(3, 6, 2, 4)
+			c.Ops, c.Crashes, c.CrashMode = 3000, 3, Kill
+			if async {
+				c.CrashMode = KillAsync
+			}
+			c.Child.Command, c.Child.Dir = testCommand, dir
 			v := mustCheck(t, c, history.Strict)
 			if v.Violated() || v.Undecided != nil {
 				t.Fatalf("%+v %v", v.Anomalies, v.Undecided)
@@ -294,7 +314,8 @@ func TestKillMode(t *testing.T) {
 	// A bug that a process crash exposes.
 	var found bool
 	for seed := range 10 {
-		c := Config{Driver: driver.Config{Seed: uint64(seed)}, Mutant: "recovery-wrong-way", Kill: &KillConfig{Command: testCommand}}
+		c := DefaultConfig()
+		c.Driver.Seed, c.Mutant, c.CrashMode, c.Child.Command = uint64(seed), "recovery-wrong-way", Kill, testCommand
 		if v := mustCheck(t, c, history.Strict); v.Violated() {
 			found = true
 			if !strings.Contains(fmt.Sprint(v.Anomalies), "fork") && !strings.Contains(fmt.Sprint(v.Anomalies), "dangling") {
@@ -313,8 +334,9 @@ func TestKillModeChildFailures(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	// A child that never becomes ready is an error, bounded in time.
-	c := Config{Driver: driver.Config{Seed: 1}, Ops: 10, Kill: &KillConfig{RoundTimeout: 2 * time.Second,
-		Command: func(string) *exec.Cmd { return exec.Command("sleep", "30") }}}
+	c := DefaultConfig()
+	c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, 2*time.Second
+	c.Child.Command = func(string) *exec.Cmd { return exec.Command("sleep", "30") }
 	start := time.Now()
 	_, err := Run(context.Background(), c, &bytes.Buffer{})
 	if err == nil || time.Since(start) > 10*time.Second {
@@ -328,20 +350,24 @@ func TestKillModeChildFailures(t *testing.T) {
 }
 
 func TestConfigFlags(t *testing.T) {
-	c := Config{Driver: driver.Config{Threads: 2, Seed: 7, Stick: -1}, Crashes: -1, RecoveryCrash: -1, Mutant: "phase2-unflushed",
-		Policies: []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}}
+	c := DefaultConfig()
+	c.Driver.Threads, c.Driver.Seed, c.Driver.Stick = 2, 7, 0
+	c.Crashes, c.RecoveryCrash, c.Mutant = 0, 0, "phase2-unflushed"
+	c.Policies = []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}
 	got := c.Flags()
 	want := "--threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	for _, bad := range []Config{
-		{Mutant: "nope"},
-		{CrashAt: 5, Driver: driver.Config{Sched: driver.Free}},
-		{Descriptors: -1},
-		{Ops: -3},
+	for _, change := range []func(*Config){
+		func(c *Config) { c.Mutant = "nope" },
+		func(c *Config) { c.CrashAt, c.Driver.Sched = 5, driver.Free },
+		func(c *Config) { c.Descriptors = -1 },
+		func(c *Config) { c.Ops = -3 },
 	} {
-		if err := bad.WithDefaults().Check(); err == nil {
+		bad := DefaultConfig()
+		change(&bad)
+		if err := bad.Check(); err == nil {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
@@ -351,7 +377,9 @@ func TestConfigFlags(t *testing.T) {
 	if _, err := ParsePolicies("most"); err == nil {
 		t.Fatal("bad policy accepted")
 	}
-	if _, err := Run(context.Background(), Config{Mutant: "nope"}, &bytes.Buffer{}); err == nil {
+	bad := DefaultConfig()
+	bad.Mutant = "nope"
+	if _, err := Run(context.Background(), bad, &bytes.Buffer{}); err == nil {
 		t.Fatal("bad mutant ran")
 	}
 }
@@ -359,11 +387,27 @@ func TestConfigFlags(t *testing.T) {
 func TestCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res, err := Run(ctx, Config{Driver: driver.Config{Seed: 1}, Ops: 100000}, &bytes.Buffer{})
+	c := DefaultConfig()
+	c.Ops = 100000
+	res, err := Run(ctx, c, &bytes.Buffer{})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
 	if err == nil && !res.Canceled {
 		t.Fatalf("%+v", res)
+	}
+}
+
+// TestKillModeSetupError: a directory the region file cannot be made in
+// is an error of the run, and nothing is left behind.
+func TestKillModeSetupError(t *testing.T) {
+	dir := t.TempDir()
+	c := DefaultConfig()
+	c.CrashMode, c.Child.Command, c.Child.Dir = Kill, testCommand, dir+"/missing"
+	if _, err := Run(context.Background(), c, &bytes.Buffer{}); err == nil {
+		t.Fatal("no error")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("left behind: %v", ents)
 	}
 }

@@ -11,26 +11,39 @@
 //
 // A run splits its operations into Crashes+1 segments. Each segment but the
 // last crashes the region at a seeded random region access (or, for
-// systematic sweeps, at a given access: see Config.CrashAt and Sweep): every
-// worker unwinds at its next access, the history gets a "crash" line, the
-// crash image is built by the chosen policy (min, max, random or targeted,
-// see package pmem; one is drawn per crash from Config.Policies), recovery
-// runs (itself crashed at a random access with probability
-// Config.RecoveryCrash, then run again), and a read of every word, made
-// directly on the region so that it shows exactly what recovery left, is
-// recorded as an operation of a process of its own (Threads). The workload
-// then goes on with the same process ids. A run ends with a read of every
-// word through the PMwCAS.
+// systematic sweeps, at a given access: see Config.CrashAt and
+// FuzzConfig.Systematic): every worker unwinds at its next access, the
+// history gets a "crash" line, the crash image is built by the chosen
+// policy (min, max, random or targeted, see package pmem; one is drawn per
+// crash from Config.Policies), recovery runs (itself crashed at a random
+// access with probability Config.RecoveryCrash, then run again), and a
+// read of every word, made directly on the region so that it shows exactly
+// what recovery left, is recorded as an operation of a process of its own
+// (Threads). The workload then goes on with the same process ids. A run
+// ends with a read of every word through the PMwCAS.
 //
 // # Process kill
 //
-// With Config.Kill, each segment runs in a child process on a MAP_SHARED
+// With Config.CrashMode Kill or KillAsync, each segment runs in a child process on a MAP_SHARED
 // region file; the child logs into a shared file mapping, and the parent
 // kills it with SIGKILL at a seeded random point of its progress (a real
 // process crash: the page cache survives, as under the max policy),
-// recovers the file, records the full read and starts the next child. The
-// moment of the kill depends on timing, so such runs do not replay byte for
-// byte; their histories are kept.
+// recovers the file, records the full read and starts the next child; the
+// run ends with a read of every word through the PMwCAS the last child
+// left, opened and recovered as the next process would. The moment of the
+// kill depends on timing, so such runs do not replay byte for byte; their
+// histories are kept.
+//
+// Both modes share one round loop (Run): the emulated and the
+// child-process modes differ only in how a segment runs, what a crash is,
+// and how the target is recovered and read.
+//
+// # Configuration
+//
+// A Config's fields are literal (0 crashes is none); DefaultConfig is the
+// default run. RegisterFlags binds every field to its flag of pmlin run and
+// fuzz, and Args renders a configuration back as those flags: the replay
+// command of a finding and the history's second line.
 //
 // # Checking
 //

@@ -59,7 +59,7 @@ type FuzzStats struct {
 type Finding struct {
 	// Index is the run's number in the campaign.
 	Index int64
-	// Config replays the run (pmlin run + Config.Flags()).
+	// Config replays the run (pmlin run + Config.Args()).
 	Config  Config
 	Verdict *Verdict
 	// History is the recorded history.
@@ -83,126 +83,154 @@ func RunSeed(base uint64, i int64) uint64 {
 // Fuzz runs the campaign until its time or runs are spent, ctx is done, or
 // a violation is found (returned as the Finding).
 func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
-	c := fc.Run.WithDefaults()
+	c := fc.Run
 	if err := c.Check(); err != nil {
 		return FuzzStats{}, nil, err
 	}
-	if fc.Systematic && c.Driver.Sched != driver.Deterministic {
+	switch {
+	case fc.Systematic && c.Driver.Sched != driver.Deterministic:
 		return FuzzStats{}, nil, errors.New("systematic crashes need the deterministic scheduler")
-	}
-	if fc.Systematic && c.Kill != nil {
+	case fc.Systematic && c.CrashMode != Emulated:
 		return FuzzStats{}, nil, errors.New("systematic crashes are not possible when a process is killed")
-	}
-	if fc.Duration <= 0 && fc.MaxRuns <= 0 {
+	case fc.Duration <= 0 && fc.MaxRuns <= 0:
 		return FuzzStats{}, nil, errors.New("fuzz: neither a duration nor a number of runs")
 	}
 	jobs := fc.Jobs
 	if jobs <= 0 {
 		jobs = 1
-		if c.Driver.Sched == driver.Deterministic && c.Kill == nil {
+		if c.Scheduler() == driver.Deterministic {
 			jobs = runtime.GOMAXPROCS(0)
 		}
 	}
-	start := time.Now()
+	cp := &campaign{fc: fc, start: time.Now(), gen: &generator{fc: fc, c: c}}
 	if fc.Duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, start.Add(fc.Duration))
+		ctx, cancel = context.WithDeadline(ctx, cp.start.Add(fc.Duration))
 		defer cancel()
 	}
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-
-	var (
-		mu      sync.Mutex
-		st      FuzzStats
-		found   *Finding
-		firstEr error
-	)
-	gen := &generator{fc: fc, c: c}
-	snapshot := func() FuzzStats {
-		mu.Lock()
-		defer mu.Unlock()
-		s := st
-		s.Elapsed = time.Since(start)
-		return s
-	}
+	ctx, cp.stop = context.WithCancel(ctx)
+	defer cp.stop()
 	var wg sync.WaitGroup
 	for range jobs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var buf bytes.Buffer
-			for ctx.Err() == nil {
-				i, rc, ok, err := gen.next(ctx)
-				if err != nil || !ok {
-					if err != nil && ctx.Err() == nil {
-						mu.Lock()
-						firstEr = errors.Join(firstEr, err)
-						mu.Unlock()
-						stop()
-					}
-					return
-				}
-				began := time.Since(start)
-				v, err := Check(ctx, rc, fc.Mode, &buf)
-				if ctx.Err() != nil || (v != nil && v.Run.Canceled) {
-					return
-				}
-				mu.Lock()
-				if err != nil {
-					firstEr = errors.Join(firstEr, err)
-					mu.Unlock()
-					stop()
-					return
-				}
-				st.Runs++
-				st.Operations += v.Run.Operations
-				st.Crashes += int64(v.Run.Crashes)
-				st.Accesses += v.Run.Accesses
-				if v.Undecided != nil {
-					st.Undecided++
-				}
-				if v.violates(fc.Ignore) {
-					st.Violations++
-					if found == nil || i < found.Index {
-						found = &Finding{Index: i, Config: rc, Verdict: v, History: bytes.Clone(buf.Bytes()), After: began}
-					}
-					stop()
-				}
-				mu.Unlock()
-			}
+			cp.work(ctx)
 		}()
 	}
-	done, ticking := make(chan struct{}), make(chan struct{})
-	if fc.Progress == nil {
-		close(ticking)
-	} else {
-		every := fc.ProgressEvery
-		if every <= 0 {
-			every = 250 * time.Millisecond
-		}
-		go func() {
-			defer close(ticking)
-			t := time.NewTicker(every)
-			defer t.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-t.C:
-					fc.Progress(snapshot())
-				}
-			}
-		}()
-	}
+	done := make(chan struct{})
+	ticking := cp.tick(done)
 	wg.Wait()
 	close(done)
 	<-ticking // no Progress call runs concurrently with the last one
-	s := snapshot()
+	s := cp.snapshot()
 	if fc.Progress != nil {
 		fc.Progress(s)
 	}
-	return s, found, firstEr
+	return s, cp.found, cp.err
+}
+
+// campaign is the state of Fuzz that its jobs share.
+type campaign struct {
+	fc    FuzzConfig
+	start time.Time
+	gen   *generator
+	stop  context.CancelFunc
+
+	mu    sync.Mutex
+	st    FuzzStats
+	found *Finding
+	err   error
+}
+
+// work is one job: runs until the generator or the campaign stops.
+func (cp *campaign) work(ctx context.Context) {
+	var buf bytes.Buffer
+	for ctx.Err() == nil {
+		i, rc, ok, err := cp.gen.next(ctx)
+		if err != nil && ctx.Err() == nil {
+			cp.fail(err)
+			return
+		}
+		if !ok {
+			return
+		}
+		began := time.Since(cp.start)
+		v, err := Check(ctx, rc, cp.fc.Mode, &buf)
+		if ctx.Err() != nil || (v != nil && v.Run.Canceled) {
+			return
+		}
+		if err != nil {
+			cp.fail(err)
+			return
+		}
+		cp.count(i, rc, v, buf.Bytes(), began)
+	}
+}
+
+// fail records an error and stops the campaign.
+func (cp *campaign) fail(err error) {
+	cp.mu.Lock()
+	cp.err = errors.Join(cp.err, err)
+	cp.mu.Unlock()
+	cp.stop()
+}
+
+// count adds run i to the totals; a violation stops the campaign and is
+// kept if it is the earliest run found.
+func (cp *campaign) count(i int64, rc Config, v *Verdict, hist []byte, began time.Duration) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.st.Runs++
+	cp.st.Operations += v.Run.Operations
+	cp.st.Crashes += int64(v.Run.Crashes)
+	cp.st.Accesses += v.Run.Accesses
+	if v.Undecided != nil {
+		cp.st.Undecided++
+	}
+	if v.violates(cp.fc.Ignore) {
+		cp.st.Violations++
+		if cp.found == nil || i < cp.found.Index {
+			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: bytes.Clone(hist), After: began}
+		}
+		cp.stop()
+	}
+}
+
+func (cp *campaign) snapshot() FuzzStats {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	s := cp.st
+	s.Elapsed = time.Since(cp.start)
+	return s
+}
+
+// tick calls Progress every ProgressEvery until done is closed; the
+// returned channel is closed when it no longer calls it.
+func (cp *campaign) tick(done <-chan struct{}) <-chan struct{} {
+	ticking := make(chan struct{})
+	if cp.fc.Progress == nil {
+		close(ticking)
+		return ticking
+	}
+	every := cp.fc.ProgressEvery
+	if every <= 0 {
+		every = 250 * time.Millisecond
+	}
+	go func() {
+		defer close(ticking)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				cp.fc.Progress(cp.snapshot())
+			}
+		}
+	}()
+	return ticking
 }
 
 // generator hands out the runs of a campaign.
@@ -238,7 +266,7 @@ func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
 		g.seedIdx++
 		free := g.c
 		free.Driver.Seed = g.seed
-		free.Crashes = -1
+		free.Crashes, free.CrashAt = 0, 0
 		res, err := Run(ctx, free, io.Discard)
 		if err != nil {
 			return 0, Config{}, false, err
@@ -249,7 +277,7 @@ func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
 		g.accesses, g.at, g.pol = res.Accesses, 0, 0
 	}
 	rc.Driver.Seed = g.seed
-	rc.CrashAt = g.at + 1
+	rc.Crashes, rc.CrashAt = 1, g.at+1
 	rc.Policies = []pmem.Policy{g.c.Policies[g.pol]}
 	g.pol++
 	if g.pol == len(g.c.Policies) {

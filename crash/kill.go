@@ -25,30 +25,6 @@ import (
 	"github.com/pmlin/pmlin/pmem"
 )
 
-// KillConfig configures the process-kill mode: each segment of a run is
-// worked by a child process on a MAP_SHARED region file, and killed with
-// SIGKILL at a random point of its progress.
-type KillConfig struct {
-	// Command returns the command that runs ChildMain with the given spec
-	// in a new process: pmlin re-executes itself with a hidden subcommand,
-	// tests re-execute the test binary.
-	Command func(spec string) *exec.Cmd
-	// Dir holds the region and log files; "" means a temporary directory,
-	// removed after the run.
-	Dir string
-	// RoundTimeout bounds one child process (default DefaultRoundTimeout);
-	// a child still running then is killed and reported stuck.
-	RoundTimeout time.Duration
-	// Async: the parent kills the child when its logs reach a random
-	// size, at whatever point its threads are then (the kill lands between
-	// operations more often than not: a child runs a few thousand
-	// operations in a millisecond). Otherwise the child kills itself with
-	// SIGKILL at a seeded random region access of a seeded thread, so the
-	// kill lands inside an operation, and the other threads stop wherever
-	// they are.
-	Async bool
-}
-
 // childSpec is what a child process is told.
 type childSpec struct {
 	Region  string        `json:"region"`
@@ -161,168 +137,203 @@ func mapLog(path string) ([]uint64, func(), error) {
 	return mem, func() { mm.Unmap() }, nil
 }
 
-// runKill is Run in the process-kill mode.
-func runKill(ctx context.Context, c Config, w io.Writer) (res *Result, err error) {
-	kc := c.Kill
-	if kc.Command == nil {
-		return nil, errors.New("crash: process-kill mode without a command to start a child")
+// killer runs each segment of a run in a child process on a MAP_SHARED
+// region file, logging into a shared file mapping, and kills it with
+// SIGKILL: the child itself at a seeded region access (Kill), or the
+// parent when the logs reach a random size (KillAsync). The page cache
+// survives a kill, so the image is the file as the child left it.
+type killer struct {
+	c           Config
+	rec         *driver.Recorder
+	rn          rngs
+	mc          mwcas.Config
+	region, log string
+	mem         []uint64
+	maxQuota    int // the most any round may be given
+	pids        []int32
+	round       int
+	tagBase     uint64 // the largest tag counter used so far
+	cleanup     []func()
+	lastSpec    childSpec     // the last segment's child
+	lastOut     *childOutcome // and how it ended
+}
+
+func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
+	k := &killer{c: c, rec: rec, rn: newRNGs(c.Driver.Seed), mc: c.mwcasConfig()}
+	if err := k.makeFiles(); err != nil {
+		k.close()
+		return nil, err
 	}
-	dir := kc.Dir
+	k.pids = make([]int32, c.Driver.Threads)
+	for i := range k.pids {
+		k.pids[i] = int32(i)
+	}
+	return k, nil
+}
+
+// makeFiles makes the region file, with a new PMwCAS in it, and the shared
+// log file, mapped; close removes them.
+func (k *killer) makeFiles() error {
+	c := k.c
+	dir := c.Child.Dir
 	if dir == "" {
+		var err error
 		if dir, err = os.MkdirTemp("", "pmlin-kill-*"); err != nil {
-			return nil, err
+			return err
 		}
-		defer os.RemoveAll(dir)
+		k.cleanup = append(k.cleanup, func() { os.RemoveAll(dir) })
 	}
-	mc := c.mwcasConfig()
-	n, err := mwcas.RegionWords(mc)
+	if err := k.createRegion(dir); err != nil {
+		return err
+	}
+	threads := c.Driver.Threads
+	k.maxQuota = split(c.Ops, threads)[0] + 1
+	k.log = filepath.Join(dir, fmt.Sprintf("log-%d", c.Driver.Seed))
+	if err := os.WriteFile(k.log, nil, 0o644); err != nil {
+		return err
+	}
+	k.cleanup = append(k.cleanup, func() { os.Remove(k.log) })
+	if err := os.Truncate(k.log, int64(driver.SharedLogWords(threads, c.Driver.K, k.maxQuota))*8); err != nil {
+		return err
+	}
+	mem, unmap, err := mapLog(k.log)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	regionPath := filepath.Join(dir, fmt.Sprintf("region-%d.pmem", c.Driver.Seed))
-	os.Remove(regionPath)
-	r, err := pmem.Create(regionPath, n, pmem.Options{})
+	k.mem = mem
+	k.cleanup = append(k.cleanup, unmap)
+	return nil
+}
+
+// createRegion creates the region file with a new PMwCAS in it.
+func (k *killer) createRegion(dir string) error {
+	n, err := mwcas.RegionWords(k.mc)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if _, err := mwcas.New(r, mc); err != nil {
+	k.region = filepath.Join(dir, fmt.Sprintf("region-%d.pmem", k.c.Driver.Seed))
+	os.Remove(k.region)
+	r, err := pmem.Create(k.region, n, pmem.Options{})
+	if err != nil {
+		return err
+	}
+	k.cleanup = append(k.cleanup, func() { os.Remove(k.region) })
+	if _, err := mwcas.New(r, k.mc); err != nil {
 		r.Close()
-		return nil, err
+		return err
 	}
-	if err := r.Close(); err != nil {
-		return nil, err
-	}
-	defer os.Remove(regionPath)
+	return r.Close()
+}
 
-	threads, k := c.Driver.Threads, c.Driver.K
-	rem := split(c.Ops, threads)
-	maxQuota := rem[0] + 1 // the most any round may be given
-	logPath := filepath.Join(dir, fmt.Sprintf("log-%d", c.Driver.Seed))
-	logWords := driver.SharedLogWords(threads, k, maxQuota)
-	if err := os.WriteFile(logPath, nil, 0o644); err != nil {
-		return nil, err
+// close removes the files, in the reverse order of their making.
+func (k *killer) close() {
+	for i := len(k.cleanup) - 1; i >= 0; i-- {
+		k.cleanup[i]()
 	}
-	defer os.Remove(logPath)
-	if err := os.Truncate(logPath, int64(logWords)*8); err != nil {
-		return nil, err
-	}
-	mem, unmap, err := mapLog(logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer unmap()
+	k.cleanup = nil
+}
 
-	rec := driver.NewRecorder(history.NewWriter(w))
-	rec.Header()
-	rec.Comment("pmlin run " + c.Flags())
-	rec.Comment("process-kill mode: the kills depend on timing, so this history does not replay byte for byte")
-	res = &Result{Seed: c.Driver.Seed}
-	rn := newRNGs(c.Driver.Seed)
-	pids := make([]int32, threads)
-	for i := range pids {
-		pids[i] = int32(i)
+func (k *killer) segment(ctx context.Context, quota []int, last bool) (segment, error) {
+	c, threads, kk := k.c, k.c.Driver.Threads, k.c.Driver.K
+	if err := driver.LayoutSharedLogs(k.mem, threads, kk, k.maxQuota); err != nil {
+		return segment{}, err
 	}
-	reader := int32(threads)
-	var tagBase uint64
-	for round := 0; round <= c.Crashes; round++ {
-		last := round == c.Crashes
-		quota := make([]int, threads)
+	dc := c.Driver
+	dc.Seed = RunSeed(c.Driver.Seed, int64(k.round))
+	dc.Sched = driver.Free
+	k.round++
+	spec := childSpec{Region: k.region, Log: k.log, Driver: dc, MwCAS: k.mc, Ops: quota, TagBase: k.tagBase}
+	killAt := int64(-1)
+	switch {
+	case last:
+	case c.CrashMode == KillAsync:
+		// When the child has logged a uniformly random share of the
+		// words its quota takes.
 		total := 0
-		for i := range rem {
-			quota[i] = ceilDiv(rem[i], c.Crashes+1-round)
-			total += quota[i]
+		for _, q := range quota {
+			total += q
 		}
-		if err := driver.LayoutSharedLogs(mem, threads, k, maxQuota); err != nil {
-			return res, err
-		}
-		dc := c.Driver
-		dc.Seed = RunSeed(c.Driver.Seed, int64(round))
-		dc.Sched = driver.Free
-		spec := childSpec{Region: regionPath, Log: logPath, Driver: dc, MwCAS: mc, Ops: quota, TagBase: tagBase}
-		killAt := int64(-1)
-		switch {
-		case last:
-		case kc.Async:
-			// When the child has logged a uniformly random share of the
-			// words its quota takes.
-			killAt = 1 + rn.crash.Int64N(max(1, int64(total*(4+2*k))))
-		default:
-			spec.KillWorker = rn.crash.IntN(threads)
-			spec.KillAccess = 1 + rn.crash.Int64N(max(1, int64(quota[spec.KillWorker]*(8+6*k))))
-		}
-		specJSON, _ := json.Marshal(spec)
-		out, err := runChild(ctx, kc, string(specJSON), mem, threads, killAt)
-		if err != nil {
-			return res, err
-		}
-		logs, err := driver.ReadSharedLogs(mem, threads)
-		if err != nil {
-			return res, err
-		}
-		ms, err := rec.MergeLogs(logs, pids, k)
-		if err != nil {
-			return res, err
-		}
-		res.add(ms)
-		for i := range rem {
-			rem[i] = max(0, rem[i]-int(ms.InvokedBy[i]))
-		}
-		for _, t := range ms.MaxTag {
-			tagBase = max(tagBase, t)
-		}
-		if a := out.anomaly(ms); a != nil {
-			res.Anomalies = append(res.Anomalies, *a)
-			break
-		}
-		if ctx.Err() != nil {
-			res.Canceled = true
-			break
-		}
-		// Every round but the last ends with a crash: the kill, or, if the
-		// child finished its quota before its kill point, a clean stop and
-		// a restart, recorded as a crash all the same.
-		var crashLine int64
-		if out.killed || !last {
-			crashLine = rec.Crash()
-			res.Crashes++
-			how := "finished its quota before its kill point"
-			switch {
-			case out.killed && kc.Async:
-				how = fmt.Sprintf("was killed with SIGKILL by its parent after logging %d words", out.progress)
-			case out.killed:
-				how = fmt.Sprintf("killed itself with SIGKILL at region access %d of thread %d", spec.KillAccess, spec.KillWorker)
-			}
-			rec.Comment(fmt.Sprintf("crash %d: the child process %s", res.Crashes, how))
-		}
-		r, err := pmem.Open(regionPath, pmem.Options{})
-		if err != nil {
-			return res, err
-		}
-		_, stats, rerr := mwcas.Recover(r, mc)
-		if rerr != nil {
-			r.Close()
-			res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
-				Explanation: fmt.Sprintf("recovery after the crash at line %d failed: %v", crashLine, rerr)})
-			break
-		}
-		if crashLine > 0 {
-			rec.Comment(fmt.Sprintf("recovery: %d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
-				stats.RolledForward, stats.RolledBack, stats.RDCSSUndone, stats.DirtyCleared, stats.Descriptors))
-		}
-		addrs, vals, err := rawRead(r, c.Driver.Words)
-		if cerr := r.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return res, err
-		}
-		rec.Read(reader, addrs, vals)
-		if last {
-			break
-		}
+		killAt = 1 + k.rn.crash.Int64N(max(1, int64(total*(4+2*kk))))
+	default:
+		spec.KillWorker = k.rn.crash.IntN(threads)
+		spec.KillAccess = 1 + k.rn.crash.Int64N(max(1, int64(quota[spec.KillWorker]*(8+6*kk))))
 	}
-	res.Lines = rec.Lines()
-	return res, rec.Flush()
+	specJSON, _ := json.Marshal(spec)
+	out, err := runChild(ctx, c.Child, string(specJSON), k.mem, threads, killAt)
+	if err != nil {
+		return segment{}, err
+	}
+	logs, err := driver.ReadSharedLogs(k.mem, threads)
+	if err != nil {
+		return segment{}, err
+	}
+	ms, err := k.rec.MergeLogs(logs, k.pids, kk)
+	if err != nil {
+		return segment{}, err
+	}
+	for _, t := range ms.MaxTag {
+		k.tagBase = max(k.tagBase, t)
+	}
+	k.lastSpec, k.lastOut = spec, out
+	return segment{MergeStats: ms, crashed: out.killed, anomaly: out.anomaly(ms)}, nil
+}
+
+// crash: the image is the region file as the child left it (a round whose
+// child finished its quota before its kill point is a clean stop and a
+// restart, recorded as a crash all the same).
+func (k *killer) crash(segment) (string, error) {
+	out, spec := k.lastOut, k.lastSpec
+	how := "finished its quota before its kill point"
+	switch {
+	case out.killed && k.c.CrashMode == KillAsync:
+		how = fmt.Sprintf("was killed with SIGKILL by its parent after logging %d words", out.progress)
+	case out.killed:
+		how = fmt.Sprintf("killed itself with SIGKILL at region access %d of thread %d", spec.KillAccess, spec.KillWorker)
+	}
+	return "the child process " + how, nil
+}
+
+// open opens the region file and recovers the PMwCAS on it, as the next
+// process would. An error is the run's (the file does not open); a failed
+// recovery is a finding, in rv.err.
+func (k *killer) open() (r *pmem.Region, m *mwcas.PMwCAS, rv recovery, err error) {
+	if r, err = pmem.Open(k.region, pmem.Options{}); err != nil {
+		return nil, nil, rv, err
+	}
+	if m, rv.stats, rv.err = mwcas.Recover(r, k.mc); rv.err != nil {
+		r.Close()
+		return nil, nil, rv, nil
+	}
+	return r, m, rv, nil
+}
+
+func (k *killer) recover() (recovery, error) {
+	r, _, rv, err := k.open()
+	if err != nil || rv.err != nil {
+		return rv, err
+	}
+	rv.addrs, rv.vals, err = rawRead(r, k.c.Driver.Words)
+	if cerr := r.Close(); err == nil {
+		err = cerr
+	}
+	return rv, err
+}
+
+// final reads every word through the PMwCAS that the last child left,
+// opened and recovered as the next process would.
+func (k *killer) final() (recovery, error) {
+	r, m, rv, err := k.open()
+	if err != nil || rv.err != nil {
+		if rv.err != nil {
+			rv.err = fmt.Errorf("recovery: %w", rv.err)
+		}
+		return rv, err
+	}
+	defer r.Close()
+	rv.addrs = allAddrs(k.c.Driver.Words)
+	rv.vals = make([]uint64, len(rv.addrs))
+	rv.err = m.Read(0, rv.addrs, rv.vals)
+	return rv, nil
 }
 
 // childOutcome is how a child process ended.
@@ -366,7 +377,7 @@ func (o *childOutcome) anomaly(ms driver.MergeStats) *analyzer.Anomaly {
 
 // runChild starts a child, kills it once its logs hold killAt words (never
 // if killAt < 0), and waits for it.
-func runChild(ctx context.Context, kc *KillConfig, spec string, mem []uint64, threads int, killAt int64) (*childOutcome, error) {
+func runChild(ctx context.Context, kc ChildOptions, spec string, mem []uint64, threads int, killAt int64) (*childOutcome, error) {
 	cmd := kc.Command(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var stderr bytes.Buffer

@@ -2,7 +2,6 @@ package crash
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -59,152 +58,156 @@ func newRNGs(seed uint64) rngs {
 	}
 }
 
+// rounds is where a run's segments run and what a crash is: in this
+// process on an emulated region (emulated), or in child processes killed
+// with SIGKILL (killer). Run's round loop is the same for every one: it
+// owns the history's crash lines, comments and full reads, the run's
+// counts and its anomalies.
+type rounds interface {
+	// segment runs quota[w] operations on each worker w (merged into the
+	// history) and, unless last, crashes at a seeded point, unless the
+	// workload finishes first.
+	segment(ctx context.Context, quota []int, last bool) (segment, error)
+	// crash makes the crash image after seg and says how the crash came
+	// (the history's comment after "crash N: ").
+	crash(seg segment) (string, error)
+	// recover recovers the target from the image and reads every data word
+	// directly on the region. An error is the run's; a failed recovery is
+	// a finding, in recovery.err.
+	recover() (recovery, error)
+	// final reads every word through the target at the end of the run. An
+	// error is the run's; a failed read is a finding, in recovery.err.
+	final() (recovery, error)
+	// close releases what the run holds (regions, files).
+	close()
+}
+
+// segment is what a segment did.
+type segment struct {
+	driver.MergeStats
+	accesses int64 // region accesses of the workload, where counted
+	crashed  bool  // at its crash point (else the workload finished first)
+	// anomaly, if set, stopped the segment (stuck, corrupt).
+	anomaly *analyzer.Anomaly
+}
+
+// recovery is what a recovery after a crash did, or the final read.
+type recovery struct {
+	stats   mwcas.RecoveryStats
+	note    string // what happened on the way, added to the crash comment
+	crashes int    // times the recovery itself was crashed
+	err     error  // the recovery failed: a finding
+	// addrs and vals are the read of every data word afterwards.
+	addrs, vals []uint64
+}
+
 // Run records one run of c as a history written to w.
 func Run(ctx context.Context, c Config, w io.Writer) (*Result, error) {
-	c = c.WithDefaults()
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	if c.Kill != nil {
-		return runKill(ctx, c, w)
-	}
-	mc := c.mwcasConfig()
-	n, err := mwcas.RegionWords(mc)
-	if err != nil {
-		return nil, err
-	}
-	emulate := false
-	for _, p := range c.Policies {
-		emulate = emulate || p != pmem.PolicyMax
-	}
-	r, err := pmem.NewMemory(n, pmem.Options{Emulate: emulate})
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	m, err := mwcas.New(r, mc)
-	if err != nil {
-		return nil, err
-	}
 	rec := driver.NewRecorder(history.NewWriter(w))
+	var rs rounds
+	var err error
+	if c.CrashMode == Emulated {
+		rs, err = newEmulated(c, rec)
+	} else {
+		rs, err = newKiller(c, rec)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer rs.close()
 	rec.Header()
 	rec.Comment("pmlin run " + c.Flags())
-	d, err := driver.New(c.Driver, m, r, rec)
-	if err != nil {
-		return nil, err
+	if c.CrashMode != Emulated {
+		rec.Comment(c.Replays())
 	}
 	res := &Result{Seed: c.Driver.Seed}
-	rn := newRNGs(c.Driver.Seed)
-	rem := split(c.Ops, c.Driver.Threads)
-	reader := int32(c.Driver.Threads)
-	// Accesses per operation: a first guess, then what the run measured.
-	perOp := float64(8 + 6*c.Driver.K)
-	for round := 0; round <= c.Crashes; round++ {
-		last := round == c.Crashes
-		quota := make([]int, len(rem))
-		total := 0
-		for i := range rem {
-			quota[i] = ceilDiv(rem[i], c.Crashes+1-round)
-			total += quota[i]
-		}
-		var cp driver.CrashPoint
-		switch {
-		case last:
-		case c.CrashAt > 0:
-			cp.Access = c.CrashAt
-			quota = append([]int(nil), rem...)
-		case c.Driver.Sched == driver.Deterministic:
-			cp.Access = 1 + rn.crash.Int64N(max(1, int64(float64(total)*perOp)))
-		default:
-			cp.Worker = rn.crash.IntN(c.Driver.Threads)
-			cp.Access = 1 + rn.crash.Int64N(max(1, int64(float64(quota[cp.Worker])*perOp)))
-		}
-		seg, err := d.Segment(ctx, quota, cp)
-		if err != nil {
-			return res, err
-		}
-		res.add(seg.MergeStats)
-		res.Accesses += seg.Accesses
-		for i := range rem {
-			rem[i] -= quota[i] - seg.Left[i]
-		}
-		if seg.MergeStats.Invoked > 0 {
-			perOp = float64(res.Accesses) / float64(res.Operations)
-		}
-		if stop := res.stopped(seg); stop {
-			break
-		}
-		if ctx.Err() != nil {
-			res.Canceled = true
-			break
-		}
-		if last {
-			break
-		}
-		// The crash: at the crash point, or at the end of the segment if
-		// the workload finished first.
-		crashLine := rec.Crash()
-		res.Crashes++
-		p := c.Policies[rn.policy.IntN(len(c.Policies))]
-		if err := r.Crash(p, rn.image); err != nil {
-			return res, err
-		}
-		note := fmt.Sprintf("crash %d: image policy %s", res.Crashes, p)
-		if !seg.Crashed {
-			note += " (at the end of the segment: the workload finished before the crash point)"
-		}
-		stats, rerr := recoverRegion(r, m, c, rn, &note, res)
-		rec.Comment(note)
-		if rerr != nil {
-			res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
-				Explanation: fmt.Sprintf("recovery after the crash at line %d failed: %v", crashLine, rerr)})
-			break
-		}
-		rec.Comment(fmt.Sprintf("recovery: %d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
-			stats.RolledForward, stats.RolledBack, stats.RDCSSUndone, stats.DirtyCleared, stats.Descriptors))
-		addrs, vals, err := rawRead(r, c.Driver.Words)
-		if err != nil {
-			return res, err
-		}
-		rec.Read(reader, addrs, vals)
-	}
-	if len(res.Anomalies) == 0 && !res.Canceled {
-		addrs := iota(c.Driver.Words)
-		vals := make([]uint64, len(addrs))
-		if err := m.Read(0, addrs, vals); err != nil {
-			res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{rec.Lines() + 1}, Words: []uint64{},
-				Explanation: fmt.Sprintf("the final read of every word failed: %v", err)})
-		} else {
-			rec.Read(reader, addrs, vals)
-		}
+	if err := loop(ctx, c, rs, rec, res); err != nil {
+		return res, err
 	}
 	res.Lines = rec.Lines()
 	return res, rec.Flush()
 }
 
-// recoverRegion recovers m after r.Crash, crashing the recovery itself
-// first with probability c.RecoveryCrash.
-func recoverRegion(r *pmem.Region, m *mwcas.PMwCAS, c Config, rn rngs, note *string, res *Result) (mwcas.RecoveryStats, error) {
-	if c.RecoveryCrash > 0 && rn.crash.Float64() < c.RecoveryCrash {
-		// Recovery loads every data word and every descriptor status.
-		at := 1 + rn.crash.Int64N(int64(c.Driver.Words)+int64(c.Driver.Threads*c.Descriptors)+8)
-		r.SetHook(&crashAfter{n: at})
-		st, err := m.Recover(0)
-		r.SetHook(nil)
+// loop is the round loop: segments, each but the last ended by a crash,
+// recovery and the read of what recovery left, then the final read.
+func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *Result) error {
+	crashes := c.crashes()
+	rem := split(c.Ops, c.Driver.Threads)
+	reader := int32(c.Driver.Threads) // the full reads' process
+	for round := 0; round <= crashes; round++ {
+		last := round == crashes
+		quota := make([]int, len(rem))
+		for i := range rem {
+			quota[i] = ceilDiv(rem[i], crashes+1-round)
+		}
+		if c.CrashAt > 0 && !last {
+			quota = append(quota[:0], rem...) // the crash point may be anywhere
+		}
+		seg, err := rs.segment(ctx, quota, last)
+		if err != nil {
+			return err
+		}
+		res.add(seg.MergeStats)
+		res.Accesses += seg.accesses
+		for i := range rem {
+			rem[i] = max(0, rem[i]-int(seg.InvokedBy[i]))
+		}
 		switch {
-		case errors.Is(err, pmem.ErrCrashed):
-			p := c.Policies[rn.policy.IntN(len(c.Policies))]
-			if err := r.Crash(p, rn.image); err != nil {
-				return mwcas.RecoveryStats{}, err
-			}
-			res.RecoveryCrashes++
-			*note += fmt.Sprintf("; recovery crashed at its access %d, image policy %s, recovered again", at, p)
+		case seg.anomaly != nil:
+			res.Anomalies = append(res.Anomalies, *seg.anomaly)
+			return nil
+		case ctx.Err() != nil:
+			res.Canceled = true
+			return nil
+		case last:
 		default:
-			// Finished (or failed) before its crash point.
-			return st, err
+			if ok, err := crashRound(rs, seg, rec, reader, res); !ok || err != nil {
+				return err
+			}
 		}
 	}
-	return m.Recover(0)
+	rv, err := rs.final()
+	if err != nil {
+		return err
+	}
+	if rv.err != nil {
+		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{rec.Lines() + 1}, Words: []uint64{},
+			Explanation: fmt.Sprintf("the final read of every word failed: %v", rv.err)})
+		return nil
+	}
+	rec.Read(reader, rv.addrs, rv.vals)
+	return nil
+}
+
+// crashRound records the crash that ends a segment (at its crash point,
+// or at its end if the workload finished first), recovers, and records
+// what recovery left. It reports whether the run goes on.
+func crashRound(rs rounds, seg segment, rec *driver.Recorder, reader int32, res *Result) (bool, error) {
+	crashLine := rec.Crash()
+	res.Crashes++
+	how, err := rs.crash(seg)
+	if err != nil {
+		return false, err
+	}
+	rv, err := rs.recover()
+	if err != nil {
+		return false, err
+	}
+	res.RecoveryCrashes += rv.crashes
+	rec.Comment(fmt.Sprintf("crash %d: %s%s", res.Crashes, how, rv.note))
+	if rv.err != nil {
+		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
+			Explanation: fmt.Sprintf("recovery after the crash at line %d failed: %v", crashLine, rv.err)})
+		return false, nil
+	}
+	st := rv.stats
+	rec.Comment(fmt.Sprintf("recovery: %d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
+		st.RolledForward, st.RolledBack, st.RDCSSUndone, st.DirtyCleared, st.Descriptors))
+	rec.Read(reader, rv.addrs, rv.vals)
+	return true, nil
 }
 
 // crashAfter crashes the region at its n-th access.
@@ -221,7 +224,7 @@ func (h *crashAfter) Access(int, pmem.AccessKind, uint64) error {
 // rawRead reads every data word directly (no PMwCAS read, which would help
 // or clean what recovery left behind).
 func rawRead(r *pmem.Region, words uint64) (addrs, vals []uint64, err error) {
-	addrs = iota(words)
+	addrs = allAddrs(words)
 	vals = make([]uint64, words)
 	w := r.Worker(0)
 	for a := range words {
@@ -232,7 +235,8 @@ func rawRead(r *pmem.Region, words uint64) (addrs, vals []uint64, err error) {
 	return addrs, vals, nil
 }
 
-func iota(n uint64) []uint64 {
+// allAddrs are the addresses 0 .. n-1.
+func allAddrs(n uint64) []uint64 {
 	out := make([]uint64, n)
 	for i := range out {
 		out[i] = uint64(i)
@@ -245,23 +249,6 @@ func (res *Result) add(ms driver.MergeStats) {
 	res.Reads += ms.Reads
 	res.CASes += ms.CASes
 	res.Returned += ms.Returned
-}
-
-// stopped turns a segment's stuck or failed operation into an anomaly.
-func (res *Result) stopped(seg driver.SegmentResult) bool {
-	switch {
-	case seg.Stuck != nil:
-		s := seg.Stuck
-		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Stuck, Ops: []int64{s.Line}, Words: append([]uint64{}, s.Addrs...),
-			Explanation: s.String()})
-		return true
-	case seg.Failed != nil:
-		f := seg.Failed
-		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{f.Line}, Words: []uint64{},
-			Explanation: f.Error()})
-		return true
-	}
-	return false
 }
 
 // split divides n operations among t workers.

@@ -48,18 +48,23 @@ const (
 	MaxTag = 1<<32 - 1
 )
 
-// Defaults of a configuration.
+// Defaults of a configuration (DefaultConfig).
 const (
 	DefaultThreads       = 4
 	DefaultWords         = 8
 	DefaultK             = 2
 	DefaultReads         = 0.5
+	DefaultSeed          = 1
 	DefaultStuckAccesses = 100_000
 	DefaultStuckAfter    = 2 * time.Second
 )
 
-// Config is a workload and how to schedule it. The zero value of each
-// field but Seed means its default.
+// StickBySeed, as Config.Stick (any negative value), lets the seed choose
+// the deterministic scheduler's stick probability among 0, 0.8 and 0.95.
+const StickBySeed = -1
+
+// Config is a workload and how to schedule it. Every field means what it
+// says: 0 is zero, not "the default". Start from DefaultConfig.
 type Config struct {
 	// Threads is the number of workers; worker i is process i of the
 	// history and worker i of the PMwCAS.
@@ -69,8 +74,7 @@ type Config struct {
 	// K is the number of words of every operation (distinct, random order).
 	K int
 	// Reads is the probability that an operation is a read (the rest are
-	// CAS). 0 means DefaultReads; a negative value means no reads but the
-	// ones a CAS needs (Assumption 2).
+	// CAS); with 0, the only reads are the ones a CAS needs (Assumption 2).
 	Reads float64
 	// Seed seeds every random choice: workload, schedule, yields.
 	Seed uint64
@@ -80,8 +84,8 @@ type Config struct {
 	// region access.
 	Yield float64
 	// Stick (deterministic scheduler) is the probability that the running
-	// worker keeps running at a scheduling point. 0 lets the seed choose
-	// one of 0, 0.8 and 0.95; a negative value means 0 (switch uniformly).
+	// worker keeps running at a scheduling point; a negative value
+	// (StickBySeed) lets the seed choose one of 0, 0.8 and 0.95.
 	Stick float64
 	// StuckAccesses: an operation that has made this many region accesses
 	// without returning is stuck (free: also StuckAfter must have passed).
@@ -90,29 +94,12 @@ type Config struct {
 	StuckAfter time.Duration
 }
 
-// WithDefaults fills in the zero fields.
-func (c Config) WithDefaults() Config {
-	if c.Threads == 0 {
-		c.Threads = DefaultThreads
-	}
-	if c.Words == 0 {
-		c.Words = DefaultWords
-	}
-	if c.K == 0 {
-		c.K = DefaultK
-	}
-	if c.Reads == 0 {
-		c.Reads = DefaultReads
-	} else if c.Reads < 0 {
-		c.Reads = 0
-	}
-	if c.StuckAccesses == 0 {
-		c.StuckAccesses = DefaultStuckAccesses
-	}
-	if c.StuckAfter == 0 {
-		c.StuckAfter = DefaultStuckAfter
-	}
-	return c
+// DefaultConfig is the default workload: DefaultThreads workers, each
+// operation on DefaultK of DefaultWords words, half of them reads, under
+// the deterministic scheduler with the stick probability chosen by the seed.
+func DefaultConfig() Config {
+	return Config{Threads: DefaultThreads, Words: DefaultWords, K: DefaultK, Reads: DefaultReads, Seed: DefaultSeed,
+		Sched: Deterministic, Stick: StickBySeed, StuckAccesses: DefaultStuckAccesses, StuckAfter: DefaultStuckAfter}
 }
 
 // Check reports a configuration that cannot run.
@@ -126,14 +113,16 @@ func (c Config) Check() error {
 		return fmt.Errorf("words = %d: fewer than k = %d", c.Words, c.K)
 	case c.Words > 1<<30:
 		return fmt.Errorf("words = %d (at most 2^30)", c.Words)
-	case c.Reads < 0 || c.Reads > 1:
+	case !(c.Reads >= 0 && c.Reads <= 1):
 		return fmt.Errorf("reads = %v (a probability)", c.Reads)
-	case c.Yield < 0 || c.Yield > 1:
+	case !(c.Yield >= 0 && c.Yield <= 1):
 		return fmt.Errorf("yield = %v (a probability)", c.Yield)
-	case c.Stick > 1:
-		return fmt.Errorf("stick = %v (a probability)", c.Stick)
+	case !(c.Stick <= 1):
+		return fmt.Errorf("stick = %v (a probability, or negative: chosen by the seed)", c.Stick)
 	case c.StuckAccesses < 1:
 		return errors.New("the stuck bound must be positive")
+	case c.StuckAfter < 0:
+		return fmt.Errorf("stuck-after = %v (not negative)", c.StuckAfter)
 	case c.Sched != Deterministic && c.Sched != Free:
 		return fmt.Errorf("unknown scheduler %d", c.Sched)
 	}
@@ -142,11 +131,8 @@ func (c Config) Check() error {
 
 // stick is the stick probability the deterministic scheduler uses.
 func (c Config) stick() float64 {
-	switch {
-	case c.Stick < 0:
-		return 0
-	case c.Stick > 0:
-		return c.Stick
+	if c.Stick < 0 {
+		return [3]float64{0, 0.8, 0.95}[c.Seed%3]
 	}
-	return [3]float64{0, 0.8, 0.95}[c.Seed%3]
+	return c.Stick
 }

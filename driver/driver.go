@@ -49,15 +49,12 @@ type Driver struct {
 	stuck *Stuck
 	opErr *OpError
 	stops int // segments run
-
-	accesses int64 // total, over segments
 }
 
 // New returns a driver of target, whose region is r (the driver installs
 // its access hook there during segments), writing to rec. The region may
 // be nil only if the target makes no region accesses (tests).
 func New(c Config, target Target, r *pmem.Region, rec *Recorder) (*Driver, error) {
-	c = c.WithDefaults()
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -73,14 +70,8 @@ func New(c Config, target Target, r *pmem.Region, rec *Recorder) (*Driver, error
 	return d, nil
 }
 
-// Config is the driver's configuration, with defaults filled in.
+// Config is the driver's configuration.
 func (d *Driver) Config() Config { return d.cfg }
-
-// Recorder is where the driver writes.
-func (d *Driver) Recorder() *Recorder { return d.rec }
-
-// SetTarget replaces the target (after recovery built a new one).
-func (d *Driver) SetTarget(t Target) { d.target = t }
 
 // SetTagBase makes every process's next tag counter start after base (a
 // process that goes on after another process used its id, as in the
@@ -90,18 +81,6 @@ func (d *Driver) SetTagBase(base uint64) {
 		p.ctr = max(p.ctr, base)
 	}
 }
-
-// TagCounters are the processes' last used tag counters.
-func (d *Driver) TagCounters() []uint64 {
-	out := make([]uint64, len(d.procs))
-	for i, p := range d.procs {
-		out[i] = p.ctr
-	}
-	return out
-}
-
-// Accesses is the number of region accesses made by the workload so far.
-func (d *Driver) Accesses() int64 { return d.accesses }
 
 // UseSharedLogs makes the workers log into mem, a shared mapping laid out
 // by LayoutSharedLogs, instead of memory of their own. A worker whose log
@@ -237,47 +216,10 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	}
 	left := append([]int(nil), quota...)
 	full := make([]bool, d.cfg.Threads)
-	var wg sync.WaitGroup
 	if d.cfg.Sched == Deterministic {
-		s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-			turn: make([]chan struct{}, d.cfg.Threads), done: make(chan struct{})}
-		d.det = s
-		for i := range s.turn {
-			s.turn[i] = make(chan struct{}, 1)
-			if left[i] > 0 {
-				s.live = append(s.live, i)
-			}
-		}
-		if len(s.live) > 0 {
-			for _, w := range s.live {
-				go func() {
-					<-s.turn[w]
-					d.work(ctx, w, &left[w], &full[w])
-					s.finish(w)
-				}()
-			}
-			if d.region != nil {
-				d.region.SetHook(s)
-			}
-			s.turn[s.pick(-1)] <- struct{}{}
-			<-s.done
-		}
+		d.runDeterministic(ctx, segSeed, left, full)
 	} else {
-		d.det = nil
-		if d.region != nil {
-			d.region.SetHook(freeHook{d})
-		}
-		for w := range d.cfg.Threads {
-			if left[w] == 0 {
-				continue
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				d.work(ctx, w, &left[w], &full[w])
-			}()
-		}
-		wg.Wait()
+		d.runFree(ctx, left, full)
 	}
 	if d.region != nil {
 		d.region.SetHook(nil)
@@ -287,7 +229,6 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		res.Accesses += d.ws[i].accesses
 		res.Full = res.Full || full[i]
 	}
-	d.accesses += res.Accesses
 	if d.region != nil {
 		res.Crashed = d.region.Crashing()
 	}
@@ -311,6 +252,55 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		res.Failed = d.opErr
 	}
 	return res, nil
+}
+
+// runDeterministic works the segment with one worker at a time, the next
+// chosen by the scheduler's seeded choices.
+func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) {
+	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
+		turn: make([]chan struct{}, d.cfg.Threads), done: make(chan struct{})}
+	d.det = s
+	for i := range s.turn {
+		s.turn[i] = make(chan struct{}, 1)
+		if left[i] > 0 {
+			s.live = append(s.live, i)
+		}
+	}
+	if len(s.live) == 0 {
+		return
+	}
+	for _, w := range s.live {
+		go func() {
+			<-s.turn[w]
+			d.work(ctx, w, &left[w], &full[w])
+			s.finish(w)
+		}()
+	}
+	if d.region != nil {
+		d.region.SetHook(s)
+	}
+	s.turn[s.pick(-1)] <- struct{}{}
+	<-s.done
+}
+
+// runFree works the segment with every worker on a goroutine of its own.
+func (d *Driver) runFree(ctx context.Context, left []int, full []bool) {
+	d.det = nil
+	if d.region != nil {
+		d.region.SetHook(freeHook{d})
+	}
+	var wg sync.WaitGroup
+	for w := range d.cfg.Threads {
+		if left[w] == 0 {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.work(ctx, w, &left[w], &full[w])
+		}()
+	}
+	wg.Wait()
 }
 
 // now is a log timestamp.

@@ -20,7 +20,6 @@ import (
 // setup builds a PMwCAS for c on an emulated region.
 func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) {
 	t.Helper()
-	c = c.WithDefaults()
 	mc := mwcas.Config{Words: c.Words, MaxWorkers: c.Threads, DescriptorsPerWorker: 4, MaxK: c.K, Mutant: mutant}
 	n, err := mwcas.RegionWords(mc)
 	if err != nil {
@@ -36,6 +35,13 @@ func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) 
 		t.Fatal(err)
 	}
 	return r, m
+}
+
+// cfg is the default configuration with the given workload shape.
+func cfg(threads int, words uint64, k int, seed uint64) Config {
+	c := DefaultConfig()
+	c.Threads, c.Words, c.K, c.Seed = threads, words, k, seed
+	return c
 }
 
 // record runs one segment of ops operations per worker and returns the
@@ -76,7 +82,8 @@ func check(t testing.TB, hist string) *analyzer.Result {
 func TestDeterministicSchedulerReplays(t *testing.T) {
 	for _, stick := range []float64{0, -1, 0.5, 0.95} {
 		t.Run(fmt.Sprint("stick ", stick), func(t *testing.T) {
-			c := Config{Threads: 4, Words: 6, K: 2, Seed: 42, Stick: stick}
+			c := cfg(4, 6, 2, 42)
+			c.Stick = stick
 			h1, s1 := record(t, c, 60, CrashPoint{})
 			h2, s2 := record(t, c, 60, CrashPoint{})
 			if h1 != h2 {
@@ -98,7 +105,7 @@ func TestDeterministicSchedulerReplays(t *testing.T) {
 }
 
 func TestDeterministicCrashReplays(t *testing.T) {
-	c := Config{Threads: 3, Words: 4, K: 2, Seed: 7}
+	c := cfg(3, 4, 2, 7)
 	h1, s1 := record(t, c, 40, CrashPoint{Access: 500})
 	h2, _ := record(t, c, 40, CrashPoint{Access: 500})
 	if h1 != h2 {
@@ -119,7 +126,8 @@ func TestDeterministicCrashReplays(t *testing.T) {
 
 func TestFreeScheduler(t *testing.T) {
 	for _, y := range []float64{0, 0.2} {
-		c := Config{Threads: 4, Words: 6, K: 3, Seed: 3, Sched: Free, Yield: y}
+		c := cfg(4, 6, 3, 3)
+		c.Sched, c.Yield = Free, y
 		h, seg := record(t, c, 300, CrashPoint{})
 		if seg.Invoked != 1200 || seg.Returned != 1200 {
 			t.Fatalf("invoked %d returned %d", seg.Invoked, seg.Returned)
@@ -129,7 +137,8 @@ func TestFreeScheduler(t *testing.T) {
 		}
 	}
 	// A crash at a worker's access.
-	c := Config{Threads: 4, Words: 6, K: 2, Seed: 3, Sched: Free}
+	c := cfg(4, 6, 2, 3)
+	c.Sched = Free
 	_, seg := record(t, c, 300, CrashPoint{Worker: 2, Access: 100})
 	if !seg.Crashed || seg.Left[2] == 0 {
 		t.Fatalf("crashed %v, left %v", seg.Crashed, seg.Left)
@@ -141,7 +150,8 @@ func TestFreeScheduler(t *testing.T) {
 // process read before.
 func TestAssumptions(t *testing.T) {
 	for _, sched := range []Sched{Deterministic, Free} {
-		c := Config{Threads: 4, Words: 5, K: 2, Seed: 11, Sched: sched}
+		c := cfg(4, 5, 2, 11)
+		c.Sched = sched
 		h, _ := record(t, c, 200, CrashPoint{})
 		hist, err := history.ReadAll(strings.NewReader(h), "<test>")
 		if err != nil {
@@ -217,7 +227,8 @@ func TestStuck(t *testing.T) {
 			var buf bytes.Buffer
 			rec := NewRecorder(history.NewWriter(&buf))
 			rec.Header()
-			c := Config{Threads: 3, Words: 2, K: 1, Seed: 5, Sched: sched, StuckAccesses: 5000, StuckAfter: 50 * time.Millisecond}
+			c := cfg(3, 2, 1, 5)
+			c.Sched, c.StuckAccesses, c.StuckAfter = sched, 5000, 50*time.Millisecond
 			d, err := New(c, spinner{r}, r, rec)
 			if err != nil {
 				t.Fatal(err)
@@ -276,7 +287,9 @@ func TestOperationError(t *testing.T) {
 	rec := NewRecorder(history.NewWriter(&buf))
 	rec.Header()
 	n := 0
-	d, err := New(Config{Threads: 2, Words: 2, K: 1, Seed: 1, Reads: 1}, failer{&n}, nil, rec)
+	c := cfg(2, 2, 1, 1)
+	c.Reads = 1
+	d, err := New(c, failer{&n}, nil, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,9 +349,11 @@ func TestSharedLogs(t *testing.T) {
 	if err := LayoutSharedLogs(mem, threads, k, ops); err != nil {
 		t.Fatal(err)
 	}
-	r, m := setup(t, Config{Threads: threads, Words: 4, K: k}, "")
+	r, m := setup(t, cfg(threads, 4, k, 0), "")
 	rec := NewRecorder(history.NewWriter(&bytes.Buffer{}))
-	d, err := New(Config{Threads: threads, Words: 4, K: k, Seed: 9, Sched: Free}, m, r, rec)
+	c := cfg(threads, 4, k, 9)
+	c.Sched = Free
+	d, err := New(c, m, r, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,14 +392,17 @@ func TestSharedLogs(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
-	for _, c := range []Config{
-		{Threads: -1}, {K: 65}, {Words: 1, K: 2}, {Reads: 2}, {Yield: -1}, {Stick: 2},
+	for _, change := range []func(*Config){
+		func(c *Config) { c.Threads = -1 }, func(c *Config) { c.K = 65 }, func(c *Config) { c.Words, c.K = 1, 2 },
+		func(c *Config) { c.Reads = 2 }, func(c *Config) { c.Yield = -1 }, func(c *Config) { c.Stick = 2 },
 	} {
-		if err := c.WithDefaults().Check(); err == nil {
+		c := DefaultConfig()
+		change(&c)
+		if err := c.Check(); err == nil {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if err := (Config{}).WithDefaults().Check(); err != nil {
+	if err := DefaultConfig().Check(); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"free", "deterministic", "det"} {
@@ -406,14 +424,15 @@ func TestConfig(t *testing.T) {
 func BenchmarkLogging(b *testing.B) {
 	for _, mode := range []string{"plain", "logged"} {
 		b.Run(mode, func(b *testing.B) {
-			c := Config{Threads: 2, Words: 64, K: 2, Seed: 1, Sched: Free}
+			c := cfg(2, 64, 2, 1)
+			c.Sched = Free
 			_, m := setup(b, c, "")
 			if mode == "plain" {
 				b.ResetTimer()
 				done := make(chan struct{})
 				for w := range 2 {
 					go func() {
-						p := newProc(int32(w), c.WithDefaults(), 1)
+						p := newProc(int32(w), c, 1)
 						for range b.N / 2 {
 							o, _ := p.next()
 							if o.kind == history.Read {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 )
 
@@ -48,7 +47,7 @@ type findingJSON struct {
 
 func fuzzCommand(e env) *cobra.Command {
 	var (
-		wf         workloadFlags
+		c          = runConfig()
 		seconds    float64
 		modeName   string
 		asJSON     bool
@@ -72,10 +71,6 @@ With --json the last line of standard output is one JSON object with runs,
 operations, crashes, violations, seconds (and more).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := wf.config()
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
 			mode, err := history.ParseMode(modeName)
 			if err != nil {
 				return &exitError{exitInput, err}
@@ -83,7 +78,7 @@ operations, crashes, violations, seconds (and more).`,
 			if seconds <= 0 && maxRuns <= 0 {
 				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
 			}
-			fc := crash.FuzzConfig{Run: c, Seed: wf.seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
+			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
 				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic}
 			for _, k := range ignore {
 				fc.Ignore = append(fc.Ignore, analyzer.Kind(k))
@@ -91,7 +86,7 @@ operations, crashes, violations, seconds (and more).`,
 			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
 		},
 	}
-	wf.add(cmd.Flags())
+	c.RegisterFlags(cmd.Flags())
 	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
@@ -128,7 +123,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
-	c := fc.Run.WithDefaults()
+	c := fc.Run
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
@@ -148,7 +143,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
 	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %g%% reads; %s; %s scheduler\n",
-		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Driver.Sched)
+		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Scheduler())
 	if st.Undecided > 0 {
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
 	}
@@ -173,7 +168,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	return nil
 }
 
-// keepFinding writes the history, the report and the replay command of a
+// keepFinding writes the history, the reports and the replay command of a
 // finding under dir and describes them on w.
 func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir string) (*findingJSON, error) {
 	seed := f.Config.Driver.Seed
@@ -184,15 +179,14 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	histPath := filepath.Join(dir, base+".hist")
-	reportPath := filepath.Join(dir, base+".txt")
-	jsonPath := filepath.Join(dir, base+".json")
-	replayPath := filepath.Join(dir, base+".replay.sh")
+	base = filepath.Join(dir, base)
+	histPath, reportPath, jsonPath, replayPath := base+".hist", base+".txt", base+".json", base+".replay.sh"
 	var rep bytes.Buffer
 	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
 		return nil, err
 	}
-	replay := fmt.Sprintf("pmlin run %s -o %s && pmlin check --mode %s %s", f.Config.Flags(), histPath, fc.Mode, histPath)
+	replay := shellJoin(append(append([]string{"pmlin", "run"}, f.Config.Args()...), "-o", histPath)) +
+		" && " + shellJoin([]string{"pmlin", "check", "--mode", fc.Mode.String(), histPath})
 	vj := toJSON(f.Verdict)
 	files := []struct {
 		path string
@@ -201,41 +195,38 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 		{histPath, f.History},
 		{reportPath, rep.Bytes()},
 		{jsonPath, []byte(marshalLine(vj) + "\n")},
-		{replayPath, []byte("#!/bin/sh\n# Re-records the history (" + replayNote(f.Config) + ") and checks it.\n" + replay + "\n")},
+		{replayPath, []byte("#!/bin/sh\n# Re-records the history (" + f.Config.Replays() + ") and checks it.\n" + replay + "\n")},
 	}
 	for _, x := range files {
 		if err := os.WriteFile(x.path, x.data, 0o644); err != nil {
 			return nil, err
 		}
 	}
-	extra := explainKept(ctx, histPath, fc.Mode, filepath.Join(dir, base))
+	extra := explainKept(ctx, f, histPath, base)
 	fmt.Fprintf(w, "\n%s", rep.String())
 	fmt.Fprintf(w, "\nkept:\n  %s   the history\n  %s   the report\n  %s   the report as JSON\n  %s   the replay command\n",
 		histPath, reportPath, jsonPath, replayPath)
 	for _, x := range extra {
 		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
 	}
-	fmt.Fprintf(w, "replay (%s):\n  %s\n", replayNote(f.Config), replay)
+	fmt.Fprintf(w, "replay (%s):\n  %s\n", f.Config.Replays(), replay)
 	return &findingJSON{Run: f.Index + 1, Seed: seed, AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
 		Replay: replay, Verdict: vj}, nil
 }
 
-// explainKept adds, for a kept history the analyzer finds not
+// explainKept adds, for a kept history the analyzer found not
 // linearizable, the self-contained HTML report and a shrunk history (the
-// few operations that still fail): what a person reads first. Anomalies
-// only the run itself saw (stuck, corrupt) have none. Failures here are
-// not the campaign's: they are reported in the returned list.
-func explainKept(ctx context.Context, histPath string, mode history.Mode, base string) [][2]string {
-	open := func() (io.ReadCloser, error) { return os.Open(histPath) }
-	in, err := open()
-	if err != nil {
-		return [][2]string{{histPath, "could not be reopened: " + err.Error()}}
-	}
-	a, err := analyzer.Analyze(ctx, history.NewReader(in, histPath, history.Options{}), analyzer.Options{Mode: mode})
-	in.Close()
-	if err != nil || a.Result.Linearizable {
+// few operations that still fail): what a person reads first. They come
+// from the verdict's analysis and the history in memory, not from the
+// file read and analysed again. Anomalies only the run itself saw (stuck,
+// corrupt) have none. Failures here are not the campaign's: they are
+// reported in the returned list.
+func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [][2]string {
+	a := f.Verdict.Analysis
+	if a == nil || a.Result.Linearizable {
 		return nil
 	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(f.History)), nil }
 	o := outputs{html: base + ".html", shrink: base + ".shrunk.hist", force: true}
 	var msgs bytes.Buffer
 	if err := writeOutputs(ctx, env{stdout: io.Discard, stderr: &msgs}, a, histPath, open, o); err != nil {
@@ -251,15 +242,21 @@ func explainKept(ctx context.Context, histPath string, mode history.Mode, base s
 	return kept
 }
 
-func replayNote(c crash.Config) string {
-	switch {
-	case c.Kill != nil:
-		return "process kills depend on timing: the replay records a similar, not the same, history"
-	case c.Driver.Sched == driver.Free:
-		return "free scheduler: the replay runs the same workload and crash points, the interleaving may differ"
+// shellJoin renders args as one sh command line, quoting only the
+// arguments that need it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !strings.ContainsRune(shellSafe, r) }) {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
 	}
-	return "deterministic scheduler: the same history, byte for byte"
+	return strings.Join(out, " ")
 }
+
+// shellSafe are the characters that need no quoting in sh.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%"
 
 func crashesText(c crash.Config, systematic bool) string {
 	if systematic {
@@ -268,7 +265,7 @@ func crashesText(c crash.Config, systematic bool) string {
 	if c.CrashAt > 0 {
 		return fmt.Sprintf("1 crash at access %d, image policies %s", c.CrashAt, crash.PolicyNames(c.Policies))
 	}
-	if c.Kill != nil {
+	if c.CrashMode != crash.Emulated {
 		return fmt.Sprintf("%d process kills (SIGKILL; the page cache survives)", c.Crashes)
 	}
 	return fmt.Sprintf("%d emulated crashes, image policies %s", c.Crashes, crash.PolicyNames(c.Policies))

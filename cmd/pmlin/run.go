@@ -10,101 +10,20 @@ import (
 	"os/exec"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/report"
 )
 
-// workloadFlags are the flags run and fuzz share (docs/cli-contract.md:
-// --threads --ops --words --k --crashes --seed --mutant --sched, plus
-// pmlin's own).
-type workloadFlags struct {
-	threads, ops, k, crashes, descriptors int
-	words                                 uint64
-	reads, yield, stick, recoveryCrash    float64
-	seed                                  uint64
-	crashAt, stuckAccesses                int64
-	mutant, sched, policy, crashMode      string
-}
-
-func (f *workloadFlags) add(fs *pflag.FlagSet) {
-	fs.IntVar(&f.threads, "threads", driver.DefaultThreads, "worker threads (processes of the history)")
-	fs.IntVar(&f.ops, "ops", crash.DefaultOps, "operations per run, over all threads")
-	fs.Uint64Var(&f.words, "words", driver.DefaultWords, "words of the address space")
-	fs.IntVar(&f.k, "k", driver.DefaultK, "words per operation (distinct, random order)")
-	fs.Float64Var(&f.reads, "reads", driver.DefaultReads, "probability that an operation is a read (the rest are cas)")
-	fs.IntVar(&f.crashes, "crashes", crash.DefaultCrashes, "crashes per run, each at a seeded random region access")
-	fs.Int64Var(&f.crashAt, "crash-at", 0, "crash once, at this region access (deterministic scheduler; for systematic replays)")
-	fs.StringVar(&f.policy, "policy", "mix", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
-	fs.Float64Var(&f.recoveryCrash, "recovery-crash", crash.DefaultRecoveryCrash, "probability that a recovery is itself crashed at a random access and run again")
-	fs.IntVar(&f.descriptors, "descriptors", crash.DefaultDescriptors, "PMwCAS descriptors per thread (small pools reuse descriptors often)")
-	fs.Uint64Var(&f.seed, "seed", 1, "seed of every random choice (decimal or 0x hex)")
-	fs.StringVar(&f.mutant, "mutant", "", "planted bug to run instead of the correct PMwCAS (see pmlin mutants)")
-	fs.StringVar(&f.sched, "sched", "deterministic", "scheduler: deterministic (one thread at a time, seeded choices: replays byte for byte) or free (goroutines)")
-	fs.Float64Var(&f.yield, "yield", 0, "free scheduler: probability of a seeded yield at each region access")
-	fs.Float64Var(&f.stick, "stick", -1, "deterministic scheduler: probability that the running thread keeps running (-1: chosen by the seed among 0, 0.8 and 0.95)")
-	fs.Int64Var(&f.stuckAccesses, "stuck-accesses", driver.DefaultStuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
-	fs.StringVar(&f.crashMode, "crash-mode", "emulated", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
-}
-
-// config turns the flags into a run configuration: flag values are
-// literal (0 means none), the package's zero values mean defaults.
-func (f *workloadFlags) config() (crash.Config, error) {
-	sched, err := driver.ParseSched(f.sched)
-	if err != nil {
-		return crash.Config{}, err
-	}
-	pols, err := crash.ParsePolicies(f.policy)
-	if err != nil {
-		return crash.Config{}, err
-	}
-	if err := mwcas.CheckMutant(f.mutant); err != nil {
-		return crash.Config{}, err
-	}
-	neg := func(x float64) float64 {
-		if x == 0 {
-			return -1
-		}
-		return x
-	}
-	c := crash.Config{
-		Driver: driver.Config{
-			Threads: f.threads, Words: f.words, K: f.k, Reads: neg(f.reads), Seed: f.seed, Sched: sched,
-			Yield: f.yield, StuckAccesses: f.stuckAccesses,
-		},
-		Ops: f.ops, Crashes: f.crashes, CrashAt: f.crashAt, Policies: pols, RecoveryCrash: neg(f.recoveryCrash),
-		Mutant: f.mutant, Descriptors: f.descriptors,
-	}
-	switch {
-	case f.stick < 0:
-		c.Driver.Stick = 0 // by seed
-	case f.stick == 0:
-		c.Driver.Stick = -1 // switch uniformly
-	default:
-		c.Driver.Stick = f.stick
-	}
-	if f.crashes == 0 {
-		c.Crashes = -1
-	}
-	if f.ops == 0 {
-		return c, fmt.Errorf("--ops must be positive")
-	}
-	switch f.crashMode {
-	case "emulated":
-	case "kill":
-		c.Kill = &crash.KillConfig{Command: selfCommand}
-	case "kill-async":
-		c.Kill = &crash.KillConfig{Command: selfCommand, Async: true}
-	default:
-		return c, fmt.Errorf("unknown --crash-mode %q (emulated, kill or kill-async)", f.crashMode)
-	}
-	c = c.WithDefaults()
-	return c, c.Check()
+// runConfig is the configuration run and fuzz start from, before their
+// flags (crash.Config.RegisterFlags) change it: the defaults, with this
+// binary as the child process of the process-kill modes.
+func runConfig() crash.Config {
+	c := crash.DefaultConfig()
+	c.Child.Command = selfCommand
+	return c
 }
 
 // selfCommand starts this binary's hidden internal-worker subcommand: the
@@ -134,7 +53,7 @@ func internalWorkerCommand(e env) *cobra.Command {
 
 func runCommand(e env) *cobra.Command {
 	var (
-		wf       workloadFlags
+		c        = runConfig()
 		outPath  string
 		check    bool
 		asJSON   bool
@@ -154,8 +73,7 @@ stuck, a recovery or operation failed, or (--check) the history is not
 linearizable; 2 a usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := wf.config()
-			if err != nil {
+			if err := c.Check(); err != nil { // before -o is created
 				return &exitError{exitInput, err}
 			}
 			mode, err := history.ParseMode(modeName)
@@ -165,7 +83,7 @@ linearizable; 2 a usage error.`,
 			return runRun(cmd.Context(), e, c, outPath, check || asJSON, asJSON, mode)
 		},
 	}
-	wf.add(cmd.Flags())
+	c.RegisterFlags(cmd.Flags())
 	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output)")
 	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt)")

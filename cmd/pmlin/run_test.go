@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -175,5 +176,47 @@ func TestRunJSON(t *testing.T) {
 	var v verdictJSON
 	if code != 1 || jsonUnmarshal(strings.TrimSpace(out), &v) != nil || v.Linearizable || len(v.Anomalies) == 0 || v.Run == nil {
 		t.Fatalf("exit %d\n%s", code, out)
+	}
+}
+
+// TestRunZeroMeansZero: a flag's value is the value. --crashes 0 records no
+// crash, --reads 0 no read but the first of each thread (a CAS expects a
+// value its thread read) and the final read of every word,
+// --recovery-crash 0 never crashes a recovery; and the history's comment
+// replays them as given.
+func TestRunZeroMeansZero(t *testing.T) {
+	code, out, errs := pmlin(t, "", "run", "--crashes", "0", "--reads", "0", "--ops", "200", "--seed", "9")
+	if code != 0 || strings.Count(out, "\ncrash\n") != 0 || strings.Count(out, " inv read") != 4+1 || !strings.Contains(errs, "0 crashes") {
+		t.Fatalf("exit %d, %d reads\n%s", code, strings.Count(out, " inv read"), errs)
+	}
+	if !strings.Contains(out, "--reads 0 --crashes 0 ") {
+		t.Fatalf("comment: %s", strings.SplitN(out, "\n", 3)[1])
+	}
+	code, out, _ = pmlin(t, "", "run", "--recovery-crash", "0", "--crashes", "30", "--ops", "300", "--seed", "9")
+	if code != 0 || strings.Count(out, "\ncrash\n") != 30 || strings.Contains(out, "recovery crashed") {
+		t.Fatalf("exit %d: %d crashes, recovery crashed: %v", code, strings.Count(out, "\ncrash\n"), strings.Contains(out, "recovery crashed"))
+	}
+	code, out, _ = pmlin(t, "", "run", "--recovery-crash", "1", "--crashes", "5", "--ops", "300", "--seed", "9")
+	if code != 0 || strings.Count(out, "recovery crashed") == 0 {
+		t.Fatalf("exit %d: no recovery crashed with --recovery-crash 1", code)
+	}
+}
+
+// TestShellJoin: the replay command survives sh, whatever the --out path.
+func TestShellJoin(t *testing.T) {
+	args := []string{"pmlin", "run", "--seed", "7", "-o", "out dir/it's $HOME`x`.hist", ""}
+	line := shellJoin(args)
+	if !strings.HasPrefix(line, "pmlin run --seed 7 -o '") {
+		t.Fatalf("quoted what needs no quoting: %s", line)
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no sh")
+	}
+	got, err := exec.Command("sh", "-c", "printf '%s\\n' "+line).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Join(args, "\n") + "\n"; string(got) != want {
+		t.Fatalf("sh read %q, want %q", got, want)
 	}
 }
