@@ -143,7 +143,8 @@ func crashedImage(t *testing.T, p plan, c int, pol pmem.Policy) *pmem.Region {
 	return img
 }
 
-// countHook crashes the region at the n-th access (0: never).
+// countHook counts region accesses and crashes the region at the n-th (0:
+// never).
 type countHook struct{ n, count int }
 
 func (h *countHook) Access(int, pmem.AccessKind, uint64) error {

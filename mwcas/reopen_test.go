@@ -131,18 +131,6 @@ func garbageImage(t *testing.T, c Config) []byte {
 	return b
 }
 
-// countAccesses is a hook that counts region accesses and crashes at the
-// n-th (0: never).
-type countAccesses struct{ n, seen int }
-
-func (h *countAccesses) Access(int, pmem.AccessKind, uint64) error {
-	h.seen++
-	if h.seen == h.n {
-		return pmem.ErrCrashed
-	}
-	return nil
-}
-
 // newPoint crashes New (variant mut) of c on a region holding img at its
 // access at (past its last access: right after New returned) under policy
 // pol, reopens the image as a new process would (a file in dir, or
@@ -151,7 +139,7 @@ func (h *countAccesses) Access(int, pmem.AccessKind, uint64) error {
 // that opens and recovers to all data words 0. It returns "" or what went
 // wrong, and whether New was cut short.
 func newPoint(t *testing.T, c Config, mut mutant, img []byte, dir string, at int, pol pmem.Policy, seed uint64) (string, bool) {
-	h := &countAccesses{n: at}
+	h := &countHook{n: at}
 	var r *pmem.Region
 	var err error
 	if dir == "" {
@@ -213,7 +201,7 @@ func newPoint(t *testing.T, c Config, mut mutant, img []byte, dir string, at int
 func newSweep(t *testing.T, c Config, mut mutant) (points, violations int, first string) {
 	img := garbageImage(t, c)
 	dir := t.TempDir()
-	h := &countAccesses{}
+	h := &countHook{}
 	r, err := pmem.OpenImage(img, pmem.Options{Emulate: true, Hook: h})
 	if err != nil {
 		t.Fatal(err)
@@ -222,7 +210,7 @@ func newSweep(t *testing.T, c Config, mut mutant) (points, violations int, first
 		t.Fatal(err)
 	}
 	r.Close()
-	last := h.seen
+	last := h.count
 	for at := 1; at <= last+1; at++ {
 		runs := policyRuns(2)
 		if at > last-sbWords/2 {
