@@ -37,6 +37,7 @@ func main() { os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr)) }
 // options are the command's flags.
 type options struct {
 	module, out, only, configs string
+	rescore                    string
 	extra                      []string
 	seconds                    float64
 	grace, testTimeout         time.Duration
@@ -65,6 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.list, "list", false, "list the mutants and exit")
 	fs.BoolVar(&o.noControl, "no-control", false, "skip the control run of the unmutated code")
 	fs.BoolVar(&o.keep, "keep", false, "keep the module copies (their paths are printed)")
+	fs.StringVar(&o.rescore, "rescore", "", "run nothing: read a mutation.json, take the mutants' kinds, descriptions and equivalence arguments from this build's table, score again and write the report under -out")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -144,6 +146,13 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if o.list {
 		return listMutants(stdout, stderr, o.module, ms)
+	}
+	if o.rescore != "" {
+		if err := rescore(o.rescore, o.out, stdout); err != nil {
+			fmt.Fprintln(stderr, "mutmwcas:", err)
+			return 2
+		}
+		return 0
 	}
 	configs, err := o.selectConfigs()
 	if err != nil {
@@ -347,6 +356,31 @@ func revision(ctx context.Context, module string) string {
 		rev += " with uncommitted changes"
 	}
 	return rev
+}
+
+// rescore re-reads a report, updates each mutant from the table (an
+// equivalence argued after the run, a better description), and scores
+// and writes it again. The measurements are kept as they were.
+func rescore(path, out string, stdout io.Writer) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rep Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for i := range rep.Results {
+		r := &rep.Results[i]
+		for _, m := range mutants {
+			if m.Name == r.Name {
+				r.Kind, r.Desc, r.Equivalent = m.Kind, m.Desc, m.Equivalent
+			}
+		}
+		r.classify()
+	}
+	rep.Summary = summarize(rep.Results, rep.Configs)
+	return writeReport(out, &rep, stdout)
 }
 
 // writeReport writes mutation.md and mutation.json under dir and prints the

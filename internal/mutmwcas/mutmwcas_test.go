@@ -264,3 +264,42 @@ func TestEndToEnd(t *testing.T) {
 	}
 	t.Log(stdout.String())
 }
+
+// TestRescore takes a report whose mutant was not yet argued equivalent
+// and scores it again with the table's argument.
+func TestRescore(t *testing.T) {
+	var eq Mutant
+	for _, m := range mutants {
+		if m.Equivalent != "" {
+			eq = m
+			break
+		}
+	}
+	alive := []ConfigResult{{Config: "defaults", Outcome: outSurvived}}
+	old := Mutant{Name: eq.Name, Kind: eq.Kind, File: eq.File, Desc: "old words"}
+	rep := Report{Configs: []fuzzConfig{{Name: "defaults"}}, Results: []Result{
+		{Mutant: old, Fuzz: alive, Verdict: vSurvived},
+		{Mutant: Mutant{Name: "gone", Kind: kFlush}, Fuzz: []ConfigResult{{Config: "defaults", Outcome: outKilled, AfterSeconds: 2}}, Verdict: vFuzz},
+	}}
+	rep.Summary = summarize(rep.Results, rep.Configs)
+	dir := t.TempDir()
+	b, _ := json.Marshal(rep)
+	in := filepath.Join(dir, "in.json")
+	os.WriteFile(in, b, 0o644)
+	var stdout bytes.Buffer
+	if err := rescore(in, dir, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	var got Report
+	b, _ = os.ReadFile(filepath.Join(dir, "mutation.json"))
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	r := got.Results[0]
+	if r.Verdict != vEquivalent || r.Equivalent != eq.Equivalent || r.Desc != eq.Desc || got.Summary.Scored != 1 || got.Summary.FuzzScore != 1 {
+		t.Fatalf("rescored %+v, summary %+v", r, got.Summary)
+	}
+	if !strings.Contains(stdout.String(), "argued equivalent (not refuted) | 1") {
+		t.Fatalf("output:\n%s", stdout.String())
+	}
+}
