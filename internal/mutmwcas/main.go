@@ -380,6 +380,7 @@ func rescore(path, out string, stdout io.Writer) error {
 		r.classify()
 	}
 	rep.Summary = summarize(rep.Results, rep.Configs)
+	rep.Rescored = true
 	return writeReport(out, &rep, stdout)
 }
 

@@ -225,7 +225,7 @@ func TestSummaryAndMarkdown(t *testing.T) {
 	md := b.String()
 	for _, frag := range []string{"| killed by fuzz (any configuration) | 3 | 60.0 % |", "- deleted fence: `c` (tests kill it);",
 		"- skipped helping: `d` (defaults: timeout);", "`e` (equivalent): . because", "`f` (killed (equivalence refuted))",
-		"| `a` | deleted flush | :0 |  | **0.5 s** cycle | **0.1 s** fork | **killed** TestX | killed by fuzz |", "does not compile: undefined: x"} {
+		"| `a` | deleted flush | :0 |  | **0.5 s** cycle | **0.1 s** fork | **killed** TestX | killed by fuzz |", "median 1 s, max 3 s; defaults alone, median 0.75 s", "does not compile: undefined: x"} {
 		if !strings.Contains(md, frag) {
 			t.Errorf("markdown lacks %q:\n%s", frag, md)
 		}
@@ -296,7 +296,7 @@ func TestRescore(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := got.Results[0]
-	if r.Verdict != vEquivalent || r.Equivalent != eq.Equivalent || r.Desc != eq.Desc || got.Summary.Scored != 1 || got.Summary.FuzzScore != 1 {
+	if r.Verdict != vEquivalent || r.Equivalent != eq.Equivalent || r.Desc != eq.Desc || got.Summary.Scored != 1 || got.Summary.FuzzScore != 1 || !got.Rescored {
 		t.Fatalf("rescored %+v, summary %+v", r, got.Summary)
 	}
 	if !strings.Contains(stdout.String(), "argued equivalent (not refuted) | 1") {

@@ -198,6 +198,17 @@ type Report struct {
 	Summary    Summary      `json:"summary"`
 	Elapsed    float64      `json:"elapsed_seconds"`
 	Incomplete string       `json:"incomplete,omitempty"`
+	// Rescored says the verdicts were taken again (-rescore) with a later
+	// table's equivalence arguments; the measurements are the run's.
+	Rescored bool `json:"rescored,omitempty"`
+}
+
+// secs renders a time to kill; fuzz reports milliseconds, so 0 is under one.
+func secs(x float64) string {
+	if x == 0 {
+		return "< 0.001 s"
+	}
+	return fmt.Sprintf("%.3g s", x)
 }
 
 func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
@@ -206,7 +217,7 @@ func pct(x float64) string { return fmt.Sprintf("%.1f %%", 100*x) }
 func cell(c ConfigResult) string {
 	switch c.Outcome {
 	case outKilled:
-		return fmt.Sprintf("**%.3g s** %s", c.AfterSeconds, c.Anomaly)
+		return fmt.Sprintf("**%s** %s", secs(c.AfterSeconds), c.Anomaly)
 	case outSurvived:
 		return "survived"
 	case outTimeout:
@@ -247,6 +258,9 @@ func writeMarkdown(w io.Writer, rep *Report) {
 		fmt.Fprintf(w, " %s (`%s`);", c.Name, strings.Join(append([]string{"pmlin fuzz"}, c.Args...), " "))
 	}
 	fmt.Fprintf(w, "  \nWall time: %.0f s\n\n", rep.Elapsed)
+	if rep.Rescored {
+		fmt.Fprintf(w, "Verdicts scored again (`-rescore`) with a later table's equivalence arguments; the measurements are the run's.\n\n")
+	}
 	if rep.Incomplete != "" {
 		fmt.Fprintf(w, "**Incomplete run:** %s\n\n", rep.Incomplete)
 	}
@@ -264,8 +278,8 @@ func writeMarkdown(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "| killed by fuzz, %s alone | %d | %s |\n", s.FirstConfig, s.FirstConfigKilled, pct(float64(s.FirstConfigKilled)/float64(max(s.Scored, 1))))
 	fmt.Fprintf(w, "| killed by `go test ./mwcas` | %d | %s |\n", s.TestsKilled, pct(s.TestsScore))
 	fmt.Fprintf(w, "| killed by either | %d | %s |\n\n", s.EitherKill, pct(s.EitherScore))
-	fmt.Fprintf(w, "Time to kill by fuzz (seconds into the campaign): earliest over the configurations, median %.3g s, max %.3g s; %s alone, median %.3g s, max %.3g s.\n\n",
-		s.MedianKill, s.MaxKill, s.FirstConfig, s.FirstMedianKill, s.FirstMaxKill)
+	fmt.Fprintf(w, "Time to kill by fuzz (into the campaign): earliest over the configurations, median %s, max %s; %s alone, median %s, max %s.\n\n",
+		secs(s.MedianKill), secs(s.MaxKill), s.FirstConfig, secs(s.FirstMedianKill), secs(s.FirstMaxKill))
 	fmt.Fprintf(w, "Kills by configuration:")
 	for _, c := range rep.Configs {
 		fmt.Fprintf(w, " %s %d (alone %d);", c.Name, s.KilledByConfig[c.Name], s.OnlyConfig[c.Name])
