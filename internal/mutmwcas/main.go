@@ -58,9 +58,9 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		o.extra = append(o.extra, s)
 		return nil
 	})
-	fs.Float64Var(&o.seconds, "seconds", 6, "pmlin fuzz --seconds per mutant and configuration")
-	fs.DurationVar(&o.grace, "grace", 30*time.Second, "wall time past the fuzz budget before a campaign is stopped and reported as a timeout")
-	fs.DurationVar(&o.testTimeout, "test-timeout", 90*time.Second, "go test -timeout for the package tests of each mutant (0: do not run them)")
+	fs.Float64Var(&o.seconds, "seconds", 4, "pmlin fuzz --seconds per mutant and configuration")
+	fs.DurationVar(&o.grace, "grace", 10*time.Second, "wall time past the fuzz budget before a campaign is stopped and reported as a timeout")
+	fs.DurationVar(&o.testTimeout, "test-timeout", 30*time.Second, "go test -timeout for the package tests of each mutant (0: do not run them)")
 	fs.Uint64Var(&o.seed, "seed", 1, "pmlin fuzz --seed")
 	fs.IntVar(&o.parallel, "parallel", 1, "mutants at a time (each in its own copy of the module)")
 	fs.BoolVar(&o.list, "list", false, "list the mutants and exit")
