@@ -24,6 +24,10 @@ type Options struct {
 	// Phase, if set, is told when each phase after reading starts
 	// ("checking", "explaining"), for progress displays.
 	Phase func(name string)
+	// Origin, if set, gives for a line of this history the line it had in
+	// the history it was cut from (a shrunk history names them in
+	// comments), or 0: anomalies name those lines too (OriginalOps).
+	Origin func(line int64) int64
 }
 
 // Check decides the linearizability of the history r streams. It returns
@@ -53,6 +57,7 @@ func CheckHistory(ctx context.Context, h *history.History, opts Options) (*Resul
 type Analysis struct {
 	Result *Result
 	e      *eval
+	x      *explainer
 }
 
 // Analyze is Check, keeping the graph: Analysis.Graph exposes it.
@@ -110,17 +115,13 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 			return nil, err
 		}
 	}
-	result := &Result{
-		Linearizable: ok,
-		Mode:         opts.Mode,
-		ModeName:     opts.Mode.String(),
-		Operations:   int64(h.n),
-		Processes:    len(h.procIDs),
-		Crashes:      h.crashes,
-		Words:        len(h.addr),
-		Edges:        e.edges,
-		Completed:    e.completed,
-	}
+	result := &Result{Linearizable: ok, Mode: opts.Mode, Operations: int64(h.n), Stats: Stats{
+		Processes: len(h.procIDs),
+		Crashes:   h.crashes,
+		Words:     len(h.addr),
+		Edges:     e.edges,
+		Completed: e.completed,
+	}}
 	for i := int32(0); i < h.n; i++ {
 		if e.effective(i) {
 			result.Vertices++
@@ -129,13 +130,14 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		}
 	}
 	result.Vertices++ // genesis
+	x := newExplainer(e, opts.Origin)
 	if !ok {
 		phase("explaining")
-		if err := e.anomalies(ctx, result, opts.MaxAnomalies); err != nil {
+		if err := x.anomalies(ctx, result, opts.MaxAnomalies); err != nil {
 			return nil, err
 		}
 	}
-	return &Analysis{Result: result, e: e}, nil
+	return &Analysis{Result: result, e: e, x: x}, nil
 }
 
 func (e *eval) hasNoAux() bool { return e.h.firstNoAux() != none }

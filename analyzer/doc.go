@@ -64,8 +64,29 @@
 // arrays of O(n·k) int32s; no per-edge allocation and no maps in the hot
 // loops. Explanations run on the same arrays (Tarjan's algorithm, then a
 // breadth-first search for a shortest cycle), and report's DOT and HTML
-// draw the small graphs Neighbourhood returns. The Graph type is a view of
-// the whole graph through gonum's graph.Directed interface, for callers
-// who want gonum's algorithms on it (the tests run gonum's Tarjan on it);
-// nothing in pmlin uses it, and its To scans the whole graph per call.
+// draw the small graphs Neighbourhood returns; the whole graph is never
+// exported (the tests copy it into gonum to check the cycles against
+// gonum's Tarjan).
+//
+// # Explanations
+//
+// A violation is explained data first (Elle's split of explanation data
+// and rendering): edgeFacts yields, for a pair of vertices, each edge the
+// graph has between them as a fact (kind, rule, the access it is about,
+// the crash that cut its source off); the anomalies keep internal ids
+// (findings) until the result is built, when each fact becomes an Edge
+// (lines, address, value, the lines that justify it) and one renderer
+// (render.go) makes its sentence. Neighbourhoods and sub-histories read
+// the findings, never lines. Beside the edges, each anomaly gets its
+// evidence (evidence.go): the crash story (the crashes that cut its
+// operations off or fall between them, how a cut-off cas was completed and
+// under which rule, what the first read after a crash found, which write
+// it shows lost), where a value nobody wrote at an address was written,
+// whether a failed cas's expected value was still there after it returned.
+// Anomalies are listed by their earliest operation.
+//
+// The package holds the verdict and its witnesses. Shrinking a failing
+// history is package shrink's, on top of this one and of the exact
+// checker: what it needs of the graph, the operations a sub-history
+// showing one anomaly needs, is Analysis.SubHistory.
 package analyzer

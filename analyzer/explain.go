@@ -1,97 +1,149 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"slices"
-	"strings"
-
-	"github.com/pmlin/pmlin/history"
+	"strconv"
 )
 
+// explainer turns an evaluation's findings into anomalies: it keeps them
+// in internal ids (findings, for neighbourhoods and sub-histories) and
+// builds the Anomaly of each once, lines and sentences included.
+type explainer struct {
+	e *eval
+	h *hist
+	r renderer
+	// origin maps a line to the line it had in the history this one was
+	// cut from (Options.Origin), or is nil.
+	origin func(int64) int64
+	// observed caches firstObserver.
+	observed map[int32][2]int32
+	// writersOf caches, for the values of dangling accesses, the accesses
+	// of cas that have them as new values (evidence.go).
+	writersOf map[uint64][]int32
+	// afterCrash caches readAfterCrash by (crash, word).
+	afterCrash map[[2]int32][2]int32
+	findings   []finding
+}
+
+// finding is an anomaly in internal ids.
+type finding struct {
+	kind Kind
+	// ops are the anomaly's operations (a cycle's in cycle order).
+	ops []int32
+	// acc is the access the anomaly is about (a fork: the second cas's),
+	// acc2 a fork's first cas's; none for a cycle.
+	acc, acc2 int32
+	words     []int32
+	edges     []fact
+	notes     []note
+	stale     []staleFact
+	crashes   []int32 // indexes in hist.crashLine
+}
+
+func newExplainer(e *eval, origin func(int64) int64) *explainer {
+	return &explainer{e: e, h: e.h, r: renderer{ops: e.h}, origin: origin}
+}
+
+// describe names the operation invoked at line (opNamer).
+func (h *hist) describe(line int64) string {
+	if line == 0 {
+		return "genesis (the initial state)"
+	}
+	if i := h.opOfLine(line); i != none {
+		return h.opName(i)
+	}
+	return "line " + strconv.FormatInt(line, 10)
+}
+
 // anomalies fills res.Anomalies from the evaluation's findings, at most max
-// of each kind, counting the rest in res.Omitted.
-func (e *eval) anomalies(ctx context.Context, res *Result, max int) error {
-	h := e.h
-	add := func(count *int, a Anomaly) {
-		if *count >= max {
+// of each kind, counting the rest in res.Omitted, ordered by their
+// earliest evidence.
+func (x *explainer) anomalies(ctx context.Context, res *Result, max int) error {
+	e, h := x.e, x.h
+	counts := map[Kind]int{}
+	add := func(f finding) {
+		if counts[f.kind] >= max {
 			res.Omitted++
 			return
 		}
-		*count++
-		res.Anomalies = append(res.Anomalies, a)
+		counts[f.kind]++
+		x.findings = append(x.findings, f)
 	}
-	var nd, nf, nu, nx int
-	for _, x := range e.h.dangling {
-		i := h.accOp[x]
-		if !e.observer(i) {
-			continue
+	for _, a := range h.dangling {
+		if i := h.accOp[a]; e.observer(i) {
+			add(finding{kind: Dangling, ops: []int32{i}, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 		}
-		w := h.wordOf(x)
-		verb := "read"
-		if !h.isRead(i) {
-			verb = "succeeded expecting"
-		}
-		add(&nd, Anomaly{Kind: Dangling, Ops: []int64{int64(h.line[i])}, Words: []uint64{h.addr[w]},
-			Explanation: fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
-				h.opName(i), verb, h.addr[w], hex(h.valueOf(x)), hex(h.initVal[w]))})
 	}
 	for _, f := range e.forks {
 		a, b := f[0], f[1]
-		w := h.wordOf(b)
-		ia, ib := h.accOp[a], h.accOp[b]
-		from := "its initial value"
-		if y := h.ver[b]; y >= 0 {
-			from = "written by " + h.opName(h.accOp[y])
-		}
-		add(&nf, Anomaly{Kind: Fork, Ops: []int64{int64(h.line[ia]), int64(h.line[ib])}, Words: []uint64{h.addr[w]},
-			Explanation: fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
-				h.opName(ia), h.opName(ib), hex(h.valueOf(b)), h.addr[w], from)})
+		add(finding{kind: Fork, ops: []int32{h.accOp[a], h.accOp[b]}, acc: b, acc2: a, words: []int32{h.wordOf(b)}})
 	}
-	for _, x := range e.unreach {
-		i, w := h.accOp[x], h.wordOf(x)
-		y := h.ver[x]
-		ops := []int64{int64(h.line[i])}
-		if y >= 0 {
-			ops = append(ops, int64(h.line[h.accOp[y]]))
+	for _, a := range e.unreach {
+		ops := []int32{h.accOp[a]}
+		if y := h.ver[a]; y >= 0 {
+			ops = append(ops, h.accOp[y])
 		}
-		add(&nu, Anomaly{Kind: UnreachableWrite, Ops: ops, Words: []uint64{h.addr[w]},
-			Explanation: fmt.Sprintf("%s succeeded expecting address %d = %s, written by %s, but that write is not on address %d's chain of writes from its initial value",
-				h.opName(i), h.addr[w], hex(h.valueOf(x)), h.opName(h.accOp[y]), h.addr[w])})
+		add(finding{kind: UnreachableWrite, ops: ops, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 	}
-	for _, x := range e.unexplain {
-		i, w := h.accOp[x], h.wordOf(x)
-		y := h.ver[x]
-		ops := []int64{int64(h.line[i])}
-		writer := "its initial value"
-		if y >= 0 {
-			ops = append(ops, int64(h.line[h.accOp[y]]))
-			writer = "written by " + h.opName(h.accOp[y])
+	for _, a := range e.unexplain {
+		ops := []int32{h.accOp[a]}
+		if y := h.ver[a]; y >= 0 {
+			ops = append(ops, h.accOp[y])
 		}
-		add(&nx, Anomaly{Kind: UnexplainedFailure, Ops: ops, Words: []uint64{h.addr[w]},
-			Explanation: fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
-				h.opName(i), h.addr[w], hex(h.valueOf(x)), writer)})
+		add(finding{kind: UnexplainedFailure, ops: ops, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 	}
 	if e.cyclic {
-		if err := e.cycles(ctx, res, max); err != nil {
+		if err := x.cycles(ctx, res, max); err != nil {
 			return err
 		}
 	}
-	e.witness(res) // witness.go: edges of the other kinds, staleness
+	x.witness()
+	slices.SortStableFunc(x.findings, func(a, b finding) int {
+		la, ha := x.span(&a)
+		lb, hb := x.span(&b)
+		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(ha, hb))
+	})
+	for k := range x.findings {
+		res.Anomalies = append(res.Anomalies, x.build(&x.findings[k]))
+	}
 	return nil
 }
 
-func hex(v uint64) string {
-	if v < 4096 {
-		return fmt.Sprint(v)
+// span is the first and last of a finding's operations. Anomalies are
+// listed by their earliest evidence: a lost write comes before the
+// anomalies it causes later on.
+func (x *explainer) span(f *finding) (lo, hi int32) {
+	ops := sorted(f.ops)
+	if len(ops) == 0 {
+		return 0, 0
 	}
-	return fmt.Sprintf("%#x", v)
+	return ops[0], ops[len(ops)-1]
+}
+
+// sorted is a sorted copy of ops without genesis and repeats.
+func sorted(ops []int32) []int32 {
+	out := slices.DeleteFunc(slices.Clone(ops), func(i int32) bool { return i < 0 })
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// evidenceOps are a finding's operations and its edges' ends, sorted,
+// genesis left out.
+func (x *explainer) evidenceOps(f *finding) []int32 {
+	ops := slices.Clone(f.ops)
+	for _, ed := range f.edges {
+		ops = append(ops, ed.from, ed.to)
+	}
+	return sorted(ops)
 }
 
 // cycles reports one short cycle per strongly connected component with a
 // cycle (Tarjan's algorithm, iterative), found by a breadth-first search
 // inside the component.
-func (e *eval) cycles(ctx context.Context, res *Result, max int) error {
+func (x *explainer) cycles(ctx context.Context, res *Result, max int) error {
+	e := x.e
 	comp, roots, err := e.components(ctx)
 	if err != nil {
 		return err
@@ -113,7 +165,15 @@ func (e *eval) cycles(ctx context.Context, res *Result, max int) error {
 				cyc = c
 			}
 		}
-		res.Anomalies = append(res.Anomalies, e.explainCycle(cyc))
+		f := finding{kind: Cycle, ops: cyc, acc: none, acc2: none}
+		for k, u := range cyc {
+			ed := e.why(u, cyc[(k+1)%len(cyc)])
+			f.edges = append(f.edges, ed)
+			if ed.x != none && !slices.Contains(f.words, x.h.wordOf(ed.x)) {
+				f.words = append(f.words, x.h.wordOf(ed.x))
+			}
+		}
+		x.findings = append(x.findings, f)
 	}
 	return nil
 }
@@ -284,115 +344,173 @@ func (e *eval) shortestCycle(s int32, comp []int32) []int32 {
 	return cyc
 }
 
-// explainCycle turns a cycle of vertices into an anomaly, each edge with
-// its reason.
-func (e *eval) explainCycle(cyc []int32) Anomaly {
-	h := e.h
-	a := Anomaly{Kind: Cycle}
-	words := map[uint64]bool{}
-	var steps []string
-	for k, u := range cyc {
-		v := cyc[(k+1)%len(cyc)]
-		ed := e.why(u, v)
-		a.Ops = append(a.Ops, int64(h.line[u]))
-		a.Edges = append(a.Edges, ed)
-		if ed.Kind != HappensBefore && ed.Kind != Recovery && !words[ed.Word] {
-			words[ed.Word] = true
-			a.Words = append(a.Words, ed.Word)
+// line is the line of vertex i (0 for genesis).
+func (x *explainer) line(i int32) int64 {
+	if i < 0 {
+		return 0
+	}
+	return int64(x.h.line[i])
+}
+
+// lines are the lines of vertices.
+func (x *explainer) lines(ops []int32) []int64 {
+	out := make([]int64, len(ops))
+	for k, i := range ops {
+		out[k] = x.line(i)
+	}
+	return out
+}
+
+// build turns a finding into its Anomaly, once: lines, data, sentences.
+func (x *explainer) build(f *finding) Anomaly {
+	h := x.h
+	a := Anomaly{Kind: f.kind, Ops: x.lines(f.ops), Words: []uint64{}}
+	if x.origin != nil {
+		a.OriginalOps = make([]int64, len(a.Ops))
+		for k, l := range a.Ops {
+			a.OriginalOps[k] = x.origin(l)
 		}
-		steps = append(steps, ed.Reason)
+		if !slices.ContainsFunc(a.OriginalOps, func(l int64) bool { return l != 0 }) {
+			a.OriginalOps = nil
+		}
+	}
+	for _, w := range f.words {
+		a.Words = append(a.Words, h.addr[w])
 	}
 	slices.Sort(a.Words)
-	if a.Words == nil {
-		a.Words = []uint64{}
+	for _, c := range f.crashes {
+		a.Crashes = append(a.Crashes, int64(h.crashLine[c]))
 	}
-	a.Explanation = fmt.Sprintf("%d operations must each come before the next, and the last before the first: %s",
-		len(cyc), strings.Join(steps, "; "))
+	for _, ed := range f.edges {
+		a.Edges = append(a.Edges, x.edge(ed))
+	}
+	for _, n := range f.notes {
+		a.Evidence = append(a.Evidence, x.evidenceOf(n))
+	}
+	for _, s := range f.stale {
+		a.Staleness = append(a.Staleness, x.stalenessOf(s))
+	}
+	a.Summary = x.r.summary(x.summaryOf(f))
+	a.Explanation = explanation(&a)
 	return a
 }
 
-// why names the reason for the edge u -> v, preferring reads-from, then
-// auxiliary, then recovery, then happens-before.
-func (e *eval) why(u, v int32) Edge {
-	h, ver := e.h, e.h.ver
-	ed := Edge{From: int64(h.line[u]), To: int64(h.line[v])}
-	if e.observer(v) {
-		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
-			if y := ver[x]; y >= 0 && h.accOp[y] == u {
-				w := h.wordOf(x)
-				verb := "read"
-				if !h.isRead(v) {
-					verb = "expected"
-				}
-				ed.Kind, ed.Word = ReadsFrom, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.valueOf(x)), h.opName(u))
-				return ed
-			}
-		}
+// summaryOf is the data of a finding's first sentence.
+func (x *explainer) summaryOf(f *finding) summary {
+	h := x.h
+	s := summary{kind: f.kind, ops: x.lines(f.ops)}
+	if f.acc == none {
+		return s
 	}
-	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
-		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
-			if s := e.next(ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
-				w := h.wordOf(x)
-				ed.Kind, ed.Word = Auxiliary, h.addr[w]
-				ed.Reason = fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))
-				return ed
-			}
-		}
+	w := h.wordOf(f.acc)
+	s.word, s.value, s.writer, s.init = h.addr[w], h.valueOf(f.acc), h.writerLine(h.ver[f.acc]), h.initVal[w]
+	s.expected = !h.isRead(h.accOp[f.acc])
+	return s
+}
+
+// edge turns a fact into an Edge: lines, word, value, the lines that
+// justify it, and its sentence.
+func (x *explainer) edge(f fact) Edge {
+	h := x.h
+	ed := Edge{From: x.line(f.from), To: x.line(f.to), Kind: f.kind, Rule: f.rule}
+	if f.x != none {
+		ed.Word, ed.Value = h.addr[h.wordOf(f.x)], h.valueOf(f.x)
 	}
-	if !h.isRead(v) && h.flags[v]&(fReturned|fOK) == fReturned {
-		x := h.blamedAccess(v)
-		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
-			w := h.wordOf(x)
-			ed.Kind, ed.Word = Auxiliary, h.addr[w]
-			ed.Reason = fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))
-			return ed
-		}
+	if f.kind == HappensBefore && f.rule == RuleReturned {
+		ed.RetLine = int64(h.retLine[f.from])
 	}
-	if e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
-		for _, c := range h.crashed {
-			if c.op == u {
-				if reason, ok := e.recoveryReason(c, v); ok {
-					ed.Kind, ed.Reason = Recovery, reason
-					return ed
-				}
-			}
-		}
+	if f.crash != none {
+		ed.CrashLine = int64(h.crashLine[f.crash])
+		obs, _ := x.firstObserver(f.from)
+		ed.ObservedBy = x.line(obs)
 	}
-	ed.Kind = HappensBefore
-	if h.flags[u]&fReturned != 0 {
-		ed.Reason = fmt.Sprintf("%s returned at line %d, before %s was invoked", h.opName(u), h.retLine[u], h.opName(v))
-	} else {
-		line := uint32(0)
-		for _, c := range h.crashed {
-			if c.op == u {
-				line = c.line
-			}
-		}
-		ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect before it (strict), so before %s was invoked", h.opName(u), line, h.opName(v))
-	}
+	ed.Skipped = x.cutOffs(f.skipped)
+	ed.Reason = x.r.edge(ed)
 	return ed
 }
 
-// recoveryReason explains the recovery edge from the completed crashed cas
-// c to v, if v is its target (recoveryTarget), naming the operations of its
-// process that were cut off in between and passed the constraint on.
-func (e *eval) recoveryReason(c crashRec, v int32) (string, bool) {
-	var skipped []crashRec
-	if e.recoveryTarget(c, &skipped) != v {
-		return "", false
+// cutOffs are crash records as lines.
+func (x *explainer) cutOffs(cs []crashRec) []CutOff {
+	var out []CutOff
+	for _, c := range cs {
+		out = append(out, CutOff{Op: int64(x.h.line[c.op]), Crash: int64(c.line)})
 	}
-	h := e.h
-	if len(skipped) == 0 {
-		return fmt.Sprintf("%s was cut off by the crash at line %d and took effect, before its process's next operation %s",
-			h.opName(c.op), c.line, h.opName(v)), true
+	return out
+}
+
+// evidenceOf turns a note into an Evidence: lines, data, its sentence.
+func (x *explainer) evidenceOf(n note) Evidence {
+	h := x.h
+	ev := Evidence{Kind: n.kind, Completed: n.completed, Rule: n.rule, Skipped: x.cutOffs(n.skipped),
+		Before: x.lines(n.before), After: x.lines(n.after)}
+	if len(ev.Before) == 0 {
+		ev.Before, ev.After = nil, nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s was cut off by the crash at line %d and took effect, before its process's next operation that stays in the history: process %d's next operation, line %d, was cut off by the crash at line %d and left it",
-		h.opName(c.op), c.line, h.procIDs[h.proc[c.op]], h.line[skipped[0].op], skipped[0].line)
-	for _, s := range skipped[1:] {
-		fmt.Fprintf(&b, ", and so was line %d, by the crash at line %d", h.line[s.op], s.line)
+	if n.op != none {
+		ev.Op = x.line(n.op)
 	}
-	fmt.Fprintf(&b, ", so the constraint passes to %s", h.opName(v))
-	return b.String(), true
+	if n.crash != none {
+		ev.Crash = int64(h.crashLine[n.crash])
+	}
+	if len(n.also) > 0 {
+		ev.Crashes = []int64{ev.Crash}
+		for _, c := range n.also {
+			ev.Crashes = append(ev.Crashes, int64(h.crashLine[c]))
+		}
+	}
+	if n.target != none {
+		ev.Target = x.line(n.target)
+	}
+	wordValue := func(a int32) {
+		w, v := h.addr[h.wordOf(a)], h.valueOf(a)
+		ev.Word, ev.Value = &w, &v
+	}
+	switch n.kind {
+	case EvidenceCutOff:
+		if obs, a := x.firstObserver(n.op); obs != none {
+			ev.ObservedBy = x.line(obs)
+			wordValue(a)
+		}
+	case EvidenceRecovery:
+		ev.Rule = n.rule
+		if n.op != none && h.retLine[n.op] != 0 {
+			ev.RetLine = int64(h.retLine[n.op])
+		}
+		for _, v := range n.vals {
+			ev.Values = append(ev.Values, WordValue{Word: h.addr[h.wordOf(v.acc)], Value: h.valueOf(v.acc),
+				Writer: x.writerOf(v.acc), Read: x.line(h.accOp[v.acc]), Full: v.full, Fate: v.fate})
+		}
+		for _, w := range n.unknown {
+			ev.Unknown = append(ev.Unknown, h.addr[w])
+		}
+	case EvidenceElsewhere:
+		wordValue(n.acc)
+		at := h.addr[h.wordOf(n.writerAcc)]
+		ev.Writer, ev.WrittenAt = x.line(h.accOp[n.writerAcc]), &at
+		ev.WriterStatus = x.e.opInfo(h.accOp[n.writerAcc], nil).Status
+	case EvidenceExpected:
+		wordValue(n.acc)
+		still := n.still
+		ev.StillThere, ev.RetLine = &still, int64(h.retLine[n.op])
+		if n.replacer != none {
+			ev.ReplacedBy = x.line(n.replacer)
+		}
+		if n.readBy != none {
+			ev.Read = x.line(n.readBy)
+		}
+	}
+	ev.Reason = x.r.evidence(ev)
+	return ev
+}
+
+// writerOf is the line of the operation that wrote the value access a
+// observed: 0 for the initial value, -1 for a value nobody wrote there.
+func (x *explainer) writerOf(a int32) int64 {
+	switch y := x.h.ver[a]; {
+	case y >= 0:
+		return int64(x.h.line[x.h.accOp[y]])
+	case y == verGenesis:
+		return 0
+	}
+	return -1
 }

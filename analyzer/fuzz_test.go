@@ -26,7 +26,7 @@ func checkBytes(t *testing.T, in []byte, mode history.Mode) (*analyzer.Result, s
 		return nil, "error: " + err.Error(), err
 	}
 	var buf bytes.Buffer
-	if err := report.JSON(&buf, res); err != nil {
+	if err := report.JSON(&buf, report.NewVerdict(res)); err != nil {
 		t.Fatal(err)
 	}
 	if err := report.Text(&buf, "fuzz", res); err != nil {
@@ -88,7 +88,7 @@ func FuzzCheck(f *testing.F) {
 			if res.Linearizable != (len(res.Anomalies) == 0) || (res.Linearizable && res.Omitted != 0) {
 				t.Fatalf("mode %v: linearizable %v with %d anomalies (%d omitted)", mode, res.Linearizable, len(res.Anomalies), res.Omitted)
 			}
-			if res.ModeName != mode.String() || res.Vertices != res.Operations-res.Dropped+1 {
+			if res.Mode != mode || res.Vertices != res.Operations-res.Dropped+1 {
 				t.Fatalf("mode %v: inconsistent counts %+v", mode, res)
 			}
 			for _, a := range res.Anomalies {

@@ -82,6 +82,10 @@ type hist struct {
 	procIDs []int32 // process index -> process id
 	crashed []crashRec
 	crashes int64
+	// per crash line, in order: its line and the operations invoked
+	// before it (for explanations: what falls before and after a crash)
+	crashLine []uint32
+	crashAt   []int32
 
 	pendingCAS []int32 // cas without a response
 	failedCAS  []int32 // cas that returned fail
@@ -170,6 +174,9 @@ type loader struct {
 	deferredVal []uint64
 	// initWrites: cas accesses writing their word's initial value.
 	initWrites []int32
+	// lastCrashed is, per process index, the record in hist.crashed of its
+	// last operation cut off by a crash, or none.
+	lastCrashed []int32
 }
 
 // ringSize is the number of recent writes per word kept in cache.
@@ -227,26 +234,8 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 // pass over the input.
 func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error) {
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
-	if sizeHint > 0 {
-		// About 60 bytes of text per operation (two lines); preallocating
-		// avoids the copies of append's doubling on large files.
-		ops := min(sizeHint/60, 1<<28)
-		h.line = make([]uint32, 0, ops)
-		h.retLine = make([]uint32, 0, ops)
-		h.proc = make([]int32, 0, ops)
-		h.flags = make([]uint8, 0, ops)
-		h.acc = make([]uint32, 0, ops+1)
-		h.lo = make([]int32, 0, ops)
-		accs := 2 * ops
-		h.word = make([]uint32, 0, accs)
-		h.nw = make([]uint64, 0, accs)
-		h.accOp = make([]int32, 0, accs)
-		h.ver = make([]int32, 0, accs)
-	}
+	h.reserve(sizeHint)
 	l := &loader{h: h}
-	var pending []int32     // process index -> pending op, or none
-	var lastCrashed []int32 // process index -> index in h.crashed of its last crashed op, or none
-	var chainFrom []int32   // process index -> the record whose next is its pending op, or none
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -261,112 +250,17 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 			return nil, err
 		}
 		if ev.Line > maxLine {
-			return nil, &history.Error{File: h.name, Line: ev.Line, Msg: "histories longer than 4294967295 lines are not supported"}
+			return nil, h.limit(ev.Line, "histories longer than 4294967295 lines are not supported")
 		}
 		switch ev.Kind {
 		case history.Invoke:
-			if h.n == math.MaxInt32-1 {
-				return nil, &history.Error{File: h.name, Line: ev.Line, Msg: "more than 2147483646 operations are not supported"}
-			}
-			if len(h.word)+len(ev.Addrs) >= math.MaxInt32 {
-				return nil, &history.Error{File: h.name, Line: ev.Line, Msg: "more than 2147483646 words accessed in all are not supported"}
-			}
-			for int(ev.ProcIndex) >= len(pending) {
-				pending = append(pending, none)
-				lastCrashed = append(lastCrashed, none)
-				chainFrom = append(chainFrom, none)
-				h.procIDs = append(h.procIDs, 0)
-			}
-			id := h.n
-			h.n++
-			h.procIDs[ev.ProcIndex] = ev.Proc
-			pending[ev.ProcIndex] = id
-			chainFrom[ev.ProcIndex] = lastCrashed[ev.ProcIndex]
-			if c := lastCrashed[ev.ProcIndex]; c != none {
-				h.crashed[c].next = id
-				lastCrashed[ev.ProcIndex] = none
-			}
-			read := ev.Op == history.Read
-			f := uint8(0)
-			if read {
-				f = fRead
-			}
-			h.line = append(h.line, uint32(ev.Line))
-			h.retLine = append(h.retLine, 0)
-			h.proc = append(h.proc, ev.ProcIndex)
-			h.flags = append(h.flags, f)
-			first := int32(len(h.word))
-			h.acc = append(h.acc, uint32(first))
-			h.lo = append(h.lo, math.MaxInt32)
-			for j, a := range ev.Addrs {
-				w := h.wordOfAddr(a, r)
-				for int(w)*ringSize >= len(l.recent) {
-					l.recent = append(l.recent, make([]ringEntry, ringSize*max(64, len(l.recent)/ringSize))...)
-				}
-				x := first + int32(j)
-				h.word = append(h.word, uint32(w))
-				h.accOp = append(h.accOp, id)
-				if read {
-					h.nw = append(h.nw, 0)
-					h.ver = append(h.ver, verUnresolved)
-					continue
-				}
-				h.nw = append(h.nw, ev.New[j])
-				h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
-			}
-			if !read {
-				// Remember after resolving the expected values, so that a
-				// cas never resolves to itself while streaming.
-				for x := first; x < int32(len(h.word)); x++ {
-					l.remember(int32(h.word[x]), x)
-					if h.nw[x] == h.initVal[h.word[x]] {
-						l.initWrites = append(l.initWrites, x)
-					}
-				}
+			if err := l.invoke(ev, r); err != nil {
+				return nil, err
 			}
 		case history.Return:
-			id := pending[ev.ProcIndex]
-			pending[ev.ProcIndex] = none
-			chainFrom[ev.ProcIndex] = none
-			h.lo[id] = h.n
-			h.retLine[id] = uint32(ev.Line)
-			h.flags[id] |= fReturned
-			a := int32(h.acc[id])
-			switch {
-			case ev.Op == history.Read:
-				for j, v := range ev.Values {
-					x := a + int32(j)
-					h.ver[x] = l.resolve(x, int32(h.word[x]), v)
-				}
-			case ev.OK:
-				h.flags[id] |= fOK
-			default:
-				// Only the blamed word of a failed cas says anything
-				// (gray box: it names one word that differed).
-				for x := a; x < int32(h.acc[id])+int32(len(ev.Addrs)); x++ {
-					if h.addr[h.word[x]] == ev.FailAddr {
-						h.word[x] |= blamed
-					} else {
-						h.ver[x] = verUnresolved
-					}
-				}
-			}
+			l.respond(ev)
 		case history.Crash:
-			h.crashes++
-			for p, id := range pending {
-				if id == none {
-					continue
-				}
-				h.flags[id] |= fCrashed
-				rec := int32(len(h.crashed))
-				if c := chainFrom[p]; c != none {
-					h.crashed[c].nextRec = rec
-					chainFrom[p] = none
-				}
-				lastCrashed[p] = rec
-				h.crashed = append(h.crashed, crashRec{op: id, at: h.n, next: none, nextRec: none, line: uint32(ev.Line)})
-				pending[p] = none
-			}
+			l.crash(ev)
 		}
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
@@ -388,6 +282,143 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		return nil, err
 	}
 	return h, nil
+}
+
+// reserve sizes the arrays for an input of sizeHint bytes (0: unknown):
+// about 60 bytes of text per operation (two lines); preallocating avoids
+// the copies of append's doubling on large files.
+func (h *hist) reserve(sizeHint int64) {
+	if sizeHint <= 0 {
+		return
+	}
+	ops := min(sizeHint/60, 1<<28)
+	h.line = make([]uint32, 0, ops)
+	h.retLine = make([]uint32, 0, ops)
+	h.proc = make([]int32, 0, ops)
+	h.flags = make([]uint8, 0, ops)
+	h.acc = make([]uint32, 0, ops+1)
+	h.lo = make([]int32, 0, ops)
+	accs := 2 * ops
+	h.word = make([]uint32, 0, accs)
+	h.nw = make([]uint64, 0, accs)
+	h.accOp = make([]int32, 0, accs)
+	h.ver = make([]int32, 0, accs)
+}
+
+// limit is the error for an input beyond the compact arrays' range.
+func (h *hist) limit(line int64, msg string) error {
+	return &history.Error{File: h.name, Line: line, Err: history.ErrLimit, Msg: msg}
+}
+
+// invoke adds the operation ev invokes, resolving a cas's expected values.
+func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
+	h := l.h
+	if h.n == math.MaxInt32-1 {
+		return h.limit(ev.Line, "more than 2147483646 operations are not supported")
+	}
+	if len(h.word)+len(ev.Addrs) >= math.MaxInt32 {
+		return h.limit(ev.Line, "more than 2147483646 words accessed in all are not supported")
+	}
+	p := ev.ProcIndex
+	for int(p) >= len(h.procIDs) {
+		h.procIDs = append(h.procIDs, 0)
+		l.lastCrashed = append(l.lastCrashed, none)
+	}
+	id := h.n // == ev.OpID: both count invocations
+	h.n++
+	h.procIDs[p] = ev.Proc
+	if c := l.lastCrashed[p]; c != none && h.crashed[c].next == none {
+		h.crashed[c].next = id
+	}
+	read := ev.Op == history.Read
+	f := uint8(0)
+	if read {
+		f = fRead
+	}
+	h.line = append(h.line, uint32(ev.Line))
+	h.retLine = append(h.retLine, 0)
+	h.proc = append(h.proc, p)
+	h.flags = append(h.flags, f)
+	first := int32(len(h.word))
+	h.acc = append(h.acc, uint32(first))
+	h.lo = append(h.lo, math.MaxInt32)
+	for j, a := range ev.Addrs {
+		w := h.wordOfAddr(a, r)
+		for int(w)*ringSize >= len(l.recent) {
+			l.recent = append(l.recent, make([]ringEntry, ringSize*max(64, len(l.recent)/ringSize))...)
+		}
+		x := first + int32(j)
+		h.word = append(h.word, uint32(w))
+		h.accOp = append(h.accOp, id)
+		if read {
+			h.nw = append(h.nw, 0)
+			h.ver = append(h.ver, verUnresolved)
+			continue
+		}
+		h.nw = append(h.nw, ev.New[j])
+		h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+	}
+	if !read {
+		// Remember after resolving the expected values, so that a cas
+		// never resolves to itself while streaming.
+		for x := first; x < int32(len(h.word)); x++ {
+			l.remember(int32(h.word[x]), x)
+			if h.nw[x] == h.initVal[h.word[x]] {
+				l.initWrites = append(l.initWrites, x)
+			}
+		}
+	}
+	return nil
+}
+
+// respond records the response ev, resolving a read's values.
+func (l *loader) respond(ev *history.Event) {
+	h := l.h
+	id := int32(ev.OpID)
+	h.lo[id] = h.n
+	h.retLine[id] = uint32(ev.Line)
+	h.flags[id] |= fReturned
+	a := int32(h.acc[id])
+	switch {
+	case ev.Op == history.Read:
+		for j, v := range ev.Values {
+			x := a + int32(j)
+			h.ver[x] = l.resolve(x, int32(h.word[x]), v)
+		}
+	case ev.OK:
+		h.flags[id] |= fOK
+	default:
+		// Only the blamed word of a failed cas says anything (gray box:
+		// it names one word that differed).
+		for x := a; x < a+int32(len(ev.Addrs)); x++ { // acc[id+1] may not exist yet
+			if h.addr[h.word[x]] == ev.FailAddr {
+				h.word[x] |= blamed
+			} else {
+				h.ver[x] = verUnresolved
+			}
+		}
+	}
+}
+
+// crash records the operations ev cut off, chaining each to its process's
+// previous cut-off operation when it was that one's next (the chain
+// recoveryTarget walks).
+func (l *loader) crash(ev *history.Event) {
+	h := l.h
+	h.crashes++
+	h.crashLine = append(h.crashLine, uint32(ev.Line))
+	h.crashAt = append(h.crashAt, h.n)
+	for _, id64 := range ev.Interrupted {
+		id := int32(id64)
+		p := h.proc[id]
+		h.flags[id] |= fCrashed
+		rec := int32(len(h.crashed))
+		if c := l.lastCrashed[p]; c != none && h.crashed[c].next == id {
+			h.crashed[c].nextRec = rec
+		}
+		l.lastCrashed[p] = rec
+		h.crashed = append(h.crashed, crashRec{op: id, at: h.n, next: none, nextRec: none, line: uint32(ev.Line)})
+	}
 }
 
 // opName describes an operation for explanations.

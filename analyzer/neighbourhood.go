@@ -1,15 +1,14 @@
 package analyzer
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
-
-	"github.com/pmlin/pmlin/history"
 )
 
 // OpInfo describes an operation as the analyzer saw it, for reports. It
 // holds no values: the analyzer does not keep them per access (a report
-// re-reads the lines it shows, see Extract).
+// re-reads the lines it shows, see history.Extract).
 type OpInfo struct {
 	// Line is the line of the invocation (the operation's identity); 0 is
 	// genesis, the initial state.
@@ -31,8 +30,8 @@ type OpInfo struct {
 	Desc string `json:"desc"`
 }
 
-// Genesis describes the genesis vertex.
-var Genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesis (initial state)"}
+// genesis describes the genesis vertex.
+var genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesis (initial state)"}
 
 func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	h := e.h
@@ -79,15 +78,6 @@ func (h *hist) crashLines(ops []int32) map[int32]int64 {
 	return m
 }
 
-// Op describes the operation invoked at line.
-func (a *Analysis) Op(line int64) (OpInfo, bool) {
-	i := a.e.h.opOfLine(line)
-	if i == none {
-		return OpInfo{}, false
-	}
-	return a.e.opInfo(i, a.e.h.crashLines([]int32{i})), true
-}
-
 // FirstOps describes the first n operations (invocation order), for a
 // report on a history with nothing to explain.
 func (a *Analysis) FirstOps(n int) []OpInfo {
@@ -124,6 +114,31 @@ type NeighbourEdge struct {
 	Witness bool `json:"witness,omitempty"`
 }
 
+// MarshalJSON writes the edge's fields and witness (Edge's own
+// MarshalJSON would otherwise be promoted and drop it).
+func (n NeighbourEdge) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(n.Edge)
+	if err != nil || !n.Witness {
+		return b, err
+	}
+	return append(b[:len(b)-1], `,"witness":true}`...), nil
+}
+
+// NeighbourCrash is a crash drawn with a neighbourhood.
+type NeighbourCrash struct {
+	Line int64 `json:"line"`
+	// Story: the crash is part of the anomaly's evidence (Anomaly.Crashes).
+	Story bool `json:"story,omitempty"`
+	// CutOff are the vertices it cut off.
+	CutOff []int64 `json:"cut_off,omitempty"`
+	// Reads are the vertices that show what recovery left (the reads
+	// after it that the evidence cites).
+	Reads []int64 `json:"reads,omitempty"`
+	// After are the anomaly's operations invoked after it, when it falls
+	// between them.
+	After []int64 `json:"after,omitempty"`
+}
+
 // Neighbourhood is the part of the precedence graph around one anomaly:
 // what a person needs to see it, and never the whole history.
 type Neighbourhood struct {
@@ -132,15 +147,20 @@ type Neighbourhood struct {
 	Anomaly Anomaly `json:"anomaly"`
 	// Core are the anomaly's operations (lines; 0 for genesis).
 	Core []int64 `json:"core"`
-	// Nodes are the graph's vertices: the core, then context (the writers
-	// of the values the core observed, the writes that replaced them,
-	// the sources of failures, the versions a stale read missed).
+	// Nodes are the graph's vertices: the core, then the evidence (the
+	// ends of the witness's edges, the reads after a crash it cites), then
+	// context (the writers of the values the core observed, the writes
+	// that replaced them, the sources of failures, the versions a stale
+	// read missed).
 	Nodes []OpInfo `json:"nodes"`
 	// Edges are the edges of the multigraph among Nodes, one per reason
 	// and word: reads-from, auxiliary, recovery, and happens-before (the
 	// real-time order among Nodes, transitively reduced); the witness's
 	// edges are all there, marked.
 	Edges []NeighbourEdge `json:"edges"`
+	// Crashes are the crashes of the anomaly's evidence and those that
+	// cut off one of Nodes, in order.
+	Crashes []NeighbourCrash `json:"crashes,omitempty"`
 	// Timeline are the operations to draw on a timeline: Nodes and the
 	// operations invoked around the core, in invocation order.
 	Timeline []OpInfo `json:"timeline"`
@@ -148,7 +168,7 @@ type Neighbourhood struct {
 
 // Neighbourhood returns the neighbourhood of anomaly k of the result.
 func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourhood, error) {
-	if k < 0 || k >= len(a.Result.Anomalies) {
+	if k < 0 || k >= len(a.Result.Anomalies) || k >= len(a.x.findings) {
 		return nil, fmt.Errorf("analyzer: no anomaly %d (the result has %d)", k, len(a.Result.Anomalies))
 	}
 	if opts.MaxNodes <= 0 {
@@ -160,167 +180,220 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	if opts.MaxTimeline <= 0 {
 		opts.MaxTimeline = 400
 	}
-	e, h := a.e, a.e.h
-	an := a.Result.Anomalies[k]
-	nb := &Neighbourhood{Index: k, Anomaly: an}
+	b := &nbBuilder{x: a.x, e: a.e, h: a.e.h, opts: opts, f: &a.x.findings[k], in: map[int32]bool{}}
+	b.nb = &Neighbourhood{Index: k, Anomaly: a.Result.Anomalies[k]}
+	b.vertices()
+	b.edges()
+	b.hbEdges()
+	b.crashes()
+	b.timeline()
+	return b.nb, nil
+}
 
-	// Vertices: genesis is none here and -2 never occurs.
-	const gen = int32(-2)
-	var nodes []int32
-	in := map[int32]bool{}
-	add := func(i int32, force bool) {
-		if i == none || in[i] || (!force && len(nodes) >= opts.MaxNodes) {
-			return
-		}
-		if i != gen && !e.effective(i) && !force {
-			return
-		}
-		in[i] = true
-		nodes = append(nodes, i)
+// gen stands for genesis among a neighbourhood's vertices (none is -1;
+// -2 is no operation).
+const gen = int32(-2)
+
+// nbBuilder gathers a Neighbourhood.
+type nbBuilder struct {
+	x     *explainer
+	e     *eval
+	h     *hist
+	opts  NeighbourhoodOptions
+	f     *finding
+	nb    *Neighbourhood
+	nodes []int32 // operations and gen
+	ops   []int32 // nodes without gen
+	in    map[int32]bool
+	// connected: node pairs joined by an edge other than happens-before.
+	connected map[[2]int32]bool
+}
+
+// add makes i a vertex: always when forced (the anomaly's own and its
+// evidence), else while there is room and i is in the graph.
+func (b *nbBuilder) add(i int32, force bool) {
+	if i == none || b.in[i] || (!force && len(b.nodes) >= b.opts.MaxNodes) {
+		return
 	}
-	var core []int32
-	for _, l := range an.Ops {
-		if i := h.opOfLine(l); i != none {
-			core = append(core, i)
-			nb.Core = append(nb.Core, l)
-			add(i, true)
-		}
+	if i != gen && !b.e.effective(i) && !force {
+		return
 	}
-	for _, ed := range an.Edges {
-		if ed.From == 0 {
-			add(gen, true)
-		} else {
-			add(h.opOfLine(ed.From), true)
-		}
-		add(h.opOfLine(ed.To), true)
+	b.in[i] = true
+	b.nodes = append(b.nodes, i)
+}
+
+// vertices picks the core (the anomaly's operations and its witness
+// edges' ends), the evidence (the reads after a crash it cites, the
+// operations that observed a cut-off cas), then the context around it:
+// the writers of the values the core observed, the writes that replaced
+// them, the sources of failures, and the versions a stale observation
+// missed (a few per word).
+func (b *nbBuilder) vertices() {
+	e, h, f := b.e, b.h, b.f
+	for _, i := range f.ops {
+		b.nb.Core = append(b.nb.Core, b.x.line(i))
+		b.add(i, true)
 	}
-	version := func(y int32) int32 {
-		switch {
-		case y >= 0:
-			return h.accOp[y]
-		case y == verGenesis:
-			return gen
-		}
-		return none
+	for _, ed := range f.edges {
+		b.add(ed.from, true)
+		b.add(ed.to, true)
 	}
-	for _, i := range core {
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			y, w := h.ver[x], h.wordOf(x)
+	for _, n := range f.notes {
+		for _, v := range n.vals {
+			b.add(h.accOp[v.acc], true)
+		}
+		if n.kind == EvidenceCutOff {
+			obs, _ := b.x.firstObserver(n.op)
+			b.add(obs, false)
+		}
+		if n.kind == EvidenceElsewhere {
+			b.add(h.accOp[n.writerAcc], false)
+		}
+		b.add(n.replacer, false)
+		b.add(n.readBy, false)
+	}
+	for _, i := range f.ops {
+		for a := int32(h.acc[i]); a < int32(h.acc[i+1]); a++ {
+			y, w := h.ver[a], h.wordOf(a)
 			switch {
 			case e.observer(i):
-				add(version(y), false)
+				b.add(b.x.vertexOf(y), false)
 				if h.isRead(i) {
 					if s := e.next(y, w); s != none {
-						add(h.accOp[s], false)
+						b.add(h.accOp[s], false)
 					}
 				}
-			case h.failed(i) && h.word[x]&blamed != 0:
-				add(version(y), false)
-				if src, _ := e.failureSource(i, x); src != none {
-					add(h.accOp[src], false)
+			case h.failed(i) && h.word[a]&blamed != 0:
+				b.add(b.x.vertexOf(y), false)
+				if src, _ := e.failureSource(i, a); src != none {
+					b.add(h.accOp[src], false)
 				}
 			}
-			if e.writer(i) && e.succ[x] != none {
-				add(h.accOp[e.succ[x]], false)
+			if e.writer(i) && e.succ[a] != none {
+				b.add(h.accOp[e.succ[a]], false)
 			}
 		}
 	}
-	// The versions a stale observation missed, up to a few per word.
-	for _, st := range an.Staleness {
-		i, w := h.opOfLine(st.Op), h.lookupWord(st.Word)
-		if i == none || w == none {
-			continue
-		}
-		x := h.accessAt(i, w)
-		if x == none {
-			continue
-		}
-		y := h.ver[x]
-		for s, j := e.next(y, w), 0; s != none && j < st.Behind && j < 6; s, j = e.succ[s], j+1 {
-			add(h.accOp[s], false)
+	for _, st := range f.stale {
+		w := h.wordOf(st.x)
+		for s, j := e.next(h.ver[st.x], w), 0; s != none && j < st.n && j < 6; s, j = e.succ[s], j+1 {
+			b.add(h.accOp[s], false)
 		}
 	}
-
-	ops := make([]int32, 0, len(nodes))
-	for _, i := range nodes {
+	for _, i := range b.nodes {
 		if i != gen {
-			ops = append(ops, i)
+			b.ops = append(b.ops, i)
 		}
 	}
+}
 
-	// Edges among the vertices.
-	witness := func(ed Edge) bool {
-		for _, o := range an.Edges {
-			if o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind && (o.Word == ed.Word || o.Kind == HappensBefore || o.Kind == Recovery) {
-				return true
-			}
-		}
-		return false
-	}
-	crashed := map[int32]crashRec{}
-	for _, c := range h.crashed {
-		if in[c.op] {
-			crashed[c.op] = c
-		}
-	}
-	connected := map[[2]int32]bool{}
-	for _, u := range nodes {
-		for _, v := range nodes {
+// witness reports whether ed is an edge of the anomaly's explanation.
+func (b *nbBuilder) witness(ed fact) bool {
+	return slices.ContainsFunc(b.f.edges, func(o fact) bool {
+		return o.from == ed.from && o.to == ed.to && o.kind == ed.kind && o.x == ed.x
+	})
+}
+
+// edges adds the edges among the vertices other than happens-before.
+func (b *nbBuilder) edges() {
+	b.connected = map[[2]int32]bool{}
+	for _, u := range b.nodes {
+		for _, v := range b.nodes {
 			if u == v || v == gen {
 				continue
 			}
-			for _, ed := range e.reasons(u, v, gen, crashed) {
-				nb.Edges = append(nb.Edges, NeighbourEdge{Edge: ed, Witness: witness(ed)})
-				connected[[2]int32{u, v}] = true
+			for _, ed := range b.e.edgeFacts(u, v, false) {
+				b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: b.x.edge(ed), Witness: b.witness(ed)})
+				b.connected[[2]int32{u, v}] = true
 			}
 		}
 	}
-	// Happens-before, transitively reduced among the vertices; the
-	// witness's happens-before edges always.
-	for _, u := range ops {
-		for _, v := range ops {
+}
+
+// hbEdges adds happens-before, transitively reduced among the vertices,
+// and the witness's happens-before edges always.
+func (b *nbBuilder) hbEdges() {
+	e := b.e
+	for _, u := range b.ops {
+		for _, v := range b.ops {
 			if !e.hbBefore(u, v) {
 				continue
 			}
-			ed := e.hbEdge(u, v, crashed)
-			wit := witness(ed)
+			ed := e.hbFact(u, v)
+			wit := b.witness(ed)
 			if !wit {
-				if connected[[2]int32{u, v}] {
+				if b.connected[[2]int32{u, v}] {
 					continue
 				}
-				implied := false
-				for _, m := range ops {
-					if m != u && m != v && e.hbBefore(u, m) && e.hbBefore(m, v) {
-						implied = true
-						break
-					}
-				}
+				implied := slices.ContainsFunc(b.ops, func(m int32) bool {
+					return m != u && m != v && e.hbBefore(u, m) && e.hbBefore(m, v)
+				})
 				if implied {
 					continue
 				}
 			}
-			nb.Edges = append(nb.Edges, NeighbourEdge{Edge: ed, Witness: wit})
+			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: b.x.edge(ed), Witness: wit})
 		}
 	}
 	// Witness edges the search above cannot see (none expected; kept so
 	// the explanation is always drawn whole).
-	for _, ed := range an.Edges {
-		if !slices.ContainsFunc(nb.Edges, func(o NeighbourEdge) bool {
-			return o.Witness && o.From == ed.From && o.To == ed.To && o.Kind == ed.Kind
+	for _, ed := range b.f.edges {
+		e := b.x.edge(ed)
+		if !slices.ContainsFunc(b.nb.Edges, func(o NeighbourEdge) bool {
+			return o.Witness && o.From == e.From && o.To == e.To && o.Kind == e.Kind
 		}) {
-			nb.Edges = append(nb.Edges, NeighbourEdge{Edge: ed, Witness: true})
+			b.nb.Edges = append(b.nb.Edges, NeighbourEdge{Edge: e, Witness: true})
 		}
 	}
+}
 
-	// The timeline: the vertices, and the operations invoked near the core.
+// crashes lists the crashes of the anomaly's evidence and those that cut
+// off a vertex.
+func (b *nbBuilder) crashes() {
+	h, f := b.h, b.f
+	idx := slices.Clone(f.crashes)
+	for _, i := range b.ops {
+		if c := h.crashOf(i); c != none && !slices.Contains(idx, c) {
+			idx = append(idx, c)
+		}
+	}
+	slices.Sort(idx)
+	for _, c := range idx {
+		nc := NeighbourCrash{Line: int64(h.crashLine[c]), Story: slices.Contains(f.crashes, c)}
+		for _, i := range b.ops {
+			if h.crashOf(i) == c {
+				nc.CutOff = append(nc.CutOff, b.x.line(i))
+			}
+		}
+		for _, n := range f.notes {
+			if n.crash != c {
+				continue
+			}
+			for _, v := range n.vals {
+				if r := b.x.line(h.accOp[v.acc]); !slices.Contains(nc.Reads, r) {
+					nc.Reads = append(nc.Reads, r)
+				}
+			}
+			if n.kind == EvidenceCrash {
+				nc.After = b.x.lines(n.after)
+			}
+		}
+		b.nb.Crashes = append(b.nb.Crashes, nc)
+	}
+}
+
+// timeline lists the vertices and the operations invoked near the core,
+// in invocation order, and describes the nodes.
+func (b *nbBuilder) timeline() {
+	e, h := b.e, b.h
 	tl := map[int32]bool{}
-	for _, i := range ops {
+	for _, i := range b.ops {
 		tl[i] = true
 	}
-	for d := 1; d <= opts.Window && len(tl) < opts.MaxTimeline; d++ {
-		for _, i := range core {
+	for d := 1; d <= b.opts.Window && len(tl) < b.opts.MaxTimeline; d++ {
+		for _, i := range b.f.ops {
 			for _, j := range []int32{i - int32(d), i + int32(d)} {
-				if j >= 0 && j < h.n && len(tl) < opts.MaxTimeline {
+				if j >= 0 && j < h.n && len(tl) < b.opts.MaxTimeline {
 					tl[j] = true
 				}
 			}
@@ -333,69 +406,13 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	slices.Sort(tlOps)
 	cl := h.crashLines(tlOps)
 	for _, i := range tlOps {
-		nb.Timeline = append(nb.Timeline, e.opInfo(i, cl))
+		b.nb.Timeline = append(b.nb.Timeline, e.opInfo(i, cl))
 	}
-	for _, i := range nodes {
+	for _, i := range b.nodes {
 		if i == gen {
-			nb.Nodes = append(nb.Nodes, Genesis)
+			b.nb.Nodes = append(b.nb.Nodes, genesis)
 		} else {
-			nb.Nodes = append(nb.Nodes, e.opInfo(i, cl))
+			b.nb.Nodes = append(b.nb.Nodes, e.opInfo(i, cl))
 		}
 	}
-	return nb, nil
-}
-
-// reasons lists the edges from u to v other than happens-before, one per
-// reason and word (u may be genesis, gen).
-func (e *eval) reasons(u, v, gen int32, crashed map[int32]crashRec) []Edge {
-	h := e.h
-	var out []Edge
-	if e.observer(v) {
-		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
-			y := h.ver[x]
-			if (u == gen && y == verGenesis) || (u != gen && y >= 0 && h.accOp[y] == u) {
-				if ed, ok := e.rfEdge(v, x); ok {
-					out = append(out, ed)
-				}
-			}
-		}
-	}
-	if u == gen {
-		return out
-	}
-	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
-		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
-			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
-				w := h.wordOf(x)
-				out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-					Reason: fmt.Sprintf("%s read address %d = %s, which %s replaced, so the read came first", h.opName(u), h.addr[w], hex(h.valueOf(x)), h.opName(v))})
-			}
-		}
-	}
-	if h.failed(v) && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
-		x := h.blamedAccess(v)
-		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
-			w := h.wordOf(x)
-			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Auxiliary, Word: h.addr[w],
-				Reason: fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", h.opName(v), h.addr[w], hex(h.valueOf(x)), h.opName(u))})
-		}
-	}
-	if c, ok := crashed[u]; ok && e.mode == history.Recoverable && h.flags[u]&fCompleted != 0 {
-		if reason, ok := e.recoveryReason(c, v); ok {
-			out = append(out, Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: Recovery, Reason: reason})
-		}
-	}
-	return out
-}
-
-// hbEdge is the happens-before edge u -> v with its reason.
-func (e *eval) hbEdge(u, v int32, crashed map[int32]crashRec) Edge {
-	h := e.h
-	ed := Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: HappensBefore}
-	if h.flags[u]&fReturned != 0 {
-		ed.Reason = fmt.Sprintf("%s returned at line %d, before %s was invoked", h.opName(u), h.retLine[u], h.opName(v))
-		return ed
-	}
-	ed.Reason = fmt.Sprintf("%s was cut off by the crash at line %d and took effect before it (strict), so before %s was invoked", h.opName(u), crashed[u].line, h.opName(v))
-	return ed
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+
+	"github.com/pmlin/pmlin/history"
 )
 
 // Reads-from resolution maps (word, value) to the access of the cas that
@@ -79,9 +81,26 @@ func (l *loader) finish() error {
 	for _, x := range l.initWrites {
 		if i := h.accOp[x]; !h.failed(i) {
 			return &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
-				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", hex(h.nw[x]), h.addr[h.wordOf(x)])}
+				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", history.FormatValue(h.nw[x]), h.addr[h.wordOf(x)])}
 		}
 	}
+	if err := l.join(); err != nil {
+		return err
+	}
+	// On a large history, collect the index now so that the arrays
+	// allocated next reuse its memory instead of raising the peak; the
+	// collection is cheap because the live arrays hold no pointers.
+	if h.n >= 1<<18 {
+		runtime.GC()
+	}
+	h.assumption2()
+	return nil
+}
+
+// join resolves the queries streaming left open against every writer, by
+// the radix-partitioned hash join, and checks Assumption 1 on the way.
+func (l *loader) join() error {
+	h := l.h
 	// The writers: every cas that succeeded or may have (a failed cas
 	// writes nothing).
 	nw := 0
@@ -129,61 +148,68 @@ func (l *loader) finish() error {
 		}
 		slots = slots[:size]
 		clear(slots)
-		mask := uint32(size - 1)
-		same := func(x int32, word uint32, val uint64) bool {
-			return h.word[x]&^blamed == word && h.nw[x] == val
-		}
-		for k := range ws {
-			w := &ws[k]
-			for s := w.hash & mask; ; s = (s + 1) & mask {
-				if slots[s] == 0 {
-					slots[s] = uint32(k) + 1
-					break
-				}
-				if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.nw[w.acc]) {
-					i, j := h.accOp[o.acc], h.accOp[w.acc]
-					if i > j {
-						i, j = j, i
-					}
-					return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
-						Msg: fmt.Sprintf("it writes %s to address %d, as does the cas of line %d", hex(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.line[i])}
-				}
-			}
-		}
-		for _, q := range qp[qoff[b]:qoff[b+1]] {
-			found := none
-			qh := mix(q.word, q.val)
-			for s := qh & mask; slots[s] != 0; s = (s + 1) & mask {
-				if o := &ws[slots[s]-1]; o.hash == qh && same(o.acc, q.word, q.val) {
-					found = o.acc
-					break
-				}
-			}
-			switch {
-			case found != none:
-				h.ver[q.acc] = found
-			case q.val == h.initVal[q.word]:
-				h.ver[q.acc] = verGenesis
-			default:
-				h.ver[q.acc] = verDangling
-				h.danglingVal[q.acc] = q.val
-				h.dangling = append(h.dangling, q.acc)
-			}
+		if err := h.joinPartition(ws, qp[qoff[b]:qoff[b+1]], slots); err != nil {
+			return err
 		}
 	}
-	wp, qp, slots = nil, nil, nil
-	// On a large history, collect the index now so that the arrays
-	// allocated next reuse its memory instead of raising the peak; the
-	// collection is cheap because the live arrays hold no pointers.
-	if h.n >= 1<<18 {
-		runtime.GC()
-	}
+	return nil
+}
 
-	// Assumption 2, where the method needs it: at a failed cas's blamed
-	// word (a read or a successful cas is ordered after the writer by its
-	// reads-from edge; a failed cas by nothing else). h.aux[y] becomes the
-	// smallest lo (see package reduce) of a finished operation that read,
-	// or expected and succeeded, version y: the moment it was known.
+// joinPartition indexes one partition's writers in slots (an open
+// addressing table, cleared), rejecting a value written twice to a word
+// (Assumption 1), and resolves the partition's queries.
+func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
+	mask := uint32(len(slots) - 1)
+	same := func(x int32, word uint32, val uint64) bool {
+		return h.word[x]&^blamed == word && h.nw[x] == val
+	}
+	for k := range ws {
+		w := &ws[k]
+		for s := w.hash & mask; ; s = (s + 1) & mask {
+			if slots[s] == 0 {
+				slots[s] = uint32(k) + 1
+				break
+			}
+			if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.nw[w.acc]) {
+				i, j := h.accOp[o.acc], h.accOp[w.acc]
+				if i > j {
+					i, j = j, i
+				}
+				return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
+					Msg: fmt.Sprintf("it writes %s to address %d, as does the cas of line %d", history.FormatValue(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.line[i])}
+			}
+		}
+	}
+	for _, q := range qs {
+		found := none
+		qh := mix(q.word, q.val)
+		for s := qh & mask; slots[s] != 0; s = (s + 1) & mask {
+			if o := &ws[slots[s]-1]; o.hash == qh && same(o.acc, q.word, q.val) {
+				found = o.acc
+				break
+			}
+		}
+		switch {
+		case found != none:
+			h.ver[q.acc] = found
+		case q.val == h.initVal[q.word]:
+			h.ver[q.acc] = verGenesis
+		default:
+			h.ver[q.acc] = verDangling
+			h.danglingVal[q.acc] = q.val
+			h.dangling = append(h.dangling, q.acc)
+		}
+	}
+	return nil
+}
+
+// assumption2 marks the failed cas that break Assumption 2 where the
+// method needs it: at a failed cas's blamed word (a read or a successful
+// cas is ordered after the writer by its reads-from edge; a failed cas by
+// nothing else). h.aux[y] becomes the smallest lo (see package reduce) of
+// a finished operation that read, or expected and succeeded, version y:
+// the moment it was known.
+func (h *hist) assumption2() {
 	h.aux = make([]int32, len(h.word))
 	for i := range h.aux {
 		h.aux[i] = h.n
@@ -206,7 +232,6 @@ func (l *loader) finish() error {
 			h.flags[i] |= fNoAux
 		}
 	}
-	return nil
 }
 
 // writes reports whether op i's new values may have been written: a cas

@@ -39,51 +39,73 @@ const (
 	Recovery EdgeKind = "recovery"
 )
 
-// Edge is one edge of an explanation. Operations are named by the line of
-// their invocation; 0 is the genesis vertex (the initial state).
+// Edge is one edge of an explanation, as data: what makes it (Kind and
+// Rule), what it is about (Word, Value) and the lines that justify it;
+// Reason says it in a sentence, rendered from those fields (render.go).
+// Operations are named by the line of their invocation; 0 is the genesis
+// vertex (the initial state).
 type Edge struct {
-	From int64
-	To   int64
-	Kind EdgeKind
-	// Word is the address of a reads-from or auxiliary edge (HasWord).
-	Word   uint64
-	Reason string
+	From int64    `json:"from"`
+	To   int64    `json:"to"`
+	Kind EdgeKind `json:"kind"`
+	// Rule is the rule of the method that makes the edge (see Rule).
+	Rule Rule `json:"rule"`
+	// Word and Value: the address of a reads-from or auxiliary edge and
+	// the value it is about (read, expected, or replaced there); the other
+	// kinds have none.
+	Word  uint64 `json:"word"`
+	Value uint64 `json:"value"`
+	// RetLine is the line of From's response (a happens-before edge).
+	RetLine int64 `json:"ret_line,omitempty"`
+	// CrashLine is the crash that cut From off (a happens-before edge
+	// from a cut-off cas in strict mode, a recovery edge).
+	CrashLine int64 `json:"crash_line,omitempty"`
+	// ObservedBy is, for an edge from a cut-off cas, an operation that
+	// observed one of its values: why it took effect (0 when it was
+	// completed to explain a failure instead).
+	ObservedBy int64 `json:"observed_by,omitempty"`
+	// Skipped are, for a recovery edge, From's process's operations cut
+	// off in between, which left the history and passed the edge on.
+	Skipped []CutOff `json:"skipped,omitempty"`
+	Reason  string   `json:"reason"`
 }
 
-// HasWord reports whether the edge is about one word: reads-from and
+// CutOff is an operation cut off by a crash: both by line.
+type CutOff struct {
+	Op    int64 `json:"op"`
+	Crash int64 `json:"crash"`
+}
+
+// hasWord reports whether the edge is about one word: reads-from and
 // auxiliary edges are; happens-before and recovery edges are not.
-func (e Edge) HasWord() bool { return e.Kind == ReadsFrom || e.Kind == Auxiliary }
+func (e Edge) hasWord() bool { return e.Kind == ReadsFrom || e.Kind == Auxiliary }
 
-// edgeJSON is Edge as JSON: "word" is present exactly when the edge has
-// one, so that address 0 is not mistaken for no address.
+// edgeJSON is Edge as JSON, in the fields' order: "word" and "value" are
+// present exactly when the edge has them, so that address 0 and value 0
+// are not mistaken for none.
 type edgeJSON struct {
-	From   int64    `json:"from"`
-	To     int64    `json:"to"`
-	Kind   EdgeKind `json:"kind"`
-	Word   *uint64  `json:"word,omitempty"`
-	Reason string   `json:"reason"`
+	From       int64    `json:"from"`
+	To         int64    `json:"to"`
+	Kind       EdgeKind `json:"kind"`
+	Rule       Rule     `json:"rule"`
+	Word       *uint64  `json:"word,omitempty"`
+	Value      *uint64  `json:"value,omitempty"`
+	RetLine    int64    `json:"ret_line,omitempty"`
+	CrashLine  int64    `json:"crash_line,omitempty"`
+	ObservedBy int64    `json:"observed_by,omitempty"`
+	Skipped    []CutOff `json:"skipped,omitempty"`
+	Reason     string   `json:"reason"`
 }
 
-// MarshalJSON writes "word" for every edge that has one, 0 included.
+// MarshalJSON writes "word" and "value" for every edge that has them, 0
+// included, and for no other. (The default decoding reads it back.)
 func (e Edge) MarshalJSON() ([]byte, error) {
-	j := edgeJSON{From: e.From, To: e.To, Kind: e.Kind, Reason: e.Reason}
-	if e.HasWord() {
-		j.Word = &e.Word
+	j := edgeJSON{From: e.From, To: e.To, Kind: e.Kind, Rule: e.Rule, RetLine: e.RetLine, CrashLine: e.CrashLine,
+		ObservedBy: e.ObservedBy, Skipped: e.Skipped, Reason: e.Reason}
+	if e.hasWord() {
+		j.Word, j.Value = &e.Word, &e.Value
 	}
 	return json.Marshal(j)
-}
-
-// UnmarshalJSON reads what MarshalJSON writes.
-func (e *Edge) UnmarshalJSON(b []byte) error {
-	var j edgeJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	*e = Edge{From: j.From, To: j.To, Kind: j.Kind, Reason: j.Reason}
-	if j.Word != nil {
-		e.Word = *j.Word
-	}
-	return nil
 }
 
 // Anomaly is one broken property, with the operations and words involved.
@@ -91,13 +113,28 @@ type Anomaly struct {
 	Kind Kind `json:"kind"`
 	// Ops are the operations involved, named by the line of their
 	// invocation; for a cycle, in cycle order.
-	Ops   []int64  `json:"ops"`
-	Words []uint64 `json:"words"`
-	// Explanation is a sentence a person can follow.
+	Ops []int64 `json:"ops"`
+	// OriginalOps are, for a history cut from another (a shrunk one, see
+	// Options.Origin), the lines Ops had there, parallel to Ops (0: not
+	// known).
+	OriginalOps []int64  `json:"original_ops,omitempty"`
+	Words       []uint64 `json:"words"`
+	// Crashes are the crash lines the anomaly's evidence involves: a crash
+	// that cut one of its operations off, or that falls between them.
+	Crashes []int64 `json:"crashes,omitempty"`
+	// Explanation says the whole anomaly in sentences a person can follow:
+	// Summary, the cycle's edges, the evidence and the staleness.
 	Explanation string `json:"explanation"`
+	// Summary is its first sentence: what is broken.
+	Summary string `json:"summary,omitempty"`
 	// Edges justify a cycle, edge by edge; for the other kinds they are the
 	// reads-from edges the explanation mentions.
 	Edges []Edge `json:"edges,omitempty"`
+	// Evidence are the facts of the history that tell how it came about,
+	// earliest first: the crash story (operations cut off and how they
+	// were completed, what a read after the crash found) and other direct
+	// evidence (see Evidence).
+	Evidence []Evidence `json:"evidence,omitempty"`
 	// Staleness lists, for the reads (and successful cas) of the anomaly
 	// that observed an outdated value, how far behind it was (see
 	// Staleness).
@@ -117,15 +154,24 @@ func (c EdgeCounts) Total() int64 {
 	return c.HappensBefore + c.ReadsFrom + c.Auxiliary + c.Recovery
 }
 
-// Result is the verdict on a history.
+// Result is the verdict on a history. Its JSON form is report.Verdict's.
 type Result struct {
-	Linearizable bool         `json:"linearizable"`
-	Mode         history.Mode `json:"-"`
-	ModeName     string       `json:"mode"`
-	Operations   int64        `json:"operations"`
-	Processes    int          `json:"processes"`
-	Crashes      int64        `json:"crashes"`
-	Words        int          `json:"words"`
+	Linearizable bool
+	Mode         history.Mode
+	Operations   int64
+	Stats
+	// Anomalies lists what is broken (at most Options.MaxAnomalies of
+	// each kind); Omitted counts those left out of the list.
+	Anomalies []Anomaly
+	Omitted   int64
+}
+
+// Stats are the figures of a check besides the verdict: the history's
+// size and the graph's.
+type Stats struct {
+	Processes int   `json:"processes"`
+	Crashes   int64 `json:"crashes"`
+	Words     int   `json:"words"`
 	// Vertices are the operations kept in the graph plus genesis.
 	Vertices int64      `json:"vertices"`
 	Edges    EdgeCounts `json:"edges"`
@@ -133,10 +179,6 @@ type Result struct {
 	// left out, Completed were taken to have succeeded.
 	Dropped   int64 `json:"dropped"`
 	Completed int64 `json:"completed"`
-	// Anomalies lists what is broken (at most Options.MaxAnomalies of
-	// each kind); Omitted counts those left out of the list.
-	Anomalies []Anomaly `json:"anomalies"`
-	Omitted   int64     `json:"omitted,omitempty"`
 }
 
 // AssumptionError reports an input the method cannot decide: it breaks

@@ -1,9 +1,7 @@
 package analyzer
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 )
 
 // Minimal witnesses.
@@ -39,8 +37,10 @@ type Staleness struct {
 	Writer int64  `json:"writer"`
 	Behind int    `json:"behind"`
 	Latest uint64 `json:"latest"`
-	// LatestWriter is the line of the cas that wrote Latest.
-	LatestWriter int64 `json:"latest_writer"`
+	// LatestWriter is the line of the cas that wrote Latest, and
+	// LatestRetLine the line of its response (0: a crash cut it off).
+	LatestWriter  int64 `json:"latest_writer"`
+	LatestRetLine int64 `json:"latest_ret_line,omitempty"`
 	// Reason says it in a sentence.
 	Reason string `json:"reason"`
 }
@@ -128,114 +128,80 @@ func (e *eval) behind(i, x int32, budget *int) (n int, latest int32) {
 	return n, latest
 }
 
+// staleFact is a stale observation in internal ids: access x of
+// operation op, n versions behind, the newest missed being access latest.
+type staleFact struct {
+	op, x  int32
+	n      int
+	latest int32
+}
+
 // staleness lists the outdated observations of operation i.
-func (e *eval) staleness(i int32, budget *int) []Staleness {
+func (e *eval) staleness(i int32, budget *int) []staleFact {
 	h := e.h
 	if !e.observer(i) {
 		return nil
 	}
-	var out []Staleness
+	var out []staleFact
 	for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-		n, s := e.behind(i, x, budget)
-		if n == 0 {
-			continue
+		if n, s := e.behind(i, x, budget); n > 0 {
+			out = append(out, staleFact{op: i, x: x, n: n, latest: s})
 		}
-		w := h.wordOf(x)
-		st := Staleness{Op: int64(h.line[i]), Word: h.addr[w], Value: h.valueOf(x), Writer: h.writerLine(h.ver[x]),
-			Behind: n, Latest: h.nw[s], LatestWriter: h.writerLine(s)}
-		verb, obj := "read", "the read"
-		if !h.isRead(i) {
-			verb, obj = "expected", "it"
-		}
-		versions := "versions"
-		if n == 1 {
-			versions = "version"
-		}
-		from := "its initial value"
-		if st.Writer != 0 {
-			from = "written by " + h.opName(h.accOp[h.ver[x]])
-		}
-		sop := h.accOp[s]
-		done := fmt.Sprintf("returned at line %d", h.retLine[sop])
-		if h.flags[sop]&fReturned == 0 {
-			done = "was cut off by a crash after taking effect"
-		}
-		st.Reason = fmt.Sprintf("%s %s address %d = %s (%s), %d %s behind: %s had written %s there and %s, before %s was invoked",
-			h.opName(i), verb, st.Word, hex(st.Value), from, n, versions, h.opName(sop), hex(st.Latest), done, obj)
-		out = append(out, st)
 	}
 	return out
 }
 
-// rfEdge is the reads-from edge into access x of operation v, from its
-// version's writer or from genesis.
-func (e *eval) rfEdge(v, x int32) (Edge, bool) {
-	h := e.h
-	y := h.ver[x]
-	w := h.wordOf(x)
-	verb := "read"
-	if !h.isRead(v) {
-		verb = "expected"
-	}
-	switch {
-	case y >= 0:
-		u := h.accOp[y]
-		return Edge{From: int64(h.line[u]), To: int64(h.line[v]), Kind: ReadsFrom, Word: h.addr[w],
-			Reason: fmt.Sprintf("%s %s address %d = %s, written by %s", h.opName(v), verb, h.addr[w], hex(h.valueOf(x)), h.opName(u))}, true
-	case y == verGenesis:
-		return Edge{From: 0, To: int64(h.line[v]), Kind: ReadsFrom, Word: h.addr[w],
-			Reason: fmt.Sprintf("%s found address %d = %s, its initial value", h.opName(v), h.addr[w], hex(h.valueOf(x)))}, true
-	}
-	return Edge{}, false
+// stalenessOf turns a stale observation into data and its sentence.
+func (x *explainer) stalenessOf(f staleFact) Staleness {
+	h := x.h
+	st := Staleness{Op: int64(h.line[f.op]), Word: h.addr[h.wordOf(f.x)], Value: h.valueOf(f.x), Writer: h.writerLine(h.ver[f.x]),
+		Behind: f.n, Latest: h.nw[f.latest], LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLine[h.accOp[f.latest]])}
+	st.Reason = x.r.staleness(st, !h.isRead(f.op))
+	return st
 }
 
-// witness completes the anomalies: reads-from edges for the kinds other
-// than cycles, and the staleness of their observations.
-func (e *eval) witness(res *Result) {
-	h := e.h
+// witness completes the findings: the reads-from edges of the kinds other
+// than cycles, the staleness of their observations, and their evidence.
+func (x *explainer) witness() {
+	e, h := x.e, x.h
 	budget := maxStaleWalk
-	for k := range res.Anomalies {
-		a := &res.Anomalies[k]
-		var w int32 = none
-		if len(a.Words) == 1 {
-			w = h.lookupWord(a.Words[0])
-		}
-		ops := make([]int32, 0, len(a.Ops))
-		for _, l := range a.Ops {
-			if i := h.opOfLine(l); i != none {
-				ops = append(ops, i)
-			}
-		}
-		if a.Kind != Cycle && a.Edges == nil && w != none {
-			switch a.Kind {
-			case Fork, UnreachableWrite:
-				// The operations that expected the value, each with its
-				// reads-from edge from the value's writer.
-				for _, i := range ops {
-					x := h.accessAt(i, w)
-					if x == none || !e.writer(i) {
-						continue
-					}
-					if ed, ok := e.rfEdge(i, x); ok && !slices.ContainsFunc(a.Edges, func(o Edge) bool { return o.To == ed.To }) {
-						a.Edges = append(a.Edges, ed)
+	for k := range x.findings {
+		f := &x.findings[k]
+		if f.kind == Fork || f.kind == UnreachableWrite {
+			// The operations that expected the value, each with its
+			// reads-from edge from the value's writer.
+			w := f.words[0]
+			for _, i := range f.ops {
+				a := h.accessAt(i, w)
+				if a == none || !e.writer(i) || x.vertexOf(h.ver[a]) == none {
+					continue
+				}
+				for _, ed := range e.edgeFacts(x.vertexOf(h.ver[a]), i, false) {
+					if ed.kind == ReadsFrom && ed.x == a && !slices.ContainsFunc(f.edges, func(o fact) bool { return o.to == i }) {
+						f.edges = append(f.edges, ed)
 					}
 				}
 			}
 		}
-		var sentences []string
 		seen := map[int32]bool{}
-		for _, i := range ops {
-			if seen[i] {
-				continue
+		for _, i := range f.ops {
+			if !seen[i] {
+				seen[i] = true
+				f.stale = append(f.stale, e.staleness(i, &budget)...)
 			}
-			seen[i] = true
-			for _, s := range e.staleness(i, &budget) {
-				a.Staleness = append(a.Staleness, s)
-				sentences = append(sentences, s.Reason)
-			}
-		}
-		if len(sentences) > 0 {
-			a.Explanation += ". Staleness: " + strings.Join(sentences, "; ")
 		}
 	}
+	x.evidence()
+}
+
+// vertexOf is the vertex that wrote version y: its operation, gen for the
+// initial value, none for a value nobody wrote.
+func (x *explainer) vertexOf(y int32) int32 {
+	switch {
+	case y >= 0:
+		return x.h.accOp[y]
+	case y == verGenesis:
+		return gen
+	}
+	return none
 }

@@ -3,6 +3,8 @@ package analyzer_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -12,19 +14,28 @@ import (
 	"github.com/pmlin/pmlin/internal/histgen"
 )
 
-// large writes a histgen history with one planted violation.
-func large(t testing.TB, ops int, v histgen.Violation, seed uint64) ([]byte, histgen.LargeStats) {
+func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
 	t.Helper()
-	var buf bytes.Buffer
-	cfg := histgen.LargeConfig{Ops: ops, Procs: 8, Words: 500, K: 3, ReadFraction: 0.5, Violation: v, ViolationAt: ops / 2}
-	if v == histgen.PlantLostWrite {
-		cfg.CrashEvery = 2000
-	}
-	st, err := histgen.WriteLarge(&buf, cfg, seed)
+	return analyzeOpts(t, text, analyzer.Options{Mode: mode})
+}
+
+func analyzeOpts(t *testing.T, text []byte, opts analyzer.Options) *analyzer.Analysis {
+	t.Helper()
+	a, err := analyzer.Analyze(context.Background(), history.NewReader(bytes.NewReader(text), "t.hist", history.Options{}), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return buf.Bytes(), st
+	return a
+}
+
+// large is histgen.Planted, failing the test on error.
+func large(t testing.TB, ops int, v histgen.Violation, seed uint64) ([]byte, histgen.LargeStats) {
+	t.Helper()
+	text, st, err := histgen.Planted(ops, v, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text, st
 }
 
 func TestStalenessCountsMissedVersions(t *testing.T) {
@@ -48,7 +59,7 @@ func TestStalenessCountsMissedVersions(t *testing.T) {
 		t.Fatalf("staleness: %+v", an)
 	}
 	s := an.Staleness[0]
-	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5}
+	want := analyzer.Staleness{Op: 7, Word: 7, Value: 0x100001, Writer: 1, Behind: 2, Latest: 0x300001, LatestWriter: 5, LatestRetLine: 6}
 	s.Reason = ""
 	if s != want {
 		t.Fatalf("got %+v\nwant %+v", s, want)
@@ -180,34 +191,26 @@ func TestNeighbourhood(t *testing.T) {
 	}
 }
 
-func TestExtract(t *testing.T) {
-	text := `pmlin-history v1
-init 9
-1 inv cas 5:9:0x100001
-2 inv read 5
-crash
-2 inv read 5
-2 ret 0x100001
-3 inv read 5
-3 ret 0x100001
-crash
-`
-	r := history.NewReader(strings.NewReader(text), "t", history.Options{})
-	h, crashes, err := analyzer.Extract(context.Background(), r, []int64{3, 6}, func(l int64) bool { return l == 10 })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h.Ops) != 2 || h.Ops[0].Line != 3 || h.Ops[0].Crash != 0 || h.Ops[1].Line != 6 || h.Ops[1].RetLine != 7 || h.InitDefault != 9 {
-		t.Fatalf("%+v", h)
-	}
-	if !slices.Equal(crashes, []int64{5, 10}) {
-		t.Fatalf("crashes %v", crashes)
-	}
-	var buf bytes.Buffer
-	if _, err := h.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := history.ReadAll(&buf, "x"); err != nil {
-		t.Fatalf("extracted history is not well formed: %v", err)
+// TestEdgeJSON: "word" is written for every edge that has one, address 0
+// included, and for no other; the default decoding reads an edge back.
+func TestEdgeJSON(t *testing.T) {
+	for _, ed := range []analyzer.Edge{
+		{From: 3, To: 5, Kind: analyzer.ReadsFrom, Word: 0, Reason: "r"},
+		{From: 0, To: 5, Kind: analyzer.Auxiliary, Word: 7, Reason: "a"},
+		{From: 3, To: 5, Kind: analyzer.HappensBefore, Reason: "h"},
+		{From: 3, To: 5, Kind: analyzer.Recovery, Reason: "c"},
+	} {
+		b, err := json.Marshal(ed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasWord := ed.Kind == analyzer.ReadsFrom || ed.Kind == analyzer.Auxiliary
+		if strings.Contains(string(b), `"word":`) != hasWord {
+			t.Errorf("%s: word present %v, want %v", b, !hasWord, hasWord)
+		}
+		var back analyzer.Edge
+		if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, ed) {
+			t.Errorf("%s read back as %+v (%v)", b, back, err)
+		}
 	}
 }

@@ -188,7 +188,7 @@ func runLogged(ctx context.Context, o *Options, threads, k int, emulate bool, qu
 	rec.Header()
 	dc := driver.DefaultConfig()
 	dc.Threads, dc.Words, dc.K, dc.Sched, dc.Seed = threads, logWords, k, driver.Free, o.seed()
-	dr, err := driver.New(dc, m, nil, rec)
+	dr, err := driver.New(dc, mwcas.AsTarget(m), nil, rec)
 	if err != nil {
 		return loggedRun{}, err
 	}

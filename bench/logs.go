@@ -109,7 +109,7 @@ func (o *Options) recordLog(ctx context.Context, minBytes int64, procs int) (Log
 	}
 	dc := driver.DefaultConfig()
 	dc.Threads, dc.Words, dc.K, dc.Sched, dc.Seed = procs, logWords, info.K, driver.Free, o.seed()
-	d, err := driver.New(dc, m, r, rec)
+	d, err := driver.New(dc, mwcas.AsTarget(m), r, rec)
 	if err != nil {
 		return info, err
 	}

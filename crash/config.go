@@ -8,15 +8,14 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/driver"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // Defaults of a run (DefaultConfig).
 const (
 	DefaultOps           = 1000
 	DefaultCrashes       = 6
-	DefaultDescriptors   = 4
 	DefaultRecoveryCrash = 0.1
 	// DefaultRoundTimeout bounds one child process of the process-kill
 	// modes.
@@ -63,12 +62,21 @@ func ParseCrashMode(s string) (CrashMode, error) {
 	return 0, fmt.Errorf("unknown crash mode %q (emulated, kill or kill-async)", s)
 }
 
-// Config is a run: a workload (Driver), how often and how to crash it, and
-// the code under test. Every field means what it says (0 crashes is none, a
-// recovery-crash probability of 0 is never); start from DefaultConfig.
-// RegisterFlags binds the fields to command-line flags, and Args renders a
-// configuration back as those flags.
+// Config is a run: the code under test (Target, Mutant, Params), a
+// workload (Driver), and how often and how to crash it. Every field means
+// what it says (0 crashes is none, a recovery-crash probability of 0 is
+// never); start from DefaultConfig and choose a Target. RegisterFlags binds
+// the fields to command-line flags, and Args renders a configuration back
+// as those flags.
 type Config struct {
+	// Target is the primitive under test.
+	Target *target.Target
+	// Mutant names one of the target's planted bugs ("" is the correct
+	// code).
+	Mutant string
+	// Params sets some of the target's parameters by name; the others
+	// take their defaults (target.Target.Resolve).
+	Params map[string]string
 	Driver driver.Config
 	// Ops is the number of workload operations, over all threads (the full
 	// reads after recovery and at the end are not counted).
@@ -87,15 +95,10 @@ type Config struct {
 	// RecoveryCrash is the probability that a recovery is itself crashed at
 	// a random access and run again (emulated mode).
 	RecoveryCrash float64
-	// Descriptors is each worker's share of the PMwCAS descriptor pool;
-	// small pools reuse descriptors often.
-	Descriptors int
 	// CrashMode says where the segments run and what a crash is. The
 	// process-kill modes run their children under the free scheduler,
 	// whatever Driver.Sched says (see Scheduler).
 	CrashMode CrashMode
-	// Mutant names a planted bug of package mwcas ("" is the correct code).
-	Mutant string
 	// Child says how the process-kill modes start and bound their child
 	// processes. It depends on the program and the machine, not on what is
 	// run: no flag sets it and Args leaves it out.
@@ -117,13 +120,13 @@ type ChildOptions struct {
 	RoundTimeout time.Duration
 }
 
-// DefaultConfig is the default run: driver.DefaultConfig's workload of
-// DefaultOps operations, DefaultCrashes emulated crashes with the four
-// image policies, and the correct PMwCAS.
+// DefaultConfig is the default run of no target yet: driver.DefaultConfig's
+// workload of DefaultOps operations, DefaultCrashes emulated crashes with
+// the four image policies, the correct code.
 func DefaultConfig() Config {
 	return Config{
 		Driver: driver.DefaultConfig(), Ops: DefaultOps, Crashes: DefaultCrashes, Policies: pmem.Policies(),
-		RecoveryCrash: DefaultRecoveryCrash, Descriptors: DefaultDescriptors, CrashMode: Emulated,
+		RecoveryCrash: DefaultRecoveryCrash, CrashMode: Emulated,
 		Child: ChildOptions{RoundTimeout: DefaultRoundTimeout},
 	}
 }
@@ -131,6 +134,12 @@ func DefaultConfig() Config {
 // Check reports a configuration that cannot run.
 func (c Config) Check() error {
 	if err := c.Driver.Check(); err != nil {
+		return err
+	}
+	if c.Target == nil {
+		return errors.New("crash: no target")
+	}
+	if err := c.Target.Check(); err != nil {
 		return err
 	}
 	switch {
@@ -148,8 +157,6 @@ func (c Config) Check() error {
 		return errors.New("no crash image policy")
 	case !(c.RecoveryCrash >= 0 && c.RecoveryCrash <= 1):
 		return fmt.Errorf("recovery crash probability %v", c.RecoveryCrash)
-	case c.Descriptors < 1 || c.Descriptors > 1<<16:
-		return fmt.Errorf("descriptors = %d (1..65536)", c.Descriptors)
 	case int(c.CrashMode) >= len(crashModeNames):
 		return fmt.Errorf("unknown crash mode %d", c.CrashMode)
 	case c.CrashMode != Emulated && c.Child.Command == nil:
@@ -162,7 +169,27 @@ func (c Config) Check() error {
 			return fmt.Errorf("unknown crash policy %d", p)
 		}
 	}
-	return mwcas.CheckMutant(c.Mutant)
+	tc, err := c.targetConfig()
+	if err != nil {
+		return err
+	}
+	if _, err := c.Target.Size(tc); err != nil {
+		return fmt.Errorf("target %s: %w", c.Target.Name, err)
+	}
+	return nil
+}
+
+// targetConfig is what the run asks of its target: the workload's shape,
+// the mutant, and every parameter.
+func (c Config) targetConfig() (target.Config, error) {
+	if err := c.Target.CheckMutant(c.Mutant); err != nil {
+		return target.Config{}, err
+	}
+	ps, err := c.Target.Resolve(c.Params)
+	if err != nil {
+		return target.Config{}, err
+	}
+	return target.Config{Words: c.Driver.Words, Workers: c.Driver.Threads, MaxK: c.Driver.K, Mutant: c.Mutant, Params: ps}, nil
 }
 
 // Scheduler is the scheduler the workload runs under: Driver.Sched, or the
@@ -193,12 +220,6 @@ func (c Config) crashes() int {
 		return 1
 	}
 	return c.Crashes
-}
-
-// mwcasConfig is the PMwCAS geometry of the run.
-func (c Config) mwcasConfig() mwcas.Config {
-	return mwcas.Config{Words: c.Driver.Words, MaxWorkers: c.Driver.Threads, DescriptorsPerWorker: c.Descriptors,
-		MaxK: c.Driver.K, Mutant: c.Mutant}
 }
 
 // ParsePolicies parses a comma-separated list of policies; "mix" or ""

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,8 +17,10 @@ import (
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // The test binary is also the child process of the process-kill mode.
@@ -24,7 +28,7 @@ const childEnv = "PMLIN_CRASH_TEST_CHILD"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
-		os.Exit(ChildMain(context.Background(), spec, os.Stdout))
+		os.Exit(ChildMain(context.Background(), spec, os.Stdout, testTargets))
 	}
 	os.Exit(m.Run())
 }
@@ -35,9 +39,20 @@ func testCommand(spec string) *exec.Cmd {
 	return cmd
 }
 
+// testTargets are the targets of these tests and of their child
+// processes: the two that come with pmlin, one lock-free, one with locks.
+var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target()}
+
+// pmwcasRun is the default run of the built-in PMwCAS.
+func pmwcasRun() Config {
+	c := DefaultConfig()
+	c.Target = testTargets[0]
+	return c
+}
+
 // config is the default run with the given workload shape.
 func config(threads int, words uint64, k int, seed uint64) Config {
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Driver.Threads, c.Driver.Words, c.Driver.K, c.Driver.Seed = threads, words, k, seed
 	return c
 }
@@ -94,23 +109,26 @@ func TestRunReplaysByteForByte(t *testing.T) {
 	}
 }
 
-// TestCorrectPMwCAS checks that the correct code shows no violation under
-// every policy, both schedulers and every mode.
-func TestCorrectPMwCAS(t *testing.T) {
+// TestCorrectTargets checks that the correct code of every target shows
+// no violation under every policy, both schedulers and every mode.
+func TestCorrectTargets(t *testing.T) {
 	seeds := 6
 	if testing.Short() {
 		seeds = 2
 	}
-	for _, p := range pmem.Policies() {
-		for _, sched := range []driver.Sched{driver.Deterministic, driver.Free} {
-			for seed := range seeds {
-				c := config(4, 8, 2, uint64(seed))
-				c.Driver.Sched, c.Driver.Yield = sched, 0.05
-				c.Ops, c.Crashes, c.Policies = 400, 4, []pmem.Policy{p}
-				for _, mode := range history.Modes {
-					v := mustCheck(t, c, mode)
-					if v.Violated() || v.Undecided != nil {
-						t.Fatalf("%s, %s, seed %d, %s: %+v %v", p, sched, seed, mode, v.Anomalies, v.Undecided)
+	for _, tg := range testTargets {
+		for _, p := range pmem.Policies() {
+			for _, sched := range []driver.Sched{driver.Deterministic, driver.Free} {
+				for seed := range seeds {
+					c := config(4, 8, 2, uint64(seed))
+					c.Target = tg
+					c.Driver.Sched, c.Driver.Yield = sched, 0.05
+					c.Ops, c.Crashes, c.Policies = 400, 4, []pmem.Policy{p}
+					for _, mode := range history.Modes {
+						v := mustCheck(t, c, mode)
+						if v.Violated() || v.Undecided != nil {
+							t.Fatalf("%s, %s, %s, seed %d, %s: %+v %v", tg.Name, p, sched, seed, mode, v.Anomalies, v.Undecided)
+						}
 					}
 				}
 			}
@@ -118,41 +136,57 @@ func TestCorrectPMwCAS(t *testing.T) {
 	}
 }
 
-// TestDataLayout checks that the full read after recovery, which reads the
-// region directly at mwcas.DataOffset, sees what the PMwCAS wrote.
+// TestDataLayout checks, for every target, that the full read after
+// recovery, which reads the region directly at the instance's DataOffset,
+// sees what its operations wrote.
 func TestDataLayout(t *testing.T) {
-	mc := mwcas.Config{Words: 20, MaxWorkers: 1}
-	n, _ := mwcas.RegionWords(mc)
-	r, err := pmem.NewMemory(n, pmem.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	m, err := mwcas.New(r, mc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, _, err := m.CAS(0, []mwcas.Word{{Addr: 13, Old: 0, New: 0x77}, {Addr: 2, Old: 0, New: 0x55}}); !ok || err != nil {
-		t.Fatal(ok, err)
-	}
-	_, vals, err := rawRead(r, 20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for a, v := range vals {
-		want := map[int]uint64{13: 0x77, 2: 0x55}[a]
-		if v != want {
-			t.Fatalf("raw word %d = %#x, want %#x", a, v, want)
+	for _, tg := range testTargets {
+		ps, err := tg.Resolve(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc := target.Config{Words: 20, Workers: 1, MaxK: 2, Params: ps}
+		n, err := tg.Size(tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := pmem.NewMemory(n, pmem.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		in, err := tg.New(r, tc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok, _, err := in.CAS(0, []target.Word{{Addr: 13, Old: 0, New: 0x77}, {Addr: 2, Old: 0, New: 0x55}}); !ok || err != nil {
+			t.Fatal(tg.Name, ok, err)
+		}
+		if _, err := in.Recover(0); err != nil {
+			t.Fatal(tg.Name, err)
+		}
+		_, vals, err := rawRead(r, in, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for a, v := range vals {
+			want := map[int]uint64{13: 0x77, 2: 0x55}[a]
+			if v != want {
+				t.Fatalf("%s: raw word %d = %#x, want %#x", tg.Name, a, v, want)
+			}
 		}
 	}
 }
 
 func TestRecoveryCrash(t *testing.T) {
-	c := config(3, 6, 3, 5)
-	c.Ops, c.Crashes, c.RecoveryCrash = 300, 5, 1
-	v := mustCheck(t, c, history.Strict)
-	if v.Violated() || v.Run.RecoveryCrashes == 0 {
-		t.Fatalf("%+v, %d recovery crashes", v.Anomalies, v.Run.RecoveryCrashes)
+	for _, tg := range testTargets {
+		c := config(3, 6, 3, 5)
+		c.Target = tg
+		c.Ops, c.Crashes, c.RecoveryCrash = 300, 5, 1
+		v := mustCheck(t, c, history.Strict)
+		if v.Violated() || v.Run.RecoveryCrashes == 0 {
+			t.Fatalf("%s: %+v, %d recovery crashes", tg.Name, v.Anomalies, v.Run.RecoveryCrashes)
+		}
 	}
 }
 
@@ -165,36 +199,38 @@ func TestMutantsCaught(t *testing.T) {
 		t.Skip("fuzzes every mutant")
 	}
 	const runs = 600
-	for _, mu := range mwcas.Mutants() {
-		t.Run(mu.Name, func(t *testing.T) {
-			t.Parallel()
-			run := DefaultConfig()
-			run.Mutant = mu.Name
-			st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if f == nil {
-				t.Fatalf("not caught in %d runs (%d crashes)", st.Runs, st.Crashes)
-			}
-			// The finding replays.
-			var buf bytes.Buffer
-			v, err := Check(context.Background(), f.Config, history.Strict, &buf)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !v.Violated() || !bytes.Equal(buf.Bytes(), f.History) {
-				t.Fatal("the finding does not replay")
-			}
-			t.Logf("caught after %v in run %d: %s", f.After.Round(time.Millisecond), f.Index, f.Verdict.Anomalies[0].Kind)
-		})
+	for _, tg := range testTargets {
+		for _, mu := range tg.Mutants {
+			t.Run(tg.Name+"/"+mu.Name, func(t *testing.T) {
+				t.Parallel()
+				run := pmwcasRun()
+				run.Target, run.Mutant = tg, mu.Name
+				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if f == nil {
+					t.Fatalf("not caught in %d runs (%d crashes)", st.Runs, st.Crashes)
+				}
+				// The finding replays.
+				var buf bytes.Buffer
+				v, err := Check(context.Background(), f.Config, history.Strict, &buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !v.Violated() || !bytes.Equal(buf.Bytes(), f.History) {
+					t.Fatal("the finding does not replay")
+				}
+				t.Logf("caught after %v in run %d: %s", f.After.Round(time.Millisecond), f.Index, f.Verdict.Anomalies[0].Kind)
+			})
+		}
 	}
 }
 
 func TestFuzzCleanAndBounded(t *testing.T) {
 	start := time.Now()
 	var calls int
-	run := DefaultConfig()
+	run := pmwcasRun()
 	run.Ops = 200
 	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 3, Duration: 10 * time.Second, MaxRuns: 20,
 		Progress: func(FuzzStats) { calls++ }})
@@ -213,24 +249,35 @@ func TestFuzzCleanAndBounded(t *testing.T) {
 	}
 }
 
+// sweepMutant is, per target, a planted bug that the systematic sweep
+// below finds (under the min and random policies), and killMutant one that
+// a process kill exposes.
+var (
+	sweepMutant = map[string]string{"pmwcas": "recovery-wrong-way", "lockmwcas": "data-unflushed"}
+	killMutant  = map[string]string{"pmwcas": "recovery-wrong-way", "lockmwcas": "recovery-keeps-locks"}
+)
+
 // TestSystematic crashes a small run at every access in turn.
 func TestSystematic(t *testing.T) {
-	base := config(2, 3, 2, 0)
-	base.Ops, base.Policies = 4, []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}
-	st, f, err := Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 400})
-	if err != nil || f != nil {
-		t.Fatalf("%v %+v", err, f)
-	}
-	if st.Runs != 400 || st.Crashes != 400 {
-		t.Fatalf("%+v", st)
-	}
-	base.Mutant = "recovery-wrong-way"
-	_, f, err = Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 2000})
-	if err != nil || f == nil {
-		t.Fatalf("recovery-wrong-way not found by the sweep: %v", err)
-	}
-	if f.Config.CrashAt == 0 || !strings.Contains(f.Config.Flags(), fmt.Sprintf("--crash-at %d", f.Config.CrashAt)) {
-		t.Fatalf("%+v", f.Config)
+	for _, tg := range testTargets {
+		base := config(2, 3, 2, 0)
+		base.Target = tg
+		base.Ops, base.Policies = 4, []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom}
+		st, f, err := Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 400})
+		if err != nil || f != nil {
+			t.Fatalf("%s: %v %+v", tg.Name, err, f)
+		}
+		if st.Runs != 400 || st.Crashes != 400 {
+			t.Fatalf("%s: %+v", tg.Name, st)
+		}
+		base.Mutant = sweepMutant[tg.Name]
+		_, f, err = Fuzz(context.Background(), FuzzConfig{Run: base, Seed: 1, Systematic: true, MaxRuns: 2000})
+		if err != nil || f == nil {
+			t.Fatalf("%s: %s not found by the sweep: %v", tg.Name, base.Mutant, err)
+		}
+		if f.Config.CrashAt == 0 || !strings.Contains(f.Config.Flags(), fmt.Sprintf("--crash-at %d", f.Config.CrashAt)) {
+			t.Fatalf("%+v", f.Config)
+		}
 	}
 }
 
@@ -289,43 +336,46 @@ func TestKillMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	for _, async := range []bool{false, true} {
-		t.Run(fmt.Sprint("async ", async), func(t *testing.T) {
-			dir := t.TempDir()
-			c := config(3, 6, 2, 4)
-			c.Ops, c.Crashes, c.CrashMode = 3000, 3, Kill
-			if async {
-				c.CrashMode = KillAsync
-			}
-			c.Child.Command, c.Child.Dir = testCommand, dir
-			v := mustCheck(t, c, history.Strict)
-			if v.Violated() || v.Undecided != nil {
-				t.Fatalf("%+v %v", v.Anomalies, v.Undecided)
-			}
-			if v.Run.Crashes != 3 || v.Run.Operations == 0 || v.Run.Operations > 3000 {
-				t.Fatalf("%+v", v.Run)
-			}
-			ents, _ := os.ReadDir(dir)
-			if len(ents) != 0 {
-				t.Fatalf("files left behind: %v", ents)
-			}
-		})
-	}
-	// A bug that a process crash exposes.
-	var found bool
-	for seed := range 10 {
-		c := DefaultConfig()
-		c.Driver.Seed, c.Mutant, c.CrashMode, c.Child.Command = uint64(seed), "recovery-wrong-way", Kill, testCommand
-		if v := mustCheck(t, c, history.Strict); v.Violated() {
-			found = true
-			if !strings.Contains(fmt.Sprint(v.Anomalies), "fork") && !strings.Contains(fmt.Sprint(v.Anomalies), "dangling") {
-				t.Logf("found as %v", v.Anomalies[0].Kind)
-			}
-			break
+	for _, tg := range testTargets {
+		for _, async := range []bool{false, true} {
+			t.Run(fmt.Sprint(tg.Name, " async ", async), func(t *testing.T) {
+				dir := t.TempDir()
+				c := config(3, 6, 2, 4)
+				c.Target = tg
+				c.Ops, c.Crashes, c.CrashMode = 3000, 3, Kill
+				if async {
+					c.CrashMode = KillAsync
+				}
+				c.Child.Command, c.Child.Dir = testCommand, dir
+				v := mustCheck(t, c, history.Strict)
+				if v.Violated() || v.Undecided != nil {
+					t.Fatalf("%+v %v", v.Anomalies, v.Undecided)
+				}
+				if v.Run.Crashes != 3 || v.Run.Operations == 0 || v.Run.Operations > 3000 {
+					t.Fatalf("%+v", v.Run)
+				}
+				ents, _ := os.ReadDir(dir)
+				if len(ents) != 0 {
+					t.Fatalf("files left behind: %v", ents)
+				}
+			})
 		}
-	}
-	if !found {
-		t.Fatal("recovery-wrong-way not found in 10 runs of the process-kill mode")
+		// A bug that a process crash exposes.
+		var found bool
+		mutant := killMutant[tg.Name]
+		for seed := range 10 {
+			c := pmwcasRun()
+			c.Target = tg
+			c.Driver.Seed, c.Mutant, c.CrashMode, c.Child.Command = uint64(seed), mutant, Kill, testCommand
+			if v := mustCheck(t, c, history.Strict); v.Violated() {
+				found = true
+				t.Logf("%s: %s found as %v", tg.Name, mutant, v.Anomalies[0].Kind)
+				break
+			}
+		}
+		if !found {
+			t.Fatalf("%s: %s not found in 10 runs of the process-kill mode", tg.Name, mutant)
+		}
 	}
 }
 
@@ -334,7 +384,7 @@ func TestKillModeChildFailures(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	// A child that never becomes ready is an error, bounded in time.
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, 2*time.Second
 	c.Child.Command = func(string) *exec.Cmd { return exec.Command("sleep", "30") }
 	start := time.Now()
@@ -344,28 +394,30 @@ func TestKillModeChildFailures(t *testing.T) {
 	}
 	// A bad spec makes the child report a failure.
 	var out bytes.Buffer
-	if code := ChildMain(context.Background(), "{", &out); code == 0 || !strings.Contains(out.String(), "bad spec") {
+	if code := ChildMain(context.Background(), "{", &out, testTargets); code == 0 || !strings.Contains(out.String(), "bad spec") {
 		t.Fatalf("exit %d: %s", code, out.String())
 	}
 }
 
 func TestConfigFlags(t *testing.T) {
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Driver.Threads, c.Driver.Seed, c.Driver.Stick = 2, 7, 0
 	c.Crashes, c.RecoveryCrash, c.Mutant = 0, 0, "phase2-unflushed"
 	c.Policies = []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}
 	got := c.Flags()
-	want := "--threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
+	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	for _, change := range []func(*Config){
 		func(c *Config) { c.Mutant = "nope" },
 		func(c *Config) { c.CrashAt, c.Driver.Sched = 5, driver.Free },
-		func(c *Config) { c.Descriptors = -1 },
+		func(c *Config) { c.Params = map[string]string{"descriptors": "-1"} },
+		func(c *Config) { c.Params = map[string]string{"stripes": "2"} },
+		func(c *Config) { c.Target = nil },
 		func(c *Config) { c.Ops = -3 },
 	} {
-		bad := DefaultConfig()
+		bad := pmwcasRun()
 		change(&bad)
 		if err := bad.Check(); err == nil {
 			t.Errorf("%+v accepted", bad)
@@ -377,7 +429,7 @@ func TestConfigFlags(t *testing.T) {
 	if _, err := ParsePolicies("most"); err == nil {
 		t.Fatal("bad policy accepted")
 	}
-	bad := DefaultConfig()
+	bad := pmwcasRun()
 	bad.Mutant = "nope"
 	if _, err := Run(context.Background(), bad, &bytes.Buffer{}); err == nil {
 		t.Fatal("bad mutant ran")
@@ -387,7 +439,7 @@ func TestConfigFlags(t *testing.T) {
 func TestCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.Ops = 100000
 	res, err := Run(ctx, c, &bytes.Buffer{})
 	if err != nil && !errors.Is(err, context.Canceled) {
@@ -402,12 +454,112 @@ func TestCanceled(t *testing.T) {
 // is an error of the run, and nothing is left behind.
 func TestKillModeSetupError(t *testing.T) {
 	dir := t.TempDir()
-	c := DefaultConfig()
+	c := pmwcasRun()
 	c.CrashMode, c.Child.Command, c.Child.Dir = Kill, testCommand, dir+"/missing"
 	if _, err := Run(context.Background(), c, &bytes.Buffer{}); err == nil {
 		t.Fatal("no error")
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Fatalf("left behind: %v", ents)
+	}
+}
+
+// goTarget is a target that breaks the contract: with a mutex, its
+// operations guard the region's words with a sync.Mutex; without one, it
+// keeps its words in Go memory and never touches the region.
+func goTarget(withMutex bool) *target.Target {
+	build := func(r *pmem.Region, c target.Config) (target.Instance, error) {
+		g := &goInstance{r: r, words: make([]uint64, c.Words)}
+		if withMutex {
+			g.mu = &sync.Mutex{}
+		}
+		return g, nil
+	}
+	return &target.Target{Name: "go", Size: func(c target.Config) (uint64, error) { return 8 + c.Words, nil }, New: build, Open: build}
+}
+
+type goInstance struct {
+	r     *pmem.Region
+	mu    *sync.Mutex
+	words []uint64
+}
+
+// word loads (store: stores v into) word a, in the region or in Go memory.
+func (g *goInstance) word(w int, a uint64, store bool, v uint64) (uint64, error) {
+	if g.mu == nil {
+		if store {
+			g.words[a] = v
+		}
+		return g.words[a], nil
+	}
+	if store {
+		return v, g.r.Worker(w).Store(8+a, v)
+	}
+	return g.r.Worker(w).Load(8 + a)
+}
+
+func (g *goInstance) lock() func() {
+	if g.mu == nil {
+		return func() {}
+	}
+	g.mu.Lock()
+	return g.mu.Unlock
+}
+
+func (g *goInstance) CAS(w int, words []target.Word) (bool, uint64, error) {
+	defer g.lock()()
+	for _, x := range words {
+		if v, err := g.word(w, x.Addr, false, 0); err != nil || v != x.Old {
+			return false, x.Addr, err
+		}
+	}
+	for _, x := range words {
+		if _, err := g.word(w, x.Addr, true, x.New); err != nil {
+			return false, 0, err
+		}
+	}
+	return true, 0, nil
+}
+
+func (g *goInstance) Read(w int, addrs, out []uint64) (err error) {
+	defer g.lock()()
+	for i, a := range addrs {
+		if out[i], err = g.word(w, a, false, 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *goInstance) Recover(int) (string, error) { return "", nil }
+func (g *goInstance) DataOffset(a uint64) uint64  { return 8 + a }
+
+// TestGuardRails: under the deterministic scheduler, a target that waits
+// on a Go mutex is reported as blocked (not a deadlock of the process),
+// and one that never touches the region is refused, with the reason.
+func TestGuardRails(t *testing.T) {
+	c := pmwcasRun()
+	c.Target, c.Driver.StuckAfter = goTarget(true), 200*time.Millisecond
+	v := mustCheck(t, c, history.Strict)
+	if len(v.Run.Anomalies) != 1 || v.Run.Anomalies[0].Kind != Blocked || len(v.Run.Anomalies[0].Ops) != 1 {
+		t.Fatalf("%+v", v.Run.Anomalies)
+	}
+	if e := v.Run.Anomalies[0].Explanation; !strings.Contains(e, "blocked outside region accesses") || !strings.Contains(e, "--sched free") {
+		t.Fatalf("no advice: %s", e)
+	}
+	// Fuzz reports it as a finding, as pmlin fuzz does.
+	_, f, err := Fuzz(context.Background(), FuzzConfig{Run: c, Seed: 1, MaxRuns: 5})
+	if err != nil || f == nil || f.Verdict.Anomalies[0].Kind != Blocked {
+		t.Fatalf("%v %+v", err, f)
+	}
+	// The free scheduler runs it.
+	c.Driver.Sched, c.Crashes = driver.Free, 0
+	if v := mustCheck(t, c, history.Strict); v.Violated() {
+		t.Fatalf("free scheduler: %+v", v.Anomalies)
+	}
+	c = pmwcasRun()
+	c.Target = goTarget(false)
+	if _, err := Run(context.Background(), c, io.Discard); err == nil || !strings.Contains(err.Error(), "made no region access") {
+		t.Fatalf("a target without region accesses: %v", err)
 	}
 }

@@ -1,11 +1,13 @@
-// Package crash injects crashes into runs of the PMwCAS (package mwcas, on
-// a pmem.Region) driven by package driver, recovers, and goes on: the
-// crash rounds that produce the histories with "crash" lines that the
-// OPODIS paper's Section 5.3 (crashed operations; strict, recoverable and
-// durable linearizability) is about. Cepeda, Chowdhury, Li, Lopez, Wang and
-// Golab, "Toward Linearizability Testing for Multi-Word Persistent
-// Synchronization Primitives", OPODIS 2019; the PMwCAS is Wang, Levandoski
-// and Larson, ICDE 2018, whose recovery section this exercises.
+// Package crash injects crashes into runs of a target (a persistent
+// primitive on a pmem.Region, package target: the PMwCAS of package mwcas,
+// the lock-striped MwCAS of package lockmwcas, or a user's own) driven by
+// package driver, recovers, and goes on: the crash rounds that produce the
+// histories with "crash" lines that the OPODIS paper's Section 5.3
+// (crashed operations; strict, recoverable and durable linearizability) is
+// about. Cepeda, Chowdhury, Li, Lopez, Wang and Golab, "Toward
+// Linearizability Testing for Multi-Word Persistent Synchronization
+// Primitives", OPODIS 2019. Every target goes through the same code: this
+// package knows them only by the contract of package target.
 //
 // # Crash rounds (emulated)
 //
@@ -15,12 +17,13 @@
 // FuzzConfig.Systematic): every worker unwinds at its next access, the
 // history gets a "crash" line, the crash image is built by the chosen
 // policy (min, max, random or targeted, see package pmem; one is drawn per
-// crash from Config.Policies), recovery runs (itself crashed at a random
-// access with probability Config.RecoveryCrash, then run again), and a
-// read of every word, made directly on the region so that it shows exactly
-// what recovery left, is recorded as an operation of a process of its own
-// (Threads). The workload then goes on with the same process ids. A run
-// ends with a read of every word through the PMwCAS.
+// crash from Config.Policies), the target's recovery runs (itself crashed
+// at a random one of the accesses a recovery makes, with probability
+// Config.RecoveryCrash, then run again), and a read of every word, made
+// directly on the region where the target says its data words are so that
+// it shows exactly what recovery left, is recorded as an operation of a
+// process of its own (Threads). The workload then goes on with the same
+// process ids. A run ends with a read of every word through the target.
 //
 // # Process kill
 //
@@ -28,11 +31,13 @@
 // region file; the child logs into a shared file mapping, and the parent
 // kills it with SIGKILL at a seeded random point of its progress (a real
 // process crash: the page cache survives, as under the max policy),
-// recovers the file, records the full read and starts the next child; the
-// run ends with a read of every word through the PMwCAS the last child
-// left, opened and recovered as the next process would. The moment of the
-// kill depends on timing, so such runs do not replay byte for byte; their
-// histories are kept.
+// opens and recovers the target on the file as the next process would,
+// records the full read and starts the next child; the run ends with a
+// read of every word through the target the last child left, opened and
+// recovered the same way. The child is the same program as the parent
+// (ChildOptions.Command), so it has the same targets and finds the run's
+// by name (ChildMain). The moment of the kill depends on timing, so such
+// runs do not replay byte for byte; their histories are kept.
 //
 // Both modes share one round loop (Run): the emulated and the
 // child-process modes differ only in how a segment runs, what a crash is,
@@ -49,8 +54,10 @@
 //
 // Check records a run into memory and decides it with package analyzer;
 // Fuzz does so over fresh seeds until a time budget is spent or a violation
-// is found. Besides the analyzer's anomalies a run reports two of its own:
-// "stuck" (an operation that made no progress while it could run:
-// Lawrence and Lowe's progressibility) and "corrupt" (an operation or a
-// recovery failed on a region state the correct code never produces).
+// is found. Besides the analyzer's anomalies a run reports three of its
+// own: "stuck" (an operation that made no progress while it could run:
+// Lawrence and Lowe's progressibility), "corrupt" (an operation or a
+// recovery failed on a region state the correct code never produces) and
+// "blocked" (under the deterministic scheduler, the target waited outside
+// region accesses, see driver.Blocked).
 package crash

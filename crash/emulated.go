@@ -7,8 +7,8 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // emulated runs a run's segments in this process, on an emulated region:
@@ -17,7 +17,7 @@ import (
 type emulated struct {
 	c  Config
 	r  *pmem.Region
-	m  *mwcas.PMwCAS
+	in target.Instance
 	d  *driver.Driver
 	rn rngs
 	// perOp is the region accesses per operation: a first guess, then
@@ -25,13 +25,20 @@ type emulated struct {
 	// crash points to the segment.
 	perOp         float64
 	accesses, ops int64
+	// perRecovery is the most accesses a whole recovery made so far (a
+	// first guess before one is measured): the range of the points where
+	// a recovery is crashed.
+	perRecovery int64
 }
 
 func newEmulated(c Config, rec *driver.Recorder) (*emulated, error) {
-	mc := c.mwcasConfig()
-	n, err := mwcas.RegionWords(mc)
+	tc, err := c.targetConfig()
 	if err != nil {
 		return nil, err
+	}
+	n, err := c.Target.Size(tc)
+	if err != nil {
+		return nil, fmt.Errorf("target %s: %w", c.Target.Name, err)
 	}
 	emulate := false // the max policy alone needs no store logs
 	for _, p := range c.Policies {
@@ -41,9 +48,11 @@ func newEmulated(c Config, rec *driver.Recorder) (*emulated, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &emulated{c: c, r: r, rn: newRNGs(c.Driver.Seed), perOp: float64(8 + 6*c.Driver.K)}
-	if e.m, err = mwcas.New(r, mc); err == nil {
-		e.d, err = driver.New(c.Driver, e.m, r, rec)
+	e := &emulated{c: c, r: r, rn: newRNGs(c.Driver.Seed), perOp: float64(8 + 6*c.Driver.K), perRecovery: int64(c.Driver.Words) + 8}
+	if e.in, err = c.Target.New(r, tc); err != nil {
+		err = fmt.Errorf("target %s: new: %w", c.Target.Name, err)
+	} else {
+		e.d, err = driver.New(c.Driver, e.in, r, rec)
 	}
 	if err != nil {
 		r.Close()
@@ -80,7 +89,8 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, anomaly: stopped(res)}, nil
 }
 
-// stopped turns a segment's stuck or failed operation into an anomaly.
+// stopped turns a segment's stuck, failed or blocked operation into an
+// anomaly.
 func stopped(seg driver.SegmentResult) *analyzer.Anomaly {
 	switch {
 	case seg.Stuck != nil:
@@ -89,6 +99,9 @@ func stopped(seg driver.SegmentResult) *analyzer.Anomaly {
 	case seg.Failed != nil:
 		f := seg.Failed
 		return &analyzer.Anomaly{Kind: Corrupt, Ops: []int64{f.Line}, Words: []uint64{}, Explanation: f.Error()}
+	case seg.Blocked != nil:
+		b := seg.Blocked
+		return &analyzer.Anomaly{Kind: Blocked, Ops: []int64{b.Line}, Words: append([]uint64{}, b.Addrs...), Explanation: b.String()}
 	}
 	return nil
 }
@@ -105,19 +118,17 @@ func (e *emulated) crash(seg segment) (string, error) {
 	return how, nil
 }
 
-// recover recovers the PMwCAS, crashing the recovery itself first with
-// probability RecoveryCrash (at a random access of the ones it makes:
-// a load of every data word and every descriptor status, and a few more).
+// recover recovers the target, crashing the recovery itself first with
+// probability RecoveryCrash, at a random one of the accesses a recovery
+// makes (as measured so far).
 func (e *emulated) recover() (recovery, error) {
 	c, rn := e.c, e.rn
 	var rv recovery
 	if c.RecoveryCrash > 0 && rn.crash.Float64() < c.RecoveryCrash {
-		at := 1 + rn.crash.Int64N(int64(c.Driver.Words)+int64(c.Driver.Threads*c.Descriptors)+8)
-		e.r.SetHook(&crashAfter{n: at})
-		st, err := e.m.Recover(0)
-		e.r.SetHook(nil)
+		at := 1 + rn.crash.Int64N(e.perRecovery)
+		said, err := e.recoverOnce(at)
 		if !errors.Is(err, pmem.ErrCrashed) { // finished (or failed) before its crash point
-			return e.read(recovery{stats: st, err: err})
+			return e.read(recovery{said: said, err: err})
 		}
 		p := c.Policies[rn.policy.IntN(len(c.Policies))]
 		if err := e.r.Crash(p, rn.image); err != nil {
@@ -126,8 +137,22 @@ func (e *emulated) recover() (recovery, error) {
 		rv.crashes++
 		rv.note = fmt.Sprintf("; recovery crashed at its access %d, image policy %s, recovered again", at, p)
 	}
-	rv.stats, rv.err = e.m.Recover(0)
+	rv.said, rv.err = e.recoverOnce(0)
 	return e.read(rv)
+}
+
+// recoverOnce runs the target's recovery, crashing the region at its
+// access at (0: never), and keeps count of the accesses a whole recovery
+// makes.
+func (e *emulated) recoverOnce(at int64) (string, error) {
+	h := &crashAfter{n: at}
+	e.r.SetHook(h)
+	said, err := e.in.Recover(0)
+	e.r.SetHook(nil)
+	if at == 0 || h.seen < at {
+		e.perRecovery = max(e.perRecovery, h.seen)
+	}
+	return said, err
 }
 
 // read adds the direct read of every data word after a recovery that
@@ -137,14 +162,14 @@ func (e *emulated) read(rv recovery) (recovery, error) {
 		return rv, nil
 	}
 	var err error
-	rv.addrs, rv.vals, err = rawRead(e.r, e.c.Driver.Words)
+	rv.addrs, rv.vals, err = rawRead(e.r, e.in, e.c.Driver.Words)
 	return rv, err
 }
 
 func (e *emulated) final() (recovery, error) {
 	rv := recovery{addrs: allAddrs(e.c.Driver.Words)}
 	rv.vals = make([]uint64, len(rv.addrs))
-	rv.err = e.m.Read(0, rv.addrs, rv.vals)
+	rv.err = e.in.Read(0, rv.addrs, rv.vals)
 	return rv, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/target"
 )
 
 // replayAlways annotates the flags that Args always writes, default or
@@ -17,8 +18,12 @@ const replayAlways = "pmlin-replay-always"
 // RegisterFlags binds c's fields to flags of fs (pmlin run and fuzz), each
 // flag's default being the field's present value: so a field is a flag in
 // this one place, and Args renders a configuration from the same flags.
+// --target chooses among targets, and each parameter of any of them is a
+// flag of its name (Check refuses one the chosen target does not have).
 // Child is no flag (see Config).
-func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
+func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
+	find := func(name string) (*target.Target, error) { return target.Find(targets, name) }
+	fs.Var(newValue(&c.Target, find, targetName), "target", "the primitive under test (see pmlin targets)")
 	d := &c.Driver
 	fs.IntVar(&d.Threads, "threads", d.Threads, "worker threads (processes of the history)")
 	fs.IntVar(&c.Ops, "ops", c.Ops, "operations per run, over all threads")
@@ -29,29 +34,87 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.CrashAt, "crash-at", c.CrashAt, "crash once, at this region access (deterministic scheduler; for systematic replays)")
 	fs.Var(newValue(&c.Policies, ParsePolicies, PolicyNames), "policy", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
 	fs.Float64Var(&c.RecoveryCrash, "recovery-crash", c.RecoveryCrash, "probability that a recovery is itself crashed at a random access and run again")
-	fs.IntVar(&c.Descriptors, "descriptors", c.Descriptors, "PMwCAS descriptors per thread (small pools reuse descriptors often)")
+	always := []string{"target", "threads", "ops", "words", "k", "reads", "crashes", "policy", "recovery-crash", "sched", "seed"}
+	for _, p := range params(targets) {
+		fs.Var(&paramValue{m: &c.Params, name: p.Name, def: p.Default}, p.Name, p.Usage)
+		always = append(always, p.Name)
+	}
 	fs.Var(newValue(&d.Sched, driver.ParseSched, driver.Sched.String), "sched", "scheduler: deterministic (one thread at a time, seeded choices: replays byte for byte) or free (goroutines)")
 	fs.Float64Var(&d.Yield, "yield", d.Yield, "free scheduler: probability of a seeded yield at each region access")
 	fs.Float64Var(&d.Stick, "stick", d.Stick, "deterministic scheduler: probability that the running thread keeps running (-1: chosen by the seed among 0, 0.8 and 0.95)")
 	fs.Int64Var(&d.StuckAccesses, "stuck-accesses", d.StuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
-	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation")
+	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation; deterministic: a thread that keeps the turn this long without a region access that hands it on, or a new operation, is blocked")
 	fs.Var(newValue(&c.CrashMode, ParseCrashMode, CrashMode.String), "crash-mode", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
-	fs.StringVar(&c.Mutant, "mutant", c.Mutant, "planted bug to run instead of the correct PMwCAS (see pmlin mutants)")
+	fs.StringVar(&c.Mutant, "mutant", c.Mutant, "planted bug of the target to run instead of its correct code (see pmlin mutants)")
 	fs.Uint64Var(&d.Seed, "seed", d.Seed, "seed of every random choice (decimal or 0x hex)")
-	for _, name := range []string{"threads", "ops", "words", "k", "reads", "crashes", "policy", "recovery-crash", "descriptors", "sched", "seed"} {
+	for _, name := range always {
 		fs.SetAnnotation(name, replayAlways, nil)
 	}
 }
 
+// params are the parameters of targets, each name once (the first
+// target's declaration of it), with the targets that have it in the usage.
+func params(targets []*target.Target) []target.Param {
+	var out []target.Param
+	have := map[string][]string{}
+	for _, t := range targets {
+		if t == nil {
+			continue
+		}
+		for _, p := range t.Params {
+			if have[p.Name] == nil {
+				out = append(out, p)
+			}
+			have[p.Name] = append(have[p.Name], t.Name)
+		}
+	}
+	for i, p := range out {
+		out[i].Usage = p.Usage + " (target " + strings.Join(have[p.Name], ", ") + ")"
+	}
+	return out
+}
+
+func targetName(t *target.Target) string {
+	if t == nil {
+		return ""
+	}
+	return t.Name
+}
+
+// paramValue is the flag of a target parameter: its value goes to the map
+// under its name, and the map's value (or the default) is what it shows.
+type paramValue struct {
+	m         *map[string]string
+	name, def string
+}
+
+func (v *paramValue) String() string {
+	if x, ok := (*v.m)[v.name]; ok {
+		return x
+	}
+	return v.def
+}
+
+func (v *paramValue) Set(s string) error {
+	if *v.m == nil {
+		*v.m = map[string]string{}
+	}
+	(*v.m)[v.name] = s
+	return nil
+}
+
+func (v *paramValue) Type() string { return "string" }
+
 // Args renders c as the flags of pmlin run that replay it, in the order
-// RegisterFlags defines them: the shape of the run always, every other
-// field that differs from DefaultConfig.
+// RegisterFlags defines them: the target and the shape of the run (with
+// every parameter of the target) always, every other field that differs
+// from DefaultConfig.
 func (c Config) Args() []string {
 	fs := pflag.NewFlagSet("replay", pflag.ContinueOnError)
 	fs.SortFlags = false
 	bound := DefaultConfig()
-	bound.RegisterFlags(fs) // each flag's DefValue is now its default,
-	bound = c               // and its Value reads c's field.
+	bound.RegisterFlags(fs, []*target.Target{c.Target}) // each flag's DefValue is now its default,
+	bound = c                                           // and its Value reads c's field.
 	var args []string
 	fs.VisitAll(func(f *pflag.Flag) {
 		v := f.Value.String()
@@ -69,7 +132,8 @@ func (c Config) Args() []string {
 
 // Flags is Args as one line, for the history's comment ("pmlin run
 // FLAGS"). The values of a configuration that passes Check need no shell
-// quoting.
+// quoting, but for a parameter of a target that accepts any string (the
+// replay command of a finding quotes every argument that needs it).
 func (c Config) Flags() string { return strings.Join(c.Args(), " ") }
 
 // value is a flag bound to a field of type T that parse reads and format

@@ -1,6 +1,7 @@
 package crash
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"reflect"
@@ -11,15 +12,22 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
+
+// flagTargets are the targets the flags choose among: the PMwCAS and one
+// with two parameters, one of them the PMwCAS's too.
+var flagTargets = []*target.Target{mwcas.Target(), {Name: "other", Params: []target.Param{
+	{Name: "descriptors", Default: "9", Usage: "shared"}, {Name: "stripes", Default: "4", Usage: "its own"}}}}
 
 // parseArgs parses flags as pmlin run does: onto the defaults.
 func parseArgs(t *testing.T, args []string) Config {
 	t.Helper()
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	c := DefaultConfig()
-	c.RegisterFlags(fs)
+	c.RegisterFlags(fs, flagTargets)
 	if err := fs.Parse(args); err != nil {
 		t.Fatalf("%q: %v", args, err)
 	}
@@ -40,6 +48,19 @@ func randomize(t *testing.T, rng *rand.Rand, v reflect.Value) {
 			continue
 		}
 		switch f.Interface().(type) {
+		case *target.Target:
+			// Params follow: every parameter of the chosen target, as
+			// Args renders them all.
+			f.Set(reflect.ValueOf(flagTargets[rng.IntN(len(flagTargets))]))
+		case map[string]string:
+			var m map[string]string
+			for _, p := range v.FieldByName("Target").Interface().(*target.Target).Params {
+				if m == nil {
+					m = map[string]string{}
+				}
+				m[p.Name] = fmt.Sprint(rng.IntN(100))
+			}
+			f.Set(reflect.ValueOf(m))
 		case driver.Config:
 			randomize(t, rng, f)
 		case driver.Sched:
@@ -78,6 +99,7 @@ func TestFlagsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 2000 {
 		c := DefaultConfig()
+		c.Target, c.Params = flagTargets[0], map[string]string{"descriptors": "4"}
 		if i > 0 {
 			randomize(t, rng, reflect.ValueOf(&c).Elem())
 		}
@@ -93,13 +115,21 @@ func TestFlagsRoundTrip(t *testing.T) {
 // from their defaults, in the order RegisterFlags defines them.
 func TestArgs(t *testing.T) {
 	def := DefaultConfig()
-	want := "--threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --sched deterministic --seed 1"
+	def.Target = flagTargets[0]
+	want := "--target pmwcas --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --sched deterministic --seed 1"
 	if got := def.Flags(); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	c := def
 	c.Driver.Sched, c.Driver.Yield, c.Driver.StuckAfter, c.CrashMode = driver.Free, 0.25, time.Second, KillAsync
-	want = "--threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --sched free --yield 0.25 --stuck-after 1s --crash-mode kill-async --seed 1"
+	want = "--target pmwcas --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --sched free --yield 0.25 --stuck-after 1s --crash-mode kill-async --seed 1"
+	if got := c.Flags(); got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+	// Another target: its parameters, with their defaults unless set.
+	c = def
+	c.Target, c.Params = flagTargets[1], map[string]string{"stripes": "2"}
+	want = "--target other --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 9 --stripes 2 --sched deterministic --seed 1"
 	if got := c.Flags(); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

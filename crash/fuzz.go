@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -35,6 +36,13 @@ type FuzzConfig struct {
 	// with a crash at each of its region accesses in turn, under each
 	// policy of Run.Policies (deterministic scheduler, small workloads).
 	Systematic bool
+	// Shard and Shards select a disjoint slice of the campaign: run i (its
+	// 0-based index in the campaign, whose seed is RunSeed(Seed, i)) is
+	// run only if i mod Shards = Shard. MaxRuns bounds the index, not the
+	// shard's count, so the Shards shards of a campaign with MaxRuns M run
+	// exactly its M runs between them, each once. Shards 0 or 1: the whole
+	// campaign.
+	Shard, Shards int64
 	// Ignore lists anomaly kinds that do not count as violations (for
 	// instance Corrupt, to measure what the history alone exposes).
 	Ignore []analyzer.Kind
@@ -94,6 +102,8 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 		return FuzzStats{}, nil, errors.New("systematic crashes are not possible when a process is killed")
 	case fc.Duration <= 0 && fc.MaxRuns <= 0:
 		return FuzzStats{}, nil, errors.New("fuzz: neither a duration nor a number of runs")
+	case fc.Shards < 0 || fc.Shard < 0 || (fc.Shard > 0 && fc.Shard >= fc.Shards):
+		return FuzzStats{}, nil, fmt.Errorf("fuzz: shard %d of %d: a shard is 0 to N-1 of N >= 1", fc.Shard, fc.Shards)
 	}
 	jobs := fc.Jobs
 	if jobs <= 0 {
@@ -247,19 +257,45 @@ type generator struct {
 	pol      int
 }
 
+// next hands out the next run of the campaign that falls in the
+// generator's shard.
 func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.fc.MaxRuns > 0 && g.i >= g.fc.MaxRuns {
-		return 0, Config{}, false, nil
+	shards := max(g.fc.Shards, 1)
+	for {
+		if g.fc.MaxRuns > 0 && g.i >= g.fc.MaxRuns {
+			return 0, Config{}, false, nil
+		}
+		i := g.i
+		g.i++
+		if !g.fc.Systematic {
+			// Run i's seed depends on i alone: skip to the shard's next.
+			if r := i % shards; r != g.fc.Shard {
+				g.i = i + (g.fc.Shard-r+shards)%shards
+				continue
+			}
+			rc := g.c
+			rc.Driver.Seed = RunSeed(g.fc.Seed, i)
+			return i, rc, true, nil
+		}
+		// A systematic run depends on the runs before it (a seed yields
+		// as many runs as its crash-free run makes accesses): walk them
+		// all, keep the shard's.
+		rc, ok, err := g.systematic(ctx)
+		if err != nil || !ok {
+			return 0, Config{}, false, err
+		}
+		if i%shards == g.fc.Shard {
+			return i, rc, true, nil
+		}
 	}
-	i := g.i
-	g.i++
+}
+
+// systematic is the configuration of the next run of a systematic sweep:
+// the current seed crashed at its next access under its next policy.
+func (g *generator) systematic(ctx context.Context) (Config, bool, error) {
 	rc := g.c
-	if !g.fc.Systematic {
-		rc.Driver.Seed = RunSeed(g.fc.Seed, i)
-		return i, rc, true, nil
-	}
 	for g.at >= g.accesses {
 		// Next seed: count the accesses of its crash-free run.
 		g.seed = RunSeed(g.fc.Seed, g.seedIdx)
@@ -269,10 +305,10 @@ func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
 		free.Crashes, free.CrashAt = 0, 0
 		res, err := Run(ctx, free, io.Discard)
 		if err != nil {
-			return 0, Config{}, false, err
+			return Config{}, false, err
 		}
 		if ctx.Err() != nil {
-			return 0, Config{}, false, nil
+			return Config{}, false, nil
 		}
 		g.accesses, g.at, g.pol = res.Accesses, 0, 0
 	}
@@ -284,7 +320,7 @@ func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
 		g.pol = 0
 		g.at++
 	}
-	return i, rc, true, nil
+	return rc, true, nil
 }
 
 func (v *Verdict) violates(ignore []analyzer.Kind) bool {

@@ -21,18 +21,21 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // childSpec is what a child process is told.
 type childSpec struct {
-	Region  string        `json:"region"`
-	Log     string        `json:"log"`
-	Driver  driver.Config `json:"driver"`
-	MwCAS   mwcas.Config  `json:"mwcas"`
-	Ops     []int         `json:"ops"` // per worker
-	TagBase uint64        `json:"tag_base"`
+	Region string        `json:"region"`
+	Log    string        `json:"log"`
+	Driver driver.Config `json:"driver"`
+	// Target is the name of the target, which the child (the same program)
+	// has too, and TargetConfig its configuration.
+	Target       string        `json:"target"`
+	TargetConfig target.Config `json:"target_config"`
+	Ops          []int         `json:"ops"` // per worker
+	TagBase      uint64        `json:"tag_base"`
 	// KillWorker's KillAccess-th region access kills the process (0: no).
 	KillWorker int   `json:"kill_worker"`
 	KillAccess int64 `json:"kill_access"`
@@ -49,11 +52,13 @@ type childReport struct {
 // childReady is the line a child prints when it starts its operations.
 const childReady = "ready"
 
-// ChildMain is the body of a child process of the process-kill mode: it
-// opens the region file named by spec, recovers it, runs its segment
-// (free scheduler) logging into the shared log file, and reports on out.
-// It returns the process's exit status.
-func ChildMain(ctx context.Context, spec string, out io.Writer) int {
+// ChildMain is the body of a child process of the process-kill modes: it
+// opens the region file named by spec, opens and recovers the target on
+// it (found by name among targets: the child is the program that started
+// it, with the same targets), runs its segment (free scheduler) logging
+// into the shared log file, and reports on out. It returns the process's
+// exit status.
+func ChildMain(ctx context.Context, spec string, out io.Writer, targets []*target.Target) int {
 	var s childSpec
 	fail := func(err error) int {
 		b, _ := json.Marshal(childReport{Failed: err.Error(), FailedWorker: -1, StuckWorker: -1})
@@ -63,12 +68,19 @@ func ChildMain(ctx context.Context, spec string, out io.Writer) int {
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
 		return fail(fmt.Errorf("bad spec: %w", err))
 	}
+	t, err := target.Find(targets, s.Target)
+	if err != nil {
+		return fail(fmt.Errorf("the child process is not the program that started it: %w", err))
+	}
 	r, err := pmem.Open(s.Region, pmem.Options{})
 	if err != nil {
 		return fail(err)
 	}
 	defer r.Close()
-	m, _, err := mwcas.Recover(r, s.MwCAS)
+	in, err := t.Open(r, s.TargetConfig)
+	if err == nil {
+		_, err = in.Recover(0)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -79,7 +91,7 @@ func ChildMain(ctx context.Context, spec string, out io.Writer) int {
 	defer unmap()
 	dc := s.Driver
 	dc.Sched = driver.Free
-	d, err := driver.New(dc, m, r, driver.NewRecorder(history.NewWriter(io.Discard)))
+	d, err := driver.New(dc, in, r, driver.NewRecorder(history.NewWriter(io.Discard)))
 	if err != nil {
 		return fail(err)
 	}
@@ -146,7 +158,7 @@ type killer struct {
 	c           Config
 	rec         *driver.Recorder
 	rn          rngs
-	mc          mwcas.Config
+	tc          target.Config
 	region, log string
 	mem         []uint64
 	maxQuota    int // the most any round may be given
@@ -159,7 +171,11 @@ type killer struct {
 }
 
 func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
-	k := &killer{c: c, rec: rec, rn: newRNGs(c.Driver.Seed), mc: c.mwcasConfig()}
+	tc, err := c.targetConfig()
+	if err != nil {
+		return nil, err
+	}
+	k := &killer{c: c, rec: rec, rn: newRNGs(c.Driver.Seed), tc: tc}
 	if err := k.makeFiles(); err != nil {
 		k.close()
 		return nil, err
@@ -171,8 +187,8 @@ func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
 	return k, nil
 }
 
-// makeFiles makes the region file, with a new PMwCAS in it, and the shared
-// log file, mapped; close removes them.
+// makeFiles makes the region file, with a new instance of the target in
+// it, and the shared log file, mapped; close removes them.
 func (k *killer) makeFiles() error {
 	c := k.c
 	dir := c.Child.Dir
@@ -205,11 +221,13 @@ func (k *killer) makeFiles() error {
 	return nil
 }
 
-// createRegion creates the region file with a new PMwCAS in it.
+// createRegion creates the region file with a new instance of the target
+// in it.
 func (k *killer) createRegion(dir string) error {
-	n, err := mwcas.RegionWords(k.mc)
+	t := k.c.Target
+	n, err := t.Size(k.tc)
 	if err != nil {
-		return err
+		return fmt.Errorf("target %s: %w", t.Name, err)
 	}
 	k.region = filepath.Join(dir, fmt.Sprintf("region-%d.pmem", k.c.Driver.Seed))
 	os.Remove(k.region)
@@ -218,9 +236,9 @@ func (k *killer) createRegion(dir string) error {
 		return err
 	}
 	k.cleanup = append(k.cleanup, func() { os.Remove(k.region) })
-	if _, err := mwcas.New(r, k.mc); err != nil {
+	if _, err := t.New(r, k.tc); err != nil {
 		r.Close()
-		return err
+		return fmt.Errorf("target %s: new: %w", t.Name, err)
 	}
 	return r.Close()
 }
@@ -242,7 +260,7 @@ func (k *killer) segment(ctx context.Context, quota []int, last bool) (segment, 
 	dc.Seed = RunSeed(c.Driver.Seed, int64(k.round))
 	dc.Sched = driver.Free
 	k.round++
-	spec := childSpec{Region: k.region, Log: k.log, Driver: dc, MwCAS: k.mc, Ops: quota, TagBase: k.tagBase}
+	spec := childSpec{Region: k.region, Log: k.log, Driver: dc, Target: c.Target.Name, TargetConfig: k.tc, Ops: quota, TagBase: k.tagBase}
 	killAt := int64(-1)
 	switch {
 	case last:
@@ -293,36 +311,42 @@ func (k *killer) crash(segment) (string, error) {
 	return "the child process " + how, nil
 }
 
-// open opens the region file and recovers the PMwCAS on it, as the next
-// process would. An error is the run's (the file does not open); a failed
-// recovery is a finding, in rv.err.
-func (k *killer) open() (r *pmem.Region, m *mwcas.PMwCAS, rv recovery, err error) {
+// open opens the region file, and opens and recovers the target on it, as
+// the next process would. An error is the run's (the file does not open);
+// a target that does not open or recover is a finding, in rv.err.
+func (k *killer) open() (r *pmem.Region, in target.Instance, rv recovery, err error) {
 	if r, err = pmem.Open(k.region, pmem.Options{}); err != nil {
 		return nil, nil, rv, err
 	}
-	if m, rv.stats, rv.err = mwcas.Recover(r, k.mc); rv.err != nil {
+	in, rv.err = k.c.Target.Open(r, k.tc)
+	if rv.err != nil {
+		rv.err = fmt.Errorf("open: %w", rv.err)
+	} else {
+		rv.said, rv.err = in.Recover(0)
+	}
+	if rv.err != nil {
 		r.Close()
 		return nil, nil, rv, nil
 	}
-	return r, m, rv, nil
+	return r, in, rv, nil
 }
 
 func (k *killer) recover() (recovery, error) {
-	r, _, rv, err := k.open()
+	r, in, rv, err := k.open()
 	if err != nil || rv.err != nil {
 		return rv, err
 	}
-	rv.addrs, rv.vals, err = rawRead(r, k.c.Driver.Words)
+	rv.addrs, rv.vals, err = rawRead(r, in, k.c.Driver.Words)
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}
 	return rv, err
 }
 
-// final reads every word through the PMwCAS that the last child left,
+// final reads every word through the target that the last child left,
 // opened and recovered as the next process would.
 func (k *killer) final() (recovery, error) {
-	r, m, rv, err := k.open()
+	r, in, rv, err := k.open()
 	if err != nil || rv.err != nil {
 		if rv.err != nil {
 			rv.err = fmt.Errorf("recovery: %w", rv.err)
@@ -332,7 +356,7 @@ func (k *killer) final() (recovery, error) {
 	defer r.Close()
 	rv.addrs = allAddrs(k.c.Driver.Words)
 	rv.vals = make([]uint64, len(rv.addrs))
-	rv.err = m.Read(0, rv.addrs, rv.vals)
+	rv.err = in.Read(0, rv.addrs, rv.vals)
 	return rv, nil
 }
 

@@ -9,8 +9,8 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // Anomaly kinds a run finds by itself, beside the analyzer's.
@@ -21,6 +21,10 @@ const (
 	// Corrupt: an operation or a recovery failed with an error (for the
 	// PMwCAS, a region state that no run of the correct code produces).
 	Corrupt analyzer.Kind = "corrupt"
+	// Blocked: under the deterministic scheduler, the target waited
+	// outside region accesses (a Go mutex, a channel), where the scheduler
+	// cannot switch workers (driver.Blocked).
+	Blocked analyzer.Kind = "blocked"
 )
 
 // Result is what a run did.
@@ -39,7 +43,7 @@ type Result struct {
 	Accesses int64 `json:"accesses"`
 	// Lines is the length of the history.
 	Lines int64 `json:"lines"`
-	// Anomalies found by the run itself (stuck, corrupt).
+	// Anomalies found by the run itself (stuck, corrupt, blocked).
 	Anomalies []analyzer.Anomaly `json:"anomalies"`
 	// Canceled: the context ended the run early.
 	Canceled bool `json:"canceled,omitempty"`
@@ -72,8 +76,8 @@ type rounds interface {
 	// (the history's comment after "crash N: ").
 	crash(seg segment) (string, error)
 	// recover recovers the target from the image and reads every data word
-	// directly on the region. An error is the run's; a failed recovery is
-	// a finding, in recovery.err.
+	// directly on the region (rawRead). An error is the run's; a failed
+	// recovery is a finding, in recovery.err.
 	recover() (recovery, error)
 	// final reads every word through the target at the end of the run. An
 	// error is the run's; a failed read is a finding, in recovery.err.
@@ -93,7 +97,7 @@ type segment struct {
 
 // recovery is what a recovery after a crash did, or the final read.
 type recovery struct {
-	stats   mwcas.RecoveryStats
+	said    string // what the target's Recover said it did
 	note    string // what happened on the way, added to the crash comment
 	crashes int    // times the recovery itself was crashed
 	err     error  // the recovery failed: a finding
@@ -203,14 +207,15 @@ func crashRound(rs rounds, seg segment, rec *driver.Recorder, reader int32, res 
 			Explanation: fmt.Sprintf("recovery after the crash at line %d failed: %v", crashLine, rv.err)})
 		return false, nil
 	}
-	st := rv.stats
-	rec.Comment(fmt.Sprintf("recovery: %d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
-		st.RolledForward, st.RolledBack, st.RDCSSUndone, st.DirtyCleared, st.Descriptors))
+	if rv.said != "" {
+		rec.Comment("recovery: " + rv.said)
+	}
 	rec.Read(reader, rv.addrs, rv.vals)
 	return true, nil
 }
 
-// crashAfter crashes the region at its n-th access.
+// crashAfter counts the region's accesses, and crashes it at the n-th (0:
+// never).
 type crashAfter struct{ n, seen int64 }
 
 func (h *crashAfter) Access(int, pmem.AccessKind, uint64) error {
@@ -221,14 +226,15 @@ func (h *crashAfter) Access(int, pmem.AccessKind, uint64) error {
 	return nil
 }
 
-// rawRead reads every data word directly (no PMwCAS read, which would help
-// or clean what recovery left behind).
-func rawRead(r *pmem.Region, words uint64) (addrs, vals []uint64, err error) {
+// rawRead reads every data word directly, where the recovered instance
+// says it is (no operation of the target, which could help or clean what
+// recovery left behind).
+func rawRead(r *pmem.Region, in target.Instance, words uint64) (addrs, vals []uint64, err error) {
 	addrs = allAddrs(words)
 	vals = make([]uint64, words)
 	w := r.Worker(0)
 	for a := range words {
-		if vals[a], err = w.Load(mwcas.DataOffset(a)); err != nil {
+		if vals[a], err = w.Load(in.DataOffset(a)); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/target"
 )
 
 // Sched is a scheduler: how the workers' steps interleave.
@@ -67,7 +67,7 @@ const StickBySeed = -1
 // says: 0 is zero, not "the default". Start from DefaultConfig.
 type Config struct {
 	// Threads is the number of workers; worker i is process i of the
-	// history and worker i of the PMwCAS.
+	// history and worker i of the target.
 	Threads int
 	// Words is the address space: addresses 0 .. Words-1.
 	Words uint64
@@ -107,8 +107,8 @@ func (c Config) Check() error {
 	switch {
 	case c.Threads < 1 || c.Threads > MaxThreads:
 		return fmt.Errorf("threads = %d (1..%d allowed)", c.Threads, MaxThreads)
-	case c.K < 1 || c.K > mwcas.MaxK:
-		return fmt.Errorf("k = %d (1..%d allowed)", c.K, mwcas.MaxK)
+	case c.K < 1 || c.K > target.MaxK:
+		return fmt.Errorf("k = %d (1..%d allowed)", c.K, target.MaxK)
 	case c.Words < uint64(c.K):
 		return fmt.Errorf("words = %d: fewer than k = %d", c.Words, c.K)
 	case c.Words > 1<<30:

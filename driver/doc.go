@@ -1,6 +1,7 @@
 // Package driver runs workloads of multi-word reads and multi-word CAS
-// operations against a persistent multi-word CAS (package mwcas on a
-// pmem.Region) and records what they did as a history
+// operations against the operations of a target (package target: a
+// persistent primitive on a pmem.Region, such as the PMwCAS of package
+// mwcas) and records what they did as a history
 // (docs/history-format.md): the input of the linearizability analysis of
 // Cepeda, Chowdhury, Li, Lopez, Wang and Golab, "Toward Linearizability
 // Testing for Multi-Word Persistent Synchronization Primitives", OPODIS 2019
@@ -14,8 +15,8 @@
 // OPODIS paper's Section 4 by construction:
 //
 //  1. every new value is a unique tag, (process id + 1) << 32 | counter,
-//     with the PMwCAS's reserved bits clear, so no value is written twice
-//     to a word and none equals the initial value 0;
+//     below 1<<target.ValueBits (a target may keep flags above), so no
+//     value is written twice to a word and none equals the initial value 0;
 //  2. every CAS expects, at each of its words, the value its own process
 //     returned from an earlier, finished read of that word (a fresh read:
 //     a read-modify-write; or an older one: a CAS that will likely fail).
@@ -48,6 +49,17 @@
 // clock. A "stick" probability keeps the running worker running, which
 // makes the long solo runs some interleavings need likely; by default the
 // seed chooses one of three styles (0, 0.8, 0.95).
+//
+// The deterministic scheduler can switch workers only at region accesses.
+// A target whose operations make none is refused (they would run whole,
+// one after another), and one that waits outside region accesses, on a Go
+// mutex or a channel, for another worker that never gets the turn is
+// caught by a watchdog: the turn did not change hands and no operation was
+// invoked for StuckAfter.
+// The driver then reports the worker as Blocked (with the advice to wait
+// by region accesses instead, or to use the free scheduler), abandons its
+// goroutine, and refuses further segments, instead of every goroutine
+// sleeping forever (which Go ends with "all goroutines are asleep").
 //
 // # Progress
 //

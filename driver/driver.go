@@ -6,29 +6,24 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
-// Target is the primitive under test: a multi-word CAS and a multi-word
-// read, called by worker ids 0 .. Threads-1. *mwcas.PMwCAS is one. An error
-// wrapping pmem.ErrCrashed means the region crashed during the operation.
-type Target interface {
-	CAS(worker int, words []mwcas.Word) (ok bool, failedAddr uint64, err error)
-	Read(worker int, addrs []uint64, out []uint64) error
-}
-
-// Driver runs a workload on a target and records its history. Its segments
-// run one after another; between them the caller may crash the region,
-// recover the target and record what recovery left (package crash).
+// Driver runs a workload on a target's operations and records its history.
+// Its segments run one after another; between them the caller may crash
+// the region, recover the target and record what recovery left (package
+// crash): the driver writes the operations' invocations and responses,
+// never a crash line.
 type Driver struct {
 	cfg    Config
-	target Target
+	target target.Ops
 	region *pmem.Region
 	rec    *Recorder
 	procs  []*proc
@@ -45,20 +40,31 @@ type Driver struct {
 	base        time.Time
 	det         *detSched
 
-	mu    sync.Mutex
-	stuck *Stuck
-	opErr *OpError
-	stops int // segments run
+	mu      sync.Mutex
+	stuck   *Stuck
+	opErr   *OpError
+	blocked *Blocked
+	stops   int // segments run
+	// broken, once set, refuses every further segment: a worker of an
+	// earlier one never returned (see Blocked).
+	broken error
 }
 
-// New returns a driver of target, whose region is r (the driver installs
-// its access hook there during segments), writing to rec. The region may
-// be nil only if the target makes no region accesses (tests).
-func New(c Config, target Target, r *pmem.Region, rec *Recorder) (*Driver, error) {
+// New returns a driver of the target's operations ops, on the region r
+// where the target keeps its shared state (the driver installs its access
+// hook there during segments), writing to rec. The region may be nil only
+// under the free scheduler, for a target that makes no region accesses
+// (benchmarks of the logging alone): the deterministic scheduler
+// interleaves the workers at region accesses and has nothing to interleave
+// without them.
+func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: c, target: target, region: r, rec: rec}
+	if r == nil && c.Sched == Deterministic {
+		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
+	}
+	d := &Driver{cfg: c, target: ops, region: r, rec: rec}
 	d.procs = make([]*proc, c.Threads)
 	d.logs = make([]wlog, c.Threads)
 	d.ws = make([]wstate, c.Threads)
@@ -131,7 +137,8 @@ func (s *Stuck) String() string {
 }
 
 // OpError is an operation that returned an error other than a crash (for
-// a PMwCAS: a region state that no run of the correct code produces).
+// a PMwCAS: a region state that no run of the correct code produces); it
+// stops the segment.
 type OpError struct {
 	Proc int32
 	Line int64 // the line of its invocation
@@ -146,6 +153,32 @@ func (e *OpError) Error() string {
 
 func (e *OpError) Unwrap() error { return e.Err }
 
+// Blocked describes a worker that stopped, under the deterministic
+// scheduler, somewhere other than a region access: it held the turn for
+// Config.StuckAfter without handing it on at a region access or invoking
+// an operation, so it waits in Go (a mutex, a channel, a sleep) for
+// something only another worker can do, and the other workers wait for the
+// turn. The driver abandons its
+// goroutine (it cannot be unblocked) and every later segment.
+type Blocked struct {
+	Proc int32
+	// Line is the line of the invocation of its operation.
+	Line  int64
+	Kind  history.OpKind
+	Addrs []uint64
+	// Quiet is how long the turn stayed with it.
+	Quiet  time.Duration
+	worker int
+}
+
+// BlockedAdvice says what to do about a Blocked worker.
+const BlockedAdvice = "the deterministic scheduler runs one worker at a time and switches only at region accesses, so a worker that waits in Go (a sync.Mutex, a channel, a WaitGroup, a sleep) for another one waits forever: make every wait a loop of region accesses (for instance a lock word taken with a region CAS), or run it under the free scheduler (--sched free)"
+
+func (b *Blocked) String() string {
+	return fmt.Sprintf("process %d's %s of addresses %v (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses; %s",
+		b.Proc, b.Kind, b.Addrs, b.Line, b.Quiet.Round(time.Millisecond), BlockedAdvice)
+}
+
 // SegmentResult is what a segment did.
 type SegmentResult struct {
 	MergeStats
@@ -154,9 +187,10 @@ type SegmentResult struct {
 	// Crashed: the region crashed (at the crash point); the operations in
 	// progress were cut off and the region waits for Region.Crash.
 	Crashed bool
-	// Stuck or Failed, if set, stopped the segment.
-	Stuck  *Stuck
-	Failed *OpError
+	// Stuck, Failed or Blocked, if set, stopped the segment.
+	Stuck   *Stuck
+	Failed  *OpError
+	Blocked *Blocked
 	// Left is, per worker, the operations of its quota not invoked.
 	Left []int
 	// Full: some worker stopped because its (shared) log was full.
@@ -166,10 +200,14 @@ type SegmentResult struct {
 	Work, Merge time.Duration
 }
 
+// stopping reports whether the segment is already stopped by a stuck,
+// failed or blocked operation (d.mu held).
+func (d *Driver) stopping() bool { return d.stuck != nil || d.opErr != nil || d.blocked != nil }
+
 func (d *Driver) setStuck(w int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stuck == nil && d.opErr == nil {
+	if !d.stopping() {
 		ws := &d.ws[w]
 		o := &d.procs[w].op
 		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
@@ -178,29 +216,63 @@ func (d *Driver) setStuck(w int) {
 			d.stuck.Elapsed = time.Since(d.base) - time.Duration(ws.opStart)
 		}
 	}
-	d.aborted.Store(true)
+	d.abort()
 }
 
 func (d *Driver) setOpErr(w int, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stuck == nil && d.opErr == nil {
+	if !d.stopping() {
 		d.opErr = &OpError{Proc: d.pids[w], Kind: d.procs[w].op.kind, Err: err, w: w}
 	}
+	d.abort()
+}
+
+// setBlocked is the deterministic scheduler's watchdog finding worker w,
+// which holds the turn, blocked. It runs on the watchdog's goroutine: what
+// it reads of worker w was published by w's last heartbeat.
+func (d *Driver) setBlocked(w int, quiet time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.stopping() {
+		o := &d.procs[w].op
+		d.blocked = &Blocked{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...), Quiet: quiet, worker: w}
+	}
+	d.abort()
+}
+
+// abort stops the segment: every region access fails with errAborted from
+// now on, and under the deterministic scheduler every worker waiting for
+// the turn is woken, so that they all return without waiting for each
+// other (the worker holding the turn may never hand it on).
+func (d *Driver) abort() {
 	d.aborted.Store(true)
+	if s := d.det; s != nil {
+		for w := range s.turn {
+			s.hand(w)
+		}
+	}
 }
 
 // Segment runs quota[w] operations on each worker w, or fewer if the
-// region crashes at cp, an operation is stuck or fails, or ctx is done;
-// then it merges the workers' logs into the history. It returns an error
-// only if the history cannot be written or the logs do not decode.
+// region crashes at cp, an operation is stuck, fails or blocks, or ctx is
+// done; then it merges the workers' logs into the history. After a crash
+// (SegmentResult.Crashed) the operations in progress are left pending: the
+// caller writes the crash line (Recorder.Crash), builds the crash image
+// (pmem.Region.Crash) and recovers the target before the next segment. It
+// returns an error if the history cannot be written or the logs do not
+// decode, if an earlier segment abandoned a worker (see Blocked), or if
+// under the deterministic scheduler the operations made no region access.
 func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (SegmentResult, error) {
 	if len(quota) != d.cfg.Threads {
 		return SegmentResult{}, fmt.Errorf("driver: %d quotas for %d workers", len(quota), d.cfg.Threads)
 	}
+	if d.broken != nil {
+		return SegmentResult{}, d.broken
+	}
 	d.stops++
 	d.aborted.Store(false)
-	d.stuck, d.opErr = nil, nil
+	d.stuck, d.opErr, d.blocked = nil, nil, nil
 	d.crashAt, d.crashWorker, d.crashAction = cp.Access, cp.Worker, cp.Action
 	d.segAccesses = 0
 	d.base = time.Now()
@@ -216,18 +288,26 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	}
 	left := append([]int(nil), quota...)
 	full := make([]bool, d.cfg.Threads)
+	var abandoned []bool
 	if d.cfg.Sched == Deterministic {
-		d.runDeterministic(ctx, segSeed, left, full)
+		abandoned = d.runDeterministic(ctx, segSeed, left, full)
 	} else {
 		d.runFree(ctx, left, full)
 	}
-	if d.region != nil {
-		d.region.SetHook(nil)
-	}
 	res := SegmentResult{Left: left, Work: time.Since(d.base)}
 	for i := range d.ws {
+		if abandoned != nil && abandoned[i] {
+			// Its counters after its last heartbeat are its own.
+			d.broken = fmt.Errorf("driver: process %d never returned from its operation after the segment stopped: its goroutine is abandoned, and so is this driver", d.pids[i])
+			continue
+		}
 		res.Accesses += d.ws[i].accesses
 		res.Full = res.Full || full[i]
+	}
+	if d.region != nil && d.broken == nil {
+		// An abandoned worker keeps the hook, whose every access fails:
+		// it never touches the region again, whoever uses it next.
+		d.region.SetHook(nil)
 	}
 	if d.region != nil {
 		res.Crashed = d.region.Crashing()
@@ -251,14 +331,22 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		d.opErr.Line = ms.LastInv[d.opErr.w]
 		res.Failed = d.opErr
 	}
+	if d.blocked != nil {
+		d.blocked.Line = ms.LastInv[d.blocked.worker]
+		res.Blocked = d.blocked
+	}
+	if d.det != nil && res.Accesses == 0 && ms.Invoked > 0 && !res.Crashed && res.Blocked == nil {
+		return res, fmt.Errorf("driver: %d operations made no region access: the deterministic scheduler switches workers only at region accesses, so they ran one after another, whole, with no interleaving, and no crash could fall inside one; every access of the target to shared state must go through the workers of the region the driver was given (pmem.Worker)", ms.Invoked)
+	}
 	return res, nil
 }
 
 // runDeterministic works the segment with one worker at a time, the next
-// chosen by the scheduler's seeded choices.
-func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) {
+// chosen by the scheduler's seeded choices. It returns, if it had to
+// abandon some, which workers' goroutines never returned (see wait).
+func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-		turn: make([]chan struct{}, d.cfg.Threads), done: make(chan struct{})}
+		turn: make([]chan struct{}, d.cfg.Threads), returned: make([]atomic.Bool, d.cfg.Threads), done: make(chan struct{})}
 	d.det = s
 	for i := range s.turn {
 		s.turn[i] = make(chan struct{}, 1)
@@ -267,11 +355,18 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 		}
 	}
 	if len(s.live) == 0 {
-		return
+		return nil
 	}
-	for _, w := range s.live {
+	workers := slices.Clone(s.live) // s.live is theirs once they run
+	s.running.Store(int32(len(workers)))
+	for _, w := range workers {
 		go func() {
+			defer s.exit(w)
 			<-s.turn[w]
+			if d.aborted.Load() {
+				return // woken by an abort before its first turn
+			}
+			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
 			s.finish(w)
 		}()
@@ -279,8 +374,8 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	if d.region != nil {
 		d.region.SetHook(s)
 	}
-	s.turn[s.pick(-1)] <- struct{}{}
-	<-s.done
+	s.hand(s.pick(-1))
+	return s.wait(workers)
 }
 
 // runFree works the segment with every worker on a goroutine of its own.
@@ -378,6 +473,12 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			l.commitRecord(rec)
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
+		if d.det != nil {
+			// What the watchdog may read of this worker if the target
+			// never comes back (the invocation, the operation, the
+			// counters) is published before the target runs.
+			d.det.took(w)
+		}
 		if o.kind == history.Read {
 			err = d.target.Read(w, o.addrs, o.vals)
 		} else {
@@ -392,6 +493,13 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		d.point(w)
+		if d.aborted.Load() {
+			// A stopped segment logs no more responses: under the
+			// deterministic scheduler nobody holds the turn any more, so
+			// the timestamps would race (the operation stays pending).
+			p.interrupted()
+			return
+		}
 		// Response: logged after the operation's last access.
 		switch {
 		case o.kind == history.Read:

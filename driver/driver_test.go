@@ -8,6 +8,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,10 +17,11 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // setup builds a PMwCAS for c on an emulated region.
-func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) {
+func setup(t testing.TB, c Config, mutant string) (*pmem.Region, target.Instance) {
 	t.Helper()
 	mc := mwcas.Config{Words: c.Words, MaxWorkers: c.Threads, DescriptorsPerWorker: 4, MaxK: c.K, Mutant: mutant}
 	n, err := mwcas.RegionWords(mc)
@@ -34,7 +37,7 @@ func setup(t testing.TB, c Config, mutant string) (*pmem.Region, *mwcas.PMwCAS) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, m
+	return r, mwcas.AsTarget(m)
 }
 
 // cfg is the default configuration with the given workload shape.
@@ -192,7 +195,7 @@ type spinner struct {
 	r *pmem.Region
 }
 
-func (s spinner) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
+func (s spinner) CAS(w int, words []target.Word) (bool, uint64, error) {
 	for _, x := range words {
 		if x.Addr == 0 {
 			for {
@@ -261,18 +264,25 @@ func TestStuck(t *testing.T) {
 }
 
 // failer is a target whose second operation of worker 1 fails.
-type failer struct{ n *int }
+type failer struct {
+	r *pmem.Region
+	n *int
+}
 
 var errBroken = errors.New("broken")
 
-func (f failer) CAS(w int, words []mwcas.Word) (bool, uint64, error) {
-	return f.op(w) == nil, 0, f.op(w)
+func (f failer) CAS(w int, words []target.Word) (bool, uint64, error) {
+	err := f.op(w)
+	return err == nil, 0, err
 }
 func (f failer) Read(w int, addrs, out []uint64) error {
 	clear(out)
 	return f.op(w)
 }
 func (f failer) op(w int) error {
+	if _, err := f.r.Worker(w).Load(0); err != nil {
+		return err
+	}
 	if w == 1 {
 		*f.n++
 		if *f.n == 2 {
@@ -289,7 +299,12 @@ func TestOperationError(t *testing.T) {
 	n := 0
 	c := cfg(2, 2, 1, 1)
 	c.Reads = 1
-	d, err := New(c, failer{&n}, nil, rec)
+	r, err := pmem.NewMemory(8, pmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d, err := New(c, failer{r, &n}, r, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,6 +319,147 @@ func TestOperationError(t *testing.T) {
 	lines := strings.Split(buf.String(), "\n")
 	if !strings.HasPrefix(lines[seg.Failed.Line-1], "1 inv read") {
 		t.Fatalf("failed op at line %d: %q", seg.Failed.Line, lines[seg.Failed.Line-1])
+	}
+}
+
+// goMemory is a target that keeps its words in Go memory: it makes no
+// region access at all.
+type goMemory struct{ words []uint64 }
+
+func (g goMemory) CAS(w int, words []target.Word) (bool, uint64, error) {
+	for _, x := range words {
+		if g.words[x.Addr] != x.Old {
+			return false, x.Addr, nil
+		}
+	}
+	for _, x := range words {
+		g.words[x.Addr] = x.New
+	}
+	return true, 0, nil
+}
+
+func (g goMemory) Read(w int, addrs, out []uint64) error {
+	for i, a := range addrs {
+		out[i] = g.words[a]
+	}
+	return nil
+}
+
+// TestRefusesTargetWithoutRegion: the deterministic scheduler has nothing
+// to interleave without region accesses, and says so.
+func TestRefusesTargetWithoutRegion(t *testing.T) {
+	c := cfg(2, 4, 2, 1)
+	rec := NewRecorder(history.NewWriter(io.Discard))
+	if _, err := New(c, goMemory{make([]uint64, 4)}, nil, rec); err == nil || !strings.Contains(err.Error(), "no interleaving") {
+		t.Fatalf("no region: %v", err)
+	}
+	r, err := pmem.NewMemory(8, pmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	d, err := New(c, goMemory{make([]uint64, 4)}, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Segment(context.Background(), []int{5, 5}, CrashPoint{}); err == nil || !strings.Contains(err.Error(), "made no region access") {
+		t.Fatalf("a region it does not use: %v", err)
+	}
+	// The free scheduler runs it (the logging benchmarks do).
+	c.Sched = Free
+	d, err = New(c, goMemory{make([]uint64, 4)}, nil, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Segment(context.Background(), []int{1, 0}, CrashPoint{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// locked is a target that guards the region with a Go mutex (wait nil) or
+// makes every operation but the first wait on a channel nobody sends on
+// (wait set): both block outside region accesses.
+type locked struct {
+	r    *pmem.Region
+	mu   *sync.Mutex
+	wait chan struct{}
+	ops  *atomic.Int64
+}
+
+func (l locked) op(w int) error {
+	if l.wait != nil && l.ops.Add(1) > 1 {
+		<-l.wait
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for range 3 {
+		if _, err := l.r.Worker(w).Load(0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l locked) CAS(w int, words []target.Word) (bool, uint64, error) {
+	err := l.op(w)
+	return err == nil, 0, err
+}
+
+func (l locked) Read(w int, addrs, out []uint64) error {
+	clear(out)
+	return l.op(w)
+}
+
+// TestBlocked: a target that blocks outside region accesses under the
+// deterministic scheduler is reported, not a deadlock of the process.
+func TestBlocked(t *testing.T) {
+	for _, leak := range []bool{false, true} {
+		t.Run(fmt.Sprint("never returns ", leak), func(t *testing.T) {
+			r, err := pmem.NewMemory(8, pmem.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			tgt := locked{r: r, mu: &sync.Mutex{}, ops: &atomic.Int64{}}
+			if leak {
+				tgt.wait = make(chan struct{})
+			}
+			var buf bytes.Buffer
+			rec := NewRecorder(history.NewWriter(&buf))
+			rec.Header()
+			c := cfg(3, 2, 1, 7)
+			c.Stick, c.StuckAfter = 0, 100*time.Millisecond
+			d, err := New(c, tgt, r, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			seg, err := d.Segment(context.Background(), []int{50, 50, 50}, CrashPoint{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec.Flush()
+			b := seg.Blocked
+			if b == nil || time.Since(start) > 10*time.Second {
+				t.Fatalf("not reported as blocked: %+v after %v", seg, time.Since(start))
+			}
+			lines := strings.Split(buf.String(), "\n")
+			if inv := lines[b.Line-1]; !strings.HasPrefix(inv, fmt.Sprintf("%d inv ", b.Proc)) {
+				t.Fatalf("blocked op at line %d is %q", b.Line, inv)
+			}
+			if !strings.Contains(b.String(), "--sched free") || !strings.Contains(b.String(), "region CAS") {
+				t.Fatalf("no advice: %s", b)
+			}
+			check(t, buf.String()) // well formed, the blocked op pending
+			_, err = d.Segment(context.Background(), []int{1, 1, 1}, CrashPoint{})
+			if leak != (err != nil) {
+				t.Fatalf("next segment after an abandoned worker (%v): %v", leak, err)
+			}
+			if leak {
+				// The abandoned goroutine never touches the region again.
+				close(tgt.wait)
+			}
+		})
 	}
 }
 

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/target"
 )
 
 // recentReads is how many of its own reads a process remembers as the
@@ -41,9 +41,9 @@ type proc struct {
 	lastRecent  int // index of the most recent read
 	lastWasRead bool
 
-	op    op
-	perm  []int
-	mwcas []mwcas.Word
+	op   op
+	perm []int
+	cas  []target.Word // the current cas as target words
 }
 
 func newProc(id int32, c Config, seed uint64) *proc {
@@ -57,12 +57,12 @@ func newProc(id int32, c Config, seed uint64) *proc {
 	p.op.new = make([]uint64, c.K)
 	p.op.vals = make([]uint64, c.K)
 	p.perm = make([]int, c.K)
-	p.mwcas = make([]mwcas.Word, c.K)
+	p.cas = make([]target.Word, c.K)
 	return p
 }
 
-// tag returns a fresh value: unique per process and counter, never 0, with
-// the PMwCAS's flag bits clear.
+// tag returns a fresh value: unique per process and counter, never 0, and
+// below 1<<target.ValueBits (at most 1024 processes).
 func (p *proc) tag() (uint64, error) {
 	if p.ctr >= MaxTag {
 		return 0, fmt.Errorf("process %d used up its %d tags", p.id, uint64(MaxTag))
@@ -136,10 +136,10 @@ func (p *proc) done(o *op) {
 // interrupted takes note of an operation cut off by a crash.
 func (p *proc) interrupted() { p.lastWasRead = false }
 
-// words returns the operation as mwcas words.
-func (p *proc) casWords(o *op) []mwcas.Word {
+// casWords returns the operation as target words.
+func (p *proc) casWords(o *op) []target.Word {
 	for i := range o.addrs {
-		p.mwcas[i] = mwcas.Word{Addr: o.addrs[i], Old: o.exp[i], New: o.new[i]}
+		p.cas[i] = target.Word{Addr: o.addrs[i], Old: o.exp[i], New: o.new[i]}
 	}
-	return p.mwcas
+	return p.cas
 }

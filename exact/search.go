@@ -71,43 +71,61 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 	s := &search{ctx: ctx, budget: budget}
 	n := len(ids)
 	s.nw = (n + 63) / 64
+	d := newDomains(h, ids)
+	s.mem = make([]uint32, len(d.values)) // every word starts at index 0, its initial value
+	s.pack(d)
+	s.compileOps(h, ids, d)
+	s.constrain(h, mode)
+	s.size = fmt.Sprintf("a component of %d operations on %d words (first at line %d)",
+		n, len(d.values), h.Ops[ids[0]].Line)
+	return s
+}
 
-	// Words and their domains: the initial value and every value a cas
-	// that may succeed writes. A word only ever holds one of these.
-	wordIdx := map[uint64]int32{}
-	var domains []map[uint64]uint32
+// domains are a component's words and, per word, the values it can hold:
+// its initial value and every value a cas that may succeed writes.
+type domains struct {
+	word   map[uint64]int32    // address -> local word index
+	values []map[uint64]uint32 // per word: value -> index in its domain (initial 0)
+}
+
+func newDomains(h *history.History, ids []int) *domains {
+	d := &domains{word: map[uint64]int32{}}
 	for _, id := range ids {
 		op := &h.Ops[id]
 		for k, a := range op.Addrs {
-			w, ok := wordIdx[a]
+			w, ok := d.word[a]
 			if !ok {
-				w = int32(len(domains))
-				wordIdx[a] = w
-				domains = append(domains, map[uint64]uint32{h.InitValue(a): 0})
+				w = int32(len(d.values))
+				d.word[a] = w
+				d.values = append(d.values, map[uint64]uint32{h.InitValue(a): 0})
 			}
 			if op.Kind == history.CAS && op.Status != history.Failed {
-				d := domains[w]
-				if _, ok := d[op.New[k]]; !ok {
-					d[op.New[k]] = uint32(len(d))
+				dv := d.values[w]
+				if _, ok := dv[op.New[k]]; !ok {
+					dv[op.New[k]] = uint32(len(dv))
 				}
 			}
 		}
 	}
-	value := func(w int32, v uint64) uint32 {
-		if x, ok := domains[w][v]; ok {
-			return x
-		}
-		return noMatch
-	}
-	s.mem = make([]uint32, len(domains)) // every word starts at index 0, its initial value
+	return d
+}
 
-	// Pack the memory into whole uint64s after the done bitset, no field
-	// straddling two. The key is kept up to date as the search moves, so
-	// that a state costs no packing.
-	s.fields = make([]field, len(domains))
+// value is v's index in word w's domain, or noMatch.
+func (d *domains) value(w int32, v uint64) uint32 {
+	if x, ok := d.values[w][v]; ok {
+		return x
+	}
+	return noMatch
+}
+
+// pack places the memory in whole uint64s after the done bitset, no field
+// straddling two. The key is kept up to date as the search moves, so that
+// a state costs no packing.
+func (s *search) pack(d *domains) {
+	s.fields = make([]field, len(d.values))
 	nkey, used := s.nw, uint(64)
-	for w, d := range domains {
-		width := uint(bits.Len32(uint32(len(d) - 1)))
+	for w, dv := range d.values {
+		width := uint(bits.Len32(uint32(len(dv) - 1)))
 		if width == 0 {
 			continue
 		}
@@ -120,7 +138,11 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 	s.key = make([]uint64, nkey)
 	s.done = s.key[:s.nw]
 	s.seen = newStateSet(len(s.key))
+}
 
+// compileOps turns the component's operations into cops.
+func (s *search) compileOps(h *history.History, ids []int, d *domains) {
+	n := len(ids)
 	slab := make([]uint64, n*s.nw)
 	s.ops = make([]cop, n)
 	s.pend = make([]uint64, s.nw)
@@ -132,20 +154,20 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 		c.pred = slab[i*s.nw : (i+1)*s.nw]
 		c.words = make([]int32, len(op.Addrs))
 		for k, a := range op.Addrs {
-			c.words[k] = wordIdx[a]
+			c.words[k] = d.word[a]
 		}
 		switch {
 		case op.Kind == history.Read:
 			c.kind = kRead
 			c.want = make([]uint32, len(op.Addrs))
 			for k := range op.Addrs {
-				c.want[k] = value(c.words[k], op.Values[k])
+				c.want[k] = d.value(c.words[k], op.Values[k])
 				s.hopeless = s.hopeless || c.want[k] == noMatch
 			}
 		case op.Status == history.Failed:
 			c.kind = kFail
 			k := indexOf(op.Addrs, op.FailAddr)
-			c.failWord, c.failWant = c.words[k], value(c.words[k], op.Expected[k])
+			c.failWord, c.failWant = c.words[k], d.value(c.words[k], op.Expected[k])
 		default:
 			c.kind = kOK
 			if op.Status == history.Pending {
@@ -155,8 +177,8 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 			c.want = make([]uint32, len(op.Addrs))
 			c.news = make([]uint32, len(op.Addrs))
 			for k := range op.Addrs {
-				c.want[k] = value(c.words[k], op.Expected[k])
-				c.news[k] = value(c.words[k], op.New[k])
+				c.want[k] = d.value(c.words[k], op.Expected[k])
+				c.news[k] = d.value(c.words[k], op.New[k])
 				s.hopeless = s.hopeless || c.kind == kOK && c.want[k] == noMatch
 			}
 		}
@@ -166,9 +188,11 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 		}
 	}
 	sortByRet(s.byRet, s.ops)
+}
 
-	// Order constraints inside the component. Those that cross components
-	// are implied by locality (see the package doc).
+// constrain sets the order constraints inside the component. Those that
+// cross components are implied by locality (see the package doc).
+func (s *search) constrain(h *history.History, mode history.Mode) {
 	for j := range s.ops {
 		b := &s.ops[j]
 		for i := range s.ops {
@@ -187,9 +211,6 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 			}
 		}
 	}
-	s.size = fmt.Sprintf("a component of %d operations on %d words (first at line %d)",
-		n, len(domains), h.Ops[ids[0]].Line)
-	return s
 }
 
 func indexOf(addrs []uint64, a uint64) int {

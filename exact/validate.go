@@ -72,18 +72,18 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 		case op.Kind == history.Read:
 			for k, a := range op.Addrs {
 				if v := get(a); v != op.Values[k] {
-					return fmt.Errorf("read of line %d returned %d at address %d, which holds %d there", op.Line, op.Values[k], a, v)
+					return fmt.Errorf("read of line %d returned %s at address %d, which holds %s there", op.Line, history.FormatValue(op.Values[k]), a, history.FormatValue(v))
 				}
 			}
 		case op.Status == history.Failed:
 			k := indexOf(op.Addrs, op.FailAddr)
 			if get(op.FailAddr) == op.Expected[k] {
-				return fmt.Errorf("cas of line %d failed at address %d, which holds the expected %d there", op.Line, op.FailAddr, op.Expected[k])
+				return fmt.Errorf("cas of line %d failed at address %d, which holds the expected %s there", op.Line, op.FailAddr, history.FormatValue(op.Expected[k]))
 			}
 		default: // succeeded, or pending and taken as a success
 			for k, a := range op.Addrs {
 				if v := get(a); v != op.Expected[k] {
-					return fmt.Errorf("cas of line %d (%v) expected %d at address %d, which holds %d there", op.Line, op.Status, op.Expected[k], a, v)
+					return fmt.Errorf("cas of line %d (%v) expected %s at address %d, which holds %s there", op.Line, op.Status, history.FormatValue(op.Expected[k]), a, history.FormatValue(v))
 				}
 			}
 			for k, a := range op.Addrs {

@@ -15,7 +15,10 @@
 // History for small histories (tests, the exact checker, shrinking).
 package history
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // EventKind says what a line of a history records.
 type EventKind uint8
@@ -90,18 +93,62 @@ type Event struct {
 	// InvLine is, on a Return, the line of the matching invocation: the
 	// operation's identity in every report.
 	InvLine int64
+	// OpID is the operation's dense id (Invoke and Return): 0, 1, 2, ...
+	// in invocation order, so consumers can keep per-operation state in a
+	// slice and find a response's operation without tracking pending
+	// operations themselves. -1 on a Crash.
+	OpID int64
+	// Interrupted are, on a Crash, the ids of the operations it cut off
+	// (pending at the crash: they never get a response), in the order of
+	// their processes' indexes.
+	Interrupted []int64
 }
 
-// Error is a malformed-input error that names its place.
+// The kinds of malformed input, for errors.Is on an *Error (its Err). All
+// three wrap ErrMalformed. An *Error whose Err is none of them wraps the
+// I/O error that stopped the Reader.
+var (
+	// ErrMalformed is any input the Reader rejects.
+	ErrMalformed = errors.New("malformed history")
+	// ErrSyntax: a line is not a header, directive or event of the
+	// format (an unknown word, a bad number, a broken JSON object).
+	ErrSyntax = fmt.Errorf("%w: syntax error", ErrMalformed)
+	// ErrIllFormed: the lines parse but break a well-formedness rule of
+	// docs/history-format.md (a response without a pending invocation, a
+	// response that does not match its invocation, an address twice in
+	// one operation, initial values after the first event, ...).
+	ErrIllFormed = fmt.Errorf("%w: ill-formed", ErrMalformed)
+	// ErrLimit: the input exceeds a limit of this implementation (line
+	// length, words per operation, number of lines or operations).
+	ErrLimit = fmt.Errorf("%w: over a limit", ErrMalformed)
+)
+
+// Error is an input error that names its place, in the manner of
+// encoding/csv's ParseError: Err says what kind of error it is (one of
+// the kinds above, or the I/O error that stopped the Reader), Msg says it
+// to a person.
 type Error struct {
 	File string
+	// Line is the 1-based line, 0 when no line is to blame.
 	Line int64
-	Msg  string
+	// Column is the 1-based byte column of the offending token, 0 when
+	// not known (JSON Lines, or a rule about the whole line).
+	Column int
+	Err    error
+	Msg    string
 }
 
+// Error renders "file:line:column: msg", leaving out what is unknown.
 func (e *Error) Error() string {
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0 && e.Column > 0:
+		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Msg)
+	case e.Line > 0:
 		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Msg)
 }
+
+// Unwrap returns the kind, so that errors.Is(err, ErrSyntax) and the like
+// work through wrapping.
+func (e *Error) Unwrap() error { return e.Err }

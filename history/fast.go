@@ -24,9 +24,7 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 		if !c.space() {
 			return nil, false, nil
 		}
-		ev := &r.ev
-		ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-		ev.OK, ev.FailAddr = false, 0
+		ev := r.clearEvent()
 		switch {
 		case c.word("read"):
 			ev.Op = Read
@@ -79,32 +77,33 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 					break
 				}
 			}
-			if !c.end() || len(ev.Values) != len(ps.addrs) {
+			if !c.end() {
 				return nil, false, nil
 			}
-			r.started = true
-			return r.finishReturn(idx, ps), true, nil
+			ev, err := r.respond(idx, ps, response{kind: retValues})
+			return ev, true, err
 		}
+		var resp response
 		switch {
 		case c.word("ok"):
-			ev.OK = true
+			resp.kind = retOK
 		case c.word("fail"):
 			if !c.space() {
 				return nil, false, nil
 			}
 			a, good := c.number()
-			if !good || !contains(ps.addrs, a) {
+			if !good {
 				return nil, false, nil
 			}
-			ev.FailAddr = a
+			resp = response{kind: retFail, failAddr: a}
 		default:
 			return nil, false, nil
 		}
 		if !c.end() {
 			return nil, false, nil
 		}
-		r.started = true
-		return r.finishReturn(idx, ps), true, nil
+		ev, err := r.respond(idx, ps, resp)
+		return ev, true, err
 	}
 	return nil, false, nil
 }

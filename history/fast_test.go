@@ -21,7 +21,7 @@ func readAllEvents(text string, fast bool) []string {
 		if err != nil {
 			return append(out, "error: "+err.Error())
 		}
-		out = append(out, fmt.Sprintf("%v %d %d %d %v %v %v %v %v %v %v %d", ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.Op, ev.Addrs, ev.Expected, ev.New, ev.Values, ev.OK, ev.FailAddr, ev.InvLine))
+		out = append(out, fmt.Sprintf("%v %d %d %d %v %v %v %v %v %v %v %d %d %v", ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.Op, ev.Addrs, ev.Expected, ev.New, ev.Values, ev.OK, ev.FailAddr, ev.InvLine, ev.OpID, ev.Interrupted))
 	}
 }
 

@@ -9,133 +9,145 @@ package history
 // header and init lines, returns ok=false and goes to the general path,
 // which also produces the error messages.
 func (r *Reader) fastJSON(line []byte) (ev *Event, ok bool, err error) {
+	ev = r.clearEvent()
 	s := jscan{b: line}
-	if !s.byte('{') {
+	var f jsonFields
+	if !s.object(&f, ev) {
 		return nil, false, nil
 	}
-	var (
-		p                       uint64
-		hasP, hasCrash          bool
-		inv, ret                string // "read"/"cas"; "ok"/"fail"/"values"
-		hasAddrs, hasWords, hAd bool
-		addr                    uint64
-	)
-	ev = &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-	ev.OK, ev.FailAddr = false, 0
-	first := true
-	for {
+	switch {
+	case f.crash && !f.hasP && f.inv == "" && f.ret == "" && !f.addrs && !f.words && !f.hasAddr:
+		return r.crashEvent(), true, nil
+	case !f.hasP || f.crash:
+		return nil, false, nil
+	case f.inv == "read" && f.ret == "" && f.addrs && !f.words && !f.hasAddr:
+		ev.Op = Read
+		ev, err := r.invoke(int32(f.p))
+		return ev, true, err
+	case f.inv == "cas" && f.ret == "" && f.words && !f.addrs && !f.hasAddr:
+		ev.Op = CAS
+		ev, err := r.invoke(int32(f.p))
+		return ev, true, err
+	case f.inv != "" || f.ret == "" || f.addrs || f.words:
+		return nil, false, nil
+	}
+	idx, known := r.lookupProc(int32(f.p))
+	if !known || !r.procs[idx].pending {
+		return nil, false, nil
+	}
+	ps := &r.procs[idx]
+	var resp response
+	switch {
+	case ps.op == Read && f.ret == "values" && !f.hasAddr:
+		resp.kind = retValues
+	case ps.op == CAS && f.ret == "ok" && !f.hasAddr:
+		resp.kind = retOK
+	case ps.op == CAS && f.ret == "fail" && f.hasAddr:
+		resp = response{kind: retFail, failAddr: f.addr}
+	default:
+		return nil, false, nil
+	}
+	ev, err = r.respond(idx, ps, resp)
+	return ev, true, err
+}
+
+// jsonFields are the keys fastJSON found on a line; the numbers of
+// "addrs", "words" and a read's "ret" go straight into the event.
+type jsonFields struct {
+	p                     uint64
+	hasP, crash           bool
+	inv, ret              string // "read"/"cas"; "ok"/"fail"/"values"
+	addrs, words, hasAddr bool
+	addr                  uint64
+}
+
+// object scans one JSON object of event keys, each at most once, into f
+// and ev; false for anything else.
+func (s *jscan) object(f *jsonFields, ev *Event) bool {
+	if !s.byte('{') {
+		return false
+	}
+	for first := true; ; first = false {
 		s.ws()
 		if first && s.byte('}') {
-			return nil, false, nil
+			return false
 		}
 		if !first && !s.byte(',') {
 			if s.byte('}') {
 				break
 			}
-			return nil, false, nil
+			return false
 		}
-		first = false
 		s.ws()
 		key, good := s.str()
 		if !good || !(s.ws2() && s.byte(':')) {
-			return nil, false, nil
+			return false
 		}
 		s.ws()
-		switch key {
-		case "p":
-			if hasP {
-				return nil, false, nil
-			}
-			p, hasP = s.integer()
-			if !hasP || p > MaxProc {
-				return nil, false, nil
-			}
-		case "crash":
-			if hasCrash || !s.lit("true") {
-				return nil, false, nil
-			}
-			hasCrash = true
-		case "inv":
-			v, good := s.str()
-			if inv != "" || !good || (v != "read" && v != "cas") {
-				return nil, false, nil
-			}
-			inv = v
-		case "ret":
-			if ret != "" {
-				return nil, false, nil
-			}
-			if s.peek('[') {
-				ret = "values"
-				if !s.numbers(&ev.Values) {
-					return nil, false, nil
-				}
-			} else {
-				v, good := s.str()
-				if !good || (v != "ok" && v != "fail") {
-					return nil, false, nil
-				}
-				ret = v
-			}
-		case "addrs":
-			if hasAddrs || !s.numbers(&ev.Addrs) {
-				return nil, false, nil
-			}
-			hasAddrs = true
-		case "words":
-			if hasWords || !s.triples(ev) {
-				return nil, false, nil
-			}
-			hasWords = true
-		case "addr":
-			if hAd {
-				return nil, false, nil
-			}
-			addr, hAd = s.number()
-			if !hAd {
-				return nil, false, nil
-			}
-		default:
-			return nil, false, nil
+		if !s.field(key, f, ev) {
+			return false
 		}
 	}
 	s.ws()
-	if !s.end() {
-		return nil, false, nil
+	return s.end()
+}
+
+// field scans the value of one key.
+func (s *jscan) field(key string, f *jsonFields, ev *Event) bool {
+	switch key {
+	case "p":
+		if f.hasP {
+			return false
+		}
+		f.p, f.hasP = s.integer()
+		return f.hasP && f.p <= MaxProc
+	case "crash":
+		if f.crash || !s.lit("true") {
+			return false
+		}
+		f.crash = true
+		return true
+	case "inv":
+		v, good := s.str()
+		if f.inv != "" || !good || (v != "read" && v != "cas") {
+			return false
+		}
+		f.inv = v
+		return true
+	case "ret":
+		if f.ret != "" {
+			return false
+		}
+		if s.peek('[') {
+			f.ret = "values"
+			return s.numbers(&ev.Values)
+		}
+		v, good := s.str()
+		if !good || (v != "ok" && v != "fail") {
+			return false
+		}
+		f.ret = v
+		return true
+	case "addrs":
+		if f.addrs || !s.numbers(&ev.Addrs) {
+			return false
+		}
+		f.addrs = true
+		return true
+	case "words":
+		if f.words || !s.triples(ev) {
+			return false
+		}
+		f.words = true
+		return true
+	case "addr":
+		if f.hasAddr {
+			return false
+		}
+		f.addr, f.hasAddr = s.number()
+		return f.hasAddr
 	}
-	switch {
-	case hasCrash && !hasP && inv == "" && ret == "" && !hasAddrs && !hasWords && !hAd:
-		return r.crashEvent(), true, nil
-	case !hasP || hasCrash:
-		return nil, false, nil
-	case inv == "read" && ret == "" && hasAddrs && !hasWords && !hAd:
-		ev.Op = Read
-		ev, err := r.invoke(int32(p))
-		return ev, true, err
-	case inv == "cas" && ret == "" && hasWords && !hasAddrs && !hAd:
-		ev.Op = CAS
-		ev, err := r.invoke(int32(p))
-		return ev, true, err
-	case inv != "" || ret == "" || hasAddrs || hasWords:
-		return nil, false, nil
-	}
-	idx, known := r.lookupProc(int32(p))
-	if !known || !r.procs[idx].pending {
-		return nil, false, nil
-	}
-	ps := &r.procs[idx]
-	switch {
-	case ps.op == Read && ret == "values" && !hAd && len(ev.Values) == len(ps.addrs):
-	case ps.op == CAS && ret == "ok" && !hAd:
-		ev.OK = true
-	case ps.op == CAS && ret == "fail" && hAd && contains(ps.addrs, addr):
-		ev.FailAddr = addr
-	default:
-		return nil, false, nil
-	}
-	r.started = true
-	return r.finishReturn(idx, ps), true, nil
+	return false
 }
 
 // jscan scans one JSON line.

@@ -1,7 +1,9 @@
 package history
 
 import (
+	"context"
 	"io"
+	"maps"
 	"slices"
 )
 
@@ -71,30 +73,89 @@ func (h *History) InitValue(a uint64) uint64 {
 
 // ReadAll reads a whole history into memory.
 func ReadAll(in io.Reader, name string) (*History, error) {
-	r := NewReader(in, name, Options{})
+	h, _, err := collect(context.Background(), NewReader(in, name, Options{}), nil, func(int64) bool { return true })
+	return h, err
+}
+
+// Extract streams a history and keeps the operations invoked at the given
+// lines, with their full data, as an in-memory History whose Ops keep
+// their original Line and RetLine: the analyzer keeps no values, so
+// explanations, reports and shrinking re-read the few lines they show.
+//
+// Crash lines are kept when keepCrash says so (it may be nil) and always
+// when they cut off a kept operation, so the result is well formed:
+// written out (WriteTo), it is a valid history whose every kept operation
+// ends as it did. The initial values are the input's. crashLines are the
+// lines of the kept crashes, parallel to h.Crashes.
+func Extract(ctx context.Context, r *Reader, invLines []int64, keepCrash func(line int64) bool) (h *History, crashLines []int64, err error) {
+	lines := slices.Clone(invLines)
+	slices.Sort(lines)
+	lines = slices.Compact(lines)
+	k := 0
+	keepOp := func(line int64) bool {
+		for k < len(lines) && lines[k] < line {
+			k++
+		}
+		return k < len(lines) && lines[k] == line
+	}
+	if keepCrash == nil {
+		keepCrash = func(int64) bool { return false }
+	}
+	return collect(ctx, r, keepOp, keepCrash)
+}
+
+// collect reads r into a History of the operations keepOp accepts (by
+// invocation line, asked in increasing order; nil keeps every one) and
+// the crashes keepCrash accepts or that cut off a kept operation. Event
+// positions count the kept events only.
+func collect(ctx context.Context, r *Reader, keepOp, keepCrash func(line int64) bool) (*History, []int64, error) {
 	h := &History{}
-	pending := map[int32]int{} // process index -> op ID
-	for pos := 0; ; pos++ {
+	var crashLines []int64
+	var index map[int64]int // operation id -> index in h.Ops, when filtering
+	if keepOp != nil {
+		index = map[int64]int{}
+	}
+	indexOf := func(id int64) (int, bool) {
+		if index == nil {
+			return int(id), true
+		}
+		i, ok := index[id]
+		return i, ok
+	}
+	for count := 0; ; count++ {
+		if count&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
 		ev, err := r.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		switch ev.Kind {
 		case Invoke:
+			if keepOp != nil {
+				if !keepOp(ev.Line) {
+					continue
+				}
+				index[ev.OpID] = len(h.Ops)
+			}
 			op := Op{ID: len(h.Ops), Line: ev.Line, Proc: ev.Proc, Kind: ev.Op,
-				Addrs: slices.Clone(ev.Addrs), Inv: pos, Ret: -1, Crash: -1}
+				Addrs: slices.Clone(ev.Addrs), Inv: h.Events, Ret: -1, Crash: -1}
 			if ev.Op == CAS {
 				op.Expected, op.New = slices.Clone(ev.Expected), slices.Clone(ev.New)
 			}
-			pending[ev.ProcIndex] = op.ID
 			h.Ops = append(h.Ops, op)
 		case Return:
-			op := &h.Ops[pending[ev.ProcIndex]]
-			delete(pending, ev.ProcIndex)
-			op.Ret, op.RetLine = pos, ev.Line
+			i, ok := indexOf(ev.OpID)
+			if !ok {
+				continue
+			}
+			op := &h.Ops[i]
+			op.Ret, op.RetLine = h.Events, ev.Line
 			switch {
 			case ev.Op == Read:
 				op.Status, op.Values = Returned, slices.Clone(ev.Values)
@@ -104,22 +165,56 @@ func ReadAll(in io.Reader, name string) (*History, error) {
 				op.Status, op.FailAddr = Failed, ev.FailAddr
 			}
 		case Crash:
-			for _, id := range pending {
-				h.Ops[id].Crash = len(h.Crashes)
+			keep := keepCrash(ev.Line)
+			for _, id := range ev.Interrupted {
+				if i, ok := indexOf(id); ok {
+					h.Ops[i].Crash = len(h.Crashes)
+					keep = true
+				}
 			}
-			clear(pending)
-			h.Crashes = append(h.Crashes, pos)
+			if !keep {
+				continue
+			}
+			h.Crashes = append(h.Crashes, h.Events)
+			crashLines = append(crashLines, ev.Line)
 		}
-		h.Events = pos + 1
+		h.Events++
 	}
 	h.InitDefault = r.InitDefault()
 	if len(r.InitWords()) > 0 {
-		h.Init = make(map[uint64]uint64, len(r.InitWords()))
-		for a, v := range r.InitWords() {
-			h.Init[a] = v
-		}
+		h.Init = maps.Clone(r.InitWords())
 	}
-	return h, nil
+	return h, crashLines, nil
+}
+
+// Lines renders the operation's invocation and response as lines of the
+// text format, without line numbers; ret is "" while it is pending.
+func (op *Op) Lines() (inv, ret string) {
+	inv = string(op.appendInvoke(nil))
+	if b := op.appendReturn(nil); b != nil {
+		ret = string(b)
+	}
+	return inv, ret
+}
+
+func (op *Op) appendInvoke(b []byte) []byte {
+	if op.Kind == Read {
+		return appendInvokeRead(b, op.Proc, op.Addrs)
+	}
+	return appendInvokeCAS(b, op.Proc, op.Addrs, op.Expected, op.New)
+}
+
+// appendReturn appends the response line, nothing while pending.
+func (op *Op) appendReturn(b []byte) []byte {
+	switch op.Status {
+	case Returned:
+		return appendReturnRead(b, op.Proc, op.Values)
+	case Succeeded:
+		return appendProc(b, op.Proc, " ret ok")
+	case Failed:
+		return appendReturnFail(b, op.Proc, op.FailAddr)
+	}
+	return b
 }
 
 // WriteTo writes h in text format v1. Line numbers in the output may differ
@@ -148,21 +243,11 @@ func (h *History) WriteTo(out io.Writer) (int64, error) {
 		case s.op < 0:
 			w.Crash()
 		case !s.isRet:
-			op := &h.Ops[s.op]
-			if op.Kind == Read {
-				w.InvokeRead(op.Proc, op.Addrs)
-			} else {
-				w.InvokeCAS(op.Proc, op.Addrs, op.Expected, op.New)
-			}
+			w.buf = h.Ops[s.op].appendInvoke(w.buf)
+			w.emit()
 		default:
-			op := &h.Ops[s.op]
-			switch op.Status {
-			case Returned:
-				w.ReturnRead(op.Proc, op.Values)
-			case Succeeded:
-				w.ReturnOK(op.Proc)
-			case Failed:
-				w.ReturnFail(op.Proc, op.FailAddr)
+			if w.buf = h.Ops[s.op].appendReturn(w.buf); len(w.buf) > 0 {
+				w.emit()
 			}
 		}
 	}

@@ -33,12 +33,12 @@ type jsonLine struct {
 }
 
 // jsonNumber decodes a JSON integer or a string holding a number.
-func (r *Reader) jsonNumber(raw json.RawMessage, what string) (uint64, error) {
+func (r *Reader) jsonNumber(raw []byte, what string) (uint64, error) {
 	b := bytes.TrimSpace(raw)
 	if len(b) >= 2 && b[0] == '"' {
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return 0, r.errorf("%s: %v", what, err)
+			return 0, r.jsonError(err, b, what)
 		}
 		return r.number([]byte(s), what)
 	}
@@ -47,16 +47,16 @@ func (r *Reader) jsonNumber(raw json.RawMessage, what string) (uint64, error) {
 
 func (r *Reader) parseJSON(line []byte) (*Event, error) {
 	if line[0] != '{' {
-		return nil, r.errorf("expected a JSON object (this history is JSON Lines: its first line is one)")
+		return nil, r.fail(ErrSyntax, nil, "expected a JSON object (this history is JSON Lines: its first line is one)")
 	}
 	var j jsonLine
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
-		return nil, r.errorf("bad JSON: %v", err)
+		return nil, r.jsonError(err, line, "")
 	}
 	if dec.More() {
-		return nil, r.errorf("more than one JSON value on the line")
+		return nil, r.fail(ErrSyntax, nil, "more than one JSON value on the line")
 	}
 	set := 0
 	for _, present := range []bool{j.Header != nil, j.Init != nil, j.P != nil, j.Crash != nil} {
@@ -65,20 +65,20 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 		}
 	}
 	if set != 1 {
-		return nil, r.errorf(`a JSON line is exactly one of {"header":...}, {"init":...}, {"p":...,"inv"|"ret":...} or {"crash":true}`)
+		return nil, r.fail(ErrSyntax, nil, `a JSON line is exactly one of {"header":...}, {"init":...}, {"p":...,"inv"|"ret":...} or {"crash":true}`)
 	}
 	switch {
 	case j.Header != nil:
 		const magic = "pmlin-history "
 		if len(*j.Header) <= len(magic) || (*j.Header)[:len(magic)] != magic {
-			return nil, r.errorf("the header is %q", "pmlin-history v1")
+			return nil, r.fail(ErrSyntax, nil, "the header is %q", "pmlin-history v1")
 		}
 		return nil, r.header((*j.Header)[len(magic):])
 	case j.Init != nil:
 		return nil, r.jsonInit(j.Init)
 	case j.Crash != nil:
 		if !*j.Crash {
-			return nil, r.errorf(`a crash line is {"crash":true}`)
+			return nil, r.fail(ErrSyntax, nil, `a crash line is {"crash":true}`)
 		}
 		return r.crashEvent(), nil
 	}
@@ -92,7 +92,7 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 	case j.Ret != nil && j.Inv == nil:
 		return r.jsonRet(p, &j)
 	}
-	return nil, r.errorf(`process %d: a line has exactly one of "inv" and "ret"`, p)
+	return nil, r.fail(ErrSyntax, nil, `process %d: a line has exactly one of "inv" and "ret"`, p)
 }
 
 func (r *Reader) jsonInit(raw json.RawMessage) error {
@@ -104,17 +104,17 @@ func (r *Reader) jsonInit(raw json.RawMessage) error {
 		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.UseNumber()
 		if _, err := dec.Token(); err != nil {
-			return r.errorf("init: %v", err)
+			return r.jsonError(err, b, "init")
 		}
 		for dec.More() {
 			tok, err := dec.Token()
 			if err != nil {
-				return r.errorf("init: %v", err)
+				return r.jsonError(err, b, "init")
 			}
 			k, _ := tok.(string)
 			var raw json.RawMessage
 			if err := dec.Decode(&raw); err != nil {
-				return r.errorf("init: %v", err)
+				return r.jsonError(err, b, "init")
 			}
 			a, err := r.number([]byte(k), "address")
 			if err != nil {
@@ -138,59 +138,43 @@ func (r *Reader) jsonInit(raw json.RawMessage) error {
 }
 
 func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
-	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-	ev.OK, ev.FailAddr = false, 0
+	ev := r.clearEvent()
 	if j.Addr != nil {
-		return nil, r.errorf(`process %d: "addr" belongs to a failed cas's ret`, p)
+		return nil, r.fail(ErrSyntax, nil, `process %d: "addr" belongs to a failed cas's ret`, p)
 	}
 	switch *j.Inv {
 	case "read":
 		if j.Words != nil {
-			return nil, r.errorf(`process %d: a read has "addrs", not "words"`, p)
+			return nil, r.fail(ErrSyntax, nil, `process %d: a read has "addrs", not "words"`, p)
 		}
 		ev.Op = Read
 		for _, a := range j.Addrs {
-			v, err := r.jsonNumber(a, "address")
-			if err != nil {
+			if err := r.addWord(r.jsonNumber, a); err != nil {
 				return nil, err
 			}
-			ev.Addrs = append(ev.Addrs, v)
 		}
 	case "cas":
 		if j.Addrs != nil {
-			return nil, r.errorf(`process %d: a cas has "words" ([address, expected, new] triples), not "addrs"`, p)
+			return nil, r.fail(ErrSyntax, nil, `process %d: a cas has "words" ([address, expected, new] triples), not "addrs"`, p)
 		}
 		ev.Op = CAS
 		for _, w := range j.Words {
 			if len(w) != 3 {
-				return nil, r.errorf("process %d: a cas word is [address, expected, new]", p)
+				return nil, r.fail(ErrSyntax, nil, "process %d: a cas word is [address, expected, new]", p)
 			}
-			a, err := r.jsonNumber(w[0], "address")
-			if err != nil {
+			if err := r.addWord(r.jsonNumber, w[0], w[1], w[2]); err != nil {
 				return nil, err
 			}
-			e, err := r.jsonNumber(w[1], "expected value")
-			if err != nil {
-				return nil, err
-			}
-			n, err := r.jsonNumber(w[2], "new value")
-			if err != nil {
-				return nil, err
-			}
-			ev.Addrs = append(ev.Addrs, a)
-			ev.Expected = append(ev.Expected, e)
-			ev.New = append(ev.New, n)
 		}
 	default:
-		return nil, r.errorf("process %d: unknown operation %q (expected read or cas)", p, *j.Inv)
+		return nil, r.fail(ErrSyntax, nil, "process %d: unknown operation %q (expected read or cas)", p, *j.Inv)
 	}
 	return r.invoke(p)
 }
 
 func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 	if j.Addrs != nil || j.Words != nil {
-		return nil, r.errorf(`process %d: a ret has no "addrs" or "words"`, p)
+		return nil, r.fail(ErrSyntax, nil, `process %d: a ret has no "addrs" or "words"`, p)
 	}
 	idx, ps, err := r.pendingFor(p)
 	if err != nil {
@@ -202,13 +186,10 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 	if ps.op == Read {
 		var vals []json.RawMessage
 		if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &vals) != nil {
-			return nil, r.errorf("process %d: the read of line %d returns an array of values", p, ps.invLine)
+			return nil, r.fail(ErrIllFormed, nil, "process %d: the read of line %d returns an array of values", p, ps.invLine)
 		}
 		if j.Addr != nil {
-			return nil, r.errorf(`process %d: "addr" belongs to a failed cas's ret`, p)
-		}
-		if len(vals) != len(ps.addrs) {
-			return nil, r.errorf("process %d: the read of line %d has %d addresses but returns %d values", p, ps.invLine, len(ps.addrs), len(vals))
+			return nil, r.fail(ErrSyntax, nil, `process %d: "addr" belongs to a failed cas's ret`, p)
 		}
 		for _, v := range vals {
 			x, err := r.jsonNumber(v, "returned value")
@@ -217,29 +198,24 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 			}
 			ev.Values = append(ev.Values, x)
 		}
-		return r.finishReturn(idx, ps), nil
+		return r.respond(idx, ps, response{kind: retValues})
 	}
 	var s string
 	if json.Unmarshal(b, &s) != nil || (s != "ok" && s != "fail") {
-		return nil, r.errorf(`process %d: the cas of line %d returns "ok" or "fail" (with "addr")`, p, ps.invLine)
+		return nil, r.fail(ErrIllFormed, nil, `process %d: the cas of line %d returns "ok" or "fail" (with "addr")`, p, ps.invLine)
 	}
 	if s == "ok" {
 		if j.Addr != nil {
-			return nil, r.errorf(`process %d: a successful cas has no "addr"`, p)
+			return nil, r.fail(ErrSyntax, nil, `process %d: a successful cas has no "addr"`, p)
 		}
-		ev.OK = true
-		return r.finishReturn(idx, ps), nil
+		return r.respond(idx, ps, response{kind: retOK})
 	}
 	if j.Addr == nil {
-		return nil, r.errorf(`process %d: a failed cas names the address that differed in "addr"`, p)
+		return nil, r.fail(ErrSyntax, nil, `process %d: a failed cas names the address that differed in "addr"`, p)
 	}
 	a, err := r.jsonNumber(j.Addr, "failed address")
 	if err != nil {
 		return nil, err
 	}
-	if !contains(ps.addrs, a) {
-		return nil, r.errorf("process %d: the cas of line %d fails at address %d, which is not one of its addresses", p, ps.invLine, a)
-	}
-	ev.FailAddr = a
-	return r.finishReturn(idx, ps), nil
+	return r.respond(idx, ps, response{kind: retFail, failAddr: a})
 }

@@ -163,14 +163,14 @@ func TestJSONLWellFormedness(t *testing.T) {
 			`{"p":1,"ret":["9007199254740993",9007199254740993]}` + "\n", events: 2},
 
 		// Bad JSON.
-		{name: "truncated object", in: rd + `{"p":1,"ret":[0,0]`, line: 2, msg: "bad JSON"},
+		{name: "truncated object", in: rd + `{"p":1,"ret":[0,0]`, line: 2, msg: "the JSON ends before its object"},
 		{name: "not an object", in: rd + "[1,2]\n", line: 2, msg: "expected a JSON object"},
 		{name: "text line in JSONL", in: rd + "1 ret 0 0\n", line: 2, msg: "expected a JSON object"},
 		{name: "two objects on a line", in: `{"crash":true}{"crash":true}` + "\n", line: 1, msg: "more than one JSON value"},
 		{name: "garbage after object", in: `{"crash":true} x` + "\n", line: 1, msg: ""},
 		{name: "NUL in JSON", in: "{\"crash\":\x00true}\n", line: 1, msg: ""},
-		{name: "unknown field", in: `{"p":1,"inv":"read","addrs":[1],"note":"x"}` + "\n", line: 1, msg: "unknown field"},
-		{name: "unknown field alone", in: rd + `{"comment":"hi"}` + "\n", line: 2, msg: "unknown field"},
+		{name: "unknown field", in: `{"p":1,"inv":"read","addrs":[1],"note":"x"}` + "\n", line: 1, msg: "unknown key \"note\""},
+		{name: "unknown field alone", in: rd + `{"comment":"hi"}` + "\n", line: 2, msg: "unknown key \"comment\""},
 
 		// Exactly one kind per line.
 		{name: "empty object", in: "{}\n", line: 1, msg: "exactly one of"},
@@ -182,9 +182,9 @@ func TestJSONLWellFormedness(t *testing.T) {
 		{name: "crash false", in: `{"crash":false}` + "\n", line: 1, msg: "crash"},
 
 		// Numbers.
-		{name: "negative address", in: `{"p":1,"inv":"read","addrs":[-1]}` + "\n", line: 1, msg: "not a number"},
-		{name: "negative string", in: `{"p":1,"inv":"read","addrs":["-1"]}` + "\n", line: 1, msg: "not a number"},
-		{name: "negative value", in: rd + `{"p":1,"ret":[0,-5]}` + "\n", line: 2, msg: "not a number"},
+		{name: "negative address", in: `{"p":1,"inv":"read","addrs":[-1]}` + "\n", line: 1, msg: "is negative"},
+		{name: "negative string", in: `{"p":1,"inv":"read","addrs":["-1"]}` + "\n", line: 1, msg: "is negative"},
+		{name: "negative value", in: rd + `{"p":1,"ret":[0,-5]}` + "\n", line: 2, msg: "is negative"},
 		{name: "negative process", in: `{"p":-1,"inv":"read","addrs":[1]}` + "\n", line: 1, msg: "process id"},
 		{name: "process too large", in: `{"p":2147483648,"inv":"read","addrs":[1]}` + "\n", line: 1, msg: "larger than"},
 		{name: "process not an integer", in: `{"p":1.0,"inv":"read","addrs":[1]}` + "\n", line: 1, msg: "process id"},
@@ -195,7 +195,7 @@ func TestJSONLWellFormedness(t *testing.T) {
 		{name: "overflow number", in: `{"p":1,"inv":"read","addrs":[18446744073709551616]}` + "\n", line: 1, msg: "does not fit in 64 bits"},
 		{name: "overflow string", in: `{"p":1,"inv":"read","addrs":["0x10000000000000000"]}` + "\n", line: 1, msg: "does not fit in 64 bits"},
 		{name: "string with blank", in: `{"p":1,"inv":"read","addrs":[" 1"]}` + "\n", line: 1, msg: "not a number"},
-		{name: "hex without quotes", in: `{"p":1,"inv":"read","addrs":[0x10]}` + "\n", line: 1, msg: "bad JSON"},
+		{name: "hex without quotes", in: `{"p":1,"inv":"read","addrs":[0x10]}` + "\n", line: 1, msg: "a hex number is a JSON string"},
 
 		// Header and init.
 		{name: "header v2", in: `{"header":"pmlin-history v2"}` + "\n", line: 1, msg: "unsupported history version"},
@@ -231,7 +231,7 @@ func TestJSONLWellFormedness(t *testing.T) {
 		{name: "cas ret fail no addr", in: cas + `{"p":1,"ret":"fail"}` + "\n", line: 2, msg: `"addr"`},
 		{name: "cas ret fail other addr", in: cas + `{"p":1,"ret":"fail","addr":12}` + "\n", line: 2, msg: "not one of its addresses"},
 		{name: "cas ret ok with addr", in: cas + `{"p":1,"ret":"ok","addr":10}` + "\n", line: 2, msg: `no "addr"`},
-		{name: "cas ret fail negative addr", in: cas + `{"p":1,"ret":"fail","addr":-10}` + "\n", line: 2, msg: "not a number"},
+		{name: "cas ret fail negative addr", in: cas + `{"p":1,"ret":"fail","addr":-10}` + "\n", line: 2, msg: "is negative"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -54,3 +54,22 @@ func ParseMode(s string) (Mode, error) {
 	}
 	return 0, fmt.Errorf("unknown mode %q (strict, recoverable or durable)", s)
 }
+
+// MarshalText renders the mode's name, so a Mode is "strict",
+// "recoverable" or "durable" in JSON and in flags.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m > Durable {
+		return nil, fmt.Errorf("history: unknown mode %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText parses a mode's name (see ParseMode).
+func (m *Mode) UnmarshalText(b []byte) error {
+	p, err := ParseMode(string(b))
+	if err != nil {
+		return err
+	}
+	*m = p
+	return nil
+}

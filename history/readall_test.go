@@ -1,8 +1,13 @@
 package history_test
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,5 +137,86 @@ func TestStrings(t *testing.T) {
 	}
 	if e := (&history.Error{File: "f", Line: 3, Msg: "m"}); e.Error() != "f:3: m" {
 		t.Errorf("Error() = %q", e.Error())
+	}
+	if e := (&history.Error{File: "f", Line: 3, Column: 7, Err: history.ErrSyntax, Msg: "m"}); e.Error() != "f:3:7: m" || !errors.Is(e, history.ErrSyntax) {
+		t.Errorf("Error() = %q, Unwrap %v", e.Error(), e.Unwrap())
+	}
+	for _, m := range history.Modes {
+		b, err := json.Marshal(struct{ M history.Mode }{m})
+		var back struct{ M history.Mode }
+		if err != nil || string(b) != `{"M":"`+m.String()+`"}` || json.Unmarshal(b, &back) != nil || back.M != m {
+			t.Errorf("mode %v as JSON: %s, %v, back %v", m, b, err, back.M)
+		}
+	}
+	if _, err := history.Mode(7).MarshalText(); err == nil {
+		t.Error("Mode(7).MarshalText: no error")
+	}
+	if err := json.Unmarshal([]byte(`"eventual"`), new(history.Mode)); err == nil {
+		t.Error(`unmarshal "eventual": no error`)
+	}
+}
+
+func TestExtract(t *testing.T) {
+	text := `pmlin-history v1
+init 9
+1 inv cas 5:9:0x100001
+2 inv read 5
+crash
+2 inv read 5
+2 ret 0x100001
+3 inv read 5
+3 ret 0x100001
+crash
+`
+	r := history.NewReader(strings.NewReader(text), "t", history.Options{})
+	h, crashes, err := history.Extract(context.Background(), r, []int64{6, 3, 6}, func(l int64) bool { return l == 10 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Ops) != 2 || h.Ops[0].Line != 3 || h.Ops[0].Crash != 0 || h.Ops[1].Line != 6 || h.Ops[1].RetLine != 7 || h.InitDefault != 9 {
+		t.Fatalf("%+v", h)
+	}
+	// Positions count the kept events: cas, crash 5, read, its ret, crash 10.
+	if h.Ops[0].Inv != 0 || h.Ops[1].Inv != 2 || h.Ops[1].Ret != 3 || !slices.Equal(h.Crashes, []int{1, 4}) || h.Events != 5 {
+		t.Fatalf("positions: %+v", h)
+	}
+	if !slices.Equal(crashes, []int64{5, 10}) {
+		t.Fatalf("crashes %v", crashes)
+	}
+	var buf bytes.Buffer
+	if _, err := h.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := history.ReadAll(&buf, "x"); err != nil {
+		t.Fatalf("extracted history is not well formed: %v", err)
+	}
+	// Without keepCrash, only the crash that cut off a kept operation.
+	r = history.NewReader(strings.NewReader(text), "t", history.Options{})
+	if h, crashes, err = history.Extract(context.Background(), r, []int64{8}, nil); err != nil || len(h.Ops) != 1 || len(crashes) != 0 {
+		t.Fatalf("%+v %v %v", h, crashes, err)
+	}
+}
+
+// TestOpLines: an operation renders as the Writer writes it.
+func TestOpLines(t *testing.T) {
+	text := "1 inv cas 5:0:0x100001 6:4095:4096\n2 inv read 5 6\n1 ret fail 6\n2 ret 0 0xfff\n3 inv cas 5:0:7\n3 ret ok\n4 inv read 5\n"
+	h, err := history.ReadAll(strings.NewReader(text), "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := range h.Ops {
+		inv, ret := h.Ops[i].Lines()
+		got = append(got, inv+" | "+ret)
+	}
+	want := []string{"1 inv cas 5:0:0x100001 6:4095:0x1000 | 1 ret fail 6", "2 inv read 5 6 | 2 ret 0 4095",
+		"3 inv cas 5:0:7 | 3 ret ok", "4 inv read 5 | "}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	for v, s := range map[uint64]string{0: "0", 4095: "4095", 4096: "0x1000", 1<<64 - 1: "0xffffffffffffffff"} {
+		if history.FormatValue(v) != s {
+			t.Errorf("FormatValue(%d) = %q, want %q", v, history.FormatValue(v), s)
+		}
 	}
 }

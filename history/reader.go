@@ -54,6 +54,7 @@ type procState struct {
 	id      int32
 	pending bool
 	op      OpKind
+	opID    int64
 	invLine int64
 	addrs   []uint64
 }
@@ -69,6 +70,7 @@ type Reader struct {
 	started bool // the first event (or EOF) was seen: the header is final
 	err     error
 	ev      Event
+	raw     []byte // the current line, for the columns of errors
 	// addrBuf is the Reader's own buffer for the addresses of an
 	// invocation; a Return's Addrs point at the process's saved copy
 	// instead, so an invocation must never append to ev.Addrs as left by
@@ -146,9 +148,31 @@ func (r *Reader) Processes() int { return len(r.procs) }
 // Line is the number of the last line read.
 func (r *Reader) Line() int64 { return r.line }
 
-func (r *Reader) errorf(format string, args ...any) error {
-	r.err = &Error{File: r.name, Line: r.line, Msg: fmt.Sprintf(format, args...)}
+// fail records and returns an *Error of the given kind at the current
+// line. tok, if not nil, is the offending token: a subslice of the line,
+// whose column the error then names.
+func (r *Reader) fail(kind error, tok []byte, format string, args ...any) error {
+	r.err = &Error{File: r.name, Line: r.line, Column: r.column(tok), Err: kind, Msg: fmt.Sprintf(format, args...)}
 	return r.err
+}
+
+// column is the 1-based column of tok in the current raw line, or 0 when
+// tok is not part of it (a JSON string's decoded copy). It compares
+// addresses, on the error path only.
+func (r *Reader) column(tok []byte) int {
+	if cap(tok) == 0 {
+		return 0
+	}
+	first := &tok[:1][0]
+	for i := range r.raw {
+		if &r.raw[i] == first {
+			return i + 1
+		}
+	}
+	if n := len(r.raw); n > 0 && n < cap(r.raw) && &r.raw[:n+1][n] == first {
+		return n + 1 // an empty token at the end of the line
+	}
+	return 0
 }
 
 // readLine returns the next raw line without its terminator. The slice is
@@ -156,15 +180,18 @@ func (r *Reader) errorf(format string, args ...any) error {
 func (r *Reader) readLine() ([]byte, error) {
 	if r.hasPeek {
 		r.hasPeek = false
+		r.raw = r.peeked
 		return r.peeked, nil
 	}
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		r.line++
-		return nil, r.errorf("line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
+		r.raw = nil
+		return nil, r.fail(ErrLimit, nil, "line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
 	}
 	if err != nil && err != io.EOF {
-		return nil, &Error{File: r.name, Line: r.line + 1, Msg: "read error: " + err.Error()}
+		r.raw = nil
+		return nil, &Error{File: r.name, Line: r.line + 1, Err: err, Msg: "read error: " + err.Error()}
 	}
 	if len(line) == 0 && err == io.EOF {
 		return nil, io.EOF
@@ -178,8 +205,9 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 	// The limit counts the line's content, not its terminator, with or
 	// without one (the last line may lack it).
+	r.raw = line
 	if len(line) > r.opts.MaxLineBytes {
-		return nil, r.errorf("line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
+		return nil, r.fail(ErrLimit, nil, "line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
 	}
 	return line, nil
 }
@@ -191,10 +219,10 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 		comment := line[i:]
 		line = line[:i]
 		if bytes.IndexByte(comment, 0) >= 0 {
-			return nil, r.errorf("NUL byte: this is not a text history")
+			return nil, r.fail(ErrSyntax, nil, "NUL byte: this is not a text history")
 		}
 		if !utf8.Valid(comment) {
-			return nil, r.errorf("comment is not valid UTF-8")
+			return nil, r.fail(ErrSyntax, nil, "comment is not valid UTF-8")
 		}
 	}
 	// Trim by hand: bytes.Trim builds an ASCII set on every call, which
@@ -215,6 +243,11 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 func (r *Reader) Next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.line == 0 && !r.hasPeek {
+		if err := r.sniff(); err != nil {
+			return nil, err
+		}
 	}
 	for {
 		raw, err := r.readLine()
@@ -313,10 +346,10 @@ func (r *Reader) lookupProc(id int32) (int32, bool) {
 // header handles the magic line; only the first non-comment line may be one.
 func (r *Reader) header(version string) error {
 	if r.started || r.sawMagic || len(r.initWords) > 0 || r.initDefaultSet {
-		return r.errorf("the pmlin-history header must be the first line that is not blank or a comment")
+		return r.fail(ErrIllFormed, nil, "the pmlin-history header must be the first line that is not blank or a comment")
 	}
 	if version != "v1" {
-		return r.errorf("unsupported history version %q (this pmlin reads v1)", version)
+		return r.fail(ErrSyntax, nil, "unsupported history version %q (this pmlin reads v1)", version)
 	}
 	r.sawMagic = true
 	return nil
@@ -324,10 +357,10 @@ func (r *Reader) header(version string) error {
 
 func (r *Reader) setInitDefault(v uint64) error {
 	if r.started {
-		return r.errorf("init after the first event: initial values must come before any operation")
+		return r.fail(ErrIllFormed, nil, "init after the first event: initial values must come before any operation")
 	}
 	if r.initDefaultSet {
-		return r.errorf("the default initial value is given twice")
+		return r.fail(ErrIllFormed, nil, "the default initial value is given twice")
 	}
 	r.initDefault, r.initDefaultSet = v, true
 	return nil
@@ -335,12 +368,45 @@ func (r *Reader) setInitDefault(v uint64) error {
 
 func (r *Reader) setInitWord(a, v uint64) error {
 	if r.started {
-		return r.errorf("init after the first event: initial values must come before any operation")
+		return r.fail(ErrIllFormed, nil, "init after the first event: initial values must come before any operation")
 	}
 	if _, dup := r.initWords[a]; dup {
-		return r.errorf("initial value of address %d is given twice", a)
+		return r.fail(ErrIllFormed, nil, "initial value of address %d is given twice", a)
 	}
 	r.initWords[a] = v
+	return nil
+}
+
+// clearEvent empties r.ev for an event being decoded.
+func (r *Reader) clearEvent() *Event {
+	ev := &r.ev
+	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.OK, ev.FailAddr = false, 0
+	return ev
+}
+
+// addWord appends one word of the invocation being decoded (r.ev.Op set):
+// its address and, for a cas, its expected and new values, each token
+// parsed by num, the syntax's number parser.
+func (r *Reader) addWord(num func(tok []byte, what string) (uint64, error), toks ...[]byte) error {
+	ev := &r.ev
+	a, err := num(toks[0], "address")
+	if err != nil {
+		return err
+	}
+	if ev.Op == CAS {
+		e, err := num(toks[1], "expected value")
+		if err != nil {
+			return err
+		}
+		n, err := num(toks[2], "new value")
+		if err != nil {
+			return err
+		}
+		ev.Expected = append(ev.Expected, e)
+		ev.New = append(ev.New, n)
+	}
+	ev.Addrs = append(ev.Addrs, a)
 	return nil
 }
 
@@ -349,24 +415,25 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 	r.started = true
 	ev := &r.ev
 	if len(ev.Addrs) == 0 {
-		return nil, r.errorf("%s invocation with no address", ev.Op)
+		return nil, r.fail(ErrIllFormed, nil, "%s invocation with no address", ev.Op)
 	}
 	if len(ev.Addrs) > r.opts.MaxWords {
-		return nil, r.errorf("operation on %d words; at most %d are accepted", len(ev.Addrs), r.opts.MaxWords)
+		return nil, r.fail(ErrLimit, nil, "operation on %d words; at most %d are accepted", len(ev.Addrs), r.opts.MaxWords)
 	}
 	if a, dup := duplicateAddr(ev.Addrs); dup {
-		return nil, r.errorf("address %d appears twice in one operation", a)
+		return nil, r.fail(ErrIllFormed, nil, "address %d appears twice in one operation", a)
 	}
 	idx, ps := r.proc(proc)
 	if ps.pending {
-		return nil, r.errorf("process %d invokes an operation while its operation of line %d is pending", proc, ps.invLine)
+		return nil, r.fail(ErrIllFormed, nil, "process %d invokes an operation while its operation of line %d is pending", proc, ps.invLine)
 	}
-	ps.pending, ps.op, ps.invLine = true, ev.Op, r.line
+	ev.Interrupted = ev.Interrupted[:0]
+	ps.pending, ps.op, ps.opID, ps.invLine = true, ev.Op, r.ops, r.line
 	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
 	r.addrBuf = ev.Addrs[:0]
 	r.pending++
+	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.InvLine, ev.OpID = Invoke, r.line, proc, idx, r.line, r.ops
 	r.ops++
-	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.InvLine = Invoke, r.line, proc, idx, r.line
 	return ev, nil
 }
 
@@ -376,33 +443,73 @@ func (r *Reader) pendingFor(proc int32) (int32, *procState, error) {
 	r.started = true
 	idx, ok := r.lookupProc(proc)
 	if !ok || !r.procs[idx].pending {
-		return 0, nil, r.errorf("process %d returns but has no pending operation", proc)
+		return 0, nil, r.fail(ErrIllFormed, nil, "process %d returns but has no pending operation", proc)
 	}
 	return idx, &r.procs[idx], nil
 }
 
-// finishReturn fills the common fields of a Return in r.ev.
-func (r *Reader) finishReturn(idx int32, ps *procState) *Event {
+// response is what a ret line says, decoded by one of the syntaxes (text,
+// JSON Lines, their fast paths) before respond matches it with the
+// pending operation. A read's values are in r.ev.Values.
+type response struct {
+	kind     responseKind
+	failAddr uint64
+}
+
+type responseKind uint8
+
+const (
+	retValues responseKind = iota + 1 // "ret v1 ... vk"
+	retOK                             // "ret ok"
+	retFail                           // "ret fail a"
+)
+
+// respond validates a response against the operation it completes and
+// fills the Return event: the one place where the format's rules on
+// responses are enforced, whatever the syntax. The syntaxes decode a ret
+// line by the kind of the pending operation (ps.op), so a shape of the
+// wrong kind does not reach here.
+func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error) {
+	r.started = true
 	ev := &r.ev
+	switch {
+	case ps.op == Read && resp.kind == retValues:
+		if len(ev.Values) != len(ps.addrs) {
+			return nil, r.fail(ErrIllFormed, nil, "process %d: the read of line %d has %d addresses but returns %d values", ps.id, ps.invLine, len(ps.addrs), len(ev.Values))
+		}
+	case ps.op == CAS && resp.kind == retOK:
+		ev.OK = true
+	case ps.op == CAS && resp.kind == retFail:
+		if !contains(ps.addrs, resp.failAddr) {
+			return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d fails at address %d, which is not one of its addresses", ps.id, ps.invLine, resp.failAddr)
+		}
+		ev.FailAddr = resp.failAddr
+	default:
+		panic(fmt.Sprintf("history: a %v decoded as response %d", ps.op, resp.kind))
+	}
 	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex = Return, r.line, ps.id, idx
-	ev.Op, ev.InvLine, ev.Addrs = ps.op, ps.invLine, ps.addrs
-	ev.Expected, ev.New = ev.Expected[:0], ev.New[:0]
+	ev.Op, ev.InvLine, ev.OpID, ev.Addrs = ps.op, ps.invLine, ps.opID, ps.addrs
+	ev.Expected, ev.New, ev.Interrupted = ev.Expected[:0], ev.New[:0], ev.Interrupted[:0]
 	ps.pending = false
 	r.pending--
-	return ev
+	return ev, nil
 }
 
 // crashEvent interrupts every pending operation.
 func (r *Reader) crashEvent() *Event {
 	r.started = true
+	interrupted := r.ev.Interrupted[:0]
 	if r.pending > 0 {
 		for i := range r.procs {
-			r.procs[i].pending = false
+			if ps := &r.procs[i]; ps.pending {
+				ps.pending = false
+				interrupted = append(interrupted, ps.opID)
+			}
 		}
 		r.pending = 0
 	}
 	r.crash++
-	r.ev = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1,
+	r.ev = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1, OpID: -1, Interrupted: interrupted,
 		Addrs: r.addrBuf[:0], Expected: r.ev.Expected[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
 	return &r.ev
 }

@@ -23,6 +23,10 @@ func copyEvent(ev *history.Event) history.Event {
 		return slices.Clone(s)
 	}
 	c.Addrs, c.Expected, c.New, c.Values = norm(ev.Addrs), norm(ev.Expected), norm(ev.New), norm(ev.Values)
+	c.Interrupted = nil
+	if len(ev.Interrupted) > 0 {
+		c.Interrupted = slices.Clone(ev.Interrupted)
+	}
 	return c
 }
 
@@ -44,7 +48,9 @@ func readEvents(in string, opts history.Options) ([]history.Event, *history.Read
 }
 
 // checkErr asserts that err is a *history.Error at line in file t.hist
-// whose message contains msg, rendered as "file:line: msg".
+// whose message contains msg, rendered as "file:line: msg" (or
+// "file:line:column: msg" when the column is known), and whose kind is
+// one of the malformed-input kinds.
 func checkErr(t *testing.T, err error, line int64, msg string) {
 	t.Helper()
 	if err == nil {
@@ -58,11 +64,17 @@ func checkErr(t *testing.T, err error, line int64, msg string) {
 		t.Fatalf("error %q: want t.hist:%d: ...%s...", err, line, msg)
 	}
 	want := fmt.Sprintf("%s:%d: %s", he.File, he.Line, he.Msg)
-	if line == 0 {
+	switch {
+	case line == 0:
 		want = fmt.Sprintf("%s: %s", he.File, he.Msg)
+	case he.Column > 0:
+		want = fmt.Sprintf("%s:%d:%d: %s", he.File, he.Line, he.Column, he.Msg)
 	}
 	if err.Error() != want {
 		t.Fatalf("Error() = %q, want %q", err.Error(), want)
+	}
+	if !errors.Is(err, history.ErrMalformed) {
+		t.Fatalf("error %q is of no malformed-input kind (Err %v)", err, he.Err)
 	}
 }
 
@@ -141,7 +153,7 @@ func TestWellFormedness(t *testing.T) {
 		{name: "cas new value overflow", in: "1 inv cas 1:0:0x1ffffffffffffffff\n", line: 1, msg: "does not fit in 64 bits"},
 		{name: "bare 0x", in: "1 inv read 0x\n", line: 1, msg: "not a number"},
 		{name: "bad hex digit", in: "1 inv read 0x1g\n", line: 1, msg: "not a number"},
-		{name: "negative number", in: "1 inv read -1\n", line: 1, msg: "not a number"},
+		{name: "negative number", in: "1 inv read -1\n", line: 1, msg: "is negative"},
 		{name: "plus sign", in: "1 inv read +1\n", line: 1, msg: "not a number"},
 		{name: "underscore", in: "1 inv read 1_000\n", line: 1, msg: "not a number"},
 		{name: "float", in: "1 inv read 1.5\n", line: 1, msg: "not a number"},
@@ -154,7 +166,7 @@ func TestWellFormedness(t *testing.T) {
 		{name: "process too large", in: "2147483648 inv read 1\n", line: 1, msg: "larger than 2147483647"},
 		{name: "process far too large", in: "99999999999 inv read 1\n", line: 1, msg: "process id"},
 		{name: "process hex", in: "0x1 inv read 1\n", line: 1, msg: "process id"},
-		{name: "process negative", in: "-1 inv read 1\n", line: 1, msg: "unknown directive"},
+		{name: "process negative", in: "-1 inv read 1\n", line: 1, msg: "process id \"-1\" is negative"},
 		{name: "process with letters", in: "1a inv read 1\n", line: 1, msg: "process id"},
 		{name: "process alone", in: "1\n", line: 1, msg: "expected inv or ret"},
 		{name: "process with unknown verb", in: "1 call read 1\n", line: 1, msg: "expected inv or ret"},
@@ -259,7 +271,8 @@ func TestErrorIsSticky(t *testing.T) {
 }
 
 // TestIOError: a failing io.Reader gives a *history.Error naming the
-// place (the line being read) and wrapping nothing else.
+// place (the line being read) and wrapping the I/O error, not a kind of
+// malformed input.
 func TestIOError(t *testing.T) {
 	in := io.MultiReader(strings.NewReader("1 inv read 1\n"), iotest.ErrReader(errors.New("disk on fire")))
 	r := history.NewReader(in, "t.hist", history.Options{})
@@ -273,6 +286,9 @@ func TestIOError(t *testing.T) {
 	}
 	if he.Line != 2 {
 		t.Errorf("I/O error at line %d, want 2 (the line being read)", he.Line)
+	}
+	if errors.Is(err, history.ErrMalformed) || he.Err == nil || he.Err.Error() != "disk on fire" {
+		t.Errorf("I/O error %v wraps %v", err, he.Err)
 	}
 }
 
@@ -297,17 +313,17 @@ crash
 		t.Fatal(err)
 	}
 	want := []history.Event{
-		{Kind: history.Invoke, Line: 3, Proc: 7, ProcIndex: 0, Op: history.Read, Addrs: []uint64{10, 11}, InvLine: 3},
-		{Kind: history.Return, Line: 4, Proc: 7, ProcIndex: 0, Op: history.Read, Addrs: []uint64{10, 11}, Values: []uint64{0, 0}, InvLine: 3},
+		{Kind: history.Invoke, Line: 3, Proc: 7, ProcIndex: 0, Op: history.Read, Addrs: []uint64{10, 11}, InvLine: 3, OpID: 0},
+		{Kind: history.Return, Line: 4, Proc: 7, ProcIndex: 0, Op: history.Read, Addrs: []uint64{10, 11}, Values: []uint64{0, 0}, InvLine: 3, OpID: 0},
 		{Kind: history.Invoke, Line: 5, Proc: 7, ProcIndex: 0, Op: history.CAS, Addrs: []uint64{10, 11},
-			Expected: []uint64{0, 0}, New: []uint64{0x100001, 0x100002}, InvLine: 5},
-		{Kind: history.Invoke, Line: 6, Proc: 3, ProcIndex: 1, Op: history.Read, Addrs: []uint64{10}, InvLine: 6},
-		{Kind: history.Return, Line: 7, Proc: 7, ProcIndex: 0, Op: history.CAS, Addrs: []uint64{10, 11}, OK: true, InvLine: 5},
-		{Kind: history.Return, Line: 8, Proc: 3, ProcIndex: 1, Op: history.Read, Addrs: []uint64{10}, Values: []uint64{0x100001}, InvLine: 6},
+			Expected: []uint64{0, 0}, New: []uint64{0x100001, 0x100002}, InvLine: 5, OpID: 1},
+		{Kind: history.Invoke, Line: 6, Proc: 3, ProcIndex: 1, Op: history.Read, Addrs: []uint64{10}, InvLine: 6, OpID: 2},
+		{Kind: history.Return, Line: 7, Proc: 7, ProcIndex: 0, Op: history.CAS, Addrs: []uint64{10, 11}, OK: true, InvLine: 5, OpID: 1},
+		{Kind: history.Return, Line: 8, Proc: 3, ProcIndex: 1, Op: history.Read, Addrs: []uint64{10}, Values: []uint64{0x100001}, InvLine: 6, OpID: 2},
 		{Kind: history.Invoke, Line: 9, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{11, 10},
-			Expected: []uint64{0x100002, 0x100001}, New: []uint64{0x300001, 0x300002}, InvLine: 9},
-		{Kind: history.Return, Line: 10, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{11, 10}, FailAddr: 10, InvLine: 9},
-		{Kind: history.Crash, Line: 11, Proc: -1, ProcIndex: -1},
+			Expected: []uint64{0x100002, 0x100001}, New: []uint64{0x300001, 0x300002}, InvLine: 9, OpID: 3},
+		{Kind: history.Return, Line: 10, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{11, 10}, FailAddr: 10, InvLine: 9, OpID: 3},
+		{Kind: history.Crash, Line: 11, Proc: -1, ProcIndex: -1, OpID: -1},
 	}
 	if len(evs) != len(want) {
 		t.Fatalf("%d events, want %d", len(evs), len(want))
@@ -328,6 +344,73 @@ crash
 	}
 	if r.Line() != 11 {
 		t.Errorf("Line() = %d, want 11", r.Line())
+	}
+}
+
+// TestCrashInterrupts: a crash lists the operations it cut off by their
+// dense ids; a response names its operation's id. In text and JSON Lines.
+func TestCrashInterrupts(t *testing.T) {
+	for _, in := range []string{
+		"1 inv read 1\n2 inv cas 1:0:5\n1 ret 0\n3 inv read 1\ncrash\n2 inv read 1\ncrash\ncrash\n",
+		`{"p":1,"inv":"read","addrs":[1]}
+{"p":2,"inv":"cas","words":[[1,0,5]]}
+{"p":1,"ret":[0]}
+{"p":3,"inv":"read","addrs":[1]}
+{"crash":true}
+{"p":2,"inv":"read","addrs":[1]}
+{"crash":true}
+{"crash":true}
+`} {
+		evs, _, err := readEvents(in, history.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%v %d %v", ev.Kind, ev.OpID, ev.Interrupted))
+		}
+		want := []string{"inv 0 []", "inv 1 []", "ret 0 []", "inv 2 []", "crash -1 [1 2]", "inv 3 []", "crash -1 [3]", "crash -1 []"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%q:\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// TestErrorKindsAndColumns: each malformed input gets its kind, and text
+// tokens their column.
+func TestErrorKindsAndColumns(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		kind   error
+		column int
+	}{
+		{"1 inv read x\n", history.ErrSyntax, 12},
+		{"1 inv read 1 0x\n", history.ErrSyntax, 14},
+		{"  1 inv cas 10::1\n", history.ErrSyntax, 16}, // an empty token: where it should be
+		{"1 inv cas 10:0\n", history.ErrSyntax, 11},
+		{"1 inv read 1\x01\n", history.ErrSyntax, 13},
+		{"1 inv write 1\n", history.ErrSyntax, 7},
+		{"foo\n", history.ErrSyntax, 1},
+		{"2147483648 inv read 1\n", history.ErrSyntax, 1},
+		{"1 ret 0\n", history.ErrIllFormed, 0},
+		{"1 inv read 1\n1 ret 0 0\n", history.ErrIllFormed, 0},
+		{"1 inv cas 1:0:5\n1 ret fail 2\n", history.ErrIllFormed, 0},
+		{"1 inv cas 1:0:5\n1 ret 5\n", history.ErrIllFormed, 0},
+		{"1 inv read 1 1\n", history.ErrIllFormed, 0},
+		{"1 inv read 1\ninit 0\n", history.ErrIllFormed, 0},
+		{`{"p":1,"ret":[0]}` + "\n", history.ErrIllFormed, 0},
+		{`{"p":1,"inv":"read","addrs":["x"]}` + "\n", history.ErrSyntax, 0},
+		{"1 inv read " + strings.Repeat("1 ", 5000) + "\n", history.ErrLimit, 0},
+	} {
+		_, _, err := readEvents(tc.in, history.Options{})
+		var he *history.Error
+		if !errors.As(err, &he) || !errors.Is(err, tc.kind) || !errors.Is(err, history.ErrMalformed) {
+			t.Errorf("%.40q: %v (kind %v), want kind %v", tc.in, err, he.Err, tc.kind)
+			continue
+		}
+		if he.Column != tc.column {
+			t.Errorf("%.40q: %v: column %d, want %d", tc.in, err, he.Column, tc.column)
+		}
 	}
 }
 

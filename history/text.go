@@ -25,9 +25,9 @@ func (r *Reader) splitFields(line []byte) error {
 		}
 		if c < 0x21 || c > 0x7e {
 			if c == 0 {
-				return r.errorf("NUL byte: this is not a text history")
+				return r.fail(ErrSyntax, nil, "NUL byte: this is not a text history")
 			}
-			return r.errorf("unexpected character %q at column %d", rune(c), i+1)
+			return r.fail(ErrSyntax, line[i:i+1], "unexpected character %q", rune(c))
 		}
 		if start < 0 {
 			start = i
@@ -95,11 +95,14 @@ func parseU64(b []byte) (uint64, error) {
 // number parses a token as an address or value, naming what it is on error.
 func (r *Reader) number(tok []byte, what string) (uint64, error) {
 	v, err := parseU64(tok)
+	if err != nil && len(tok) > 0 && tok[0] == '-' {
+		return 0, r.negative(tok, what)
+	}
 	if err == strconv.ErrRange {
-		return 0, r.errorf("%s %q does not fit in 64 bits", what, clip(tok))
+		return 0, r.fail(ErrSyntax, tok, "%s %q does not fit in 64 bits", what, clip(tok))
 	}
 	if err != nil {
-		return 0, r.errorf("%s %q is not a number (decimal or 0x hex)", what, clip(tok))
+		return 0, r.fail(ErrSyntax, tok, "%s %q is not a number (decimal or 0x hex)", what, clip(tok))
 	}
 	return v, nil
 }
@@ -107,17 +110,20 @@ func (r *Reader) number(tok []byte, what string) (uint64, error) {
 // procID parses a process id: decimal, 0 to MaxProc.
 func (r *Reader) procID(tok []byte) (int32, error) {
 	var v int64
+	if len(tok) > 0 && tok[0] == '-' {
+		return 0, r.fail(ErrSyntax, tok, "process id %q is negative: a process id is a decimal integer from 0 to %d", clip(tok), MaxProc)
+	}
 	if len(tok) == 0 || len(tok) > 10 {
-		return 0, r.errorf("process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
+		return 0, r.fail(ErrSyntax, tok, "process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
 	}
 	for _, c := range tok {
 		if c < '0' || c > '9' {
-			return 0, r.errorf("process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
+			return 0, r.fail(ErrSyntax, tok, "process id %q is not a decimal integer from 0 to %d", clip(tok), MaxProc)
 		}
 		v = v*10 + int64(c-'0')
 	}
 	if v > MaxProc {
-		return 0, r.errorf("process id %s is larger than %d", tok, MaxProc)
+		return 0, r.fail(ErrSyntax, tok, "process id %s is larger than %d", tok, MaxProc)
 	}
 	return int32(v), nil
 }
@@ -155,26 +161,29 @@ func (r *Reader) parseText(line []byte) (*Event, error) {
 	switch {
 	case bytes.Equal(f[0], tokMagic):
 		if len(f) != 2 {
-			return nil, r.errorf("the header line is %q", "pmlin-history v1")
+			return nil, r.fail(ErrSyntax, nil, "the header line is %q", "pmlin-history v1")
 		}
 		return nil, r.header(string(f[1]))
 	case bytes.Equal(f[0], tokInit):
 		return nil, r.parseInit(f[1:])
 	case bytes.Equal(f[0], tokCrash):
 		if len(f) != 1 {
-			return nil, r.errorf("a crash line has nothing after %q", "crash")
+			return nil, r.fail(ErrSyntax, nil, "a crash line has nothing after %q", "crash")
 		}
 		return r.crashEvent(), nil
 	}
 	if f[0][0] < '0' || f[0][0] > '9' {
-		return nil, r.errorf("unknown directive %q (expected a process id, init, crash or the header)", clip(f[0]))
+		return nil, r.unknownDirective(f[0])
 	}
 	proc, err := r.procID(f[0])
 	if err != nil {
+		if lerr := r.logLine(f); lerr != nil {
+			return nil, lerr
+		}
 		return nil, err
 	}
 	if len(f) < 2 {
-		return nil, r.errorf("process %d: expected inv or ret", proc)
+		return nil, r.fail(ErrSyntax, nil, "process %d: expected inv or ret", proc)
 	}
 	switch {
 	case bytes.Equal(f[1], tokInv):
@@ -182,12 +191,15 @@ func (r *Reader) parseText(line []byte) (*Event, error) {
 	case bytes.Equal(f[1], tokRet):
 		return r.parseRet(proc, f[2:])
 	}
-	return nil, r.errorf("process %d: expected inv or ret, found %q", proc, clip(f[1]))
+	if err := r.logLine(f); err != nil {
+		return nil, err
+	}
+	return nil, r.fail(ErrSyntax, f[1], "process %d: expected inv or ret, found %q", proc, clip(f[1]))
 }
 
 func (r *Reader) parseInit(args [][]byte) error {
 	if len(args) == 0 {
-		return r.errorf("init needs a value or address=value pairs")
+		return r.fail(ErrSyntax, nil, "init needs a value or address=value pairs")
 	}
 	if len(args) == 1 && bytes.IndexByte(args[0], '=') < 0 {
 		v, err := r.number(args[0], "initial value")
@@ -199,7 +211,7 @@ func (r *Reader) parseInit(args [][]byte) error {
 	for _, a := range args {
 		i := bytes.IndexByte(a, '=')
 		if i < 0 {
-			return r.errorf("init pair %q is not address=value", clip(a))
+			return r.fail(ErrSyntax, a, "init pair %q is not address=value", clip(a))
 		}
 		addr, err := r.number(a[:i], "address")
 		if err != nil {
@@ -218,21 +230,17 @@ func (r *Reader) parseInit(args [][]byte) error {
 
 func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 	if len(args) == 0 {
-		return nil, r.errorf("process %d: inv needs read or cas", proc)
+		return nil, r.fail(ErrSyntax, nil, "process %d: inv needs read or cas", proc)
 	}
-	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
-	ev.OK, ev.FailAddr = false, 0
+	ev := r.clearEvent()
 	words := args[1:]
 	switch {
 	case bytes.Equal(args[0], tokRead):
 		ev.Op = Read
 		for _, w := range words {
-			a, err := r.number(w, "address")
-			if err != nil {
+			if err := r.addWord(r.number, w); err != nil {
 				return nil, err
 			}
-			ev.Addrs = append(ev.Addrs, a)
 		}
 	case bytes.Equal(args[0], tokCAS):
 		ev.Op = CAS
@@ -243,31 +251,21 @@ func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 				j = bytes.IndexByte(w[i+1:], ':')
 			}
 			if i < 0 || j < 0 || bytes.IndexByte(w[i+1+j+1:], ':') >= 0 {
-				return nil, r.errorf("cas word %q is not address:expected:new", clip(w))
+				return nil, r.fail(ErrSyntax, w, "cas word %q is not address:expected:new", clip(w))
 			}
 			j += i + 1
-			a, err := r.number(w[:i], "address")
-			if err != nil {
+			if err := r.addWord(r.number, w[:i], w[i+1:j], w[j+1:]); err != nil {
 				return nil, err
 			}
-			e, err := r.number(w[i+1:j], "expected value")
-			if err != nil {
-				return nil, err
-			}
-			n, err := r.number(w[j+1:], "new value")
-			if err != nil {
-				return nil, err
-			}
-			ev.Addrs = append(ev.Addrs, a)
-			ev.Expected = append(ev.Expected, e)
-			ev.New = append(ev.New, n)
 		}
 	default:
-		return nil, r.errorf("process %d: unknown operation %q (expected read or cas)", proc, clip(args[0]))
+		return nil, r.fail(ErrSyntax, args[0], "process %d: unknown operation %q (expected read or cas)", proc, clip(args[0]))
 	}
 	return r.invoke(proc)
 }
 
+// parseRet decodes a response by the kind of the pending operation;
+// respond checks it against the operation.
 func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 	idx, ps, err := r.pendingFor(proc)
 	if err != nil {
@@ -276,9 +274,6 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 	ev := &r.ev
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
 	if ps.op == Read {
-		if len(args) != len(ps.addrs) {
-			return nil, r.errorf("process %d: the read of line %d has %d addresses but returns %d values", proc, ps.invLine, len(ps.addrs), len(args))
-		}
 		for _, a := range args {
 			v, err := r.number(a, "returned value")
 			if err != nil {
@@ -286,24 +281,19 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 			}
 			ev.Values = append(ev.Values, v)
 		}
-		return r.finishReturn(idx, ps), nil
+		return r.respond(idx, ps, response{kind: retValues})
 	}
 	switch {
 	case len(args) == 1 && bytes.Equal(args[0], tokOK):
-		ev.OK = true
+		return r.respond(idx, ps, response{kind: retOK})
 	case len(args) == 2 && bytes.Equal(args[0], tokFail):
 		a, err := r.number(args[1], "failed address")
 		if err != nil {
 			return nil, err
 		}
-		if !contains(ps.addrs, a) {
-			return nil, r.errorf("process %d: the cas of line %d fails at address %d, which is not one of its addresses", proc, ps.invLine, a)
-		}
-		ev.FailAddr = a
-	default:
-		return nil, r.errorf("process %d: the cas of line %d must return %q or %q", proc, ps.invLine, "ok", "fail <address>")
+		return r.respond(idx, ps, response{kind: retFail, failAddr: a})
 	}
-	return r.finishReturn(idx, ps), nil
+	return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d must return %q or %q", proc, ps.invLine, "ok", "fail <address>")
 }
 
 func contains(addrs []uint64, a uint64) bool {

@@ -30,13 +30,19 @@ func (w *Writer) Written() int64 { return w.n }
 // best in decimal, tags with a process id in the high bits in hex.
 const hexFrom = 1 << 12
 
-func appendValue(b []byte, v uint64) []byte {
+// AppendValue appends a value as pmlin writes values everywhere (histories,
+// explanations, reports): decimal below 4096, 0x hex from 4096 on. The
+// Reader accepts both forms anywhere.
+func AppendValue(b []byte, v uint64) []byte {
 	if v < hexFrom {
 		return strconv.AppendUint(b, v, 10)
 	}
 	b = append(b, '0', 'x')
 	return strconv.AppendUint(b, v, 16)
 }
+
+// FormatValue is AppendValue to a string.
+func FormatValue(v uint64) string { return string(AppendValue(make([]byte, 0, 18), v)) }
 
 func (w *Writer) emit() {
 	w.buf = append(w.buf, '\n')
@@ -55,7 +61,7 @@ func (w *Writer) Header(initDefault uint64, init map[uint64]uint64) {
 	w.emit()
 	if initDefault != 0 {
 		w.buf = append(w.buf, "init "...)
-		w.buf = appendValue(w.buf, initDefault)
+		w.buf = AppendValue(w.buf, initDefault)
 		w.emit()
 	}
 	addrs := make([]uint64, 0, len(init))
@@ -73,62 +79,85 @@ func (w *Writer) Header(initDefault uint64, init map[uint64]uint64) {
 		w.buf = append(w.buf, ' ')
 		w.buf = strconv.AppendUint(w.buf, a, 10)
 		w.buf = append(w.buf, '=')
-		w.buf = appendValue(w.buf, init[a])
+		w.buf = AppendValue(w.buf, init[a])
 	}
 	if len(addrs) > 0 {
 		w.emit()
 	}
 }
 
-func (w *Writer) procPrefix(p int32, what string) {
-	w.buf = strconv.AppendInt(w.buf, int64(p), 10)
-	w.buf = append(w.buf, what...)
+// The append functions render one event line each (without its newline):
+// the Writer and Op.Lines share them, so an operation reads the same in a
+// history and in a report.
+
+func appendProc(b []byte, p int32, what string) []byte {
+	b = strconv.AppendInt(b, int64(p), 10)
+	return append(b, what...)
+}
+
+func appendInvokeRead(b []byte, p int32, addrs []uint64) []byte {
+	b = appendProc(b, p, " inv read")
+	for _, a := range addrs {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, a, 10)
+	}
+	return b
+}
+
+func appendInvokeCAS(b []byte, p int32, addrs, expected, new []uint64) []byte {
+	b = appendProc(b, p, " inv cas")
+	for i, a := range addrs {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, a, 10)
+		b = append(b, ':')
+		b = AppendValue(b, expected[i])
+		b = append(b, ':')
+		b = AppendValue(b, new[i])
+	}
+	return b
+}
+
+func appendReturnRead(b []byte, p int32, values []uint64) []byte {
+	b = appendProc(b, p, " ret")
+	for _, v := range values {
+		b = append(b, ' ')
+		b = AppendValue(b, v)
+	}
+	return b
+}
+
+func appendReturnFail(b []byte, p int32, addr uint64) []byte {
+	b = appendProc(b, p, " ret fail ")
+	return strconv.AppendUint(b, addr, 10)
 }
 
 // InvokeRead writes "<p> inv read a1 ... ak".
 func (w *Writer) InvokeRead(p int32, addrs []uint64) {
-	w.procPrefix(p, " inv read")
-	for _, a := range addrs {
-		w.buf = append(w.buf, ' ')
-		w.buf = strconv.AppendUint(w.buf, a, 10)
-	}
+	w.buf = appendInvokeRead(w.buf, p, addrs)
 	w.emit()
 }
 
 // InvokeCAS writes "<p> inv cas a1:e1:n1 ...".
 func (w *Writer) InvokeCAS(p int32, addrs, expected, new []uint64) {
-	w.procPrefix(p, " inv cas")
-	for i, a := range addrs {
-		w.buf = append(w.buf, ' ')
-		w.buf = strconv.AppendUint(w.buf, a, 10)
-		w.buf = append(w.buf, ':')
-		w.buf = appendValue(w.buf, expected[i])
-		w.buf = append(w.buf, ':')
-		w.buf = appendValue(w.buf, new[i])
-	}
+	w.buf = appendInvokeCAS(w.buf, p, addrs, expected, new)
 	w.emit()
 }
 
 // ReturnRead writes "<p> ret v1 ... vk".
 func (w *Writer) ReturnRead(p int32, values []uint64) {
-	w.procPrefix(p, " ret")
-	for _, v := range values {
-		w.buf = append(w.buf, ' ')
-		w.buf = appendValue(w.buf, v)
-	}
+	w.buf = appendReturnRead(w.buf, p, values)
 	w.emit()
 }
 
 // ReturnOK writes "<p> ret ok".
 func (w *Writer) ReturnOK(p int32) {
-	w.procPrefix(p, " ret ok")
+	w.buf = appendProc(w.buf, p, " ret ok")
 	w.emit()
 }
 
 // ReturnFail writes "<p> ret fail <a>".
 func (w *Writer) ReturnFail(p int32, addr uint64) {
-	w.procPrefix(p, " ret fail ")
-	w.buf = strconv.AppendUint(w.buf, addr, 10)
+	w.buf = appendReturnFail(w.buf, p, addr)
 	w.emit()
 }
 

@@ -170,7 +170,8 @@ func checkPolicy(p Policy, rng *rand.Rand, emulated bool) error {
 }
 
 // Crash replaces the region's contents by a crash image built by policy p
-// (rng is used by PolicyRandom only, and may be nil otherwise), ends the
+// (rng, a math/rand/v2 generator, is used by PolicyRandom only, and may be
+// nil otherwise), ends the
 // crash state, and forgets the flushes every worker had pending. A
 // file-backed region writes the image through to its file. The caller must
 // make sure that no worker is inside an access: request the crash
@@ -220,8 +221,8 @@ func (r *Region) Crash(p Policy, rng *rand.Rand) error {
 	return nil
 }
 
-// CrashImage builds a crash image by policy p as a new anonymous region with
-// the given options, leaving r unchanged. In the new region every word is
+// CrashImage builds a crash image by policy p (rng as for Crash) as a new
+// anonymous region with the given options, leaving r unchanged. In the new region every word is
 // durable. The same precondition as for Crash applies.
 func (r *Region) CrashImage(p Policy, rng *rand.Rand, opts Options) (*Region, error) {
 	r.mu.Lock()

@@ -137,11 +137,15 @@ func TestBrowser(t *testing.T) {
 	}{
 		{"stale", nil, history.Strict},
 		{"dirty-bit", nil, history.Strict},
+		{"crash", nil, history.Strict},
+		{"torn-cas", readFile(t, "../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
+		{"recovery-wrong-way", readFile(t, "../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
+		{"two-cut-off", readFile(t, "../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
 		{"lost-write-20k", large.Bytes(), history.Strict},
 		{"linearizable", nil, history.Strict},
 	}
 	for _, p := range pages {
-		t.Run(p.name, func(t *testing.T) {
+		t.Run(p.name+"/"+p.mode.String(), func(t *testing.T) {
 			text := p.text
 			if text == nil {
 				b, err := os.ReadFile(filepath.Join("testdata", p.name+".hist"))
@@ -155,7 +159,7 @@ func TestBrowser(t *testing.T) {
 			if err := report.HTML(&buf, d); err != nil {
 				t.Fatal(err)
 			}
-			page := filepath.Join(dir, p.name+".html")
+			page := filepath.Join(dir, p.name+"."+p.mode.String()+".html")
 			if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -177,8 +181,9 @@ func TestBrowser(t *testing.T) {
 			if hl != strconv.Itoa(want) || drawn != hl {
 				t.Fatalf("highlighted %s, drawn %s, want %d", hl, drawn, want)
 			}
+			checkDrawn(t, dom, d, p.name != "lost-write-20k")
 
-			shot := filepath.Join(shots, p.name+".png")
+			shot := filepath.Join(shots, p.name+"."+p.mode.String()+".png")
 			os.Remove(shot)
 			headless(t, bin, page, "--hide-scrollbars", "--window-size=1400,900", "--screenshot="+shot)
 			f, err := os.Open(shot)
@@ -204,6 +209,59 @@ func TestBrowser(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkDrawn checks the page's values, crashes and edge labels: every
+// operation drawn shows its values (a bar and, for a vertex, a line under
+// it), every crash of an anomaly's evidence is a vertex of its graph, and
+// on the examples of testdata (small) no edge label overlaps another, a
+// vertex or its values.
+func checkDrawn(t *testing.T, dom string, d *report.Data, small bool) {
+	t.Helper()
+	bars, vertices, crashes := 0, 0, 0
+	for _, nb := range d.Neighbourhoods {
+		bars += len(nb.Timeline)
+		for _, o := range nb.Nodes {
+			if o.Line != 0 {
+				vertices++
+			}
+		}
+		crashes += len(nb.Crashes)
+	}
+	if len(d.Neighbourhoods) == 0 {
+		bars = len(d.Sample)
+	}
+	vals, _ := attr(dom, "data-values-drawn")
+	if n, _ := strconv.Atoi(vals); n < bars+vertices {
+		t.Errorf("%s values drawn, want one per bar and vertex (%d)", vals, bars+vertices)
+	}
+	cd, _ := attr(dom, "data-crashes-drawn")
+	if cd != strconv.Itoa(crashes) {
+		t.Errorf("%s crash vertices drawn, the neighbourhoods have %d", cd, crashes)
+	}
+	for _, a := range d.Result.Anomalies[:len(d.Neighbourhoods)] {
+		for _, c := range a.Crashes {
+			if !strings.Contains(dom, `class="crashnode story" data-crash="`+strconv.FormatInt(c, 10)+`"`) ||
+				!strings.Contains(dom, `class="crash story" data-crash="`+strconv.FormatInt(c, 10)+`"`) {
+				t.Errorf("the crash at line %d of the evidence is not marked in both drawings", c)
+			}
+		}
+	}
+	labels, _ := attr(dom, "data-labels")
+	over, _ := attr(dom, "data-label-overlaps")
+	t.Logf("%s edge labels, %s overlaps; %s values drawn; %s crash vertices", labels, over, vals, cd)
+	if small && over != "0" {
+		t.Errorf("%s overlaps of edge labels", over)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func grepLines(s, sub string) string {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
@@ -107,7 +106,7 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 		}
 		return false
 	}
-	h, crashes, err := analyzer.Extract(ctx, history.NewReader(rc, name, history.Options{}), lines, keep)
+	h, crashes, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{}), lines, keep)
 	if err != nil {
 		return nil, fmt.Errorf("re-reading %s: %w", name, err)
 	}
@@ -117,43 +116,6 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 	}
 	d.Crashes = crashes
 	return d, nil
-}
-
-// num renders a value as history.Writer writes it: decimal below 4096,
-// 0x hex from 4096 on.
-func num(v uint64) string {
-	if v < 4096 {
-		return fmt.Sprint(v)
-	}
-	return fmt.Sprintf("%#x", v)
-}
-
-// opText renders an operation's invocation and response as lines of the
-// history format (without their line numbers).
-func opText(op *history.Op) (inv, ret string) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d inv %s", op.Proc, op.Kind)
-	for j, a := range op.Addrs {
-		if op.Kind == history.CAS {
-			fmt.Fprintf(&b, " %d:%s:%s", a, num(op.Expected[j]), num(op.New[j]))
-		} else {
-			fmt.Fprintf(&b, " %d", a)
-		}
-	}
-	inv = b.String()
-	switch op.Status {
-	case history.Returned:
-		vals := make([]string, len(op.Values))
-		for j, v := range op.Values {
-			vals[j] = num(v)
-		}
-		ret = fmt.Sprintf("%d ret %s", op.Proc, strings.Join(vals, " "))
-	case history.Succeeded:
-		ret = fmt.Sprintf("%d ret ok", op.Proc)
-	case history.Failed:
-		ret = fmt.Sprintf("%d ret fail %d", op.Proc, op.FailAddr)
-	}
-	return inv, ret
 }
 
 // crashesIn are the crash lines in [lo, hi].

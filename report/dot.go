@@ -11,9 +11,11 @@ import (
 	"gonum.org/v1/gonum/graph/multi"
 
 	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
 )
 
-// dotNode is a vertex of the DOT drawing: an operation, by its line.
+// dotNode is a vertex of the DOT drawing: an operation, by its line, or
+// a crash, by the negated line of its crash.
 type dotNode struct {
 	line  int64
 	attrs []encoding.Attribute
@@ -22,8 +24,11 @@ type dotNode struct {
 func (n dotNode) ID() int64 { return n.line }
 
 func (n dotNode) DOTID() string {
-	if n.line == 0 {
+	switch {
+	case n.line == 0:
 		return "genesis"
+	case n.line < 0:
+		return fmt.Sprintf("crash%d", -n.line)
 	}
 	return fmt.Sprintf("L%d", n.line)
 }
@@ -68,33 +73,42 @@ func edgeColor(k analyzer.EdgeKind) string {
 		return "#e07b00"
 	case analyzer.Recovery:
 		return "#8a3ccf"
+	case "crash":
+		return crashColor
 	}
 	return "#444444"
 }
 
-// edgeLabel names an edge by kind and word: "rf @7", "aux @3", "hb".
+// edgeLabel names an edge by kind, word and value: "rf @7=0x100001",
+// "aux @3=0", "hb".
 func edgeLabel(e analyzer.Edge) string {
 	if e.Kind == analyzer.ReadsFrom || e.Kind == analyzer.Auxiliary {
-		return fmt.Sprintf("%s @%d", e.Kind, e.Word)
+		return fmt.Sprintf("%s @%d=%s", e.Kind, e.Word, history.FormatValue(e.Value))
 	}
 	return string(e.Kind)
 }
 
+// crashColor is the colour of crashes, in DOT and HTML.
+const crashColor = "#d93025"
+
 // DOT writes the neighbourhoods of the anomalies d holds as one Graphviz
 // digraph (gonum's DOT encoding of a multigraph): a vertex per operation,
 // labelled with its line, process, kind and values; an edge per reason
-// and word, labelled by kind and word. The anomalies' operations are
-// filled, and the edges of their witnesses drawn bold. A linearizable
-// history gives a graph with no vertices.
+// and word, labelled by kind, word and value, its reason as tooltip; a red
+// octagon per crash, joined to the operations it cut off, to the reads
+// after it that the evidence cites and to the anomaly's operations after
+// it (anomalies that share a crash share its vertex). The anomalies'
+// operations are filled, and the edges of their witnesses drawn bold. A
+// linearizable history gives a graph with no vertices.
 func DOT(w io.Writer, d *Data) error {
 	g := dotGraph{DirectedGraph: multi.NewDirectedGraph(), name: "pmlin"}
 	verdict := "linearizable"
 	if !d.Result.Linearizable {
 		verdict = fmt.Sprintf("NOT linearizable, %d anomalies", len(d.Result.Anomalies)+int(d.Result.Omitted))
 	}
-	g.label = fmt.Sprintf("%s: %s (%s mode); neighbourhoods of the first %d", d.Name, verdict, d.Result.ModeName, len(d.Neighbourhoods))
+	g.label = fmt.Sprintf("%s: %s (%s mode); neighbourhoods of the first %d", d.Name, verdict, d.Result.Mode, len(d.Neighbourhoods))
 	if len(d.Neighbourhoods) == 0 {
-		g.label = fmt.Sprintf("%s: %s (%s mode)", d.Name, verdict, d.Result.ModeName)
+		g.label = fmt.Sprintf("%s: %s (%s mode)", d.Name, verdict, d.Result.Mode)
 	}
 	core := map[int64][]int{} // line -> anomalies (1-based) it belongs to
 	for _, nb := range d.Neighbourhoods {
@@ -110,12 +124,12 @@ func DOT(w io.Writer, d *Data) error {
 			}
 			label := o.Desc
 			if op := d.Ops[o.Line]; op != nil {
-				inv, ret := opText(op)
+				inv, ret := op.Lines()
 				label += "\n" + inv
 				if ret != "" {
 					label += "\n" + ret
 				} else {
-					label += "\n(" + o.Status + ")"
+					label += "\n(" + cutOffText(o) + ")"
 				}
 			}
 			attrs := []encoding.Attribute{{Key: "label", Value: label}}
@@ -161,6 +175,7 @@ func DOT(w io.Writer, d *Data) error {
 			lines = append(lines, &dotLine{f: f, t: t, id: int64(len(lines)), attrs: attrs})
 		}
 	}
+	lines = append(lines, crashLines(g, d, nodes, int64(len(lines)))...)
 	for _, l := range lines {
 		g.SetLine(*l)
 	}
@@ -174,6 +189,69 @@ func DOT(w io.Writer, d *Data) error {
 	out.WriteString("\n")
 	_, err = io.WriteString(w, out.String())
 	return err
+}
+
+// crashLines adds the crashes of the neighbourhoods as marked vertices
+// (red octagons), each joined to the operations it cut off, to the reads
+// after it that the evidence cites, and to the anomaly's operations
+// invoked after it; the lines are numbered from id.
+func crashLines(g dotGraph, d *Data, nodes map[int64]dotNode, id int64) []*dotLine {
+	var out []*dotLine
+	seen := map[[2]int64]bool{}
+	link := func(from, to dotNode, label, style string) {
+		if seen[[2]int64{from.line, to.line}] {
+			return
+		}
+		seen[[2]int64{from.line, to.line}] = true
+		out = append(out, &dotLine{f: from, t: to, id: id, attrs: []encoding.Attribute{{Key: "label", Value: label},
+			{Key: "color", Value: crashColor}, {Key: "fontcolor", Value: crashColor}, {Key: "style", Value: style}}})
+		id++
+	}
+	for _, nb := range d.Neighbourhoods {
+		for _, c := range nb.Crashes {
+			cn, ok := nodes[-c.Line]
+			if !ok {
+				label := fmt.Sprintf("crash\nline %d", c.Line)
+				attrs := []encoding.Attribute{{Key: "label", Value: label}, {Key: "shape", Value: "octagon"},
+					{Key: "style", Value: "filled"}, {Key: "fillcolor", Value: "#fde0dc"}, {Key: "color", Value: crashColor},
+					{Key: "fontcolor", Value: crashColor}}
+				if c.Story {
+					attrs = append(attrs, encoding.Attribute{Key: "penwidth", Value: "2.5"})
+				}
+				cn = dotNode{line: -c.Line, attrs: attrs}
+				nodes[-c.Line] = cn
+				g.AddNode(cn)
+			}
+			for _, l := range c.CutOff {
+				if n, ok := nodes[l]; ok {
+					link(n, cn, "cut off", "dashed")
+				}
+			}
+			for _, l := range c.Reads {
+				if n, ok := nodes[l]; ok {
+					link(cn, n, "read after", "dashed")
+				}
+			}
+			for _, l := range c.After {
+				if n, ok := nodes[l]; ok {
+					link(cn, n, "after", "dotted")
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cutOffText says how an operation without a response ended.
+func cutOffText(o analyzer.OpInfo) string {
+	s := "pending at the end"
+	if o.CrashLine > 0 {
+		s = fmt.Sprintf("cut off by the crash at line %d", o.CrashLine)
+	}
+	if o.Completed {
+		s += ", completed as a success"
+	}
+	return s
 }
 
 func witnessAttrs(attrs []encoding.Attribute) []encoding.Attribute {

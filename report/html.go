@@ -24,9 +24,13 @@ import (
 //
 // After drawing, the page's script records on <body> how many
 // highlighted elements it has (data-highlighted) and how many of them
-// have a size on screen (data-highlighted-drawn), and data-render="ok";
-// script errors are recorded in data-errors. Tests read these from the
-// DOM of a headless browser.
+// have a size on screen (data-highlighted-drawn), how many values of
+// operations are drawn with a size (data-values-drawn), how many crash
+// vertices the graphs have (data-crashes-drawn), how many edge labels
+// the graphs have (data-labels) and how many times one overlaps another
+// label, a vertex or its values (data-label-overlaps), and
+// data-render="ok"; script errors are recorded in data-errors. Tests read
+// these from the DOM of a headless browser.
 func HTML(w io.Writer, d *Data) error {
 	var b strings.Builder
 	r := d.Result
@@ -43,7 +47,7 @@ func HTML(w io.Writer, d *Data) error {
 <body>
 `, esc(d.Name), verdict, css)
 	fmt.Fprintf(&b, "<header><h1>%s: <span class=\"%s\">%s</span></h1>\n", esc(d.Name), vclass, verdict)
-	fmt.Fprintf(&b, "<p>%s mode &middot; %d operations &middot; %d processes &middot; %d words &middot; %d crashes", r.ModeName, r.Operations, r.Processes, r.Words, r.Crashes)
+	fmt.Fprintf(&b, "<p>%s mode &middot; %d operations &middot; %d processes &middot; %d words &middot; %d crashes", r.Mode, r.Operations, r.Processes, r.Words, r.Crashes)
 	if r.Dropped+r.Completed > 0 {
 		fmt.Fprintf(&b, " &middot; cut-off operations: %d completed as successes, %d dropped", r.Completed, r.Dropped)
 	}
@@ -59,45 +63,14 @@ func HTML(w io.Writer, d *Data) error {
 		}
 	}
 	if r.Linearizable || len(r.Anomalies) == 0 {
-		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.ModeName, len(d.Sample))
+		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.Mode, len(d.Sample))
 		b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
-		timeline(&b, d, d.Sample, nil, nil)
+		timeline(&b, d, d.Sample, nil, nil, nil, nil)
 		b.WriteString("</div></div></section>\n")
 		remember(d.Sample)
 	}
 	for _, nb := range d.Neighbourhoods {
-		a := nb.Anomaly
-		fmt.Fprintf(&b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s &mdash; operations at lines %s", nb.Index+1, nb.Index+1, a.Kind, joinInts(a.Ops))
-		if len(a.Words) > 0 {
-			fmt.Fprintf(&b, "; addresses %s", joinU(a.Words))
-		}
-		b.WriteString("</h2>\n")
-		if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
-			fmt.Fprintf(&b, "<p>%d operations must each come before the next, and the last before the first:</p>\n", len(a.Ops))
-		} else {
-			fmt.Fprintf(&b, "<p>%s</p>\n", esc(a.Explanation))
-		}
-		if len(a.Edges) > 0 {
-			b.WriteString("<ol class=\"witness\">")
-			for _, e := range a.Edges {
-				fmt.Fprintf(&b, "<li><span class=\"kind k-%s\">%s</span> %s</li>", e.Kind, esc(edgeLabel(e)), esc(e.Reason))
-			}
-			b.WriteString("</ol>\n")
-		}
-		if a.Kind == analyzer.Cycle {
-			for _, s := range a.Staleness {
-				fmt.Fprintf(&b, "<p class=\"stale\"><b>Staleness %d.</b> %s</p>\n", s.Behind, esc(s.Reason))
-			}
-		}
-		b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
-		core := map[int64]bool{}
-		for _, l := range nb.Core {
-			core[l] = true
-		}
-		timeline(&b, d, nb.Timeline, core, nb.Edges)
-		b.WriteString("</div><div class=\"panel gr\"><h3>Precedence subgraph</h3>")
-		subgraph(&b, nb, core)
-		b.WriteString("</div></div></section>\n")
+		anomalySection(&b, d, nb)
 		remember(nb.Timeline)
 		remember(nb.Nodes)
 	}
@@ -105,7 +78,7 @@ func HTML(w io.Writer, d *Data) error {
 		b.WriteString("<section class=\"anomaly\"><h2>More anomalies</h2><ol class=\"more\">")
 		for k := len(d.Neighbourhoods); k < len(r.Anomalies); k++ {
 			a := r.Anomalies[k]
-			fmt.Fprintf(&b, "<li value=\"%d\"><b>%s</b>, lines %s: %s</li>", k+1, a.Kind, joinInts(a.Ops), esc(a.Explanation))
+			fmt.Fprintf(&b, "<li value=\"%d\"><b>%s</b>: %s</li>", k+1, esc(anomalyTitle(a)), esc(a.Explanation))
 		}
 		b.WriteString("</ol>")
 		if r.Omitted > 0 {
@@ -128,7 +101,7 @@ func HTML(w io.Writer, d *Data) error {
 	for l, o := range shown {
 		j := opJSON{Desc: o.Desc, Status: o.Status, Ret1: o.RetLine, Crash: o.CrashLine, Done: o.Completed}
 		if op := d.Ops[l]; op != nil {
-			j.Inv, j.Ret = opText(op)
+			j.Inv, j.Ret = op.Lines()
 		}
 		ops[l] = j
 	}
@@ -143,6 +116,55 @@ func HTML(w io.Writer, d *Data) error {
 	b.WriteString("</script>\n</body></html>\n")
 	_, err = io.WriteString(w, b.String())
 	return err
+}
+
+// anomalySection writes one anomaly: what is broken, the evidence (the
+// crash story first), the witness's edges, the timeline of its
+// neighbourhood and the precedence subgraph.
+func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood) {
+	a := nb.Anomaly
+	fmt.Fprintf(b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s</h2>\n", nb.Index+1, nb.Index+1, esc(anomalyTitle(a)))
+	if a.Kind != analyzer.Cycle || len(a.Edges) == 0 {
+		fmt.Fprintf(b, "<p>%s</p>\n", esc(summaryOf(a)))
+	}
+	if len(a.Evidence) > 0 {
+		b.WriteString("<ul class=\"evidence\">")
+		for _, ev := range a.Evidence {
+			badge := "evidence"
+			if ev.Crash != 0 {
+				badge = fmt.Sprintf("crash %d", ev.Crash)
+			}
+			fmt.Fprintf(b, "<li class=\"ev ev-%s\"><span class=\"badge%s\">%s</span> %s</li>", ev.Kind,
+				map[bool]string{true: " crash"}[ev.Crash != 0], esc(badge), esc(ev.Reason))
+		}
+		b.WriteString("</ul>\n")
+	}
+	if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
+		fmt.Fprintf(b, "<p>%s:</p>\n", esc(summaryOf(a)))
+	}
+	if len(a.Edges) > 0 {
+		b.WriteString("<ol class=\"witness\">")
+		for _, e := range a.Edges {
+			fmt.Fprintf(b, "<li><span class=\"kind k-%s\">%s</span> %s</li>", e.Kind, esc(edgeLabel(e)), esc(e.Reason))
+		}
+		b.WriteString("</ol>\n")
+	}
+	for _, s := range a.Staleness {
+		fmt.Fprintf(b, "<p class=\"stale\"><b>Staleness %d.</b> %s</p>\n", s.Behind, esc(s.Reason))
+	}
+	b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
+	core := map[int64]bool{}
+	for _, l := range nb.Core {
+		core[l] = true
+	}
+	var crashes []int64
+	for _, c := range nb.Crashes {
+		crashes = append(crashes, c.Line)
+	}
+	timeline(b, d, nb.Timeline, core, nb.Edges, crashes, a.Words)
+	b.WriteString("</div><div class=\"panel gr\"><h3>Precedence subgraph</h3>")
+	subgraph(b, d, nb, core)
+	b.WriteString("</div></div></section>\n")
 }
 
 func esc(s string) string { return html.EscapeString(s) }
@@ -160,7 +182,7 @@ const (
 	tlTop    = 30.0 // axis
 	tlCol    = 16.0 // one event line, at least
 	tlGap    = 16.0 // omitted lines
-	tlLane   = 28.0
+	tlLane   = 40.0
 	tlBar    = 16.0
 	tlBottom = 10.0
 )
@@ -170,12 +192,60 @@ const (
 // invocation, response and crash line gets a column, and a stretch of
 // lines not shown gets a narrow marked gap, so that an anomaly spread over
 // a million lines fits on a screen.
-func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64]bool, edges []analyzer.NeighbourEdge) {
+func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64]bool, edges []analyzer.NeighbourEdge, story []int64, focus []uint64) {
 	if len(ops) == 0 {
 		b.WriteString("<p>(no operations)</p>")
 		return
 	}
-	var ticks []int64
+	ticks, crashes := timelineTicks(d, ops, story)
+	l := layoutTimeline(ticks, ops)
+	// Lane labels stay in view: they are drawn apart from the scrolled part.
+	fmt.Fprintf(b, "<div class=\"tlwrap\"><svg class=\"lanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"%.0f\">", l.height)
+	for k, p := range l.procs {
+		y := tlTop + float64(k)*tlLane
+		fmt.Fprintf(b, "<text class=\"pl\" x=\"4\" y=\"%.0f\">p%d</text>", y+tlLane/2+4, p)
+	}
+	fmt.Fprintf(b, "</svg><div class=\"scroll\"><svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", l.width, l.height, l.width, l.height)
+	for k := range l.procs {
+		y := tlTop + float64(k)*tlLane
+		fmt.Fprintf(b, "<rect class=\"lane\" x=\"0\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>", y, l.width, tlLane)
+	}
+	// Axis: line numbers where they fit.
+	lastX := -100.0
+	for k, t := range l.ticks {
+		if l.xs[k]-lastX >= 46 {
+			fmt.Fprintf(b, "<text class=\"ax\" x=\"%.0f\" y=\"12\">%d</text>", l.xs[k], t)
+			lastX = l.xs[k]
+		}
+	}
+	for _, g := range l.gaps {
+		n := g.to - g.from + 1
+		cls, more := "gap", ""
+		if k := len(d.crashesIn(g.from, g.to)); k > 0 {
+			cls, more = "gap crashed", fmt.Sprintf(", among them %d %s", k, plural(k, "crash", "crashes"))
+		}
+		fmt.Fprintf(b, "<g class=\"%s\"><title>%d %s not shown (lines %d-%d%s)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/><line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/></g>",
+			cls, n, plural(int(n), "line", "lines"), g.from, g.to, more, g.x-tlGap/2+2, tlTop, tlGap-4, l.height-tlTop-tlBottom, g.x, tlTop, g.x, l.height-tlBottom)
+	}
+	for _, c := range crashes {
+		cx := l.xOf(c)
+		cls := "crash"
+		if slices.Contains(story, c) {
+			cls += " story"
+		}
+		fmt.Fprintf(b, "<g class=\"%s\" data-crash=\"%d\"><title>crash at line %d</title><line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%.0f\"/><text x=\"%.1f\" y=\"26\">crash %d</text></g>", cls, c, c, cx, cx, l.height-tlBottom, cx+3, c)
+	}
+	bars := l.bars(b, d, ops, core, focus)
+	timelineEdges(b, edges, bars)
+	b.WriteString(markers)
+	b.WriteString("</svg></div></div>")
+}
+
+// timelineTicks are the lines that get a column: the invocations,
+// responses and crashes of ops, and the crash lines drawn: those that cut
+// off an operation shown, and those inside a densely shown stretch (the
+// others are counted in their gap).
+func timelineTicks(d *Data, ops []analyzer.OpInfo, story []int64) (ticks, crashes []int64) {
 	var lo, hi int64 = math.MaxInt64, 0
 	for _, o := range ops {
 		if o.Line == 0 {
@@ -192,11 +262,8 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 			hi = max(hi, o.CrashLine)
 		}
 	}
-	// Crash lines: those that cut off an operation shown, and those inside
-	// a densely shown stretch; the others are counted in their gap.
 	slices.Sort(ticks)
 	ticks = slices.Compact(ticks)
-	var crashes []int64
 	for _, c := range d.crashesIn(lo, hi) {
 		k, _ := slices.BinarySearch(ticks, c)
 		if k > 0 && k < len(ticks) && ticks[k]-ticks[k-1] <= 64 {
@@ -208,16 +275,35 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 			crashes = append(crashes, o.CrashLine)
 		}
 	}
+	for _, c := range story {
+		if !slices.Contains(crashes, c) {
+			crashes = append(crashes, c)
+		}
+	}
+	slices.Sort(crashes)
 	ticks = append(ticks, crashes...)
 	slices.Sort(ticks)
-	ticks = slices.Compact(ticks)
-	// x of each tick, with gaps where lines are not shown.
-	xs := make([]float64, len(ticks))
-	type gap struct {
-		x        float64
-		from, to int64
-	}
-	var gaps []gap
+	return slices.Compact(ticks), crashes
+}
+
+// tlLayout places a timeline: the x of each tick, with gaps where lines
+// are not shown, and a lane per process.
+type tlLayout struct {
+	ticks         []int64
+	xs            []float64
+	gaps          []tlGapPos
+	end           float64 // pending at the end of the history
+	width, height float64
+	procs         []int32
+}
+
+type tlGapPos struct {
+	x        float64
+	from, to int64
+}
+
+func layoutTimeline(ticks []int64, ops []analyzer.OpInfo) *tlLayout {
+	l := &tlLayout{ticks: ticks, xs: make([]float64, len(ticks))}
 	// Few events get wide columns, so that bars have room for a label.
 	col := min(56, max(tlCol, 740/float64(len(ticks)+1)))
 	x := tlLeft + col/2
@@ -225,98 +311,97 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		if k > 0 {
 			x += col
 			if t > ticks[k-1]+1 {
-				gaps = append(gaps, gap{x - col/2 + tlGap/2, ticks[k-1] + 1, t - 1})
+				l.gaps = append(l.gaps, tlGapPos{x - col/2 + tlGap/2, ticks[k-1] + 1, t - 1})
 				x += tlGap
 			}
 		}
-		xs[k] = x
+		l.xs[k] = x
 	}
-	end := x + col // pending at the end of the history
-	xOf := func(line int64) float64 {
-		k, _ := slices.BinarySearch(ticks, line)
-		return xs[min(k, len(xs)-1)]
-	}
-	var procs []int32
+	l.end = x + col
 	for _, o := range ops {
-		if o.Line != 0 && !slices.Contains(procs, o.Proc) {
-			procs = append(procs, o.Proc)
+		if o.Line != 0 && !slices.Contains(l.procs, o.Proc) {
+			l.procs = append(l.procs, o.Proc)
 		}
 	}
-	slices.Sort(procs)
-	lane := func(p int32) int {
-		k, _ := slices.BinarySearch(procs, p)
-		return k
-	}
-	width := end + col
-	height := tlTop + float64(len(procs))*tlLane + tlBottom
-	// Lane labels stay in view: they are drawn apart from the scrolled part.
-	fmt.Fprintf(b, "<div class=\"tlwrap\"><svg class=\"lanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"%.0f\">", height)
-	for k, p := range procs {
-		y := tlTop + float64(k)*tlLane
-		fmt.Fprintf(b, "<text class=\"pl\" x=\"4\" y=\"%.0f\">p%d</text>", y+tlLane/2+4, p)
-	}
-	fmt.Fprintf(b, "</svg><div class=\"scroll\"><svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", width, height, width, height)
-	for k := range procs {
-		y := tlTop + float64(k)*tlLane
-		fmt.Fprintf(b, "<rect class=\"lane\" x=\"0\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/>", y, width, tlLane)
-	}
-	// Axis: line numbers where they fit.
-	lastX := -100.0
-	for k, t := range ticks {
-		if xs[k]-lastX >= 46 {
-			fmt.Fprintf(b, "<text class=\"ax\" x=\"%.0f\" y=\"12\">%d</text>", xs[k], t)
-			lastX = xs[k]
-		}
-	}
-	for _, g := range gaps {
-		n := g.to - g.from + 1
-		cls, more := "gap", ""
-		if k := len(d.crashesIn(g.from, g.to)); k > 0 {
-			cls, more = "gap crashed", fmt.Sprintf(", among them %d %s", k, plural(k, "crash", "crashes"))
-		}
-		fmt.Fprintf(b, "<g class=\"%s\"><title>%d %s not shown (lines %d-%d%s)</title><rect x=\"%.1f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\"/><line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\"/></g>",
-			cls, n, plural(int(n), "line", "lines"), g.from, g.to, more, g.x-tlGap/2+2, tlTop, tlGap-4, height-tlTop-tlBottom, g.x, tlTop, g.x, height-tlBottom)
-	}
-	for _, c := range crashes {
-		cx := xOf(c)
-		fmt.Fprintf(b, "<g class=\"crash\"><title>crash at line %d</title><line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%.0f\"/><text x=\"%.1f\" y=\"26\">crash %d</text></g>", c, cx, cx, height-tlBottom, cx+3, c)
-	}
-	// Bars.
-	type barPos struct{ x1, x2, y float64 }
+	slices.Sort(l.procs)
+	l.width = l.end + col
+	l.height = tlTop + float64(len(l.procs))*tlLane + tlBottom
+	return l
+}
+
+func (l *tlLayout) xOf(line int64) float64 {
+	k, _ := slices.BinarySearch(l.ticks, line)
+	return l.xs[min(k, len(l.xs)-1)]
+}
+
+func (l *tlLayout) lane(p int32) int {
+	k, _ := slices.BinarySearch(l.procs, p)
+	return k
+}
+
+// barPos is where an operation's bar was drawn.
+type barPos struct{ x1, x2, y float64 }
+
+// bars draws the operations as bars from invocation to response (to the
+// crash, or the end, for a cut-off one), each with its values written
+// under it (the words in focus first, cut where the next bar of its lane
+// starts), and returns where.
+func (l *tlLayout) bars(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64]bool, focus []uint64) map[int64]barPos {
 	bars := map[int64]barPos{}
+	open := map[int64]bool{}
 	for _, o := range ops {
 		if o.Line == 0 {
 			continue
 		}
-		x1 := xOf(o.Line) - 5
+		x1 := l.xOf(o.Line) - 5
 		var x2 float64
-		open := ""
 		switch {
 		case o.RetLine > 0:
-			x2 = xOf(o.RetLine) + 5
+			x2 = l.xOf(o.RetLine) + 5
 		case o.CrashLine > 0:
-			x2 = xOf(o.CrashLine)
-			open = " cut"
+			x2, open[o.Line] = l.xOf(o.CrashLine), true
 		default:
-			x2 = end
-			open = " cut"
+			x2, open[o.Line] = l.end, true
 		}
-		y := tlTop + float64(lane(o.Proc))*tlLane + (tlLane-tlBar)/2
+		y := tlTop + float64(l.lane(o.Proc))*tlLane + 4
 		bars[o.Line] = barPos{x1, x2, y}
-		cls := "op " + o.Kind + " s-" + o.Status + open
+	}
+	for _, o := range ops {
+		p, ok := bars[o.Line]
+		if !ok {
+			continue
+		}
+		cls := "op " + o.Kind + " s-" + o.Status
+		if open[o.Line] {
+			cls += " cut"
+		}
 		if !o.InGraph {
 			cls += " out"
 		}
 		if core[o.Line] {
 			cls += " hl"
 		}
-		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" rx=\"3\"/>", cls, o.Line, x1, y, max(x2-x1, 6), tlBar)
-		if x2-x1 > 58 {
-			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">L%d %s</text>", x1+4, y+tlBar-4, o.Line, o.Kind)
+		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" rx=\"3\"/>", cls, o.Line, p.x1, p.y, max(p.x2-p.x1, 6), tlBar)
+		if p.x2-p.x1 > 58 {
+			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">L%d %s</text>", p.x1+4, p.y+tlBar-4, o.Line, o.Kind)
+		}
+		// The values run from the bar's start to the next bar of the lane.
+		room := l.width - p.x1
+		for _, q := range bars {
+			if q.y == p.y && q.x1 > p.x1 {
+				room = min(room, q.x1-p.x1)
+			}
+		}
+		if txt := fit(opValues(d.Ops[o.Line], focus), int((room-4)/5.5)); txt != "" {
+			fmt.Fprintf(b, "<text class=\"val\" x=\"%.1f\" y=\"%.1f\">%s</text>", p.x1+1, p.y+tlBar+10, esc(txt))
 		}
 		b.WriteString("</g>")
 	}
-	// The witness's edges between bars.
+	return bars
+}
+
+// timelineEdges draws the witness's edges between bars.
+func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[int64]barPos) {
 	for _, e := range edges {
 		if !e.Witness {
 			continue
@@ -340,8 +425,6 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		fmt.Fprintf(b, "<path class=\"tle k-%s\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" marker-end=\"url(#ah-%s)\"><title>%s</title></path>",
 			e.Kind, x1, y1, (x1+x2)/2, cy, x2, y2, e.Kind, esc(e.Reason))
 	}
-	b.WriteString(markers)
-	b.WriteString("</svg></div></div>")
 }
 
 // markers are the arrowheads, one per edge kind (ids are shared by every
@@ -349,156 +432,14 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 var markers = func() string {
 	var b strings.Builder
 	b.WriteString("<defs>")
-	for _, k := range []analyzer.EdgeKind{analyzer.HappensBefore, analyzer.ReadsFrom, analyzer.Auxiliary, analyzer.Recovery} {
+	for _, k := range []analyzer.EdgeKind{analyzer.HappensBefore, analyzer.ReadsFrom, analyzer.Auxiliary, analyzer.Recovery, "crash"} {
 		fmt.Fprintf(&b, "<marker id=\"ah-%s\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0 0L10 5L0 10z\" fill=\"%s\"/></marker>", k, edgeColor(k))
 	}
 	b.WriteString("</defs>")
 	return b.String()
 }()
 
-// subgraph draws a neighbourhood: the anomaly's operations on a circle
-// (a cycle in its order), the context around them on an outer ring, each
-// edge of the multigraph as an arrow labelled by kind and word.
-func subgraph(b *strings.Builder, nb *analyzer.Neighbourhood, core map[int64]bool) {
-	const nodeR = 24.0
-	var inner, outer []analyzer.OpInfo
-	for _, o := range nb.Nodes {
-		if core[o.Line] {
-			inner = append(inner, o)
-		} else {
-			outer = append(outer, o)
-		}
-	}
-	// Core in the anomaly's order.
-	slices.SortStableFunc(inner, func(a, c analyzer.OpInfo) int {
-		return slices.Index(nb.Core, a.Line) - slices.Index(nb.Core, c.Line)
-	})
-	rc := 0.0
-	if len(inner) > 1 {
-		rc = max(90, 30*float64(len(inner)))
-	}
-	ro := rc + 120
-	if len(outer) > 12 {
-		ro = max(ro, float64(len(outer))*(2*nodeR+12)/(2*math.Pi))
-	}
-	if len(outer) == 0 {
-		ro = rc
-	}
-	size := 2*ro + 2*nodeR + 70
-	c := size / 2
-	pos := map[int64][2]float64{}
-	angle := map[int64]float64{}
-	for k, o := range inner {
-		a := -math.Pi/2 + 2*math.Pi*float64(k)/float64(len(inner))
-		angle[o.Line] = a
-		pos[o.Line] = [2]float64{c + rc*math.Cos(a), c + rc*math.Sin(a)}
-	}
-	// Context: ordered by the angle of the core vertex it is attached to.
-	attached := func(l int64) float64 {
-		for _, e := range nb.Edges {
-			if e.From == l && core[e.To] {
-				return angle[e.To]
-			}
-			if e.To == l && core[e.From] {
-				return angle[e.From]
-			}
-		}
-		return math.Pi
-	}
-	slices.SortStableFunc(outer, func(a, c analyzer.OpInfo) int {
-		x, y := attached(a.Line), attached(c.Line)
-		switch {
-		case x < y:
-			return -1
-		case x > y:
-			return 1
-		}
-		return int(a.Line - c.Line)
-	})
-	if len(outer) > 0 {
-		start := attached(outer[0].Line) - math.Pi/float64(max(len(outer), 2))
-		for k, o := range outer {
-			a := start + 2*math.Pi*float64(k)/float64(len(outer))
-			pos[o.Line] = [2]float64{c + ro*math.Cos(a), c + ro*math.Sin(a)}
-		}
-	}
-	fmt.Fprintf(b, "<svg class=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">", size, size, size, size)
-	b.WriteString(markers)
-	// Edges: parallel and opposite edges between a pair fan out.
-	type pair struct{ a, b int64 }
-	groups := map[pair][]int{}
-	var order []pair
-	for k, e := range nb.Edges {
-		if !e.Witness && !core[e.From] && !core[e.To] {
-			continue // context to context: left to the DOT export
-		}
-		p := pair{min(e.From, e.To), max(e.From, e.To)}
-		if _, ok := groups[p]; !ok {
-			order = append(order, p)
-		}
-		groups[p] = append(groups[p], k)
-	}
-	var labels strings.Builder
-	for _, p := range order {
-		idx := groups[p]
-		for j, k := range idx {
-			e := nb.Edges[k]
-			pf, okf := pos[e.From]
-			pt, okt := pos[e.To]
-			if !okf || !okt {
-				continue
-			}
-			// Offset perpendicular to the pair's canonical direction.
-			a, z := pos[p.a], pos[p.b]
-			dx, dy := z[0]-a[0], z[1]-a[1]
-			l := math.Hypot(dx, dy)
-			if l == 0 {
-				continue
-			}
-			nx, ny := -dy/l, dx/l
-			off := (float64(j) - float64(len(idx)-1)/2) * 34
-			if len(idx) == 1 {
-				off = 0
-			}
-			mx, my := (pf[0]+pt[0])/2+nx*off*2, (pf[1]+pt[1])/2+ny*off*2
-			// Trim both ends to the circles, towards the control point.
-			trim := func(p [2]float64) [2]float64 {
-				vx, vy := mx-p[0], my-p[1]
-				vl := math.Hypot(vx, vy)
-				if vl == 0 {
-					return p
-				}
-				return [2]float64{p[0] + vx/vl*(nodeR+2), p[1] + vy/vl*(nodeR+2)}
-			}
-			s, t := trim(pf), trim(pt)
-			cls := "edge k-" + string(e.Kind)
-			if e.Witness {
-				cls += " w"
-			}
-			fmt.Fprintf(b, "<path class=\"%s\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" marker-end=\"url(#ah-%s)\"><title>%s</title></path>",
-				cls, s[0], s[1], mx, my, t[0], t[1], e.Kind, esc(e.Reason))
-			lx, ly := 0.25*s[0]+0.5*mx+0.25*t[0], 0.25*s[1]+0.5*my+0.25*t[1]
-			fmt.Fprintf(&labels, "<text class=\"el k-%s%s\" x=\"%.1f\" y=\"%.1f\">%s</text>", e.Kind, map[bool]string{true: " w"}[e.Witness], lx, ly+3, esc(edgeLabel(e.Edge)))
-		}
-	}
-	b.WriteString(labels.String())
-	for _, o := range nb.Nodes {
-		p := pos[o.Line]
-		cls := "node"
-		if core[o.Line] {
-			cls += " hl"
-		}
-		name, sub := fmt.Sprintf("L%d", o.Line), fmt.Sprintf("p%d %s", o.Proc, o.Kind)
-		if o.Line == 0 {
-			name, sub = "genesis", "initial"
-		}
-		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.0f\"/><text x=\"%.1f\" y=\"%.1f\">%s</text><text class=\"sub\" x=\"%.1f\" y=\"%.1f\">%s</text></g>",
-			cls, o.Line, p[0], p[1], nodeR, p[0], p[1]-1, name, p[0], p[1]+10, esc(sub))
-	}
-	b.WriteString("</svg>")
-}
-
-const legend = `<p class="legend"><span class="kind k-hb">hb</span> happens-before (returned before the other was invoked) <span class="kind k-rf">rf</span> reads-from (the other read or expected a value it wrote) <span class="kind k-aux">aux</span> auxiliary (a read came before the write that replaced its value; a failed cas after a write that replaced its expected value) <span class="kind k-recovery">recovery</span> a cut-off cas took effect before its process's next operation. Highlighted: the anomaly's operations. Bars run from invocation to response; a bar cut off by a crash or the end has a dashed outline; a grey band folds lines not shown (its line is red if they hold crashes).</p>
+const legend = `<p class="legend"><span class="kind k-hb">hb</span> happens-before (returned before the other was invoked) <span class="kind k-rf">rf</span> reads-from (the other read or expected a value it wrote) <span class="kind k-aux">aux</span> auxiliary (a read came before the write that replaced its value; a failed cas after a write that replaced its expected value) <span class="kind k-recovery">recovery</span> a cut-off cas took effect before its process's next operation; edges are labelled with their address and value (<code>rf @3=0x5</code>). <span class="badge crash">crash</span> a crash: a red line on the timeline (bold when the anomaly's evidence names it), a red octagon in the graph, joined to the operations it cut off, the reads after it that show what recovery left, and the anomaly's operations after it. Highlighted: the anomaly's operations. Bars run from invocation to response, their values under them (<code>3=0x5</code> a read, <code>3:0x5→0x9</code> a cas); a bar cut off by a crash or the end has a dashed outline; a grey band folds lines not shown (its line is red if they hold crashes).</p>
 `
 
 const css = `
@@ -530,6 +471,13 @@ text.k-hb{fill:#444}text.k-rf{fill:#1f6fd1}text.k-aux{fill:#e07b00}text.k-recove
 .node circle{fill:#eef3f8;stroke:#6b8db5;stroke-width:1.5}.node.hl circle{fill:#ffd6a5;stroke:#c5221f;stroke-width:3}
 .node text{text-anchor:middle;font-weight:bold;font-size:10px}.node text.sub{font-weight:normal;font-size:9px;fill:#555}
 .more li{margin:3px 0}
+.val{font-size:9px;fill:#555}.nv{text-anchor:middle}
+.evidence{list-style:none;padding-left:0;margin:4px 0 8px}.evidence li{margin:3px 0}
+.badge{display:inline-block;padding:0 5px;border-radius:3px;background:#555;color:#fff;font:11px/17px monospace}.badge.crash{background:#d93025}
+.crash.story line{stroke-width:3.5;stroke-dasharray:none}
+.crashnode polygon{fill:#fde0dc;stroke:#d93025;stroke-width:1.5}.crashnode.story polygon{stroke-width:3}
+.crashnode text{text-anchor:middle;font-weight:bold;font-size:10px;fill:#d93025}.crashnode text.sub{font-weight:normal;font-size:9px}
+.cedge{fill:none;stroke:#d93025;stroke-width:1.4;stroke-dasharray:4 3;opacity:.8}.cedge.after{stroke-dasharray:1 3}
 #tip{position:fixed;display:none;pointer-events:none;background:#202124;color:#fff;font:12px/1.4 monospace;padding:6px 8px;border-radius:4px;max-width:640px;white-space:pre-wrap;z-index:10}
 `
 
@@ -568,6 +516,27 @@ for(var k=0;k<scrolls.length;k++){
   var h=scrolls[k].querySelector(".op.hl rect");
   if(h){var bb=h.getBBox();if(bb.x+bb.width>scrolls[k].clientWidth)scrolls[k].scrollLeft=Math.max(0,bb.x-160);}
 }
+function overlap(a,b){return a.left<b.right-0.5&&b.left<a.right-0.5&&a.top<b.bottom-0.5&&b.top<a.bottom-0.5;}
+var graphs=document.querySelectorAll("svg.graph"),labels=0,overlaps=0;
+for(var g=0;g<graphs.length;g++){
+  var ls=graphs[g].querySelectorAll(".el"),obs=graphs[g].querySelectorAll(".el,.nv,.node circle,.crashnode polygon");
+  labels+=ls.length;
+  for(var x=0;x<ls.length;x++){
+    var rx=ls[x].getBoundingClientRect();
+    for(var y=0;y<obs.length;y++){
+      if(obs[y]===ls[x])continue;
+      var isLabel=obs[y].classList.contains("el");
+      if(isLabel&&Array.prototype.indexOf.call(ls,obs[y])<x)continue;
+      if(overlap(rx,obs[y].getBoundingClientRect()))overlaps++;
+    }
+  }
+}
+var vals=document.querySelectorAll(".val"),shown=0;
+for(var v=0;v<vals.length;v++){var vr=vals[v].getBoundingClientRect();if(vr.width>0&&vr.height>0)shown++;}
+document.body.setAttribute("data-values-drawn",String(shown));
+document.body.setAttribute("data-crashes-drawn",String(document.querySelectorAll(".crashnode").length));
+document.body.setAttribute("data-labels",String(labels));
+document.body.setAttribute("data-label-overlaps",String(overlaps));
 var hl=document.querySelectorAll(".hl"),drawn=0;
 for(var j=0;j<hl.length;j++){var r=hl[j].getBoundingClientRect();if(r.width>0&&r.height>0)drawn++;}
 document.body.setAttribute("data-highlighted",String(hl.length));

@@ -1,28 +1,34 @@
 // Package report renders an analyzer verdict for people and programs.
 //
-//   - Text: the verdict, counts, then each anomaly with its minimal
+//   - Text: the verdict, counts, then each anomaly: its title (with the
+//     crashes of its evidence, and a shrunk history's original lines), its
+//     summary, its evidence first (the crash story), then its minimal
 //     witness: for a cycle, a shortest cycle, each edge with its reason in
-//     a sentence; for the other kinds, the explanation and the reads-from
-//     edges it names; for stale observations, how many versions behind
-//     they were (analyzer.Staleness).
+//     a sentence; for the other kinds, the reads-from edges the summary
+//     names; for stale observations, how many versions behind they were
+//     (analyzer.Staleness). The sentences are the analyzer's: one
+//     renderer, from the edges' and the evidence's data.
 //   - JSON: the object of docs/cli-contract.md, with each anomaly's
-//     edges and staleness.
+//     edges and staleness: one type, Verdict, for the graph method, the
+//     exact search and recorded runs.
 //   - DOT: the anomalies' neighbourhoods of the precedence multigraph
 //     (analyzer.Neighbourhood), through gonum's DOT encoder, edges labelled
-//     by kind and word, the witness's edges in bold.
-//   - HTML: one self-contained file (no network loads): per anomaly, a
-//     timeline with a lane per process, operations as bars from
-//     invocation to response, crash lines, the anomaly's operations
-//     highlighted, and beside it the precedence subgraph with labelled
-//     edges; hovering shows an operation's lines and values.
+//     by kind, word and value, the witness's edges in bold, crashes as red
+//     octagons joined to what they cut off and to the reads after them.
+//   - HTML: one self-contained file (no network loads): per anomaly, its
+//     evidence and witness, a timeline with a lane per process, operations
+//     as bars from invocation to response with their values under them,
+//     crash lines, the anomaly's operations highlighted, and beside it the
+//     precedence subgraph: values under the vertices, crashes as vertices,
+//     edge labels placed clear of each other and of the vertices (graph.go);
+//     hovering shows an operation's lines and values.
 //
 // DOT and HTML show neighbourhoods, never a whole history, so their size
 // does not grow with the history's: the analyzer keeps no values, and
-// Collect re-reads just the lines shown (analyzer.Extract).
+// Collect re-reads just the lines shown (history.Extract).
 package report
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -37,7 +43,7 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 	if !r.Linearizable {
 		verdict = "NOT LINEARIZABLE"
 	}
-	fmt.Fprintf(&b, "%s: %s (%s mode)\n", name, verdict, r.ModeName)
+	fmt.Fprintf(&b, "%s: %s (%s mode)\n", name, verdict, r.Mode)
 	fmt.Fprintf(&b, "  operations %d, processes %d, words %d, crashes %d\n", r.Operations, r.Processes, r.Words, r.Crashes)
 	if r.Dropped+r.Completed > 0 {
 		fmt.Fprintf(&b, "  cut-off operations: %d completed as successes, %d dropped\n", r.Completed, r.Dropped)
@@ -45,25 +51,23 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 	fmt.Fprintf(&b, "  graph: %d vertices, %d edges (happens-before %d, reads-from %d, auxiliary %d, recovery %d)\n",
 		r.Vertices, r.Edges.Total(), r.Edges.HappensBefore, r.Edges.ReadsFrom, r.Edges.Auxiliary, r.Edges.Recovery)
 	for k, a := range r.Anomalies {
-		fmt.Fprintf(&b, "\nanomaly %d: %s, operations at lines %s", k+1, a.Kind, joinInts(a.Ops))
-		if len(a.Words) > 0 {
-			fmt.Fprintf(&b, ", addresses %s", joinU(a.Words))
+		fmt.Fprintf(&b, "\nanomaly %d: %s\n", k+1, anomalyTitle(a))
+		// Evidence first: what the history shows, then the edges that
+		// prove the anomaly.
+		if a.Kind != analyzer.Cycle || len(a.Edges) == 0 {
+			fmt.Fprintf(&b, "  %s\n", summaryOf(a))
 		}
-		b.WriteString("\n")
+		for _, ev := range a.Evidence {
+			fmt.Fprintf(&b, "  evidence: %s\n", ev.Reason)
+		}
 		if a.Kind == analyzer.Cycle && len(a.Edges) > 0 {
-			fmt.Fprintf(&b, "  %d operations must each come before the next, and the last before the first:\n", len(a.Ops))
-			for _, e := range a.Edges {
-				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
-			}
-			for _, s := range a.Staleness {
-				fmt.Fprintf(&b, "  staleness: %s\n", s.Reason)
-			}
-		} else {
-			// The explanation already ends with the staleness sentences.
-			fmt.Fprintf(&b, "  %s\n", a.Explanation)
-			for _, e := range a.Edges {
-				fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
-			}
+			fmt.Fprintf(&b, "  %s:\n", summaryOf(a))
+		}
+		for _, e := range a.Edges {
+			fmt.Fprintf(&b, "  - [%s] %s\n", e.Kind, e.Reason)
+		}
+		for _, s := range a.Staleness {
+			fmt.Fprintf(&b, "  staleness: %s\n", s.Reason)
 		}
 	}
 	if r.Omitted > 0 {
@@ -71,6 +75,33 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// anomalyTitle names an anomaly: its kind, operations (and the lines
+// they had in the original history, for a shrunk one), addresses and
+// crashes.
+func anomalyTitle(a analyzer.Anomaly) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s, %s at %s %s", a.Kind, plural(len(a.Ops), "operation", "operations"), plural(len(a.Ops), "line", "lines"), joinInts(a.Ops))
+	if len(a.OriginalOps) > 0 {
+		fmt.Fprintf(&b, " (%s %s of the original)", plural(len(a.OriginalOps), "line", "lines"), joinInts(a.OriginalOps))
+	}
+	if len(a.Words) > 0 {
+		fmt.Fprintf(&b, ", %s %s", plural(len(a.Words), "address", "addresses"), joinU(a.Words))
+	}
+	if len(a.Crashes) > 0 {
+		fmt.Fprintf(&b, ", %s at %s %s", plural(len(a.Crashes), "crash", "crashes"), plural(len(a.Crashes), "line", "lines"), joinInts(a.Crashes))
+	}
+	return b.String()
+}
+
+// summaryOf is an anomaly's first sentence; the run's own anomalies
+// (stuck, corrupt) have only an explanation.
+func summaryOf(a analyzer.Anomaly) string {
+	if a.Summary != "" {
+		return a.Summary
+	}
+	return a.Explanation
 }
 
 func joinInts(xs []int64) string {
@@ -87,18 +118,4 @@ func joinU(xs []uint64) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ", ")
-}
-
-// JSON writes the verdict as one JSON object and a newline.
-func JSON(w io.Writer, r *analyzer.Result) error {
-	if r.Anomalies == nil {
-		r.Anomalies = []analyzer.Anomaly{}
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	_, err = w.Write(b)
-	return err
 }

@@ -90,7 +90,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 			if err := report.Text(&txt, c.file, a.Result); err != nil {
 				t.Fatal(err)
 			}
-			if err := report.JSON(&js, a.Result); err != nil {
+			if err := report.JSON(&js, report.NewVerdict(a.Result)); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, base+".txt", txt.Bytes())
@@ -104,7 +104,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 func TestJSONContract(t *testing.T) {
 	a, _ := analyzeFile(t, "stale.hist", history.Strict)
 	var buf bytes.Buffer
-	if err := report.JSON(&buf, a.Result); err != nil {
+	if err := report.JSON(&buf, report.NewVerdict(a.Result)); err != nil {
 		t.Fatal(err)
 	}
 	var v struct {
@@ -168,10 +168,17 @@ func TestDOT(t *testing.T) {
 				for _, e := range an.Edges {
 					label := string(e.Kind)
 					if e.Kind == analyzer.ReadsFrom || e.Kind == analyzer.Auxiliary {
-						label = `"` + string(e.Kind) + " @" + itoa(int64(e.Word)) + `"`
+						label = `"` + string(e.Kind) + " @" + itoa(int64(e.Word)) + "=" + history.FormatValue(e.Value) + `"`
 					}
 					if !strings.Contains(out, "label="+label) {
 						t.Errorf("edge label %s missing:\n%s", label, out)
+					}
+				}
+				// The crashes of its evidence are marked vertices, joined
+				// to what they cut off.
+				for _, c := range an.Crashes {
+					if !strings.Contains(out, "crash"+itoa(c)+" [") || !strings.Contains(out, "shape=octagon") {
+						t.Errorf("crash %d is not drawn:\n%s", c, out)
 					}
 				}
 			}

@@ -1,6 +1,7 @@
 package histgen
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math/bits"
@@ -71,6 +72,20 @@ type LargeConfig struct {
 	// index ViolationAt (0-based, in invocation order).
 	Violation   Violation
 	ViolationAt int
+}
+
+// Planted is the tests' history with one planted violation v: ops
+// operations of 8 processes on 500 words, k up to 3, half reads, the
+// violation from the middle on, and for a lost write (which needs a crash)
+// a crash every 2000 operations.
+func Planted(ops int, v Violation, seed uint64) ([]byte, LargeStats, error) {
+	var buf bytes.Buffer
+	cfg := LargeConfig{Ops: ops, Procs: 8, Words: 500, K: 3, ReadFraction: 0.5, Violation: v, ViolationAt: ops / 2}
+	if v == PlantLostWrite {
+		cfg.CrashEvery = 2000
+	}
+	st, err := WriteLarge(&buf, cfg, seed)
+	return buf.Bytes(), st, err
 }
 
 // LargeStats describes what WriteLarge wrote.

@@ -1,0 +1,315 @@
+package pmlin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/report"
+)
+
+// Kind is the kind of an operation: Read or CAS (package history's).
+type Kind = history.OpKind
+
+// The kinds of operations.
+const (
+	Read = history.Read // a multi-word read (MwR)
+	CAS  = history.CAS  // a multi-word compare-and-swap (MwCAS)
+)
+
+// Mode is the completion rule for operations cut off by a crash (package
+// history's; package analyzer explains the rules).
+type Mode = history.Mode
+
+// The modes.
+const (
+	Strict      = history.Strict
+	Recoverable = history.Recoverable
+	Durable     = history.Durable
+)
+
+// Outcome is how an operation ended. The zero value is none, an error: a
+// response left out by mistake must not pass for an operation cut off.
+type Outcome uint8
+
+const (
+	// Returned: a read returned Values.
+	Returned Outcome = iota + 1
+	// OK: a cas succeeded and wrote every New value.
+	OK
+	// Failed: a cas failed; FailAddr is one of its addresses whose value
+	// differed from the expected one (recorders/README.md, "What a
+	// recorder must do", says which address a failure may blame).
+	Failed
+	// Pending: no response; the operation was cut off by the first crash
+	// after its call, or by the end of the history.
+	Pending
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Returned:
+		return "returned"
+	case OK:
+		return "ok"
+	case Failed:
+		return "failed"
+	case Pending:
+		return "pending"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Operation is one operation of a History: who called what when, and how
+// it ended (Porcupine's Operation, for multi-word reads and cas).
+type Operation struct {
+	// Process is the calling thread's id, 0 to 2^31-1.
+	Process int
+	Kind    Kind
+	// Addrs are the words, distinct, in the operation's own order; the
+	// slices below are parallel to it.
+	Addrs []uint64
+	// Expected and New are a cas's expected and new values (nil for a
+	// read). A new value must differ from the word's initial value and
+	// from every other value written to it (Assumption 1:
+	// docs/history-format.md).
+	Expected, New []uint64
+	// Call and Return are the invocation and response timestamps (Return
+	// is ignored for a Pending operation).
+	Call, Return int64
+	Outcome      Outcome
+	// Values are what a read returned (Outcome Returned).
+	Values []uint64
+	// FailAddr is the address a failed cas blames (Outcome Failed).
+	FailAddr uint64
+}
+
+// History is what Check judges.
+type History struct {
+	// Init is the initial value of every word not in InitWords.
+	Init      uint64
+	InitWords map[uint64]uint64
+	// Operations in any order: their timestamps order them.
+	Operations []Operation
+	// Crashes are the timestamps of full-system crashes, each followed by
+	// recovery: see the package doc.
+	Crashes []int64
+}
+
+// Options tune Check. The zero value checks in strict mode.
+type Options struct {
+	Mode Mode
+	// Name names the history in reports and errors (default "history").
+	Name string
+	// MaxAnomalies bounds the anomalies listed per kind (default 20).
+	MaxAnomalies int
+}
+
+// Result is a verdict on a History.
+type Result struct {
+	Linearizable bool
+	Mode         Mode
+	// Anomalies are what is broken, operations named by their index in
+	// History.Operations; Omitted counts those not listed.
+	Anomalies []Anomaly
+	Omitted   int64
+	// Hint says what the anomalies tell about the recorder rather than
+	// the primitive, or is "" (analyzer.RecorderHint): for instance an
+	// operation that observed a value before its writer was called, which
+	// says the timestamps are not those of one global clock.
+	Hint string
+
+	name string
+	a    *analyzer.Analysis
+	lay  *layout
+}
+
+// Anomaly is one broken property (analyzer.Anomaly), operations by index.
+type Anomaly struct {
+	Kind analyzer.Kind
+	// Ops are the operations involved (for a cycle, in cycle order).
+	Ops   []int
+	Words []uint64
+	// Explanation says it in sentences, naming operations by the line of
+	// their invocation in the history's text (History.WriteTo, where each
+	// invocation line ends with "# op I").
+	Explanation string
+	// Edges are the witness: for a cycle, each edge of a shortest cycle.
+	Edges []Edge
+}
+
+// Edge is an edge of a witness: From must come before To.
+type Edge struct {
+	// From and To are operations by index; -1 is the initial state.
+	From, To int
+	Kind     analyzer.EdgeKind
+	// Word is the address of a reads-from or auxiliary edge.
+	Word   uint64
+	Reason string
+}
+
+// Error is a history Check cannot judge: ill-formed, breaking an
+// assumption of the method, holding no operation, or undecided. It names
+// the operation (or the crash) to blame.
+type Error struct {
+	// Op is the index in History.Operations of the operation to blame,
+	// Crash the index in History.Crashes of the crash; -1 when none is.
+	Op, Crash int
+	Msg       string
+	// Err is the cause: one of history's kinds (errors.Is(err,
+	// history.ErrMalformed)), an *analyzer.AssumptionError or an
+	// *analyzer.UndecidedError.
+	Err error
+}
+
+func (e *Error) Error() string {
+	switch {
+	case e.Op >= 0:
+		return fmt.Sprintf("operation %d: %s", e.Op, e.Msg)
+	case e.Crash >= 0:
+		return fmt.Sprintf("crash %d: %s", e.Crash, e.Msg)
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Check decides whether h is linearizable. The error is an *Error, or
+// ctx's.
+func Check(ctx context.Context, h History, opts Options) (*Result, error) {
+	if opts.Name == "" {
+		opts.Name = "history"
+	}
+	lay, err := lay(h)
+	if err != nil {
+		return nil, err
+	}
+	r := history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: opts.Mode, MaxAnomalies: opts.MaxAnomalies, SizeHint: int64(len(lay.text))})
+	if err != nil {
+		return nil, lay.blame(err)
+	}
+	res := &Result{Linearizable: a.Result.Linearizable, Mode: opts.Mode, Omitted: a.Result.Omitted, name: opts.Name, a: a, lay: lay}
+	for _, an := range a.Result.Anomalies {
+		res.Anomalies = append(res.Anomalies, lay.anomaly(an))
+	}
+	if pairs := analyzer.ObservationsBeforeWrites(a.Result); len(pairs) > 0 {
+		concatenated, _ := history.LooksConcatenated(history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{}))
+		res.Hint = analyzer.RecorderHint(pairs, concatenated)
+	}
+	return res, nil
+}
+
+// Verdict is the analyzer's result in full (figures, staleness, ...),
+// operations named by the line of their invocation in WriteHistory's text.
+func (r *Result) Verdict() *analyzer.Result { return r.a.Result }
+
+// Line is the line of operation op's invocation in WriteHistory's text.
+func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
+
+// WriteHistory writes the history as it was checked, in text format v1
+// (History.WriteTo).
+func (r *Result) WriteHistory(w io.Writer) error {
+	_, err := w.Write(r.lay.text)
+	return err
+}
+
+// WriteReport writes the verdict for a person: pmlin check's text report,
+// then the hint if there is one.
+func (r *Result) WriteReport(w io.Writer) error {
+	if err := report.Text(w, r.name, r.a.Result); err != nil {
+		return err
+	}
+	if r.Hint != "" {
+		_, err := fmt.Fprintf(w, "\nhint: %s\n", r.Hint)
+		return err
+	}
+	return nil
+}
+
+// WriteHTML writes pmlin check --report's self-contained HTML report.
+func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(r.lay.text)), nil }
+	d, err := report.Collect(ctx, r.a, r.name, open, report.Options{})
+	if err != nil {
+		return err
+	}
+	return report.HTML(w, d)
+}
+
+// WriteTo writes h in text format v1, as Check reads it: steps merged by
+// timestamp (package doc), each invocation line ending with "# op I" and
+// each crash line with "# crash K". An error is an *Error.
+func (h History) WriteTo(w io.Writer) (int64, error) {
+	lay, err := lay(h)
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(lay.text)
+	return int64(n), err
+}
+
+// anomaly names an analyzer anomaly's operations by index.
+func (l *layout) anomaly(an analyzer.Anomaly) Anomaly {
+	out := Anomaly{Kind: an.Kind, Words: an.Words, Explanation: an.Explanation}
+	for _, line := range an.Ops {
+		out.Ops = append(out.Ops, l.op(line))
+	}
+	for _, e := range an.Edges {
+		out.Edges = append(out.Edges, Edge{From: l.op(e.From), To: l.op(e.To), Kind: e.Kind, Word: e.Word, Reason: e.Reason})
+	}
+	return out
+}
+
+// op is the operation invoked at line, -1 for line 0 (the initial state).
+func (l *layout) op(line int64) int {
+	if i, ok := l.byLine[line]; ok && !i.ret && i.op >= 0 {
+		return i.op
+	}
+	return -1
+}
+
+// blame turns an error of the reader or the analyzer, which names a line
+// of the text, into an *Error naming the operation or crash of that line.
+func (l *layout) blame(err error) error {
+	var he *history.Error
+	var ae *analyzer.AssumptionError
+	var ue *analyzer.UndecidedError
+	var line int64
+	msg := err.Error()
+	switch {
+	case errors.As(err, &he):
+		line, msg = he.Line, he.Msg
+	case errors.As(err, &ae):
+		line, msg = ae.Line, fmt.Sprintf("breaks Assumption %d: %s", ae.Assumption, ae.Msg)
+	case errors.As(err, &ue):
+		line, msg = ue.Line, "undecided: "+ue.Msg
+	default:
+		return err // ctx's
+	}
+	e := &Error{Op: -1, Crash: -1, Msg: msg, Err: err}
+	if at, ok := l.byLine[line]; ok {
+		e.Op, e.Crash = at.op, at.crash
+		if at.ret {
+			e.Msg = "its response: " + msg
+		}
+	}
+	if e.Op >= 0 || e.Crash >= 0 {
+		e.Msg += fmt.Sprintf(" (line %d of the history's text: History.WriteTo)", line)
+	}
+	return e
+}
+
+// opError is an *Error of operation i, of one of history's kinds.
+func opError(i int, kind error, format string, args ...any) error {
+	return &Error{Op: i, Crash: -1, Err: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// kindKnown reports whether k is a kind of operation of the format (the
+// history package names it).
+func kindKnown(k Kind) bool { return !strings.HasPrefix(k.String(), "OpKind(") }

@@ -1,0 +1,427 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/shrink"
+)
+
+func checkCommand(e env) *cobra.Command {
+	var (
+		modeName string
+		o        checkOptions
+		cpuProf  string
+	)
+	cmd := &cobra.Command{
+		Use:   "check [flags] FILE|- ...",
+		Short: "Decide whether recorded histories are linearizable",
+		Long: `check reads histories (text v1 or its JSON Lines twin, detected
+automatically; - is standard input; the format is docs/history-format.md in
+the pmlin repository) and decides whether each is linearizable. Exit status:
+0 linearizable, 1 not linearizable, 2 malformed input, an input that breaks an
+assumption of the method, a history with no operation (a recorder's mistake,
+not a pass), an undecided history, or a usage error. With several FILEs,
+each gets its verdict (with --json, one JSON object per line) and the exit
+status is the worst.
+
+Each anomaly is explained by a minimal witness: for a cycle, a shortest cycle,
+each edge with its reason; for a stale read, how many versions behind it was.
+
+  --report FILE.html  a self-contained HTML report: per anomaly, a timeline of
+                      its neighbourhood (a lane per process) and the precedence
+                      subgraph around it; never the whole history
+  --dot FILE.dot      the anomalies' neighbourhoods of the precedence graph, as
+                      Graphviz DOT, edges labelled by kind and word
+  --shrink OUT.hist   a small sub-history that still fails (1-minimal: removing
+                      any one operation makes it pass, ill-formed or fail
+                      otherwise), for a person to read and a test to keep
+
+These take one FILE, and read it a second time for the lines they show: when
+it is standard input, it is first copied to a temporary file (removed at
+exit). They never overwrite an existing file unless --force is given.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("check needs at least one FILE (- is standard input)")
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode, err := history.ParseMode(modeName)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			o.mode = mode
+			if err := validateInputs(args, o); err != nil {
+				return &exitError{exitInput, err}
+			}
+			if cpuProf != "" {
+				stop, err := startCPUProfile(cpuProf)
+				if err != nil {
+					return &exitError{exitInput, err}
+				}
+				defer stop()
+			}
+			return runChecks(cmd.Context(), e, args, o)
+		},
+	}
+	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
+	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON object per FILE instead of text")
+	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the check to this file (for go tool pprof)")
+	cmd.Flags().BoolVar(&o.exact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
+	cmd.Flags().StringVar(&o.outs.html, "report", "", "also write a self-contained HTML report to this file (one FILE only)")
+	cmd.Flags().StringVar(&o.outs.dot, "dot", "", "also write the anomalies' neighbourhoods of the precedence graph as Graphviz DOT to this file (one FILE only)")
+	cmd.Flags().StringVar(&o.outs.shrink, "shrink", "", "also write a small sub-history that still fails to this file (one FILE only)")
+	cmd.Flags().BoolVar(&o.outs.force, "force", false, "overwrite existing --report, --dot and --shrink files")
+	return cmd
+}
+
+// checkOptions are pmlin check's flags, but the profile.
+type checkOptions struct {
+	mode   history.Mode
+	asJSON bool
+	exact  bool
+	outs   outputs
+}
+
+// validateInputs refuses, before any work, what cannot be done with the
+// inputs and flags given.
+func validateInputs(paths []string, o checkOptions) error {
+	if n := len(paths); n > 1 && o.outs.any() {
+		return fmt.Errorf("--report, --dot and --shrink take one FILE, and %d were given: check the others on their own", n)
+	}
+	if o.exact && o.outs.any() {
+		return errors.New("--report, --dot and --shrink need the graph method: leave out --exact")
+	}
+	stdin := 0
+	for _, p := range paths {
+		if p == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return errors.New("- (standard input) can be read once only")
+	}
+	return o.outs.validate(paths[0])
+}
+
+// runChecks checks each history in turn: each gets its verdict or its
+// error, and the exit status is the worst. An interrupt stops them all.
+func runChecks(ctx context.Context, e env, paths []string, o checkOptions) error {
+	worst := exitOK
+	var counts [3]int
+	for i, p := range paths {
+		if i > 0 && !o.asJSON {
+			fmt.Fprintln(e.stdout)
+		}
+		var err error
+		if o.exact {
+			err = runExact(ctx, e, p, o.mode, o.asJSON)
+		} else {
+			err = runCheck(ctx, e, p, o.mode, o.asJSON, o.outs)
+		}
+		code, cause := exitOK, error(nil)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code, cause = ee.code, ee.err
+		}
+		if cause != nil {
+			reportCheckError(e, o.asJSON, p, cause)
+		}
+		counts[code]++
+		worst = max(worst, code)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if len(paths) > 1 && !o.asJSON {
+		fmt.Fprintf(e.stdout, "\npmlin check: %d files: %d linearizable, %d not linearizable, %d with an error (exit 2)\n",
+			len(paths), counts[exitOK], counts[exitViolated], counts[exitInput])
+	}
+	if worst == exitOK {
+		return nil
+	}
+	return &exitError{worst, nil}
+}
+
+// openInput opens FILE or standard input, with its size when known.
+func openInput(e env, path string) (io.Reader, string, int64, func(), error) {
+	if path == "-" {
+		return e.stdin, "<stdin>", 0, func() {}, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, "", 0, nil, err
+	}
+	var size int64
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		size = st.Size()
+	}
+	return f, path, size, func() { f.Close() }, nil
+}
+
+func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON bool, outs outputs) error {
+	in, name, size, closeIn, err := openInput(e, path)
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	defer closeIn()
+	// The outputs re-read the input: keep a copy of standard input.
+	reopen := func() (io.ReadCloser, error) { return os.Open(path) }
+	if path == "-" && outs.any() {
+		tmp, err := os.CreateTemp("", "pmlin-stdin-*.hist")
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		defer os.Remove(tmp.Name())
+		defer tmp.Close()
+		in = io.TeeReader(in, tmp)
+		reopen = func() (io.ReadCloser, error) { return os.Open(tmp.Name()) }
+	}
+	var bar *progressbar.ProgressBar
+	if e.stderrTTY && size > 64<<20 {
+		bar = progressbar.DefaultBytes(size, "reading "+name)
+		pr := progressbar.NewReader(in, bar)
+		in = &pr
+	}
+	// A shrunk history names its operations' original lines: so do its
+	// anomalies.
+	in, origin := shrink.Origins(in)
+	r := history.NewReader(in, name, history.Options{})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin})
+	if bar != nil {
+		bar.Finish()
+		bar.Clear()
+	}
+	if err != nil {
+		return classify(err)
+	}
+	res := a.Result
+	if res.Operations == 0 {
+		return &exitError{exitInput, noOperation(name)}
+	}
+	var hintReopen report.Opener
+	if path != "-" || outs.any() {
+		hintReopen = reopen
+	}
+	hint := recorderHint(res, name, hintReopen)
+	if asJSON {
+		v := report.NewVerdict(res)
+		v.File = name
+		if hint != "" {
+			v.Hints = []string{hint}
+		}
+		err = report.JSON(e.stdout, v)
+	} else {
+		err = report.Text(e.stdout, name, res)
+		if err == nil && hint != "" {
+			_, err = fmt.Fprintf(e.stdout, "\nhint: %s\n", hint)
+		}
+	}
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	if err := writeOutputs(ctx, e, a, name, reopen, outs); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) && ee.err != nil {
+			return &exitError{ee.code, afterVerdict{ee.err}}
+		}
+		return err
+	}
+	if !res.Linearizable {
+		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// recorderHint is what the verdict tells about the recorder, if anything
+// (analyzer.RecorderHint); the history's shape is looked at, in a second
+// pass, only when there is something to say and the input can be read
+// again (a file, or standard input copied for --report and the like).
+func recorderHint(res *analyzer.Result, name string, reopen report.Opener) string {
+	pairs := analyzer.ObservationsBeforeWrites(res)
+	if len(pairs) == 0 {
+		return ""
+	}
+	concatenated := false
+	if reopen != nil {
+		if f, err := reopen(); err == nil {
+			concatenated, _ = history.LooksConcatenated(history.NewReader(f, name, history.Options{}))
+			f.Close()
+		}
+	}
+	return analyzer.RecorderHint(pairs, concatenated)
+}
+
+// outputs are the files check writes besides its verdict.
+type outputs struct {
+	html, dot, shrink string
+	force             bool
+}
+
+func (o outputs) any() bool { return o.html != "" || o.dot != "" || o.shrink != "" }
+
+// validate refuses, before any work, outputs that would overwrite a file
+// (without --force), the input, or each other.
+func (o outputs) validate(input string) error {
+	seen := map[string]string{}
+	for _, f := range []struct{ flag, path string }{{"--report", o.html}, {"--dot", o.dot}, {"--shrink", o.shrink}} {
+		if f.path == "" {
+			continue
+		}
+		abs, err := filepath.Abs(f.path)
+		if err != nil {
+			return err
+		}
+		if prev, ok := seen[abs]; ok {
+			return fmt.Errorf("%s and %s name the same file %s", prev, f.flag, f.path)
+		}
+		seen[abs] = f.flag
+		if in, err := filepath.Abs(input); err == nil && input != "-" && in == abs {
+			return fmt.Errorf("%s %s would overwrite the input", f.flag, f.path)
+		}
+		if _, err := os.Stat(f.path); err == nil && !o.force {
+			return fmt.Errorf("%s %s: the file exists (use --force to overwrite it)", f.flag, f.path)
+		}
+	}
+	return nil
+}
+
+// writeOutputs writes the HTML report, the DOT graph and the shrunk
+// history asked for, each reported on standard error.
+func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string, reopen report.Opener, o outputs) error {
+	if o.html != "" || o.dot != "" {
+		d, err := report.Collect(ctx, a, name, reopen, report.Options{})
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		if o.html != "" {
+			if err := createOutput(o.html, o.force, func(w io.Writer) error { return report.HTML(w, d) }); err != nil {
+				return &exitError{exitInput, err}
+			}
+			fmt.Fprintf(e.stderr, "pmlin: wrote the report %s (%s)\n", o.html, fileSize(o.html))
+		}
+		if o.dot != "" {
+			if err := createOutput(o.dot, o.force, func(w io.Writer) error { return report.DOT(w, d) }); err != nil {
+				return &exitError{exitInput, err}
+			}
+			fmt.Fprintf(e.stderr, "pmlin: wrote the graph %s (%s)\n", o.dot, fileSize(o.dot))
+		}
+	}
+	if o.shrink == "" {
+		return nil
+	}
+	if a.Result.Linearizable {
+		fmt.Fprintf(e.stderr, "pmlin: nothing to shrink: the history is linearizable (no %s written)\n", o.shrink)
+		return nil
+	}
+	h, st, err := shrink.Anomaly(ctx, a, name, reopen, shrink.Options{Confirm: true})
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return &exitError{exitInput, fmt.Errorf("interrupted")}
+		}
+		// The verdict stands; only the shrinking failed.
+		fmt.Fprintf(e.stderr, "pmlin: --shrink: %v (no %s written)\n", err, o.shrink)
+		return nil
+	}
+	an := a.Result.Anomalies[0]
+	comment := []string{
+		fmt.Sprintf("Shrunk by pmlin check --shrink from %s (%d operations) to %d operations:", name, st.Original, st.Final),
+		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.Mode),
+		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.Mode),
+	}
+	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return shrink.Write(w, h, comment) }); err != nil {
+		return &exitError{exitInput, err}
+	}
+	minimal := "1-minimal"
+	if !st.Minimal {
+		minimal = "not proven 1-minimal: the check budget ran out"
+	}
+	exact := ""
+	if st.Exact != "" {
+		exact = ", exact checker " + st.Exact
+	}
+	fmt.Fprintf(e.stderr, "pmlin: shrunk %d operations to %d (%d lines; %s; %d re-checks in %.2fs%s): %s\n",
+		st.Original, st.Final, st.Lines, minimal, st.Checks, st.Seconds, exact, o.shrink)
+	return nil
+}
+
+// createOutput creates path (refusing to replace a file unless force) and
+// fills it with write; on error the partial file is removed.
+func createOutput(path string, force bool, write func(io.Writer) error) error {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s: the file exists (use --force to overwrite it)", path)
+		}
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<16)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
+
+func fileSize(path string) string {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "?"
+	}
+	switch n := st.Size(); {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+	default:
+		return fmt.Sprintf("%d bytes", n)
+	}
+}
+
+// startCPUProfile starts profiling into path, refusing to overwrite a file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// classify maps an analysis error to its exit status. Every failure is 2:
+// malformed input (*history.Error), a broken assumption
+// (*analyzer.AssumptionError), an undecided history
+// (*analyzer.UndecidedError) and I/O errors alike; the message is the
+// error's own, which names the file and line. An interrupt is said as such.
+func classify(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return &exitError{exitInput, fmt.Errorf("interrupted")}
+	}
+	return &exitError{exitInput, err}
+}

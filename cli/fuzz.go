@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/history"
+)
+
+// fuzzJSON is the last line of pmlin fuzz --json (docs/cli-contract.md:
+// at least runs, operations, crashes, violations, seconds).
+type fuzzJSON struct {
+	Runs          int64   `json:"runs"`
+	Operations    int64   `json:"operations"`
+	Crashes       int64   `json:"crashes"`
+	Violations    int64   `json:"violations"`
+	Undecided     int64   `json:"undecided"`
+	Seconds       float64 `json:"seconds"`
+	OpsPerSec     float64 `json:"ops_per_sec"`
+	CrashesPerSec float64 `json:"crashes_per_sec"`
+	Seed          uint64  `json:"seed"`
+	Target        string  `json:"target"`
+	Mutant        string  `json:"mutant"`
+	Mode          string  `json:"mode"`
+	// Shard is "I/N" for a shard of a campaign (--shard), absent for a
+	// whole campaign.
+	Shard   string       `json:"shard,omitempty"`
+	Finding *findingJSON `json:"finding,omitempty"`
+}
+
+type findingJSON struct {
+	Run          int64       `json:"run"` // 1-based
+	Seed         uint64      `json:"seed"`
+	AfterSeconds float64     `json:"after_seconds"`
+	History      string      `json:"history,omitempty"`
+	Report       string      `json:"report,omitempty"`
+	Replay       string      `json:"replay"`
+	Verdict      verdictJSON `json:"verdict"`
+}
+
+func fuzzCommand(e env) *cobra.Command {
+	var (
+		c          = runConfig(e)
+		seconds    float64
+		modeName   string
+		asJSON     bool
+		outDir     string
+		maxRuns    int64
+		jobs       int
+		systematic bool
+		ignore     []string
+		shard      string
+	)
+	cmd := &cobra.Command{
+		Use:   "fuzz [flags]",
+		Short: "The main job: run, crash, recover and check, over fresh seeds",
+		Long: `fuzz repeats: record a run of a target (--target, see pmlin targets; by
+default the first) with crashes, as pmlin run does, each run with a fresh
+seed derived from --seed; recover after each crash, and check the history in
+memory, until --seconds are spent or a violation is found. A live progress
+line goes to standard error.
+
+On a violation it keeps the history, the report and the exact replay command
+under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
+With --json the last line of standard output is one JSON object with runs,
+operations, crashes, violations, seconds (and more).
+
+--shard I/N runs only the campaign's runs i with i mod N = I (same seeds):
+N machines running shards 0..N-1 with the same flags run the campaign
+between them, and their --json summaries add up (deploy/ in the pmlin
+repository runs them as a Kubernetes Indexed Job).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			mode, err := history.ParseMode(modeName)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			if seconds <= 0 && maxRuns <= 0 {
+				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
+			}
+			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
+				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic}
+			if fc.Shard, fc.Shards, err = parseShard(shard); err != nil {
+				return &exitError{exitInput, err}
+			}
+			for _, k := range ignore {
+				fc.Ignore = append(fc.Ignore, analyzer.Kind(k))
+			}
+			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
+		},
+	}
+	c.RegisterFlags(cmd.Flags(), e.targets)
+	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
+	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
+	cmd.Flags().StringVar(&outDir, "out", "pmlin-out", "directory where a violating history, its report and the replay command are kept")
+	cmd.Flags().Int64Var(&maxRuns, "runs", 0, "stop after this many runs (0: no limit)")
+	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
+	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
+	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
+	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
+	return cmd
+}
+
+func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJSON bool) error {
+	var mu sync.Mutex
+	lastPrint := time.Time{}
+	progress := func(s crash.FuzzStats) {
+		mu.Lock()
+		defer mu.Unlock()
+		line := progressLine(s)
+		switch {
+		case e.stderrTTY:
+			fmt.Fprintf(e.stderr, "\r\033[K%s", line)
+		case time.Since(lastPrint) >= 5*time.Second:
+			lastPrint = time.Now()
+			fmt.Fprintln(e.stderr, line)
+		}
+	}
+	lastPrint = time.Now()
+	fc.Progress = progress
+	fc.ProgressEvery = 250 * time.Millisecond
+	st, found, err := crash.Fuzz(ctx, fc)
+	if e.stderrTTY {
+		fmt.Fprintln(e.stderr)
+	}
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	c := fc.Run
+	secs := st.Elapsed.Seconds()
+	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
+		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
+		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+	campaign := fmt.Sprintf("seed %d", fc.Seed)
+	if fc.Shards > 0 {
+		out.Shard = fmt.Sprintf("%d/%d", fc.Shard, fc.Shards)
+		campaign += ", shard " + out.Shard
+	}
+	var text bytes.Buffer
+	w := io.Writer(&text)
+	subject := "target " + c.Target.Name
+	if c.Mutant != "" {
+		subject += " with planted bug " + c.Mutant
+	}
+	if found == nil {
+		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, %s)\n", secs, subject, fc.Mode, campaign)
+	} else {
+		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, %s)\n",
+			found.Index+1, found.After.Seconds(), subject, fc.Mode, campaign)
+	}
+	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
+		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
+	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %g%% reads; %s; %s scheduler\n",
+		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Scheduler())
+	if st.Undecided > 0 {
+		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
+	}
+	if found == nil {
+		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck or blocked, every recovery succeeded\n", fc.Mode)
+	} else {
+		fj, err := keepFinding(ctx, w, found, fc, outDir, e.prog)
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		out.Finding = fj
+	}
+	if asJSON {
+		io.Copy(e.stderr, &text)
+		fmt.Fprintln(e.stdout, marshalLine(out))
+	} else {
+		io.Copy(e.stdout, &text)
+	}
+	if found != nil {
+		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// parseShard parses --shard I/N; "" is the whole campaign (0, 0).
+func parseShard(s string) (shard, shards int64, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	i, n, ok := strings.Cut(s, "/")
+	shard, err1 := strconv.ParseInt(i, 10, 64)
+	shards, err2 := strconv.ParseInt(n, 10, 64)
+	if !ok || err1 != nil || err2 != nil || shards < 1 || shard < 0 || shard >= shards {
+		return 0, 0, fmt.Errorf("--shard %q: expected I/N with 0 <= I < N, e.g. 0/8 (the first of 8 shards)", s)
+	}
+	return shard, shards, nil
+}
+
+// keepFinding writes the history, the reports and the replay command (of
+// program prog) of a finding under dir, named TARGET-[MUTANT-]run-SEED, and
+// describes them on w.
+func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir, prog string) (*findingJSON, error) {
+	seed := f.Config.Driver.Seed
+	base := f.Config.Target.Name + "-"
+	if f.Config.Mutant != "" {
+		base += f.Config.Mutant + "-"
+	}
+	base += fmt.Sprintf("run-%d", seed)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	base = filepath.Join(dir, base)
+	histPath, reportPath, jsonPath, replayPath := base+".hist", base+".txt", base+".json", base+".replay.sh"
+	var rep bytes.Buffer
+	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
+		return nil, err
+	}
+	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "-o", histPath)) +
+		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), histPath})
+	vj := toJSON(f.Verdict)
+	files := []struct {
+		path string
+		data []byte
+	}{
+		{histPath, f.History},
+		{reportPath, rep.Bytes()},
+		{jsonPath, []byte(marshalLine(vj) + "\n")},
+		{replayPath, []byte("#!/bin/sh\n# Re-records the history (" + f.Config.Replays() + ") and checks it.\n" + replay + "\n")},
+	}
+	for _, x := range files {
+		if err := os.WriteFile(x.path, x.data, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	extra := explainKept(ctx, f, histPath, base)
+	fmt.Fprintf(w, "\n%s", rep.String())
+	fmt.Fprintf(w, "\nkept:\n  %s   the history\n  %s   the report\n  %s   the report as JSON\n  %s   the replay command\n",
+		histPath, reportPath, jsonPath, replayPath)
+	for _, x := range extra {
+		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
+	}
+	fmt.Fprintf(w, "replay (%s):\n  %s\n", f.Config.Replays(), replay)
+	return &findingJSON{Run: f.Index + 1, Seed: seed, AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
+		Replay: replay, Verdict: vj}, nil
+}
+
+// explainKept adds, for a kept history the analyzer found not
+// linearizable, the self-contained HTML report and a shrunk history (the
+// few operations that still fail): what a person reads first. They come
+// from the verdict's analysis and the history in memory, not from the
+// file read and analysed again. Anomalies only the run itself saw (stuck,
+// corrupt, blocked) have none. Failures here are not the campaign's: they are
+// reported in the returned list.
+func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [][2]string {
+	a := f.Verdict.Analysis
+	if a == nil || a.Result.Linearizable {
+		return nil
+	}
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(f.History)), nil }
+	o := outputs{html: base + ".html", shrink: base + ".shrunk.hist", force: true}
+	var msgs bytes.Buffer
+	if err := writeOutputs(ctx, env{stdout: io.Discard, stderr: &msgs}, a, histPath, open, o); err != nil {
+		return [][2]string{{o.html, "not written: " + err.Error()}}
+	}
+	var kept [][2]string
+	if _, err := os.Stat(o.html); err == nil {
+		kept = append(kept, [2]string{o.html, "the HTML report (timeline and precedence graph)"})
+	}
+	if _, err := os.Stat(o.shrink); err == nil {
+		kept = append(kept, [2]string{o.shrink, "the shrunk history: the few operations that still fail"})
+	}
+	return kept
+}
+
+// shellJoin renders args as one sh command line, quoting only the
+// arguments that need it.
+func shellJoin(args []string) string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a
+		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !strings.ContainsRune(shellSafe, r) }) {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// shellSafe are the characters that need no quoting in sh.
+const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%"
+
+func crashesText(c crash.Config, systematic bool) string {
+	if systematic {
+		return fmt.Sprintf("1 crash at each region access in turn (systematic), image policies %s", crash.PolicyNames(c.Policies))
+	}
+	if c.CrashAt > 0 {
+		return fmt.Sprintf("1 crash at access %d, image policies %s", c.CrashAt, crash.PolicyNames(c.Policies))
+	}
+	if c.CrashMode != crash.Emulated {
+		return fmt.Sprintf("%d process kills (SIGKILL; the page cache survives)", c.Crashes)
+	}
+	return fmt.Sprintf("%d emulated crashes, image policies %s", c.Crashes, crash.PolicyNames(c.Policies))
+}
+
+func progressLine(s crash.FuzzStats) string {
+	secs := max(s.Elapsed.Seconds(), 1e-9)
+	return fmt.Sprintf("fuzz %5.1fs  runs %s  ops %s  crashes %s  %s ops/s  %s crashes/s  violations %d",
+		s.Elapsed.Seconds(), human(float64(s.Runs)), human(float64(s.Operations)), human(float64(s.Crashes)),
+		human(float64(s.Operations)/secs), human(float64(s.Crashes)/secs), s.Violations)
+}
+
+// human renders a count with a k or M suffix.
+func human(x float64) string {
+	switch {
+	case x >= 10e6:
+		return fmt.Sprintf("%.0fM", x/1e6)
+	case x >= 1e6:
+		return fmt.Sprintf("%.1fM", x/1e6)
+	case x >= 10e3:
+		return fmt.Sprintf("%.0fk", x/1e3)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return strings.TrimSuffix(fmt.Sprintf("%.0f", x), ".0")
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }

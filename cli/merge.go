@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/history/merge"
+)
+
+// mergeCommand merges per-thread logs with timestamps into one history
+// (package history/merge has the syntax and the rules).
+func mergeCommand(e env) *cobra.Command {
+	var (
+		out   string
+		force bool
+	)
+	cmd := &cobra.Command{
+		Use:   "merge [flags] LOG...",
+		Short: "Merge per-thread logs with timestamps into one history",
+		Long: `merge reads logs whose lines are "<timestamp> <event>" (an event line of the
+history format, or "crash"; timestamps are unsigned integers of one global
+clock, any unit) and writes one history in timestamp order. A log may hold one
+process (one file per thread) or many (a timestamp column); - is standard input.
+
+Each process keeps its own order. Steps of different processes with the same
+timestamp go invocations first (an interval may grow, never shrink), then by
+process id; the first line of the output says how many such ties there were.
+Errors name the log and line: a clock going backwards within a process, a
+process in two logs, overlapping operations of one process, a response with
+nothing pending, a step at the timestamp of a crash, and anything malformed.
+
+The history goes to -o FILE (never overwritten without --force) or standard
+output. Exit status: 0 merged, 2 an error (nothing is written).
+Syntax: recorders/README.md, "Logs for pmlin merge".`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMerge(e, args, out, force)
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "write the history to this file instead of standard output (never overwritten without --force)")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite --output if it exists")
+	return cmd
+}
+
+func runMerge(e env, paths []string, out string, force bool) error {
+	var logs []merge.Log
+	stdin := false
+	for _, p := range paths {
+		if out != "" && out != "-" && sameFile(p, out) {
+			return &exitError{exitInput, fmt.Errorf("-o %s is one of the logs: it would be overwritten", out)}
+		}
+		if p == "-" {
+			if stdin {
+				return &exitError{exitInput, errors.New("standard input (-) given twice")}
+			}
+			stdin = true
+			logs = append(logs, merge.Log{Name: "<stdin>", R: e.stdin})
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		defer f.Close()
+		logs = append(logs, merge.Log{Name: p, R: f})
+	}
+	m, err := merge.Read(logs)
+	if err != nil {
+		var he *history.Error
+		if errors.As(err, &he) {
+			return &exitError{exitInput, err}
+		}
+		return &exitError{exitInput, fmt.Errorf("merge: %w", err)}
+	}
+	write := func(w io.Writer) error { _, err := m.WriteTo(w); return err }
+	dest := "standard output"
+	if out == "" || out == "-" {
+		err = write(e.stdout)
+	} else {
+		err, dest = createOutput(out, force, write), out
+	}
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	fmt.Fprintf(e.stderr, "pmlin merge: %s -> %s\n", m.Stats(), dest)
+	return nil
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
+}

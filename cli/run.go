@@ -1,0 +1,217 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/spf13/cobra"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/report"
+)
+
+// runConfig is the configuration run and fuzz start from, before their
+// flags (crash.Config.RegisterFlags) change it: the defaults, the first
+// target, and e's way to start the child process of the process-kill
+// modes.
+func runConfig(e env) crash.Config {
+	c := crash.DefaultConfig()
+	if len(e.targets) > 0 {
+		c.Target = e.targets[0]
+	}
+	c.Child.Command = e.child
+	return c
+}
+
+// selfCommand starts this executable's hidden internal-worker subcommand:
+// the child process of the process-kill modes, with the same targets.
+func selfCommand(spec string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	return exec.Command(exe, "internal-worker", spec)
+}
+
+func internalWorkerCommand(e env) *cobra.Command {
+	return &cobra.Command{
+		Use:    "internal-worker SPEC",
+		Short:  "The child process of the process-kill mode (not for direct use)",
+		Hidden: true,
+		Args:   cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := crash.ChildMain(cmd.Context(), args[0], e.stdout, e.targets); code != 0 {
+				return &exitError{code, nil}
+			}
+			return nil
+		},
+	}
+}
+
+func runCommand(e env) *cobra.Command {
+	var (
+		c        = runConfig(e)
+		outPath  string
+		check    bool
+		asJSON   bool
+		modeName string
+	)
+	cmd := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "Record a history of a target under crashes",
+		Long: `run drives a target (--target, see pmlin targets; by default the first) on an
+emulated persistent region (or, with --crash-mode kill, a region file worked
+by a child process killed with SIGKILL), crashes it at seeded random region
+accesses, recovers, and records the history (to -o FILE, default standard
+output). With --sched deterministic the same flags and seed record the same
+history, byte for byte.
+
+Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
+stuck or blocked, a recovery or operation failed, or (--check) the history
+is not linearizable; 2 a usage error, or (--check) a history the analyzer
+could not decide (UNDECIDED is not a pass).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := c.Check(); err != nil { // before -o is created
+				return &exitError{exitInput, err}
+			}
+			mode, err := history.ParseMode(modeName)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			return runRun(cmd.Context(), e, c, outPath, check || asJSON, asJSON, mode)
+		},
+	}
+	c.RegisterFlags(cmd.Flags(), e.targets)
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output)")
+	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
+	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
+	return cmd
+}
+
+func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, asJSON bool, mode history.Mode) error {
+	var w io.Writer = e.stdout
+	name := "<stdout>"
+	msg := e.stdout // where the summary goes: not into the history
+	var buf bytes.Buffer
+	var f *os.File
+	if outPath != "" && outPath != "-" {
+		var err error
+		if f, err = os.Create(outPath); err != nil {
+			return &exitError{exitInput, err}
+		}
+		defer f.Close()
+		w, name = f, outPath
+	} else {
+		msg = e.stderr
+	}
+	if check {
+		w = io.MultiWriter(w, &buf)
+	}
+	res, err := crash.Run(ctx, c, w)
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return &exitError{exitInput, err}
+		}
+	}
+	acc := ""
+	if res.Accesses > 0 { // the process-kill mode's children do not report theirs
+		acc = fmt.Sprintf(", %d region accesses", res.Accesses)
+	}
+	summary := msg
+	if asJSON {
+		summary = e.stderr // the JSON object is the last line of msg
+	}
+	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas), %d crashes%s, %d lines -> %s\n",
+		res.Operations, res.Reads, res.CASes, res.Crashes, acc, res.Lines, name)
+	if res.Canceled {
+		return &exitError{exitInput, fmt.Errorf("interrupted")}
+	}
+	violated := len(res.Anomalies) > 0
+	if check {
+		v, err := crash.Decide(ctx, res, buf.Bytes(), mode)
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		if asJSON {
+			fmt.Fprintln(msg, marshalLine(toJSON(v)))
+		} else if err := writeVerdict(msg, name, v); err != nil {
+			return &exitError{exitInput, err}
+		}
+		return checkedExit(v)
+	} else if len(res.Anomalies) > 0 {
+		fmt.Fprintln(msg)
+		writeRunAnomalies(msg, res.Anomalies)
+	}
+	if violated {
+		return &exitError{exitViolated, nil}
+	}
+	return nil
+}
+
+// checkedExit is the exit status of a checked run: 1 when the run or the
+// analyzer found anything wrong, 2 when the analyzer could not decide (an
+// UNDECIDED history is not a pass), else 0.
+func checkedExit(v *crash.Verdict) error {
+	switch {
+	case v.Violated():
+		return &exitError{exitViolated, nil}
+	case v.Undecided != nil:
+		return &exitError{exitInput, nil}
+	}
+	return nil
+}
+
+// writeRunAnomalies prints the anomalies a run found by itself.
+func writeRunAnomalies(w io.Writer, as []analyzer.Anomaly) {
+	for _, a := range as {
+		fmt.Fprintf(w, "anomaly: %s", a.Kind)
+		if len(a.Ops) > 0 {
+			fmt.Fprintf(w, ", operation at line %s", joinLines(a.Ops))
+		}
+		if len(a.Words) > 0 {
+			fmt.Fprintf(w, ", addresses %v", a.Words)
+		}
+		fmt.Fprintf(w, "\n  %s\n", a.Explanation)
+	}
+}
+
+// writeVerdict prints the analyzer's report and the run's own anomalies.
+func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
+	if n := len(v.Run.Anomalies); n > 0 {
+		fmt.Fprintf(w, "%s: the run itself found %d anomal%s:\n", name, n, map[bool]string{true: "y", false: "ies"}[n == 1])
+		writeRunAnomalies(w, v.Run.Anomalies)
+		fmt.Fprintf(w, "\nthe history up to there:\n")
+	}
+	if v.Check != nil {
+		if err := report.Text(w, name, v.Check); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(w, "%s: UNDECIDED (%s mode): %v\n", name, v.Mode, v.Undecided)
+	}
+	return nil
+}
+
+// verdictJSON is the JSON of a run's verdict: report's one shape.
+type verdictJSON = report.Verdict
+
+func toJSON(v *crash.Verdict) verdictJSON {
+	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
+}
+
+func marshalLine(x any) string {
+	b, _ := json.Marshal(x)
+	return string(b)
+}

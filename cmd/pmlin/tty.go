@@ -1,9 +1,0 @@
-package main
-
-import (
-	"os"
-
-	"golang.org/x/term"
-)
-
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }

@@ -1,0 +1,50 @@
+// Package pmlin checks from Go, in the manner of Porcupine's
+// CheckOperations, whether a history of multi-word reads and multi-word
+// compare-and-swaps, recorded with timestamps and possibly cut by
+// full-system crashes, is linearizable: by the precedence-multigraph method
+// of Cepeda et al., "Toward Linearizability Testing for Multi-Word
+// Persistent Synchronization Primitives" (OPODIS 2019), Sections 4 and 5
+// (package analyzer), in strict, recoverable or durable mode.
+//
+// Operations go in with the caller's process ids, arguments, responses and
+// call and return timestamps; the result names the caller's operations by
+// their index in History.Operations:
+//
+//	res, err := pmlin.Check(ctx, pmlin.History{Operations: ops}, pmlin.Options{})
+//	if err != nil { ... }       // the history cannot be judged: *pmlin.Error names the operation
+//	if !res.Linearizable { ... } // res.Anomalies[i].Ops are indexes in ops
+//
+// Package pmlintest wraps Check for tests: on failure it keeps the history
+// and an HTML report as test artifacts.
+//
+// # Timestamps, ties and crashes
+//
+// Timestamps are int64s of one clock shared by every process, in any unit;
+// only their order matters. The history is the steps (invocations,
+// responses, crashes) merged by timestamp, by the rule of pmlin merge and
+// of the recorders (merge.Order): each process's own operations in the
+// order of their calls, a response before its process's next invocation;
+// between processes the earlier timestamp first and, on equal timestamps,
+// invocations before responses. So, as in Porcupine, an interval is
+// closed: an operation that returns at 20 and one of another process
+// called at 20 overlap, and either may be linearized first; the merge never
+// invents an order the timestamps do not show. A process's operations must
+// not overlap: each is called at or after its previous one returned, or,
+// if that one is Pending, after a crash.
+//
+// A crash (History.Crashes: its timestamp) interrupts every operation
+// called before it and not yet returned: such an operation must be
+// Pending, and its process may call new operations after the crash. A
+// crash may not share its timestamp with a step (which side of the crash
+// the step is on would be a guess). An operation Pending with no crash
+// after its call is cut off by the end of the history. Cut-off operations
+// are judged by the completion rules of package analyzer (Options.Mode).
+//
+// # Operations named by line
+//
+// The analyzer reads the history as a text in the format of
+// docs/history-format.md: History.WriteTo writes that text, each
+// invocation line ending with "# op I" (I its index). Explanations and the
+// raw verdict (Result.Verdict) name operations by the line of that text;
+// Result's Anomalies, and Error, by index.
+package pmlin

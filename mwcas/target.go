@@ -1,0 +1,104 @@
+package mwcas
+
+import (
+	"fmt"
+
+	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
+)
+
+// DefaultDescriptors is each worker's share of the descriptor pool when
+// the PMwCAS runs as a target: a small pool, so that descriptors are
+// reused often (the --descriptors parameter).
+const DefaultDescriptors = 4
+
+// Target is the PMwCAS as a target of pmlin's harness (package target):
+// pmlin's built-in "pmwcas", with its planted bugs (Mutants) and one
+// parameter, --descriptors.
+func Target() *target.Target {
+	ms := Mutants()
+	muts := make([]target.Mutant, len(ms))
+	for i, m := range ms {
+		muts[i] = target.Mutant{Name: m.Name, Description: m.Description}
+	}
+	return &target.Target{
+		Name:        "pmwcas",
+		Description: "the built-in persistent multi-word CAS (Wang, Levandoski, Larson, ICDE 2018): descriptors, dirty bits, helping, recovery",
+		Mutants:     muts,
+		Params: []target.Param{{Name: "descriptors", Default: fmt.Sprint(DefaultDescriptors),
+			Usage: "pmwcas: descriptors per thread (1 to 65536; small pools reuse them often)"}},
+		Size: func(c target.Config) (uint64, error) {
+			mc, err := targetConfig(c)
+			if err != nil {
+				return 0, err
+			}
+			return RegionWords(mc)
+		},
+		New: func(r *pmem.Region, c target.Config) (target.Instance, error) {
+			return instance(r, c, New)
+		},
+		Open: func(r *pmem.Region, c target.Config) (target.Instance, error) {
+			return instance(r, c, Open)
+		},
+	}
+}
+
+// targetConfig is the PMwCAS configuration of a target configuration.
+func targetConfig(c target.Config) (Config, error) {
+	d, err := c.Int("descriptors", 1, 1<<16)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{Words: c.Words, MaxWorkers: c.Workers, DescriptorsPerWorker: d, MaxK: c.MaxK, Mutant: c.Mutant}, nil
+}
+
+func instance(r *pmem.Region, c target.Config, build func(*pmem.Region, Config) (*PMwCAS, error)) (target.Instance, error) {
+	mc, err := targetConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	m, err := build(r, mc)
+	if err != nil {
+		return nil, err
+	}
+	return AsTarget(m), nil
+}
+
+// AsTarget returns m as an instance of a target: its CAS takes the
+// harness's words, its Recover says what it did in a sentence, and
+// DataOffset follows its layout.
+func AsTarget(m *PMwCAS) target.Instance {
+	x := targetInstance{PMwCAS: m, words: make([][]Word, len(m.ws))}
+	for i := range x.words {
+		x.words[i] = make([]Word, 0, m.l.maxK)
+	}
+	return x
+}
+
+type targetInstance struct {
+	*PMwCAS
+	words [][]Word // per worker: the operation's words, as this package's
+}
+
+func (x targetInstance) CAS(worker int, words []target.Word) (bool, uint64, error) {
+	if worker < 0 || worker >= len(x.words) {
+		return x.PMwCAS.CAS(worker, nil) // its error
+	}
+	ws := x.words[worker][:0]
+	for _, w := range words {
+		ws = append(ws, Word{Addr: w.Addr, Old: w.Old, New: w.New})
+	}
+	x.words[worker] = ws
+	return x.PMwCAS.CAS(worker, ws)
+}
+
+func (x targetInstance) Recover(worker int) (string, error) {
+	st, err := x.PMwCAS.Recover(worker)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
+		st.RolledForward, st.RolledBack, st.RDCSSUndone, st.DirtyCleared, st.Descriptors), nil
+}
+
+func (x targetInstance) DataOffset(a uint64) uint64 { return x.l.data(a) }

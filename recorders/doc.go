@@ -1,0 +1,13 @@
+// Package recorders holds no Go code to import: it is the home of the
+// recorders for other languages (c/pmlin.h for C and C++,
+// python/pmlin_recorder.py) and of the tests that hold them to the history
+// format and to the merge rules. Those tests build the C example, the C++
+// check and the scripted drivers with gcc and g++, run the Python example
+// and driver with python3, and check every history they write with the
+// analyzer: the correct MwCAS must be linearizable, the one with the planted
+// bug must not. Without gcc, g++ or python3 the tests skip, unless the
+// environment variable CI is set (as .ci/run does): then they fail.
+//
+// The duties of a recorder, the APIs and the log syntax of `pmlin merge`
+// are in recorders/README.md.
+package recorders

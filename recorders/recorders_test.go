@@ -1,0 +1,420 @@
+package recorders
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/history/merge"
+)
+
+// tool finds a program on PATH; without it the test skips, or fails when
+// CI is set (.ci/run sets it): CI must run these tests.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+		t.Fatalf("CI is set and %s is not installed (apt-get install -y gcc g++ python3)", name)
+	}
+	t.Skipf("%s is not installed; set CI=true to make this a failure", name)
+	return ""
+}
+
+// run runs argv with stdin and a time limit.
+func run(t *testing.T, stdin string, argv ...string) (stdout, stderr string, err error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1") // nothing written into the source tree
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err = cmd.Run()
+	return o.String(), e.String(), err
+}
+
+// sources reads the files a child process will use, so that the go test
+// cache, which only sees what the test process opens, notices their edits.
+func sources(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, p := range paths {
+		if _, err := os.ReadFile(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compile builds one C or C++ source with every warning an error.
+func compile(t *testing.T, compiler, std, src string) string {
+	t.Helper()
+	cc := tool(t, compiler)
+	sources(t, src, "c/pmlin.h")
+	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))+"-"+std)
+	args := []string{"-std=" + std, "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread", "-o", bin, src}
+	if _, stderr, err := run(t, "", append([]string{cc}, args...)...); err != nil {
+		t.Fatalf("%s %s: %v\n%s", compiler, strings.Join(args, " "), err, stderr)
+	}
+	return bin
+}
+
+// recorder is a way to run the example or the script driver of one
+// language.
+type recorder struct {
+	name    string
+	example []string // argv prefix
+	script  []string
+}
+
+func cRecorder(t *testing.T) recorder {
+	return recorder{
+		name:    "C",
+		example: []string{compile(t, "gcc", "c11", "c/example/mwcas_example.c")},
+		script:  []string{compile(t, "gcc", "c11", "c/test/script.c")},
+	}
+}
+
+func pythonRecorder(t *testing.T) recorder {
+	py := tool(t, "python3")
+	sources(t, "python/pmlin_recorder.py", "python/example/mwcas_example.py", "python/test/script.py")
+	return recorder{
+		name:    "Python",
+		example: []string{py, "python/example/mwcas_example.py"},
+		script:  []string{py, "python/test/script.py"},
+	}
+}
+
+// check decides a history file with the analyzer.
+func check(t *testing.T, path string) (*analyzer.Result, error) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	return analyzer.Check(context.Background(), history.NewReader(f, path, history.Options{}), analyzer.Options{})
+}
+
+// mergeLog merges a recorder's unmerged log with `pmlin merge`'s package.
+func mergeLog(t *testing.T, name, log string) string {
+	t.Helper()
+	m, err := merge.Read([]merge.Log{{Name: name, R: strings.NewReader(log)}})
+	if err != nil {
+		t.Fatalf("pmlin merge of the %s: %v", name, err)
+	}
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// withoutComments drops comment lines, which differ between a recorder's
+// own merge and pmlin merge.
+func withoutComments(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The tests run in parallel: most of their time is spent waiting for gcc,
+// g++ and python3.
+func TestCExample(t *testing.T)      { t.Parallel(); testExample(t, cRecorder(t)) }
+func TestPythonExample(t *testing.T) { t.Parallel(); testExample(t, pythonRecorder(t)) }
+
+// maxBugTries bounds the runs of the buggy example until pmlin catches it.
+// Each run of 400 operations is caught on its own: 1000 of 1000 seeds for
+// the C example, on a 2-core machine with two CPU hogs and other tests
+// running, and 1000 of 1000 for the Python one (the README's recorders
+// section has the commands); the runs' interleavings are independent, so
+// if a single run missed with probability as high as 1 in 10, five misses
+// in a row would happen once in 100,000 test runs.
+const maxBugTries = 5
+
+// testExample runs a recorder's example: correct runs are linearizable and
+// their logs merge by pmlin merge to the same history; the planted bug is
+// caught; an existing file is not overwritten.
+func testExample(t *testing.T, r recorder) {
+	dir := t.TempDir()
+	for i, flags := range [][]string{
+		{"--seed", "1"},
+		{"--seed", "2", "--crashes", "2"},
+		{"--seed", "3", "--crashes", "3", "--threads", "3", "--words", "6", "--k", "3", "--ops", "300"},
+	} {
+		hist, log := filepath.Join(dir, fmt.Sprintf("ok%d.hist", i)), filepath.Join(dir, fmt.Sprintf("ok%d.log", i))
+		argv := append(append(append([]string{}, r.example...), flags...), "-o", hist, "--log", log)
+		if _, stderr, err := run(t, "", argv...); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, stderr)
+		}
+		res, err := check(t, hist)
+		if err != nil || !res.Linearizable {
+			t.Fatalf("%s example %v: the correct MwCAS is not found linearizable (%v): %+v", r.name, flags, err, res)
+		}
+		if got, want := withoutComments(mergeLog(t, log, readFile(t, log))), withoutComments(readFile(t, hist)); got != want {
+			t.Fatalf("%s example %v: pmlin merge of the log differs from the recorder's own merge", r.name, flags)
+		}
+	}
+	t.Run("bug", func(t *testing.T) {
+		for seed := 1; seed <= maxBugTries; seed++ {
+			hist := filepath.Join(dir, fmt.Sprintf("bug%d.hist", seed))
+			argv := append(append([]string{}, r.example...), "--bug", "--seed", fmt.Sprint(seed), "-o", hist)
+			if _, stderr, err := run(t, "", argv...); err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, stderr)
+			}
+			res, err := check(t, hist)
+			if err != nil {
+				t.Fatalf("%s: %v", hist, err)
+			}
+			if !res.Linearizable {
+				t.Logf("%s example --bug: caught at seed %d (%s)", r.name, seed, res.Anomalies[0].Kind)
+				return
+			}
+		}
+		t.Fatalf("%s example --bug: not caught in %d runs", r.name, maxBugTries)
+	})
+	t.Run("no overwrite", func(t *testing.T) {
+		p := filepath.Join(dir, "keep.hist")
+		os.WriteFile(p, []byte("precious\n"), 0o644)
+		argv := append(append([]string{}, r.example...), "-o", p)
+		if _, stderr, err := run(t, "", argv...); err == nil || !strings.Contains(stderr, "exists") {
+			t.Fatalf("writing over an existing file: err %v, stderr %q", err, stderr)
+		}
+		if readFile(t, p) != "precious\n" {
+			t.Fatal("the existing file was changed")
+		}
+	})
+	t.Run("swaps and valued failures", func(t *testing.T) { testSwaps(t, r, dir) })
+}
+
+// testSwaps records swaps and failures that report values, which the
+// format specifies; the analyzer is asked only once it reads them.
+func testSwaps(t *testing.T, r recorder, dir string) {
+	hist, log := filepath.Join(dir, "swap.hist"), filepath.Join(dir, "swap.log")
+	argv := append(append([]string{}, r.example...), "--swaps", "30", "--fail-values", "--crashes", "1", "-o", hist, "--log", log)
+	if _, stderr, err := run(t, "", argv...); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, stderr)
+	}
+	text := readFile(t, hist)
+	if !strings.Contains(text, " inv swap ") {
+		t.Fatal("no swap recorded")
+	}
+	// Whether a run has failures at all depends on the interleaving (a
+	// run on a busy machine may have none); each one it has must report
+	// its k = 2 values: "<p> ret fail <a> <v1> <v2>".
+	failures := 0
+	for _, l := range strings.Split(text, "\n") {
+		if f := strings.Fields(l); len(f) >= 3 && f[1] == "ret" && f[2] == "fail" {
+			failures++
+			if len(f) != 6 {
+				t.Fatalf("a failure without its values: %q", l)
+			}
+		}
+	}
+	t.Logf("%d failures with values", failures)
+	if !readsSwaps() {
+		t.Skip("the history reader does not read swaps and valued failures yet (issue 12): the recording is not checked")
+	}
+	if got, want := withoutComments(mergeLog(t, log, readFile(t, log))), withoutComments(text); got != want {
+		t.Fatal("pmlin merge of the log differs from the recorder's own merge")
+	}
+	res, err := check(t, hist)
+	if err != nil || !res.Linearizable {
+		t.Fatalf("%s example with swaps: not found linearizable (%v): %+v", r.name, err, res)
+	}
+}
+
+// readsSwaps reports whether the history package reads swaps and
+// failures with values.
+func readsSwaps() bool {
+	_, err := history.ReadAll(strings.NewReader("0 inv swap 1:0x100000001\n0 ret 0\n0 inv cas 1:0:0x100000002\n0 ret fail 1 0x100000001\n"), "probe")
+	return err == nil
+}
+
+// TestCPlusPlus compiles the header as C++ (C++11 and C++17) and checks
+// what the C++ program records from std::thread.
+func TestCPlusPlus(t *testing.T) {
+	t.Parallel()
+	for _, std := range []string{"c++11", "c++17"} {
+		bin := compile(t, "g++", std, "c/test/cpp_check.cpp")
+		out, stderr, err := run(t, "", bin)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", bin, err, stderr)
+		}
+		p := filepath.Join(t.TempDir(), "cpp.hist")
+		os.WriteFile(p, []byte(out), 0o644)
+		res, err := check(t, p)
+		if err != nil || !res.Linearizable || res.Operations != 300 {
+			t.Fatalf("%s: %v %+v", std, err, res)
+		}
+	}
+}
+
+// scripts pin down the merge rules and the misuse errors; both recorders
+// must give exactly want (standard output) or fail with err.
+var scripts = []struct {
+	name, script, want, err string
+	// extended: swaps or failures with values, which the history reader
+	// may not read yet (issue 12)
+	extended bool
+}{
+	{name: "ties: invocations first, then the lower process id",
+		script: "threads 3\nclock 10\ninv-read 2 5\ninv-read 1 6\nclock 20\nret-read 2 0\nret-read 1 0\ninv-read 0 7\nclock 30\nret-read 0 0\nwrite\n",
+		want:   "pmlin-history v1\n1 inv read 6\n2 inv read 5\n0 inv read 7\n1 ret 0\n2 ret 0\n0 ret 0\n"},
+	{name: "a thread's own order is kept on a tie",
+		script: "threads 3\nclock 10\ninv-read 1 5\nclock 20\nret-read 1 0\ninv-read 1 6\ninv-read 2 7\nclock 30\nret-read 1 0\nret-read 2 0\nwrite\n",
+		want:   "pmlin-history v1\n1 inv read 5\n2 inv read 7\n1 ret 0\n1 inv read 6\n1 ret 0\n2 ret 0\n"},
+	{name: "reads, cas, initial values, tags and a crash",
+		script: `threads 2
+init 0
+init 11=153 10=7
+clock 1
+inv-read 0 10 11
+clock 2
+ret-read 0 7 153
+clock 3
+inv-cas 0 10:7:0x100000001 11:153:0x100000002
+clock 4
+ret-ok 0
+clock 5
+inv-cas 1 10:7:0x200000001
+clock 6
+ret-fail 1 10
+clock 7
+inv-cas 0 10:0x100000001:0x100000003
+clock 8
+inv-read 1 10
+clock 12
+crash
+clock 13
+inv-read 1 11
+clock 14
+ret-read 1 0x100000002
+tag 0
+tag 1
+tag 1
+write
+`,
+		want: `0x100000001
+0x200000001
+0x200000002
+pmlin-history v1
+init 10=7 11=153
+0 inv read 10 11
+0 ret 7 153
+0 inv cas 10:7:0x100000001 11:153:0x100000002
+0 ret ok
+1 inv cas 10:7:0x200000001
+1 ret fail 10
+0 inv cas 10:0x100000001:0x100000003
+1 inv read 10
+crash
+1 inv read 11
+1 ret 0x100000002
+`},
+	{name: "swaps and failures with values", extended: true,
+		script: `threads 2
+init 5
+clock 1
+inv-cas 1 10:5:0x200000001 11:5:0x200000002
+clock 2
+inv-swap 0 11:0x100000001
+clock 3
+ret-swap 0 5
+clock 4
+ret-fail 1 11 5 0x100000001
+clock 5
+inv-swap 0 10:0x100000002 11:0x100000003
+clock 6
+ret-swap 0 5 0x100000001
+write
+`,
+		want: `pmlin-history v1
+init 5
+1 inv cas 10:5:0x200000001 11:5:0x200000002
+0 inv swap 11:0x100000001
+0 ret 5
+1 ret fail 11 5 0x100000001
+0 inv swap 10:0x100000002 11:0x100000003
+0 ret 5 0x100000001
+`},
+	{name: "a response with nothing pending", script: "threads 1\nclock 1\nret-ok 0\nwrite\n",
+		err: "a response with no pending invocation"},
+	{name: "an invocation while one is pending", script: "threads 1\nclock 1\ninv-read 0 1\ninv-read 0 2\nwrite\n",
+		err: "an invocation while the thread's previous operation is pending"},
+	{name: "a response of the wrong kind", script: "threads 1\nclock 1\ninv-read 0 1\nret-ok 0\nwrite\n",
+		err: "the response of a cas answers a pending read"},
+	{name: "a failure blaming another address", script: "threads 1\nclock 1\ninv-cas 0 1:0:5\nret-fail 0 2\nwrite\n",
+		err: "which the cas does not name"},
+	{name: "an address twice", script: "threads 1\nclock 1\ninv-read 0 1 1\nwrite\n",
+		err: "appears twice in one operation"},
+	{name: "no address", script: "threads 1\nclock 1\ninv-read 0\nwrite\n",
+		err: "an operation on no word"},
+	{name: "a clock that goes backwards", script: "threads 1\nclock 5\ninv-read 0 1\nclock 3\nret-read 0 0\nwrite\n",
+		err: "the clock went backwards"},
+	{name: "nothing recorded", script: "threads 2\nwrite\n",
+		err: "no operation was recorded"},
+	{name: "a crash at the time of a later step", script: "threads 1\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncrash\ninv-read 0 1\nwrite\n",
+		err: "has the timestamp of a step of process 0"},
+	{name: "a crash while the clock stands still", script: "threads 1\nclock 5\ninv-read 0 1\nret-read 0 0\ncrash\nwrite\n",
+		err: "the clock does not advance"},
+}
+
+// TestScripts holds the C and Python recorders to the same merge rules and
+// errors, and checks that pmlin merge of their unmerged logs gives the
+// history they merged themselves.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	for _, r := range []recorder{cRecorder(t), pythonRecorder(t)} {
+		for _, sc := range scripts {
+			t.Run(r.name+"/"+sc.name, func(t *testing.T) {
+				t.Parallel()
+				// One run writes the history, then the unmerged log.
+				out, stderr, err := run(t, strings.Replace(sc.script, "\nwrite\n", "\nwrite\nlog\n", 1), r.script...)
+				if sc.err != "" {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr, sc.err) {
+						t.Fatalf("err %v, stderr %q; want exit 1 and %q", err, stderr, sc.err)
+					}
+					return
+				}
+				cut := strings.Index(out, "pmlin-log v1\n")
+				if err != nil || cut < 0 || out[:cut] != sc.want {
+					t.Fatalf("err %v %s\ngot\n%s\nwant\n%s", err, stderr, out, sc.want)
+				}
+				if sc.extended && !readsSwaps() {
+					t.Skip("the history reader does not read swaps and valued failures yet (issue 12): pmlin merge cannot validate them")
+				}
+				log := out[cut:]
+				hist := sc.want[strings.Index(sc.want, "pmlin-history v1"):]
+				if got := withoutComments(mergeLog(t, "log", log)); got != hist {
+					t.Fatalf("pmlin merge of the log\n%s\ngives\n%s\nwant\n%s", log, got, hist)
+				}
+			})
+		}
+	}
+}

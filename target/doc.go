@@ -1,0 +1,95 @@
+// Package target is the contract between pmlin's harness and a persistent
+// primitive under test: a multi-word CAS and a multi-word read that keep
+// their state in a pmem.Region, survive crashes of that region, and can be
+// recovered. The harness (packages driver and crash, commands pmlin run and
+// fuzz) drives any Target through this contract alone: the built-in PMwCAS
+// (mwcas.Target) is one, the lock-striped MwCAS of package lockmwcas
+// another, and a user's own is a third. Histories recorded from them are
+// checked by the method of Cepeda et al., "Toward Linearizability Testing
+// for Multi-Word Persistent Synchronization Primitives", OPODIS 2019.
+//
+// # What the harness does with a target
+//
+//  1. It asks Size for the region words a configuration needs (and to
+//     check the configuration), makes a region of that many zero words (in
+//     memory for emulated crashes, a file for process kills), and calls
+//     New on it.
+//  2. Worker goroutines 0 .. Config.Workers-1 invoke CAS and Read
+//     concurrently, one goroutine per worker id at a time. Every value a
+//     CAS writes is new to its word (no value is written twice), below
+//     1<<ValueBits, and every word starts at 0.
+//  3. At a region access of its choosing, the harness crashes the region:
+//     that access and every later one of every worker returns an error
+//     wrapping pmem.ErrCrashed. The operations in progress must return
+//     that error (wrapped or not); the harness waits for all of them.
+//  4. It replaces the region's contents by a crash image (what survives
+//     depends on the image policy, see package pmem), and calls Recover
+//     as worker 0: on the same Instance for emulated crashes, or, as a new
+//     process does, on the Instance that Open returns for the region
+//     reopened from its file (process kills; issue 16 will let emulated
+//     crashes reopen images too). Recover may itself be crashed and is
+//     then called again on a new image.
+//  5. It reads region word DataOffset(a) of every data word a directly,
+//     and records those values as a read by a process of its own: what
+//     recovery left, not what an operation of the target would make of
+//     it. Then the workers go on; at the end, a Read of every word.
+//
+// The harness, not the target, writes the history: the invocations and
+// responses of the workers' operations, the "crash" line, the comments
+// after it (the image policy, and Recover's note) and the reads after
+// recovery. A target writes nothing.
+//
+// # What the harness needs of a target
+//
+// Every access to state shared between workers goes through the region's
+// workers: the pmem.Worker of the operation's worker id (r.Worker(worker)),
+// with Load, Store, CAS, Flush and Fence. The driver's deterministic
+// scheduler runs one worker at a time and switches only at region
+// accesses, crashes fall only at region accesses, and a run is replayed
+// byte for byte from its seed only if nothing else is shared. So:
+//
+//   - no shared Go memory between workers (per-worker scratch space is
+//     fine), and no region other than the one New was given: a target
+//     whose operations make no region access is refused under the
+//     deterministic scheduler;
+//   - no waiting in Go for another worker (sync.Mutex, channels,
+//     sync.WaitGroup, sleeps): a wait is a loop of region accesses, for
+//     instance a lock word taken with a region CAS; a worker that blocks
+//     outside region accesses is reported as the anomaly "blocked" (the
+//     free scheduler, --sched free, runs such targets, without replays);
+//   - an operation that loops must make region accesses while it loops:
+//     one that makes --stuck-accesses of them without returning is
+//     reported "stuck";
+//   - an error from a region access must end the operation with that
+//     error; an operation or a recovery that returns any other error is a
+//     finding ("corrupt"), as is an Open that refuses a region;
+//   - durability is the target's business: the region keeps only what
+//     was flushed and fenced (Flush, Fence) under the min image policy,
+//     a random prefix of each line's later stores under random, and so on
+//     (package pmem); pmem.Worker.MarkLinearization, just before the step
+//     that decides an operation, makes the targeted policy drop exactly
+//     the stores from that step on that are not yet durable.
+//
+// CAS must return, when it fails, an address whose value differed from
+// the expected one (the OPODIS paper's gray-box assumption), and Read one
+// atomic snapshot of its words.
+//
+// # Planted variants and parameters
+//
+// Mutants lists the target's planted bugs, if any; the harness passes the
+// one chosen by --mutant in Config.Mutant to New and Open. Params are the
+// target's knobs (a pool size, a layout), each a flag of pmlin run and
+// fuzz of its name: Config.Params holds every one, its default unless the
+// user set it, and Config.Int parses the integer ones. Later issues will
+// let the harness vary layout parameters per run; operation kinds beyond
+// CAS and Read (a swap) will be optional interfaces an Instance may
+// implement.
+//
+// # Linking a target into pmlin
+//
+// cli.Main(targets...) is pmlin's command line with the given targets: a
+// user's own pmlin is a main package that calls it with theirs. From a
+// test, pmlintest.Fuzz runs a campaign on one target and fails the test
+// with the files it kept. The README's section "Test your own primitive"
+// goes from an empty package to a caught bug.
+package target

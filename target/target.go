@@ -1,0 +1,243 @@
+package target
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// Limits the harness keeps.
+const (
+	// MaxK is the largest number of words of one operation.
+	MaxK = 64
+	// ValueBits bounds the values the workload writes: every value, and
+	// every data word's initial value 0, is below 1<<ValueBits, so a target
+	// may keep flags in the top 64-ValueBits bits of a region word (the
+	// PMwCAS keeps three).
+	ValueBits = 43
+)
+
+// Word is one word of a multi-word CAS: at data address Addr, replace Old
+// by New.
+type Word struct {
+	Addr, Old, New uint64
+}
+
+// Ops are the operations the workload invokes, from worker ids 0 ..
+// Config.Workers-1, concurrently (one goroutine per worker id at a time).
+// An error wrapping pmem.ErrCrashed means the region crashed during the
+// operation; any other error is a failure of the primitive, reported as a
+// "corrupt" anomaly that ends the run.
+type Ops interface {
+	// CAS replaces, for every w in words, the value at w.Addr by w.New if
+	// every address holds its w.Old, atomically; it reports whether it
+	// did, and if not an address whose value differed from the expected
+	// one. The addresses are distinct and below Config.Words, 1 <=
+	// len(words) <= Config.MaxK, and the slice is only valid during the
+	// call.
+	CAS(worker int, words []Word) (ok bool, failedAddr uint64, err error)
+	// Read reads the values at addrs into out[:len(addrs)] as one atomic
+	// snapshot.
+	Read(worker int, addrs []uint64, out []uint64) error
+}
+
+// Instance is a primitive living on a region: its operations, its
+// recovery, and where its data words are.
+type Instance interface {
+	Ops
+	// Recover repairs the region after a crash image replaced its
+	// contents (pmem.Region.Crash), or after Open. It runs alone, as the
+	// given worker (the harness passes 0), with no operation in progress,
+	// and must forget the volatile state that operations cut off by the
+	// crash left in the instance. It can itself be crashed (an access
+	// error wrapping pmem.ErrCrashed); the harness then builds a new
+	// image and calls it again, so running it again must decide every
+	// word the same way. It returns one line on what it did, for the
+	// history's comment after the crash ("" for none). Any other error is
+	// a finding: the region holds a state that Recover cannot repair.
+	Recover(worker int) (note string, err error)
+	// DataOffset is the region word that holds data word a (0 <= a <
+	// Config.Words) once Recover has returned: the harness reads it there
+	// directly, without an operation that would help or clean what
+	// recovery left, to record exactly what recovery produced.
+	DataOffset(a uint64) uint64
+}
+
+// Config is what the harness asks of an instance.
+type Config struct {
+	// Words is the number of data words: addresses 0 .. Words-1.
+	Words uint64
+	// Workers bounds the worker ids of operations: 0 .. Workers-1.
+	Workers int
+	// MaxK is the largest number of words of an operation (1 .. MaxK).
+	MaxK int
+	// Mutant is "" (the correct code) or the name of one of the target's
+	// Mutants.
+	Mutant string
+	// Params holds a value for each of the target's Params (its default
+	// unless the user set it), and nothing else.
+	Params map[string]string
+}
+
+// Int returns the value of the integer parameter name, which must lie in
+// lo .. hi; its error names the flag that sets it.
+func (c Config) Int(name string, lo, hi int) (int, error) {
+	s, ok := c.Params[name]
+	if !ok {
+		return 0, fmt.Errorf("--%s is not set", name)
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("--%s %q: not an integer", name, s)
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Errorf("--%s %d: out of range (%d..%d)", name, v, lo, hi)
+	}
+	return v, nil
+}
+
+// Mutant is a planted variant of a target: a bug that pmlin should find.
+type Mutant struct {
+	Name        string
+	Description string
+}
+
+// Param is a knob of a target (a geometry, a layout), set by the flag
+// --Name of pmlin run and fuzz.
+type Param struct {
+	Name    string
+	Default string
+	Usage   string
+}
+
+// Target is a persistent primitive that the harness can build, crash,
+// recover and check. See the package documentation for what the harness
+// needs of it.
+type Target struct {
+	// Name selects it (--target NAME): lower-case letters, digits and
+	// dashes, starting with a letter.
+	Name string
+	// Description is one line for pmlin targets.
+	Description string
+	// Mutants are its planted variants, if any (--mutant NAME).
+	Mutants []Mutant
+	// Params are its knobs, if any: each is a flag of pmlin run and fuzz.
+	Params []Param
+	// Size returns the number of region words an instance with this
+	// configuration needs, or why the configuration cannot run. The
+	// harness calls it before anything else, also to check a
+	// configuration.
+	Size func(c Config) (words uint64, err error)
+	// New formats a new instance on r, a region of Size(c) words that all
+	// hold 0, and returns it ready for operations, its data words all 0.
+	// Everything it writes must be durable (flushed and fenced) when it
+	// returns: a crash may come at the next access.
+	New func(r *pmem.Region, c Config) (Instance, error)
+	// Open attaches to the instance that New made on r and operations
+	// changed, as a new process does after a restart: it reads and checks
+	// what New wrote and returns the instance, not yet recovered (the
+	// harness calls Recover next). It should not repair anything. An
+	// error says that the region cannot be opened, and is a finding: the
+	// region holds only what the target wrote.
+	Open func(r *pmem.Region, c Config) (Instance, error)
+}
+
+// nameOK reports whether s is a name: lower-case letters, digits and
+// dashes, starting with a letter. (By hand: the harness checks its target
+// before every run.)
+func nameOK(s string) bool {
+	for i, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || i > 0 && ('0' <= c && c <= '9' || c == '-')) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Check reports a target that cannot be used: a bad or missing name, a
+// missing function, repeated mutant or parameter names.
+func (t *Target) Check() error {
+	switch {
+	case t == nil:
+		return errors.New("target: nil target")
+	case !nameOK(t.Name):
+		return fmt.Errorf("target: name %q: lower-case letters, digits and dashes, starting with a letter", t.Name)
+	case t.Size == nil || t.New == nil || t.Open == nil:
+		return fmt.Errorf("target %s: Size, New and Open must all be set", t.Name)
+	}
+	seen := map[string]bool{}
+	for _, m := range t.Mutants {
+		if !nameOK(m.Name) || seen[m.Name] {
+			return fmt.Errorf("target %s: mutant name %q is malformed or repeated", t.Name, m.Name)
+		}
+		seen[m.Name] = true
+	}
+	clear(seen)
+	for _, p := range t.Params {
+		if !nameOK(p.Name) || seen[p.Name] {
+			return fmt.Errorf("target %s: parameter name %q is malformed or repeated", t.Name, p.Name)
+		}
+		seen[p.Name] = true
+	}
+	return nil
+}
+
+// CheckMutant reports whether name is "" (the correct code) or one of the
+// target's mutants.
+func (t *Target) CheckMutant(name string) error {
+	if name == "" || slices.ContainsFunc(t.Mutants, func(m Mutant) bool { return m.Name == name }) {
+		return nil
+	}
+	names := make([]string, len(t.Mutants))
+	for i, m := range t.Mutants {
+		names[i] = m.Name
+	}
+	known := "it has none"
+	if len(names) > 0 {
+		known = "known: " + strings.Join(names, ", ")
+	}
+	return fmt.Errorf("unknown mutant %q of target %s (%s)", name, t.Name, known)
+}
+
+// Resolve completes the parameters set by the user (set, by name) with
+// the target's defaults. A parameter the target does not have is an error.
+func (t *Target) Resolve(set map[string]string) (map[string]string, error) {
+	out := make(map[string]string, len(t.Params))
+	for _, p := range t.Params {
+		out[p.Name] = p.Default
+	}
+	for name, v := range set {
+		if _, ok := out[name]; !ok {
+			return nil, fmt.Errorf("--%s is not a parameter of target %s%s", name, t.Name, t.paramList())
+		}
+		out[name] = v
+	}
+	return out, nil
+}
+
+func (t *Target) paramList() string {
+	if len(t.Params) == 0 {
+		return " (it has none)"
+	}
+	names := make([]string, len(t.Params))
+	for i, p := range t.Params {
+		names[i] = "--" + p.Name
+	}
+	return " (its parameters: " + strings.Join(names, ", ") + ")"
+}
+
+// Find returns the target of the given name among ts.
+func Find(ts []*Target, name string) (*Target, error) {
+	names := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if t.Name == name {
+			return t, nil
+		}
+		names = append(names, t.Name)
+	}
+	return nil, fmt.Errorf("unknown target %q (known: %s)", name, strings.Join(names, ", "))
+}

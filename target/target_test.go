@@ -1,0 +1,95 @@
+package target_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
+)
+
+func sample() *target.Target {
+	attach := func(r *pmem.Region, c target.Config) (target.Instance, error) { return inPlace{r}, nil }
+	return &target.Target{
+		Name:    "sample",
+		Mutants: []target.Mutant{{Name: "bug-one", Description: "one"}},
+		Params:  []target.Param{{Name: "size", Default: "3", Usage: "a size"}},
+		Size:    func(c target.Config) (uint64, error) { return 8 + c.Words, nil },
+		New:     attach,
+		Open:    attach,
+	}
+}
+
+func TestCheck(t *testing.T) {
+	if err := sample().Check(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		change func(*target.Target)
+		err    string
+	}{
+		{func(t *target.Target) { t.Name = "" }, "name"},
+		{func(t *target.Target) { t.Name = "9lives" }, "starting with a letter"},
+		{func(t *target.Target) { t.Open = nil }, "must all be set"},
+		{func(t *target.Target) { t.Mutants = append(t.Mutants, t.Mutants[0]) }, `mutant name "bug-one"`},
+		{func(t *target.Target) { t.Params = append(t.Params, target.Param{Name: "Size"}) }, `parameter name "Size"`},
+	} {
+		tg := sample()
+		tc.change(tg)
+		if err := tg.Check(); err == nil || !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%v, want %q", err, tc.err)
+		}
+	}
+	var nilTarget *target.Target
+	if err := nilTarget.Check(); err == nil {
+		t.Error("nil target accepted")
+	}
+}
+
+func TestMutantsAndParams(t *testing.T) {
+	tg := sample()
+	if tg.CheckMutant("") != nil || tg.CheckMutant("bug-one") != nil {
+		t.Fatal("known mutant refused")
+	}
+	if err := tg.CheckMutant("bug-two"); err == nil || !strings.Contains(err.Error(), "known: bug-one") {
+		t.Fatal(err)
+	}
+	ps, err := tg.Resolve(nil)
+	if err != nil || len(ps) != 1 || ps["size"] != "3" {
+		t.Fatal(ps, err)
+	}
+	ps, err = tg.Resolve(map[string]string{"size": "70"})
+	if err != nil || ps["size"] != "70" {
+		t.Fatal(ps, err)
+	}
+	c := target.Config{Params: ps}
+	if v, err := c.Int("size", 1, 100); v != 70 || err != nil {
+		t.Fatal(v, err)
+	}
+	if _, err := c.Int("size", 1, 10); err == nil || !strings.Contains(err.Error(), "--size 70: out of range (1..10)") {
+		t.Fatal(err)
+	}
+	if _, err := (target.Config{Params: map[string]string{"size": "x"}}).Int("size", 1, 10); err == nil || !strings.Contains(err.Error(), "not an integer") {
+		t.Fatal(err)
+	}
+	if _, err := tg.Resolve(map[string]string{"stripes": "2"}); err == nil || !strings.Contains(err.Error(), "--stripes is not a parameter of target sample (its parameters: --size)") {
+		t.Fatal(err)
+	}
+	if _, err := target.Find([]*target.Target{tg}, "other"); err == nil || !strings.Contains(err.Error(), "known: sample") {
+		t.Fatal(err)
+	}
+}
+
+// TestInPlaceWithoutCrashes: the example's target is linearizable as long
+// as nothing crashes, so the violation the example finds is the crash's.
+func TestInPlaceWithoutCrashes(t *testing.T) {
+	run := crash.DefaultConfig()
+	run.Target, run.Crashes = sample(), 0
+	_, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 20, Jobs: 1})
+	if err != nil || found != nil {
+		t.Fatal(err, found)
+	}
+}
