@@ -156,15 +156,11 @@ func newLayout(c Config) layout {
 
 func (l *layout) data(a uint64) uint64 { return l.dataBase + l.lineOffset + a*l.stride }
 
-// DataOffset is the region offset of data word a in the default layout
-// (Stride 1, LineOffset 0): the data words follow the superblock densely.
-// Tools that must see the raw region, such as the full read after a crash
-// and recovery (which must not help or clean what recovery left behind),
-// read it there. With another layout, use PMwCAS.DataOffset.
-func DataOffset(a uint64) uint64 { return sbWords + a }
-
 // DataOffset is the region offset of data word a (0 <= a < Words) in this
-// PMwCAS's layout (see Config.Stride and Config.LineOffset).
+// PMwCAS's layout (see Config.Stride and Config.LineOffset). Tools that
+// must see the raw region, such as the harness's full read after a crash
+// and recovery (which must not help or clean what recovery left behind),
+// read it there.
 func (m *PMwCAS) DataOffset(a uint64) uint64 { return m.l.data(a) }
 
 func (l *layout) status(d uint64) uint64    { return l.descBase + d*l.descWords }

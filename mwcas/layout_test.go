@@ -42,9 +42,6 @@ func TestLayoutPlacement(t *testing.T) {
 			t.Fatalf("%+v: RegionWords %d, %v", cfg, n, err)
 		}
 	}
-	if dl := newLayout(Config{Words: 9}.withDefaults()); DataOffset(5) != dl.data(5) {
-		t.Fatal("DataOffset disagrees with the default layout")
-	}
 	for _, bad := range []Config{{Words: 4, Stride: maxStride + 1}, {Words: 4, LineOffset: 8}} {
 		if _, err := RegionWords(bad); err == nil {
 			t.Fatalf("%+v accepted", bad)
