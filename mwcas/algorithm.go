@@ -116,6 +116,9 @@ slots:
 		// succeeded, or recovery would find a succeeded descriptor and words
 		// that never heard of it.
 		for s := range n {
+			if s > 0 && w.m.mut == mutFlushFirstWordOnly {
+				break
+			}
 			w.flush(w.entryAddr(d, s))
 		}
 		w.fence()

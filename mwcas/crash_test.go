@@ -71,8 +71,9 @@ func TestSystematicCrashes(t *testing.T) {
 }
 
 // TestCrashDuringRecovery crashes a k=2 MwCAS at each access under min and
-// random, then crashes the recovery at each of its accesses under min, max
-// and random, recovers again, and wants the state a single recovery gives.
+// random, then crashes the recovery (of the image reopened as a new process
+// would) at each of its accesses under min or max and two random images,
+// reopens and recovers again, and wants the state a single recovery gives.
 func TestCrashDuringRecovery(t *testing.T) {
 	p := plan{name: "cas k=2", words: 24, workers: [][]step{{cas([]uint64{9, 0}, []uint64{0, 0}, []uint64{100, 200})}}}
 	base := execute(run{plan: p}, false)
@@ -84,16 +85,22 @@ func TestCrashDuringRecovery(t *testing.T) {
 	for c := 1; c <= base.accesses; c += stride {
 		for _, pol := range []pmem.Policy{pmem.PolicyMin, pmem.PolicyRandom} {
 			img := crashedImage(t, p, c, pol)
-			ref := recoverClone(t, img, 0, pmem.PolicyMin)
+			ref := recoverClone(t, img, 0, pmem.PolicyMin, 0)
 			points++
+			// At each access of the recovery: min or max, and two random
+			// images, which can keep a later line (a freed status) and lose
+			// an earlier one (a fixed word) when a fence is missing.
+		points:
 			for j := 1; ; j++ {
-				got := recoverClone(t, img, j, pmem.Policy(j%3))
-				if got == nil {
-					break // the recovery had fewer than j accesses
-				}
-				recoveryPoints++
-				if !slices.Equal(got, ref) {
-					t.Fatalf("crash at %d (%s), recovery crashed at %d: %v, a single recovery gives %v", c, pol, j, got, ref)
+				for i, rp := range []pmem.Policy{pmem.Policy(j % 2), pmem.PolicyRandom, pmem.PolicyRandom} {
+					got := recoverClone(t, img, j, rp, uint64(i))
+					if got == nil {
+						break points // the recovery had fewer than j accesses
+					}
+					recoveryPoints++
+					if !slices.Equal(got, ref) {
+						t.Fatalf("crash at %d (%s), recovery crashed at %d (%s): %v, a single recovery gives %v", c, pol, j, rp, got, ref)
+					}
 				}
 			}
 			img.Close()
@@ -136,7 +143,8 @@ func crashedImage(t *testing.T, p plan, c int, pol pmem.Policy) *pmem.Region {
 	return img
 }
 
-// countHook crashes the region at the n-th access (0: never).
+// countHook counts region accesses and crashes the region at the n-th (0:
+// never).
 type countHook struct{ n, count int }
 
 func (h *countHook) Access(int, pmem.AccessKind, uint64) error {
@@ -147,24 +155,27 @@ func (h *countHook) Access(int, pmem.AccessKind, uint64) error {
 	return nil
 }
 
-// recoverClone recovers a copy of img; if crashAt > 0 the first recovery is
-// crashed at that access, the copy crashed by pol and recovered again. It
+// recoverClone recovers a copy of img as a new process would (the image's
+// bytes opened as a new region, then Open and Recover); if crashAt > 0 the
+// first recovery (Open included) is crashed at that access, the copy crashed
+// by pol (random: with image seed seed), reopened and recovered again. It
 // returns the data words, or nil if the first recovery finished before
 // crashAt.
-func recoverClone(t *testing.T, img *pmem.Region, crashAt int, pol pmem.Policy) []uint64 {
+func recoverClone(t *testing.T, img *pmem.Region, crashAt int, pol pmem.Policy, seed uint64) []uint64 {
 	t.Helper()
-	r, err := img.Clone(pmem.Options{Emulate: true})
+	b, err := img.Image()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
-	h := &countHook{n: crashAt}
-	r.SetHook(h)
+	r, err := pmem.OpenImage(b, pmem.Options{Emulate: true, Hook: &countHook{n: crashAt}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { r.Close() }()
 	m, err := Open(r, Config{})
 	if err == nil {
 		_, err = m.Recover(0)
 	}
-	r.SetHook(nil)
 	if crashAt > 0 {
 		if err == nil {
 			return nil
@@ -172,16 +183,20 @@ func recoverClone(t *testing.T, img *pmem.Region, crashAt int, pol pmem.Policy) 
 		if !errors.Is(err, pmem.ErrCrashed) {
 			t.Fatalf("recovery crashed at %d: %v", crashAt, err)
 		}
-		if err := r.Crash(pol, rand.New(rand.NewPCG(uint64(crashAt), 5))); err != nil {
+		if err := r.Crash(pol, rand.New(rand.NewPCG(uint64(crashAt), seed))); err != nil {
 			t.Fatal(err)
 		}
-		m, err = Open(r, Config{})
+		nr, nm, err := restart(r, mutNone)
+		if nr != nil {
+			r = nr
+		}
 		if err != nil {
 			t.Fatalf("open after a crash during recovery: %v", err)
 		}
-		if _, err := m.Recover(0); err != nil {
+		if _, err := nm.Recover(0); err != nil {
 			t.Fatalf("second recovery: %v", err)
 		}
+		m = nm
 	} else if err != nil {
 		t.Fatalf("recovery: %v", err)
 	}

@@ -46,17 +46,34 @@
 //
 // # Region layout
 //
-// Region word 0-7 hold a superblock (magic, version, geometry, checksum),
-// the data words follow at word 8, then the descriptor pool, each descriptor
-// on whole cache lines: status, count, then address, old and new per word.
-// RegionWords tells how big a region a configuration needs.
+// Region word 0-7 hold a superblock (magic, version, geometry, data layout,
+// checksum), the data words follow from word 8, then the descriptor pool,
+// each descriptor on whole cache lines: status, count, then address, old and
+// new per word. RegionWords tells how big a region a configuration needs.
+//
+// By default the data words are dense, eight to a 64-byte line, so one
+// flush persists a word's neighbours too and a missing per-word flush goes
+// unseen while a MwCAS's words share a line. Config.Stride spreads them
+// (8: one per line) and Config.LineOffset shifts where the line boundaries
+// fall; PMwCAS.DataOffset says where word a lives.
+//
+// # Opening after a restart
+//
+// New makes everything it writes durable before it returns, the superblock
+// last. Open is what a new process runs on the reopened region
+// (pmem.Region.Reopen): it checks the superblock and every descriptor's
+// status, then Recover repairs the words. A region they cannot accept gets
+// an *OpenError, which a harness that crashes the PMwCAS reports as a
+// finding.
 //
 // # Crashes
 //
 // Every region access can fail with pmem.ErrCrashed once a crash has been
 // requested; the operation then unwinds (internally by a panic confined to
 // this package) and CAS or Read return an error wrapping pmem.ErrCrashed.
-// After pmem.Region.Crash, call Recover before any new operation.
+// After pmem.Region.Crash, call Recover before any new operation, on the
+// same object or, as a new process would, on the PMwCAS that Open returns
+// for the reopened region.
 //
 // # Linearization marks
 //

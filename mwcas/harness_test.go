@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/pmlin/pmlin/pmem"
 )
@@ -29,10 +32,12 @@ func rmw(addrs ...uint64) step            { return step{rmw: true, addrs: addrs}
 
 // plan is a workload: one script per worker.
 type plan struct {
-	name      string
-	words     uint64
-	perWorker int
-	workers   [][]step
+	name       string
+	words      uint64
+	perWorker  int
+	stride     uint64 // data layout (Config.Stride, Config.LineOffset)
+	lineOffset uint64
+	workers    [][]step
 }
 
 // hop is a recorded operation.
@@ -126,6 +131,9 @@ func (s *sched) finish(w int) {
 type run struct {
 	plan     plan
 	mutant   string
+	hidden   mutant // a variant no name selects (mutants.go); overrides mutant
+	reopen   bool   // recover as a new process: reopen the crash image, Open, Recover
+	dir      string // if set, the region is a file in dir (else anonymous)
 	seed     uint64 // scheduling
 	script   []int
 	crashAt  int // 0: no crash
@@ -146,7 +154,52 @@ type outcome struct {
 }
 
 func (rn run) config() Config {
-	return Config{Words: rn.plan.words, MaxWorkers: len(rn.plan.workers), DescriptorsPerWorker: max(rn.plan.perWorker, 1), MaxK: 8, Mutant: rn.mutant}
+	return Config{Words: rn.plan.words, MaxWorkers: len(rn.plan.workers), DescriptorsPerWorker: max(rn.plan.perWorker, 1), MaxK: 8,
+		Stride: rn.plan.stride, LineOffset: rn.plan.lineOffset, Mutant: rn.mutant}
+}
+
+func (rn run) variant() mutant {
+	if rn.hidden != mutNone {
+		return rn.hidden
+	}
+	mu, err := parseMutant(rn.mutant)
+	if err != nil {
+		panic(err)
+	}
+	return mu
+}
+
+var fileSeq atomic.Int64
+
+// newRegion makes the region of an execution: anonymous, or a new file in
+// rn.dir.
+func (rn run) newRegion(words uint64) *pmem.Region {
+	var r *pmem.Region
+	var err error
+	if rn.dir == "" {
+		r, err = pmem.NewMemory(words, pmem.Options{Emulate: true})
+	} else {
+		r, err = pmem.Create(filepath.Join(rn.dir, fmt.Sprintf("r%d.pmem", fileSeq.Add(1))), words, pmem.Options{Emulate: true})
+	}
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// restart recovers after r.Crash as a new process would: it reopens the
+// region and opens the PMwCAS in it. The returned region replaces r.
+func restart(r *pmem.Region, mut mutant) (*pmem.Region, *PMwCAS, error) {
+	nr, err := r.Reopen(pmem.Options{Emulate: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := Open(nr, Config{})
+	if err != nil {
+		return nr, nil, err
+	}
+	m.mut = mut
+	return nr, m, nil
 }
 
 // execute runs rn; it closes the region unless keep is set.
@@ -156,15 +209,17 @@ func execute(rn run, keep bool) (out outcome) {
 	if err != nil {
 		panic(err)
 	}
-	r, err := pmem.NewMemory(n, pmem.Options{Emulate: true})
-	if err != nil {
-		panic(err)
-	}
+	r := rn.newRegion(n)
 	out.region = r
-	if !keep {
-		defer r.Close()
-	}
-	m, err := New(r, c)
+	defer func() {
+		if !keep {
+			out.region.Close()
+			if rn.dir != "" {
+				os.Remove(out.region.Path())
+			}
+		}
+	}()
+	m, err := format(r, c.withDefaults(), rn.variant())
 	if err != nil {
 		panic(err)
 	}
@@ -209,6 +264,17 @@ func execute(rn run, keep bool) (out outcome) {
 	if out.crashed {
 		if err := r.Crash(rn.policy, rand.New(rand.NewPCG(rn.imgSeed, 3))); err != nil {
 			panic(err)
+		}
+		if rn.reopen {
+			nr, nm, err := restart(r, m.mut)
+			if nr != nil {
+				out.region = nr
+			}
+			if err != nil {
+				out.violation = "reopen: " + err.Error()
+				return out
+			}
+			m, out.m = nm, nm
 		}
 		if _, err := m.Recover(0); err != nil {
 			out.violation = "recovery: " + err.Error()

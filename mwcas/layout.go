@@ -33,6 +33,22 @@ const (
 	stFailed    uint64 = 3
 )
 
+// validStatus tells whether st is a status word the algorithm can leave
+// in a region: free, undecided, or decided (possibly dirty), with a failed
+// slot below maxK only when failed.
+func validStatus(st, maxK uint64) bool {
+	v := st &^ DirtyBit
+	switch {
+	case v&^0xffff != 0 || state(v) > stFailed:
+		return false
+	case st&DirtyBit != 0 && state(v) < stSucceeded:
+		return false
+	case state(v) != stFailed:
+		return v>>8 == 0
+	}
+	return uint64(failedSlot(v)) < maxK
+}
+
 func state(st uint64) uint64          { return st & 0xff }
 func failedSlot(st uint64) int        { return int(st>>8) & 0xff }
 func descPtr(d uint64) uint64         { return descBit | d<<8 }
@@ -56,6 +72,15 @@ type Config struct {
 	DescriptorsPerWorker int
 	// MaxK is the largest k of a MwCAS. Default 8, at most 64.
 	MaxK int
+	// Stride is the distance, in region words, from one data word to the
+	// next. The default 1 packs 8 data words in each 64-byte cache line, so
+	// flushing one persists its neighbours too; 8 gives each data word a
+	// line of its own. At most 64.
+	Stride uint64
+	// LineOffset is the position of data word 0 in its cache line (0..7):
+	// with Stride 1, data words 8-LineOffset-1 and 8-LineOffset fall on
+	// different lines instead of 7 and 8. Default 0.
+	LineOffset uint64
 	// Mutant names a planted bug (see Mutants); "" runs the correct code.
 	Mutant string
 }
@@ -70,6 +95,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxK == 0 {
 		c.MaxK = 8
 	}
+	if c.Stride == 0 {
+		c.Stride = 1
+	}
 	return c
 }
 
@@ -83,13 +111,25 @@ func (c Config) check() error {
 		return fmt.Errorf("mwcas: DescriptorsPerWorker = %d (1..65536 allowed)", c.DescriptorsPerWorker)
 	case c.MaxK < 1 || c.MaxK > MaxK:
 		return fmt.Errorf("mwcas: MaxK = %d (1..%d allowed)", c.MaxK, MaxK)
+	case c.Stride < 1 || c.Stride > maxStride:
+		return fmt.Errorf("mwcas: Stride = %d (1..%d allowed)", c.Stride, maxStride)
+	case c.LineOffset >= lineWords:
+		return fmt.Errorf("mwcas: LineOffset = %d (0..%d allowed)", c.LineOffset, lineWords-1)
 	}
 	return CheckMutant(c.Mutant)
 }
 
+// lineWords is the number of region words in a cache line (pmem.LineWords);
+// maxStride bounds Config.Stride.
+const (
+	lineWords = 8
+	maxStride = 64
+)
+
 // layout places the superblock, data and descriptors in the region.
 type layout struct {
 	words, maxWorkers, perWorker, maxK uint64
+	stride, lineOffset                 uint64
 	dataBase, descBase, descWords      uint64
 	descs                              uint64 // pool size
 	total                              uint64 // region words needed
@@ -101,23 +141,28 @@ func newLayout(c Config) layout {
 		maxWorkers: uint64(c.MaxWorkers),
 		perWorker:  uint64(c.DescriptorsPerWorker),
 		maxK:       uint64(c.MaxK),
+		stride:     c.Stride,
+		lineOffset: c.LineOffset,
 		dataBase:   sbWords,
 	}
-	l.descBase = l.dataBase + roundLine(l.words)
+	// The data area ends on a line boundary, so descriptors never share a
+	// line with data words.
+	l.descBase = l.dataBase + roundLine(l.data(l.words-1)+1-l.dataBase)
 	l.descWords = descWordsFor(l.maxK)
 	l.descs = l.maxWorkers * l.perWorker
 	l.total = l.descBase + l.descs*l.descWords
 	return l
 }
 
-func (l *layout) data(a uint64) uint64 { return l.dataBase + a }
+func (l *layout) data(a uint64) uint64 { return l.dataBase + l.lineOffset + a*l.stride }
 
-// DataOffset is the region offset of data word a. Tools that must see the
-// raw region, such as the full read after a crash and recovery (which
-// must not help or clean what recovery left behind), read it there; the
-// layout puts the data words right after the superblock whatever the
-// configuration.
-func DataOffset(a uint64) uint64            { return sbWords + a }
+// DataOffset is the region offset of data word a (0 <= a < Words) in this
+// PMwCAS's layout (see Config.Stride and Config.LineOffset). Tools that
+// must see the raw region, such as the harness's full read after a crash
+// and recovery (which must not help or clean what recovery left behind),
+// read it there.
+func (m *PMwCAS) DataOffset(a uint64) uint64 { return m.l.data(a) }
+
 func (l *layout) status(d uint64) uint64    { return l.descBase + d*l.descWords }
 func (l *layout) count(d uint64) uint64     { return l.status(d) + 1 }
 func (l *layout) entry(d, s uint64) uint64  { return l.status(d) + 2 + 3*s } // addr; +1 old; +2 new
@@ -151,13 +196,19 @@ var (
 	// ErrCorrupt: the region's contents break an invariant that no crash
 	// of the correct algorithm can break.
 	ErrCorrupt = errors.New("mwcas: region is corrupt")
+	// ErrGeometry: Open was asked for a geometry other than the region's.
+	ErrGeometry = errors.New("mwcas: region geometry differs from the requested one")
 	// ErrNeedsRecovery: an operation was attempted on an opened PMwCAS
 	// before Recover.
 	ErrNeedsRecovery = errors.New("mwcas: Recover must run before operations")
 )
 
+// Superblock word 6 holds the data layout, encoded so that the default
+// layout is 0 (what builds before the layout option wrote there).
+func layoutWord(l layout) uint64 { return (l.stride - 1) | l.lineOffset<<32 }
+
 func superblock(l layout) [sbWords]uint64 {
-	sb := [sbWords]uint64{sbMagic, sbVersion, l.words, l.maxWorkers, l.perWorker, l.maxK, 0}
+	sb := [sbWords]uint64{sbMagic, sbVersion, l.words, l.maxWorkers, l.perWorker, l.maxK, layoutWord(l)}
 	sb[7] = sbChecksum(sb)
 	return sb
 }
@@ -187,7 +238,8 @@ func parseSuperblock(sb [sbWords]uint64) (Config, error) {
 	if sb[3] > 1<<16 || sb[4] > 1<<16 || sb[5] > MaxK {
 		return Config{}, fmt.Errorf("%w: superblock geometry %v", ErrCorrupt, sb[2:6])
 	}
-	c := Config{Words: sb[2], MaxWorkers: int(sb[3]), DescriptorsPerWorker: int(sb[4]), MaxK: int(sb[5])}
+	c := Config{Words: sb[2], MaxWorkers: int(sb[3]), DescriptorsPerWorker: int(sb[4]), MaxK: int(sb[5]),
+		Stride: sb[6]&0xffffffff + 1, LineOffset: sb[6] >> 32}
 	if err := c.check(); err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
 	}

@@ -79,6 +79,35 @@ const (
 	mutCount
 )
 
+// Variants that only this package's tests plant: no name selects them, so
+// the harness's campaigns over Mutants() do not expect to find them. The
+// first three break New's durability and are found only by reopening crash
+// images (reopen_test.go); the last hides behind a dense data layout
+// (layout_test.go). A harness that reopens images and varies the layout can
+// promote them to the table.
+const (
+	// mutSuperblockUnflushed: New stores the superblock and fences without
+	// flushing its line: a crash right after New loses the PMwCAS.
+	mutSuperblockUnflushed mutant = mutCount + 1 + iota
+	// mutSuperblockMagicFirst: New stores the magic first: a crash during
+	// New can leave a magic without the words it vouches for.
+	mutSuperblockMagicFirst
+	// mutFormatUnfenced: New does not fence the zeroed words before the
+	// superblock: a crash can keep the superblock and lose the zeroing.
+	mutFormatUnfenced
+	// mutFlushFirstWordOnly: phase 1 flushes the line of the first
+	// installed word only: harmless while all of a MwCAS's words share a
+	// line.
+	mutFlushFirstWordOnly
+)
+
+var hiddenNames = map[mutant]string{
+	mutSuperblockUnflushed:  "superblock-unflushed",
+	mutSuperblockMagicFirst: "superblock-magic-first",
+	mutFormatUnfenced:       "format-unfenced",
+	mutFlushFirstWordOnly:   "flush-first-word-only",
+}
+
 // Mutant names a planted bug.
 type Mutant struct {
 	Name        string
@@ -131,6 +160,9 @@ func parseMutant(name string) (mutant, error) {
 func (m mutant) String() string {
 	if m == mutNone {
 		return ""
+	}
+	if m >= mutCount {
+		return hiddenNames[m]
 	}
 	return mutantTable[m].Name
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/pmem"
@@ -70,19 +71,27 @@ func corrupt(format string, args ...any) {
 
 // New formats region r for a PMwCAS with configuration c and returns it,
 // ready for operations. All data words start at 0. The region must be large
-// enough (RegionWords) and must not hold a PMwCAS already; New writes the
-// superblock last, so a New cut short by a crash leaves a region that Open
-// refuses and New accepts. New accesses the region as worker 0.
-func New(r *pmem.Region, c Config) (m *PMwCAS, err error) {
+// enough (RegionWords) and must not hold a PMwCAS already. Everything New
+// writes is durable (flushed and fenced) when it returns, the superblock
+// last, so a New cut short by a crash leaves a region that Open refuses with
+// ErrNotFormatted and New accepts. New accesses the region as worker 0.
+func New(r *pmem.Region, c Config) (*PMwCAS, error) {
 	c = c.withDefaults()
 	if err := c.check(); err != nil {
 		return nil, err
 	}
+	mut, _ := parseMutant(c.Mutant)
+	return format(r, c, mut)
+}
+
+// format is New with the mutant given, so that tests can plant variants of
+// New that are not selectable by name.
+func format(r *pmem.Region, c Config, mut mutant) (m *PMwCAS, err error) {
 	l := newLayout(c)
 	if r.Words() < l.total {
 		return nil, fmt.Errorf("mwcas: region has %d words, this configuration needs %d", r.Words(), l.total)
 	}
-	m = newPMwCAS(r, l, c)
+	m = newPMwCAS(r, l, mut)
 	defer catch(&err)
 	w := m.ws[0]
 	if v := w.load(0); v != 0 {
@@ -97,60 +106,108 @@ func New(r *pmem.Region, c Config) (m *PMwCAS, err error) {
 			w.flush(off)
 		}
 	}
-	w.fence()
+	if mut != mutFormatUnfenced {
+		// The zeroed words durable before the superblock: a durable
+		// superblock must mean a durable, empty PMwCAS behind it.
+		w.fence()
+	}
 	// The magic last, on the same line: lines persist in store order, so a
 	// durable magic means a durable superblock.
 	sb := superblock(l)
-	for i := sbWords - 1; i >= 0; i-- {
+	for j := range sbWords {
+		i := sbWords - 1 - j
+		if mut == mutSuperblockMagicFirst {
+			i = j
+		}
 		w.store(uint64(i), sb[i])
 	}
-	w.flush(0)
+	if mut != mutSuperblockUnflushed {
+		w.flush(0)
+	}
 	w.fence()
 	m.ready.Store(true)
 	return m, nil
 }
 
-// Open reads the superblock of a region formatted by New. Fields of c that
-// are not zero must match the region's geometry; c.Mutant chooses the planted
-// bug. The PMwCAS is not usable until Recover has run: call Recover (or use
-// the package function Recover). Open accesses the region as worker 0.
+// An OpenError says that a region's contents cannot be opened or recovered
+// as a PMwCAS: Open found no superblock (ErrNotFormatted), a damaged
+// superblock or descriptor pool (ErrCorrupt), or a geometry other than the
+// one asked for (ErrGeometry); Recover found a data word or a descriptor
+// that breaks an invariant of the algorithm (ErrCorrupt). Once New has
+// returned, no crash of the correct PMwCAS at any moment, under any crash
+// policy, leaves such a region. So for a harness that crashes the PMwCAS
+// and reopens its image, an OpenError is a finding about the code that
+// wrote the region (a superblock never made durable, a descriptor pointer
+// left dangling), not an error of the harness; errors.Is tells which kind.
+// Errors of region accesses (pmem.ErrCrashed, pmem.ErrClosed) and of
+// arguments are never OpenErrors.
+type OpenError struct {
+	Op  string // "open" or "recover"
+	Err error  // wraps ErrNotFormatted, ErrCorrupt or ErrGeometry, with the details
+}
+
+func (e *OpenError) Error() string {
+	return "mwcas: " + e.Op + ": " + strings.TrimPrefix(e.Err.Error(), "mwcas: ")
+}
+
+func (e *OpenError) Unwrap() error { return e.Err }
+
+// Open opens the PMwCAS in a region formatted by New, as a new process does
+// after a restart: it reads and checks the superblock, then checks every
+// descriptor's status word. Fields of c that are not zero must match the
+// region's geometry; c.Mutant chooses the planted bug. The PMwCAS is not
+// usable until Recover has run: call Recover (or use the package function
+// Recover). A region whose contents cannot be a PMwCAS gets an *OpenError.
+// Open accesses the region as worker 0.
+//
+// To recover as a new process would, reopen the region first
+// (pmem.Region.Reopen after pmem.Region.Crash) and open the PMwCAS on the
+// new region: recovering the object that crashed keeps volatile state a
+// restart loses.
 func Open(r *pmem.Region, c Config) (m *PMwCAS, err error) {
 	if err := CheckMutant(c.Mutant); err != nil {
 		return nil, err
 	}
 	if r.Words() < sbWords {
-		return nil, fmt.Errorf("%w: region of %d words", ErrNotFormatted, r.Words())
+		return nil, &OpenError{"open", fmt.Errorf("%w: region of %d words", ErrNotFormatted, r.Words())}
 	}
+	w := r.Worker(0)
 	var sb [sbWords]uint64
-	err = func() (err error) {
-		defer catch(&err)
-		w := r.Worker(0)
-		for i := range sb {
-			v, e := w.Load(uint64(i))
-			if e != nil {
-				return e
-			}
-			sb[i] = v
+	for i := range sb {
+		if sb[i], err = w.Load(uint64(i)); err != nil {
+			return nil, err
 		}
-		return nil
-	}()
-	if err != nil {
-		return nil, err
 	}
 	got, err := parseSuperblock(sb)
 	if err != nil {
-		return nil, err
+		return nil, &OpenError{"open", err}
 	}
-	if (c.Words != 0 && c.Words != got.Words) || (c.MaxWorkers != 0 && c.MaxWorkers != got.MaxWorkers) ||
-		(c.DescriptorsPerWorker != 0 && c.DescriptorsPerWorker != got.DescriptorsPerWorker) || (c.MaxK != 0 && c.MaxK != got.MaxK) {
-		return nil, fmt.Errorf("mwcas: region geometry %+v differs from the requested %+v", got, c)
+	if !c.matches(got) {
+		return nil, &OpenError{"open", fmt.Errorf("%w: the region holds %+v, asked for %+v", ErrGeometry, got, c)}
 	}
-	got.Mutant = c.Mutant
+	mut, _ := parseMutant(c.Mutant)
 	l := newLayout(got)
 	if r.Words() < l.total {
-		return nil, fmt.Errorf("%w: region has %d words, its superblock needs %d", ErrCorrupt, r.Words(), l.total)
+		return nil, &OpenError{"open", fmt.Errorf("%w: region has %d words, its superblock needs %d", ErrCorrupt, r.Words(), l.total)}
 	}
-	return newPMwCAS(r, l, got), nil
+	for d := range l.descs {
+		st, err := w.Load(l.status(d))
+		if err != nil {
+			return nil, err
+		}
+		if !validStatus(st, l.maxK) {
+			return nil, &OpenError{"open", fmt.Errorf("%w: descriptor %d has status %#x", ErrCorrupt, d, st)}
+		}
+	}
+	return newPMwCAS(r, l, mut), nil
+}
+
+// matches tells whether every non-zero geometry field of c equals got's.
+func (c Config) matches(got Config) bool {
+	return (c.Words == 0 || c.Words == got.Words) && (c.MaxWorkers == 0 || c.MaxWorkers == got.MaxWorkers) &&
+		(c.DescriptorsPerWorker == 0 || c.DescriptorsPerWorker == got.DescriptorsPerWorker) &&
+		(c.MaxK == 0 || c.MaxK == got.MaxK) && (c.Stride == 0 || c.Stride == got.Stride) &&
+		(c.LineOffset == 0 || c.LineOffset == got.LineOffset)
 }
 
 // Recover opens the PMwCAS in r (see Open) and recovers it (see
@@ -167,8 +224,7 @@ func Recover(r *pmem.Region, c Config) (*PMwCAS, RecoveryStats, error) {
 	return m, st, nil
 }
 
-func newPMwCAS(r *pmem.Region, l layout, c Config) *PMwCAS {
-	mut, _ := parseMutant(c.Mutant)
+func newPMwCAS(r *pmem.Region, l layout, mut mutant) *PMwCAS {
 	m := &PMwCAS{r: r, l: l, mut: mut}
 	m.ws = make([]*wstate, l.maxWorkers)
 	for i := range m.ws {
@@ -198,7 +254,7 @@ func (m *PMwCAS) Region() *pmem.Region { return m.r }
 // Config is the PMwCAS's geometry and mutant.
 func (m *PMwCAS) Config() Config {
 	return Config{Words: m.l.words, MaxWorkers: int(m.l.maxWorkers), DescriptorsPerWorker: int(m.l.perWorker),
-		MaxK: int(m.l.maxK), Mutant: m.mut.String()}
+		MaxK: int(m.l.maxK), Stride: m.l.stride, LineOffset: m.l.lineOffset, Mutant: m.mut.String()}
 }
 
 func (m *PMwCAS) worker(id int) (*wstate, error) {

@@ -34,7 +34,11 @@ func newTest(t testing.TB, c Config, opts pmem.Options) (*PMwCAS, *pmem.Region) 
 // dataWords returns the data words as they are in the region.
 func dataWords(m *PMwCAS) []uint64 {
 	s := m.r.Snapshot()
-	return s[m.l.dataBase : m.l.dataBase+m.l.words]
+	out := make([]uint64, m.l.words)
+	for a := range out {
+		out[a] = s[m.DataOffset(uint64(a))]
+	}
+	return out
 }
 
 func TestCASAndRead(t *testing.T) {
@@ -133,7 +137,7 @@ func TestNewOpenRecover(t *testing.T) {
 	if _, err := m2.Recover(0); err != nil {
 		t.Fatal(err)
 	}
-	if got := m2.Config(); got != (Config{Words: 10, MaxWorkers: 3, DescriptorsPerWorker: 2, MaxK: 4}) {
+	if got := m2.Config(); got != (Config{Words: 10, MaxWorkers: 3, DescriptorsPerWorker: 2, MaxK: 4, Stride: 1}) {
 		t.Fatalf("Config() = %+v", got)
 	}
 	out := make([]uint64, 1)

@@ -1,6 +1,9 @@
 package mwcas
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // RecoveryStats counts what a recovery did.
 type RecoveryStats struct {
@@ -18,14 +21,20 @@ type RecoveryStats struct {
 // no operation in progress; it accesses the region as the given worker (an
 // access hook sees it, and can crash it: running Recover again then gives the
 // same result). An error wrapping pmem.ErrCrashed means it was cut short;
-// one wrapping ErrCorrupt means the region is in a state no crash of the
-// correct algorithm produces (for instance a pointer to a descriptor that
-// does not name the word).
+// an *OpenError (wrapping ErrCorrupt) means the region is in a state no
+// crash of the correct algorithm produces (for instance a pointer to a
+// descriptor that does not name the word).
 func (m *PMwCAS) Recover(worker int) (stats RecoveryStats, err error) {
 	if worker < 0 || worker >= len(m.ws) {
 		return stats, fmt.Errorf("mwcas: worker %d out of range (0..%d)", worker, len(m.ws)-1)
 	}
 	m.ready.Store(false)
+	defer func() {
+		// Runs after catch: a corrupt region is the image's fault.
+		if err != nil && errors.Is(err, ErrCorrupt) {
+			err = &OpenError{"recover", err}
+		}
+	}()
 	defer catch(&err)
 	w := m.ws[worker]
 	l := &m.l

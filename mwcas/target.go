@@ -66,7 +66,7 @@ func instance(r *pmem.Region, c target.Config, build func(*pmem.Region, Config) 
 
 // AsTarget returns m as an instance of a target: its CAS takes the
 // harness's words, its Recover says what it did in a sentence, and
-// DataOffset follows its layout.
+// DataOffset (PMwCAS.DataOffset) follows its layout.
 func AsTarget(m *PMwCAS) target.Instance {
 	x := targetInstance{PMwCAS: m, words: make([][]Word, len(m.ws))}
 	for i := range x.words {
@@ -100,5 +100,3 @@ func (x targetInstance) Recover(worker int) (string, error) {
 	return fmt.Sprintf("%d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
 		st.RolledForward, st.RolledBack, st.RDCSSUndone, st.DirtyCleared, st.Descriptors), nil
 }
-
-func (x targetInstance) DataOffset(a uint64) uint64 { return x.l.data(a) }

@@ -53,6 +53,15 @@
 // and the region is ready for recovery. Region.CrashImage builds the image as
 // a new anonymous region instead and leaves the original alone.
 //
+// # Restarts
+//
+// Recovering through the Region object that crashed skips what a new process
+// does: map the file again, check its header, start with no worker, no
+// pending flush and no volatile state. Region.Reopen does it (Close and Open
+// for a file-backed region; Image and OpenImage, the same checks on bytes,
+// for an anonymous one), so recovery code can be tested as it runs after a
+// real restart. Region.Image also keeps a crash image as a file.
+//
 // # Files
 //
 // A region file starts with a 4096-byte header: magic, format version, word

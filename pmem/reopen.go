@@ -1,0 +1,93 @@
+package pmem
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync/atomic"
+)
+
+// This file is the restart path: what a new process finds after the one that
+// used a region died. An emulated crash (Crash) leaves the crash image in the
+// same Region object, with the same workers and the same mapping; code that
+// recovers through that object never runs the checks a new process makes
+// when it maps the file again. Image, OpenImage and Reopen make those checks.
+
+// Image returns the region's contents as the bytes of a region file: the
+// header Create writes, then every word as threads see it, in the machine's
+// byte order (a region file is a mapping of the words). After Crash these are
+// the crash image. No worker may be storing. Write the bytes to a file to
+// keep a crash image as evidence: Open opens that file.
+func (r *Region) Image() ([]byte, error) {
+	if r.state.Load()&stClosed != 0 {
+		return nil, ErrClosed
+	}
+	h := newHeader(r.n)
+	b := make([]byte, h.FileSize())
+	copy(b, h.encode())
+	data := b[HeaderSize:]
+	for i := range r.n {
+		binary.NativeEndian.PutUint64(data[i*WordBytes:], atomic.LoadUint64(&r.words[i]))
+	}
+	return b, nil
+}
+
+// OpenImage opens the bytes of a region file (what Image returns, or what a
+// region file holds) as a new anonymous region, after the checks Open makes
+// of a file: the header (magic, checksum, version, geometry), then the size.
+// The bytes are copied. The new region has no worker, no pending flush and
+// no crash state; with Options.Emulate every word starts durable. An error
+// wraps ErrBadMagic, ErrTruncated, ErrChecksum, ErrVersion, ErrGeometry or
+// ErrSize, as Open's do.
+func OpenImage(b []byte, opts Options) (*Region, error) {
+	if err := checkOptions(opts); err != nil {
+		return nil, fmt.Errorf("pmem: open image: %w", err)
+	}
+	h, err := ParseHeader(b[:min(len(b), HeaderSize)])
+	if err != nil {
+		return nil, fmt.Errorf("pmem: open image: %w", err)
+	}
+	if size := int64(len(b)); size != h.FileSize() {
+		kind := ErrSize
+		if size < h.FileSize() {
+			kind = ErrTruncated
+		}
+		return nil, fmt.Errorf("pmem: open image: %w: %d bytes, the header says %d", kind, size, h.FileSize())
+	}
+	words := make([]uint64, h.Words)
+	for i := range words {
+		words[i] = binary.NativeEndian.Uint64(b[HeaderSize+i*WordBytes:])
+	}
+	return newFromWords(words, opts)
+}
+
+// Reopen closes r and opens its contents again as a new process would after
+// a restart, with the given options (a new access hook, emulation on or
+// off): a file-backed region is closed (msync, unlock) and its file opened
+// with Open; an anonymous one goes through Image and OpenImage. Either way
+// the header is checked, and nothing of r's volatile state survives: no
+// worker handle, no pending flush, no store log. Call it after Crash (the new
+// region holds the crash image) or after a clean stop (it holds what threads
+// saw, as PolicyMax would keep). It refuses a region whose crash was
+// requested and not yet carried out. Handles on r, such as a data
+// structure built on it, are dead afterwards: open the structure again on
+// the new region.
+func (r *Region) Reopen(opts Options) (*Region, error) {
+	if r.Crashing() {
+		return nil, fmt.Errorf("pmem: reopen: %w: the crash was requested and not carried out (call Crash first)", ErrCrashed)
+	}
+	if r.path != "" {
+		path := r.path
+		if err := r.Close(); err != nil {
+			return nil, err
+		}
+		return Open(path, opts)
+	}
+	img, err := r.Image()
+	if err != nil {
+		return nil, fmt.Errorf("pmem: reopen: %w", err)
+	}
+	if err := r.Close(); err != nil {
+		return nil, err
+	}
+	return OpenImage(img, opts)
+}

@@ -1,0 +1,128 @@
+package pmem
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+// crashedWrites stores on three lines of r through worker 0, makes only line
+// 1 durable, crashes r by PolicyMin and returns what the image must hold.
+func crashedWrites(t *testing.T, r *Region) map[uint64]uint64 {
+	t.Helper()
+	w := r.Worker(0)
+	for off, v := range map[uint64]uint64{1: 11, 9: 99, 17: 177} {
+		if err := w.Store(off, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Persist(9); err != nil {
+		t.Fatal(err)
+	}
+	w.Flush(17) // flushed, never fenced: lost under min
+	r.RequestCrash()
+	if _, err := r.Reopen(Options{}); !errors.Is(err, ErrCrashed) {
+		t.Fatalf("Reopen of a region whose crash is pending: %v", err)
+	}
+	if err := r.Crash(PolicyMin, nil); err != nil {
+		t.Fatal(err)
+	}
+	return map[uint64]uint64{1: 0, 9: 99, 17: 0}
+}
+
+// TestReopen reopens crashed regions, anonymous and file-backed, and checks
+// that the new region holds the crash image and nothing else of the old one.
+func TestReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.pmem")
+	file, err := Create(path, 40, Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []*Region{mustMemory(t, 40, Options{Emulate: true}), file} {
+		want := crashedWrites(t, r)
+		old := r.Worker(0)
+		nr, err := r.Reopen(Options{Emulate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { nr.Close() })
+		if _, err := old.Load(0); !errors.Is(err, ErrClosed) {
+			t.Fatalf("the old region still answers: %v", err)
+		}
+		if nr.Path() != r.Path() || nr.Words() != 40 || !nr.Emulated() || nr.Crashes() != 0 {
+			t.Fatalf("reopened: path %q, %d words, emulated %v, %d crashes", nr.Path(), nr.Words(), nr.Emulated(), nr.Crashes())
+		}
+		for off, v := range want {
+			if got := nr.Snapshot()[off]; got != v {
+				t.Errorf("%q: word %d = %d after reopen, want %d", r.Path(), off, got, v)
+			}
+			if d, _ := nr.Durable(off); d != v {
+				t.Errorf("%q: word %d not durable after reopen", r.Path(), off)
+			}
+		}
+		// A fresh worker has no flush pending from the old life: a fence
+		// makes nothing durable that was not already.
+		w := nr.Worker(0)
+		w.Store(1, 5)
+		w.Fence()
+		if d, _ := nr.Durable(1); d != 0 {
+			t.Errorf("%q: a fence on the reopened region persisted an unflushed store", r.Path())
+		}
+	}
+}
+
+// TestImageRoundTrip writes an image to a file that Open accepts, and checks
+// that OpenImage refuses what Open refuses.
+func TestImageRoundTrip(t *testing.T) {
+	r := mustMemory(t, 20, Options{})
+	w := r.Worker(0)
+	for i := range uint64(20) {
+		w.Store(i, i*i+1<<40)
+	}
+	img, err := r.Image()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "img.pmem")
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	a, err := OpenImage(img, Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if !slices.Equal(f.Snapshot(), r.Snapshot()) || !slices.Equal(a.Snapshot(), r.Snapshot()) {
+		t.Fatalf("image round trip: file %v, anonymous %v, want %v", f.Snapshot(), a.Snapshot(), r.Snapshot())
+	}
+	damaged := slices.Clone(img)
+	damaged[17] ^= 1
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want error
+	}{
+		{"empty", nil, ErrBadMagic},
+		{"damaged header", damaged, ErrChecksum},
+		{"data cut", img[:len(img)-1], ErrTruncated},
+		{"oversized", append(slices.Clone(img), 0), ErrSize},
+	} {
+		if nr, err := OpenImage(c.b, Options{}); !errors.Is(err, c.want) {
+			if nr != nil {
+				nr.Close()
+			}
+			t.Errorf("%s: %v, want %v", c.name, err, c.want)
+		}
+	}
+	r.Close()
+	if _, err := r.Image(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Image of a closed region: %v", err)
+	}
+}
