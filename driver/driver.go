@@ -26,6 +26,7 @@ type Driver struct {
 	target target.Ops
 	region *pmem.Region
 	rec    *Recorder
+	dump   *dumper // binary recording
 	procs  []*proc
 	logs   []wlog
 	ws     []wstate
@@ -38,6 +39,7 @@ type Driver struct {
 	crashAction func()
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
+	clk         clock // free: the timestamps' source
 	det         *detSched
 
 	mu      sync.Mutex
@@ -64,7 +66,11 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if r == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
 	}
-	d := &Driver{cfg: c, target: ops, region: r, rec: rec}
+	clk, err := newClock(ClockAuto)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{cfg: c, target: ops, region: r, rec: rec, clk: clk}
 	d.procs = make([]*proc, c.Threads)
 	d.logs = make([]wlog, c.Threads)
 	d.ws = make([]wstate, c.Threads)
@@ -73,11 +79,29 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
 	}
+	if rec.Binary() {
+		d.dump = newDumper(rec.bw, c.Threads)
+	}
 	return d, nil
 }
 
 // Config is the driver's configuration.
 func (d *Driver) Config() Config { return d.cfg }
+
+// SetClock chooses where the free scheduler's timestamps come from
+// (default ClockAuto). It fails for ClockTSC where the TSC cannot order
+// steps across cores (TSCUsable).
+func (d *Driver) SetClock(s ClockSource) error {
+	clk, err := newClock(s)
+	if err != nil {
+		return err
+	}
+	d.clk = clk
+	return nil
+}
+
+// Clock is the source of the free scheduler's timestamps in use.
+func (d *Driver) Clock() ClockSource { return d.clk.source() }
 
 // SetTagBase makes every process's next tag counter start after base (a
 // process that goes on after another process used its id, as in the
@@ -100,6 +124,7 @@ func (d *Driver) UseSharedLogs(mem []uint64) error {
 		d.logs[i] = wlog{buf: secs[i].data, fixed: true, commit: secs[i].commit}
 		d.logs[i].reset()
 	}
+	d.dump = nil // the parent merges them (MergeLogs)
 	return nil
 }
 
@@ -276,6 +301,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.crashAt, d.crashWorker, d.crashAction = cp.Access, cp.Worker, cp.Action
 	d.segAccesses = 0
 	d.base = time.Now()
+	d.clk.start(d.base)
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
 	for i := range d.ws {
 		d.ws[i] = wstate{}
@@ -287,6 +313,14 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		}
 	}
 	left := append([]int(nil), quota...)
+	if d.dump != nil {
+		live := make([]bool, len(left))
+		for i, q := range left {
+			live[i] = q > 0
+			d.logs[i].dump, d.logs[i].w = d.dump, i
+		}
+		d.dump.start(d.pids, live)
+	}
 	full := make([]bool, d.cfg.Threads)
 	var abandoned []bool
 	if d.cfg.Sched == Deterministic {
@@ -312,12 +346,8 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	if d.region != nil {
 		res.Crashed = d.region.Crashing()
 	}
-	logs := make([][][]uint64, len(d.logs))
-	for i := range d.logs {
-		logs[i] = d.logs[i].chunks()
-	}
 	mstart := time.Now()
-	ms, err := d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+	ms, err := d.history()
 	res.MergeStats = ms
 	res.Merge = time.Since(mstart)
 	if err != nil {
@@ -339,6 +369,29 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		return res, fmt.Errorf("driver: %d operations made no region access: the deterministic scheduler switches workers only at region accesses, so they ran one after another, whole, with no interleaving, and no crash could fall inside one; every access of the target to shared state must go through the workers of the region the driver was given (pmem.Worker)", ms.Invoked)
 	}
 	return res, nil
+}
+
+// history writes the segment's logs to the history: merged into text, or
+// (binary) what the dumper has not written yet.
+func (d *Driver) history() (MergeStats, error) {
+	if d.dump != nil {
+		ms := d.dump.finish(d.logs, d.rec.lines)
+		d.rec.lines += ms.Events
+		return ms, nil
+	}
+	logs := make([][][]uint64, len(d.logs))
+	for i := range d.logs {
+		logs[i] = d.logs[i].chunks()
+	}
+	return d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+}
+
+// stopWorker is what worker w does when it stops working in a segment: in
+// a binary recording, it hands its last chunk to the dumper.
+func (d *Driver) stopWorker(w int) {
+	if d.dump != nil {
+		d.logs[w].retire(true)
+	}
 }
 
 // runDeterministic works the segment with one worker at a time, the next
@@ -368,6 +421,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 			}
 			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
+			d.stopWorker(w)
 			s.finish(w)
 		}()
 	}
@@ -393,6 +447,7 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) {
 		go func() {
 			defer wg.Done()
 			d.work(ctx, w, &left[w], &full[w])
+			d.stopWorker(w)
 		}()
 	}
 	wg.Wait()
@@ -404,7 +459,7 @@ func (d *Driver) now() int64 {
 		d.det.clock++
 		return d.det.clock
 	}
-	return int64(time.Since(d.base))
+	return d.clk.now()
 }
 
 // point is a scheduling point outside region accesses (operation
@@ -471,8 +526,12 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 				rec[recHeader+3*i+2] = o.new[i]
 			}
 			l.commitRecord(rec)
+			l.tag = p.ctr // the largest tag in it
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
+		if d.det == nil {
+			ws.opStart = int64(d.clk.nanos(ts)) // what the stuck watch compares with time.Since(d.base)
+		}
 		if d.det != nil {
 			// What the watchdog may read of this worker if the target
 			// never comes back (the invocation, the operation, the
