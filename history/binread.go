@@ -29,6 +29,7 @@ type binReader struct {
 	serialOff int64 // its byte offset
 
 	sec     *binSection
+	lastSec *binSection // the section before, for errors
 	pending *binBlock // a block read after a section, kept until it drains
 	sawEnd  bool      // the last block read was an end block
 	free    [][]uint64
@@ -59,7 +60,7 @@ type binStream struct {
 // binFail is an error of the binary structure at byte offset off (no line
 // is to blame: the events there are not merged yet).
 func (r *Reader) binFail(off int64, format string, args ...any) error {
-	r.err = &Error{File: r.name, Err: ErrSyntax, Msg: fmt.Sprintf(format, args...) + fmt.Sprintf(" (binary history, byte offset %d)", off)}
+	r.err = &Error{File: r.name, Err: ErrSyntax, Msg: fmt.Sprintf(format, args...) + fmt.Sprintf(" (binary history, byte offset %d, after line %d)", off, r.line)}
 	return r.err
 }
 
@@ -265,7 +266,7 @@ func (b *binReader) next() (*Event, error) {
 			if err != nil || !done {
 				return ev, err
 			}
-			b.sec = nil
+			b.sec, b.lastSec = nil, b.sec
 		case b.spos < len(b.serial):
 			ev, err := b.nextSerial()
 			if ev != nil || err != nil {
@@ -292,11 +293,13 @@ func (b *binReader) startBlock(blk *binBlock) error {
 	r := b.r
 	switch blk.typ {
 	case BlockSerial:
+		b.lastSec = nil
 		if err := b.checkRecords(blk.payload, blk.off+16, false, nil); err != nil {
 			return err
 		}
 		b.serial, b.spos, b.serialOff = blk.payload, 0, blk.off+16
 	case BlockSection:
+		b.lastSec = nil
 		sec := &binSection{streams: make([]binStream, len(blk.payload)), waiting: len(blk.payload)}
 		seen := make(map[uint64]bool, len(blk.payload))
 		for i, p := range blk.payload {
@@ -311,6 +314,9 @@ func (b *binReader) startBlock(blk *binBlock) error {
 		}
 		b.sec = sec
 	case BlockStream:
+		if s := b.lastSec; s != nil && int(blk.field) < len(s.streams) {
+			return r.binFail(blk.off, "a block of the stream of process %d after its last block", s.streams[blk.field].proc)
+		}
 		return r.binFail(blk.off, "a stream block outside a section")
 	case BlockEnd:
 		if got := blk.payload[0]; got != uint64(r.line) {
