@@ -30,8 +30,8 @@ type binReader struct {
 
 	sec     *binSection
 	lastSec *binSection // the section before, for errors
-	pending *binBlock // a block read after a section, kept until it drains
-	sawEnd  bool      // the last block read was an end block
+	pending *binBlock   // a block read after a section, kept until it drains
+	sawEnd  bool        // the last block read was an end block
 	free    [][]uint64
 	hdr     [16]byte
 }
