@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/report"
 )
@@ -62,6 +64,7 @@ func runCommand(e env) *cobra.Command {
 		check    bool
 		asJSON   bool
 		modeName string
+		format   string
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -86,7 +89,10 @@ could not decide (UNDECIDED is not a pass).`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			return runRun(cmd.Context(), e, c, outPath, check || asJSON, asJSON, mode)
+			if format != "text" && format != "binary" {
+				return &exitError{exitInput, fmt.Errorf("--format %q: text or binary", format)}
+			}
+			return runRun(cmd.Context(), e, c, outPath, format == "binary", check || asJSON, asJSON, mode)
 		},
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
@@ -94,10 +100,11 @@ could not decide (UNDECIDED is not a pass).`,
 	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
+	cmd.Flags().StringVar(&format, "format", "text", "text, or binary: the workers' logs go to the file as they fill, with no merge (the least recording overhead; pmlin check reads it, pmlin convert turns it into text)")
 	return cmd
 }
 
-func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, asJSON bool, mode history.Mode) error {
+func runRun(ctx context.Context, e env, c crash.Config, outPath string, binary, check, asJSON bool, mode history.Mode) error {
 	var w io.Writer = e.stdout
 	name := "<stdout>"
 	msg := e.stdout // where the summary goes: not into the history
@@ -112,11 +119,18 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, a
 		w, name = f, outPath
 	} else {
 		msg = e.stderr
+		if sf, ok := e.stdout.(*os.File); ok && binary && isTerminal(sf) {
+			return &exitError{exitInput, errors.New("a binary history is not for a terminal: write it to a file (-o FILE) or a pipe")}
+		}
 	}
 	if check {
 		w = io.MultiWriter(w, &buf)
 	}
-	res, err := crash.Run(ctx, c, w)
+	rec := driver.NewRecorder(history.NewWriter(w))
+	if binary {
+		rec = driver.NewBinaryRecorder(history.NewBinaryWriter(w))
+	}
+	res, err := crash.RunTo(ctx, c, rec)
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
