@@ -16,6 +16,7 @@ import (
 	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/report"
 )
 
@@ -109,14 +110,16 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, binary, 
 	name := "<stdout>"
 	msg := e.stdout // where the summary goes: not into the history
 	var buf bytes.Buffer
-	var f *os.File
+	var f io.WriteCloser
 	if outPath != "" && outPath != "-" {
-		var err error
-		if f, err = os.Create(outPath); err != nil {
+		// Direct I/O: a history of hundreds of megabytes written through
+		// the page cache costs the run a copy and a page for every byte.
+		df, err := directio.Create(outPath, 0o666)
+		if err != nil {
 			return &exitError{exitInput, err}
 		}
-		defer f.Close()
-		w, name = f, outPath
+		defer df.Close()
+		w, name, f = df, outPath, df
 	} else {
 		msg = e.stderr
 		if sf, ok := e.stdout.(*os.File); ok && binary && isTerminal(sf) {

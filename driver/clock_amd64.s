@@ -42,3 +42,4 @@ TEXT ·tscSkewed(SB), NOSPLIT, $0-16
 even:
 	MOVQ AX, ret+8(FP)
 	RET
+

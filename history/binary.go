@@ -108,6 +108,7 @@ func blockHeader(typ int, flags int, field uint32) uint64 {
 // block, and EndSection. Like Writer it does not validate (the Reader
 // does) and its errors are sticky, reported by Flush.
 type BinaryWriter struct {
+	out     io.Writer
 	bw      *bufio.Writer
 	serial  []uint64 // the open serial block's payload
 	hdr     [2]uint64
@@ -126,7 +127,7 @@ const serialFlushWords = 1 << 15
 
 // NewBinaryWriter returns a BinaryWriter that buffers its output.
 func NewBinaryWriter(w io.Writer) *BinaryWriter {
-	return &BinaryWriter{bw: bufio.NewWriterSize(w, 1<<20), section: -1, pendingK: map[int32]int{}}
+	return &BinaryWriter{out: w, bw: bufio.NewWriterSize(w, 1<<20), section: -1, pendingK: map[int32]int{}}
 }
 
 // Lines is the number of lines of the history's text form so far.
@@ -148,12 +149,25 @@ func (w *BinaryWriter) write(b []byte) {
 	w.n += int64(n)
 }
 
-// block writes a block header and its payload.
+// block writes a block header and its payload. A large payload (a
+// driver's chunk) goes straight to the underlying writer, not through the
+// buffer: one copy less.
 func (w *BinaryWriter) block(header uint64, payload []uint64) {
 	w.hdr = [2]uint64{header, uint64(len(payload))}
 	w.write(wordBytes(w.hdr[:]))
-	w.write(wordBytes(payload))
+	if len(payload) < directWords || w.err != nil {
+		w.write(wordBytes(payload))
+		return
+	}
+	if w.err = w.bw.Flush(); w.err == nil {
+		var n int
+		n, w.err = w.out.Write(wordBytes(payload))
+		w.n += int64(n)
+	}
 }
+
+// directWords is the payload from which a block bypasses the buffer.
+const directWords = 1 << 13
 
 // flushSerial writes the open serial block, if any.
 func (w *BinaryWriter) flushSerial() {
