@@ -183,7 +183,10 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 	for i := range rounds {
 		rd := &rounds[i]
 		sides := []func() error{
-			func() (err error) { rd.plain, err = runPlain(ctx, s.threads, s.k, s.emulate, quota, 0, o.seed()); return err },
+			func() (err error) {
+				rd.plain, err = runPlain(ctx, s.threads, s.k, s.emulate, quota, 0, o.seed())
+				return err
+			},
 			func() (err error) { rd.binary, err = runLogged(ctx, o, s, quota, true); return err },
 			func() (err error) { rd.text, err = runLogged(ctx, o, s, quota, false); return err },
 		}
