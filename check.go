@@ -13,13 +13,14 @@ import (
 	"github.com/pmlin/pmlin/report"
 )
 
-// Kind is the kind of an operation: Read or CAS (package history's).
+// Kind is the kind of an operation: Read, CAS or Swap (package history's).
 type Kind = history.OpKind
 
 // The kinds of operations.
 const (
 	Read = history.Read // a multi-word read (MwR)
 	CAS  = history.CAS  // a multi-word compare-and-swap (MwCAS)
+	Swap = history.Swap // a multi-word swap (MwSwap): writes New, returns the values it replaced
 )
 
 // Mode is the completion rule for operations cut off by a crash (package
@@ -38,13 +39,14 @@ const (
 type Outcome uint8
 
 const (
-	// Returned: a read returned Values.
+	// Returned: a read returned Values, or a swap the Values it replaced.
 	Returned Outcome = iota + 1
 	// OK: a cas succeeded and wrote every New value.
 	OK
 	// Failed: a cas failed; FailAddr is one of its addresses whose value
 	// differed from the expected one (recorders/README.md, "What a
-	// recorder must do", says which address a failure may blame).
+	// recorder must do", says which address a failure may blame), and
+	// Values, if not nil, the values it read at each of its addresses.
 	Failed
 	// Pending: no response; the operation was cut off by the first crash
 	// after its call, or by the end of the history.
@@ -74,16 +76,18 @@ type Operation struct {
 	// Addrs are the words, distinct, in the operation's own order; the
 	// slices below are parallel to it.
 	Addrs []uint64
-	// Expected and New are a cas's expected and new values (nil for a
-	// read). A new value must differ from the word's initial value and
-	// from every other value written to it (Assumption 1:
-	// docs/history-format.md).
+	// Expected are a cas's expected values (nil for a read or a swap),
+	// New a cas's or a swap's new values (nil for a read). A new value
+	// must differ from the word's initial value and from every other
+	// value written to it (Assumption 1: docs/history-format.md).
 	Expected, New []uint64
 	// Call and Return are the invocation and response timestamps (Return
 	// is ignored for a Pending operation).
 	Call, Return int64
 	Outcome      Outcome
-	// Values are what a read returned (Outcome Returned).
+	// Values are what a read returned or a swap replaced (Outcome
+	// Returned), or what a failed cas reports having read (Outcome
+	// Failed; nil when it reports nothing).
 	Values []uint64
 	// FailAddr is the address a failed cas blames (Outcome Failed).
 	FailAddr uint64

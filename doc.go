@@ -1,6 +1,7 @@
 // Package pmlin checks from Go, in the manner of Porcupine's
-// CheckOperations, whether a history of multi-word reads and multi-word
-// compare-and-swaps, recorded with timestamps and possibly cut by
+// CheckOperations, whether a history of multi-word reads, multi-word
+// compare-and-swaps and multi-word swaps, recorded with timestamps and
+// possibly cut by
 // full-system crashes, is linearizable: by the precedence-multigraph method
 // of Cepeda et al., "Toward Linearizability Testing for Multi-Word
 // Persistent Synchronization Primitives" (OPODIS 2019), Sections 4 and 5

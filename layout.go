@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/history/merge"
@@ -114,16 +113,14 @@ func convert(i int, o *Operation) (history.Op, error) {
 		return history.Op{}, opError(i, history.ErrIllFormed, "a %v on %d addresses returns %d values", o.Kind, k, len(o.Values))
 	case o.Outcome == OK && o.Kind == CAS:
 		hop.Status = history.Succeeded
-	case o.Outcome == Failed && o.Kind == CAS && slices.Contains(o.Addrs, o.FailAddr):
-		hop.Status = history.Failed
-	case o.Outcome == Failed && o.Kind == CAS:
+	case o.Outcome == Failed && o.Kind == CAS && !slices.Contains(o.Addrs, o.FailAddr):
 		return history.Op{}, opError(i, history.ErrIllFormed, "fails at address %d, which is not one of its addresses", o.FailAddr)
+	case o.Outcome == Failed && o.Kind == CAS && o.Values != nil && len(o.Values) != k:
+		return history.Op{}, opError(i, history.ErrIllFormed, "a cas on %d addresses fails reporting %d values (one per address, or nil)", k, len(o.Values))
+	case o.Outcome == Failed && o.Kind == CAS:
+		hop.Status = history.Failed
 	default:
-		return history.Op{}, opError(i, history.ErrIllFormed, "a %v cannot end %v (a read: Returned or Pending; a cas: OK, Failed or Pending)", o.Kind, o.Outcome)
-	}
-	// Whatever the renderer does not write would be lost: refuse it.
-	if _, ret := hop.Lines(); hop.Status == history.Failed && len(strings.Fields(ret)) != 4+len(o.Values) {
-		return history.Op{}, opError(i, history.ErrSyntax, "this pmlin cannot record a failure that reports values: leave Values out")
+		return history.Op{}, opError(i, history.ErrIllFormed, "a %v cannot end %v (a read or a swap: Returned or Pending; a cas: OK, Failed or Pending)", o.Kind, o.Outcome)
 	}
 	return hop, nil
 }

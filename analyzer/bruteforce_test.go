@@ -8,18 +8,22 @@ package analyzer_test
 //
 // Definitions. A completion of a history H keeps every operation that has
 // a response, drops every pending read, and either drops each pending CAS
-// or completes it as a success (completing it as a failure has no effect
-// and no response anyone saw, so it is the same as dropping it). Let L be
-// the operations kept. H is linearizable in a mode if, for some completion,
-// some total order S of L
+// or swap or completes it as a success (completing a CAS as a failure has
+// no effect and no response anyone saw, so it is the same as dropping it;
+// a swap always succeeds). Let L be the operations kept. H is linearizable
+// in a mode if, for some completion, some total order S of L
 //
 //  1. is legal for the word array: replayed from the initial values, every
 //     read returns the current values of its words; every successful CAS,
 //     and every completed one, finds all its expected values and writes its
 //     new values; every failed CAS finds a value other than the expected one
-//     at the address it blamed, and writes nothing;
+//     at the address it blamed, and writes nothing, and if it reports
+//     values they are the current values of its words; every swap writes
+//     its new values, and if it returned (was not cut off) the values it
+//     returned are the ones its words held;
 //  2. respects real time: if x responded before y was invoked, x precedes y;
-//  3. respects the mode, for each completed CAS a that a crash cut off:
+//  3. respects the mode, for each completed CAS or swap a that a crash cut
+//     off:
 //     - strict (Aguilera and Frølund): a's response is the crash itself, so
 //       a precedes every y of L invoked after that crash;
 //     - recoverable (Berryhill, Golab and Tripunitara): each process's order
@@ -27,8 +31,8 @@ package analyzer_test
 //       invoked after a;
 //     - durable (Izraelevitz, Mendes and Scott): nothing more.
 //
-// A CAS pending at the end of the history (no crash after it) gets no
-// constraint of its own in any mode.
+// A CAS or swap pending at the end of the history (no crash after it) gets
+// no constraint of its own in any mode.
 //
 // Nothing here asks which operation is "next": rule 3 talks about every
 // later operation of the process that is in L. That is the point: a rule
@@ -49,18 +53,18 @@ func bruteLinearizable(h *history.History, mode history.Mode) (lin, ok bool) {
 	if len(ops) > bruteMaxOps {
 		return false, false
 	}
-	var required, pendingCAS []int
+	var required, pendingW []int
 	for i := range ops {
 		switch {
 		case ops[i].Status != history.Pending:
 			required = append(required, i)
-		case ops[i].Kind == history.CAS:
-			pendingCAS = append(pendingCAS, i)
+		case ops[i].Kind != history.Read:
+			pendingW = append(pendingW, i)
 		}
 	}
-	for subset := 0; subset < 1<<len(pendingCAS); subset++ {
+	for subset := 0; subset < 1<<len(pendingW); subset++ {
 		kept := append([]int(nil), required...)
-		for j, id := range pendingCAS {
+		for j, id := range pendingW {
 			if subset&(1<<j) != 0 {
 				kept = append(kept, id)
 			}
@@ -132,10 +136,16 @@ func bruteOrder(h *history.History, mode history.Mode, kept []int) bool {
 					if a == op.FailAddr && get(a) == op.Expected[k] {
 						continue candidates
 					}
+					if op.Values != nil && get(a) != op.Values[k] {
+						continue candidates
+					}
 				}
 			default: // succeeded, or completed as a success
 				for k, a := range op.Addrs {
-					if get(a) != op.Expected[k] {
+					switch {
+					case op.Kind == history.CAS && get(a) != op.Expected[k]:
+						continue candidates
+					case op.Kind == history.Swap && op.Status == history.Returned && get(a) != op.Values[k]:
 						continue candidates
 					}
 				}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/pmlin/pmlin/history"
@@ -99,18 +98,21 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		if err != nil {
 			return nil, err
 		}
-		if !ok {
+		if !ok && s.undecided == nil {
 			i := e.h.firstNoAux()
 			return nil, &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 2,
 				Msg: fmt.Sprintf("this cas failed at address %d expecting a value no operation had returned before it was invoked, and the history is linearizable only if that failure can be explained otherwise (pmlin check --exact decides small histories without the assumption)", h.addr[h.wordOf(h.blamedAccess(i))])}
 		}
 	}
-	if s.undecided != nil {
+	if !ok && s.undecided != nil {
+		// Some completions or orders were not tried: never a guess. (A
+		// pass, found before the budget ran out, is a proof.)
 		return nil, s.undecided
 	}
-	if !ok && s.lastKey != "" {
-		// Report on the evaluation with the forced completions only: the
-		// extra completions tried did not help.
+	if !ok && s.evals > 1 {
+		// Report on the evaluation with the forced completions only, in
+		// the default order: the others tried did not help.
+		e.rank = nil
 		if _, err := e.run(ctx, nil); err != nil {
 			return nil, err
 		}
@@ -149,79 +151,6 @@ func (h *hist) firstNoAux() int32 {
 		}
 	}
 	return none
-}
-
-// searcher looks for completions of crashed cas that explain failures.
-//
-// Completing a pending cas only adds constraints, except that its write can
-// explain a failed cas (a pending cas nobody observed is last on each of
-// its words' paths, so its only use is to have replaced a value some failed
-// cas expected). Any successful completion must explain the first
-// unexplained failure with some pending cas that expected the same version
-// at that word, so branching on those candidates is exhaustive; cycles,
-// forks and dangling or unreachable writes never go away by completing
-// more, so they prune.
-type searcher struct {
-	e         *eval
-	budget    int
-	tried     map[string]bool
-	undecided error
-	lastKey   string // the completions of the last evaluation run
-}
-
-func (s *searcher) find(ctx context.Context, extra []int32) (bool, error) {
-	key := setKey(extra)
-	if s.tried[key] {
-		return false, nil
-	}
-	s.tried[key] = true
-	if s.budget <= 0 {
-		if s.undecided == nil {
-			h := s.e.h
-			x := s.e.unexplainFirst()
-			line := int64(0)
-			if x != none {
-				line = int64(h.line[h.accOp[x]])
-			}
-			s.undecided = &UndecidedError{File: h.name, Line: line,
-				Msg: "too many ways to complete the crashed cas operations that could explain this failure; pmlin check --exact decides small histories"}
-		}
-		return false, nil
-	}
-	s.budget--
-	s.lastKey = key
-	e := s.e
-	ok, err := e.run(ctx, extra)
-	if err != nil || ok {
-		return ok, err
-	}
-	if e.cyclic || len(e.forks) > 0 || len(e.unreach) > 0 || e.danglingCount() > 0 || len(e.unexplain) == 0 {
-		return false, nil
-	}
-	h := e.h
-	x := e.unexplain[0]
-	w, y := h.wordOf(x), h.ver[x]
-	var cands []int32
-	for _, c := range h.pendingCAS {
-		if h.flags[c]&fCompleted != 0 || slices.Contains(extra, c) {
-			continue
-		}
-		for z := int32(h.acc[c]); z < int32(h.acc[c+1]); z++ {
-			if h.wordOf(z) == w && h.ver[z] == y {
-				cands = append(cands, c)
-				break
-			}
-		}
-	}
-	for _, c := range cands {
-		next := append(slices.Clone(extra), c)
-		slices.Sort(next)
-		ok, err := s.find(ctx, next)
-		if err != nil || ok {
-			return ok, err
-		}
-	}
-	return false, nil
 }
 
 func (e *eval) unexplainFirst() int32 {

@@ -26,12 +26,43 @@ var (
 type tally struct {
 	compared, linearizable, violations, assumption, undecided, tooLarge int
 	porcupine                                                           int // crash-free ones also compared with Porcupine
-	mismatches                                                          []string
+	// Of the compared: on histories with a swap or a failure that reports
+	// values, and with a swap cut off by a crash or by the end.
+	swaps, cutSwaps int
+	mismatches      []string
 }
 
 func (t *tally) String() string {
-	return fmt.Sprintf("%d compared (%d linearizable, %d not; %d also with Porcupine), %d refused for an assumption, %d undecided, %d too large for the exact checker",
-		t.compared, t.linearizable, t.violations, t.porcupine, t.assumption, t.undecided, t.tooLarge)
+	return fmt.Sprintf("%d compared (%d linearizable, %d not; %d also with Porcupine; %d with swaps or failures that report values, %d with a cut-off swap), %d refused for an assumption, %d undecided, %d too large for the exact checker",
+		t.compared, t.linearizable, t.violations, t.porcupine, t.swaps, t.cutSwaps, t.assumption, t.undecided, t.tooLarge)
+}
+
+// swapShape reports whether h has a swap or a failure that reports values,
+// and whether it has a swap without a response.
+func swapShape(h *history.History) (any, cutOff bool) {
+	for _, op := range h.Ops {
+		swap := op.Kind == history.Swap
+		any = any || swap || op.Status == history.Failed && op.Values != nil
+		cutOff = cutOff || swap && op.Status == history.Pending
+	}
+	return any, cutOff
+}
+
+// count records one comparison.
+func (t *tally) count(h *history.History, linearizable bool) {
+	t.compared++
+	if linearizable {
+		t.linearizable++
+	} else {
+		t.violations++
+	}
+	any, cutOff := swapShape(h)
+	if any {
+		t.swaps++
+	}
+	if cutOff {
+		t.cutSwaps++
+	}
 }
 
 // compare checks one history in one mode with both checkers.
@@ -58,12 +89,7 @@ func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
 	case err != nil:
 		t.Fatalf("%v: analyzer: %v", c, err)
 	}
-	tl.compared++
-	if want.Linearizable {
-		tl.linearizable++
-	} else {
-		tl.violations++
-	}
+	tl.count(c.History, want.Linearizable)
 	if ops, ok := porcmodel.Operations(c.History, mode); ok {
 		tl.porcupine++
 		if p := porcupine.CheckOperations(porcmodel.Model(c.History.InitValue), ops); p != got.Linearizable {
@@ -107,6 +133,7 @@ func TestDifferential(t *testing.T) {
 	if tl.violations < tl.compared/5 || tl.linearizable < tl.compared/5 {
 		t.Errorf("unbalanced sample: %s", &tl)
 	}
+	checkSwapShare(t, tl.compared, tl.swaps, tl.cutSwaps)
 }
 
 // TestDifferentialCrashFree repeats the comparison on crash-free histories,
@@ -298,7 +325,7 @@ func TestDifferentialBruteForce(t *testing.T) {
 		seeds /= 10
 	}
 	ctx := context.Background()
-	var compared, lin, recovCrash, chains, tooBig, refused int
+	var compared, lin, recovCrash, chains, tooBig, refused, swaps, cutSwaps int
 	var mismatches []string
 	for s := *diffStart; s < *diffStart+uint64(seeds) && len(mismatches) < 5; s++ {
 		c := histgen.RandomCase(histgen.CrashChainConfig(s), s)
@@ -329,6 +356,12 @@ func TestDifferentialBruteForce(t *testing.T) {
 			if brute {
 				lin++
 			}
+			if any, cutOff := swapShape(h); any {
+				swaps++
+				if cutOff {
+					cutSwaps++
+				}
+			}
 			if mode == history.Recoverable && len(h.Crashes) > 0 {
 				recovCrash++
 				if hasCutOffChain(h) {
@@ -341,13 +374,24 @@ func TestDifferentialBruteForce(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("brute force: %d compared (%d linearizable), %d recoverable-mode with crashes (%d with a cut-off chain), %d refused by the analyzer (assumption or undecided), %d over %d operations",
-		compared, lin, recovCrash, chains, refused, tooBig, bruteMaxOps)
+	t.Logf("brute force: %d compared (%d linearizable; %d with swaps or failures that report values, %d with a cut-off swap), %d recoverable-mode with crashes (%d with a cut-off chain), %d refused by the analyzer (assumption or undecided), %d over %d operations",
+		compared, lin, swaps, cutSwaps, recovCrash, chains, refused, tooBig, bruteMaxOps)
 	for _, m := range mismatches {
 		t.Errorf("verdicts differ: %s", m)
 	}
 	if chains < recovCrash/10 || lin < compared/5 || compared-lin < compared/5 {
 		t.Errorf("sample lacks chains or balance: %d compared, %d linearizable, %d recoverable with crashes, %d chains", compared, lin, recovCrash, chains)
+	}
+	checkSwapShare(t, compared, swaps, cutSwaps)
+}
+
+// checkSwapShare fails a differential run whose sample has too few
+// histories with swaps or failures that report values, or with cut-off
+// swaps (whose replaced values the analyzer must place or search).
+func checkSwapShare(t *testing.T, compared, swaps, cutSwaps int) {
+	t.Helper()
+	if swaps < compared/3 || cutSwaps < compared/20 {
+		t.Errorf("too few swaps: %d of %d comparisons have swaps or failures that report values, %d a cut-off swap", swaps, compared, cutSwaps)
 	}
 }
 
@@ -355,7 +399,7 @@ func TestDifferentialBruteForce(t *testing.T) {
 // process's next operation, one that was cut off by a later crash.
 func hasCutOffChain(h *history.History) bool {
 	for i, op := range h.Ops {
-		if op.Kind != history.CAS || op.Crash < 0 {
+		if op.Kind == history.Read || op.Crash < 0 {
 			continue
 		}
 		for j := i + 1; j < len(h.Ops); j++ {

@@ -1,25 +1,37 @@
-// Package analyzer decides whether a history of multi-word reads and
-// multi-word CAS operations is linearizable, by the precedence-multigraph
-// method of Cepeda, Chowdhury, Li, Lopez, Wang and Golab, "Toward
-// Linearizability Testing for Multi-Word Persistent Synchronization
-// Primitives" (OPODIS 2019), Sections 4 and 5.
+// Package analyzer decides whether a history of multi-word reads,
+// multi-word CAS and multi-word swap operations is linearizable, by the
+// precedence-multigraph method of Cepeda, Chowdhury, Li, Lopez, Wang and
+// Golab, "Toward Linearizability Testing for Multi-Word Persistent
+// Synchronization Primitives" (OPODIS 2019), Sections 4 and 5.
 //
 // The history is streamed once (package history) into flat arrays: one
 // vertex per operation plus a genesis vertex for the initial state. Edges:
 //
 //   - happens-before, reduced by ReduceHB (package reduce, Section 5.1): a
 //     contiguous range of operation ids per vertex;
-//   - reads-from: the writer of a value -> each operation that read it, or
-//     that expected it in a successful CAS, per word (Section 4);
-//   - auxiliary (Section 5.2): a read -> the successor of its writer on that
-//     word's reads-from path; the successor of the writer of a failed CAS's
-//     expected value -> the failed CAS, at the word it blamed.
+//   - reads-from: the writer of a value -> each operation that read it,
+//     that expected it in a successful CAS, that replaced it in a swap, or
+//     that reported it in a failed CAS, per word (Section 4);
+//   - auxiliary (Section 5.2): a read (or a failed CAS that reports values)
+//     -> the successor of its writer on that word's reads-from path; the
+//     successor of the writer of a failed CAS's expected value -> the failed
+//     CAS, at the word it blamed.
+//
+// A swap is a successful CAS whose expected values are learnt at its
+// response (Section 5.1): it writes, and it is on each of its words' paths.
+// A failed CAS that reports the values it read is a read at every word
+// (Section 5.2), which is all its failure needs: the value it read at the
+// word it blamed differs from its expected one (one that reports its own
+// expected value there contradicts itself, an unexplained failure), so it
+// has no auxiliary edge of a failure and Assumption 2 does not matter for
+// it.
 //
 // The history is linearizable iff (Theorem 2 of the paper, under its
-// Assumptions 1 and 2): (ii) every read and successful CAS has one
-// reads-from in-edge per word and every failed CAS one auxiliary in-edge;
-// (iii) per word, the successful CAS form one reads-from path from genesis;
-// (i) the graph is acyclic. (ii) and (iii) are checked first, then the
+// Assumptions 1 and 2): (ii) every read, successful CAS, swap and failed
+// CAS that reports values has one reads-from in-edge per word and every
+// other failed CAS one auxiliary in-edge; (iii) per word, the successful
+// CAS and swaps form one reads-from path from genesis; (i) the graph is
+// acyclic. (ii) and (iii) are checked first, then the
 // auxiliary edges are built from the paths, then (i) by an iterative DFS.
 //
 // # Completion rules (Section 5.3)
@@ -29,14 +41,19 @@
 // here once:
 //
 //  1. A cut-off read leaves the history: nobody knows what it returned.
-//  2. A cut-off CAS whose new values nobody observed leaves the history,
-//     whether or not it took effect; unless a failed CAS can only be
-//     explained by it having taken effect: then the analyzer searches the
-//     few such completions (a case the paper leaves open; without it the
-//     method raises false alarms), and a completion it tries stays.
-//  3. A cut-off CAS whose new value some operation in the history observed
-//     took effect, and is completed as a success. Its response goes, by the
-//     mode (history.Mode):
+//  2. A cut-off CAS or swap whose new values nobody observed leaves the
+//     history, whether or not it took effect; unless a failed CAS can only
+//     be explained by it having taken effect: then the analyzer searches
+//     the few such completions (a case the paper leaves open; without it
+//     the method raises false alarms), and a completion it tries stays.
+//  3. A cut-off CAS or swap whose new value some operation in the history
+//     observed took effect, and is completed as a success. What a cut-off
+//     swap replaced is unknown: on each word it is placed after the last
+//     write of the word's chain from genesis, and where several cut-off
+//     swaps share a word the analyzer searches the orders they may have
+//     taken effect in (searcher documents why the search is exhaustive;
+//     past its budget the verdict is "undecided", an error, never a
+//     guess). Its response goes, by the mode (history.Mode):
 //     - strict: just before the crash that cut it off (a happens-before
 //     range like any response);
 //     - recoverable: at the end, plus a recovery edge to its process's next

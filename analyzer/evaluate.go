@@ -1,7 +1,9 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
+	"slices"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/reduce"
@@ -22,6 +24,10 @@ type eval struct {
 	off   []uint32 // CSR of explicit out-edges (reads-from, auxiliary of failures, recovery)
 	tgt   []int32
 	color []uint8
+	// rank orders the completed cut-off swaps on the words they share
+	// (see place): op id -> rank; nil ranks them in invocation order.
+	rank    map[int32]int
+	unknown []int32 // scratch: the accesses place links
 
 	// outcome
 	edges      EdgeCounts
@@ -48,31 +54,38 @@ func bit(b []uint64, i int32) bool { return b[i>>6]&(1<<(uint(i)&63)) != 0 }
 func setBit(b []uint64, i int32)   { b[i>>6] |= 1 << (uint(i) & 63) }
 
 // effective reports whether operation i is in the graph: it responded, or
-// it is a pending cas taken to have succeeded.
+// it is a pending cas or swap taken to have taken effect.
 func (e *eval) effective(i int32) bool {
 	return e.h.flags[i]&(fReturned|fCompleted) != 0
 }
 
-// writer reports whether i is an effective writer: a successful cas or a
-// completed pending one.
+// writer reports whether i is an effective writer: a successful cas, a
+// returned swap, or a completed pending one.
 func (e *eval) writer(i int32) bool {
 	return e.h.flags[i]&(fOK|fCompleted) != 0
 }
 
-// observer reports whether access x of operation i reads from its version
-// in the graph: every word of a returned read, of an effective writer.
+// observer reports whether the accesses of operation i read from their
+// versions in the graph: every word of a returned read, of a failed cas
+// that reports values, of an effective writer.
 func (e *eval) observer(i int32) bool {
 	f := e.h.flags[i]
-	return (f&fRead != 0 && f&fReturned != 0) || f&(fOK|fCompleted) != 0
+	return (f&fReturned != 0 && f&(fRead|fValued) != 0) || f&(fOK|fCompleted) != 0
 }
 
-// complete decides which pending cas took effect: those in extra, and every
-// one whose value an operation in the graph observed (transitively: a
-// completed cas observes the values it expected).
+// complete decides which pending cas and swaps took effect: those in
+// extra, and every one whose value an operation in the graph observed
+// (transitively: a completed cas observes the values it expected; what a
+// completed swap replaced is placed later, and forces nothing).
 func (e *eval) complete(extra []int32) {
 	h := e.h
-	for _, c := range h.pendingCAS {
+	for _, c := range h.pendingW {
 		h.flags[c] &^= fCompleted
+	}
+	for _, c := range h.pendingSwap {
+		for x := int32(h.acc[c]); x < int32(h.acc[c+1]); x++ {
+			h.ver[x] = verUnresolved
+		}
 	}
 	var work []int32
 	for _, c := range extra {
@@ -105,7 +118,7 @@ func (e *eval) complete(extra []int32) {
 		visit(w)
 	}
 	e.completed = 0
-	for _, c := range h.pendingCAS {
+	for _, c := range h.pendingW {
 		if h.flags[c]&fCompleted != 0 {
 			e.completed++
 		}
@@ -132,7 +145,9 @@ func (e *eval) responses() {
 }
 
 // paths builds each word's reads-from path (properties ii and iii): the
-// successor of every version, forks, and the writes off the path.
+// successor of every version, forks, and the writes off the path. The
+// completed cut-off swaps, whose replaced values are unknown, are linked in
+// by place.
 func (e *eval) paths() {
 	h, ver := e.h, e.h.ver
 	for i := range e.succ {
@@ -166,6 +181,7 @@ func (e *eval) paths() {
 			*slot = x
 		}
 	}
+	e.place()
 	for w := range e.gsucc {
 		for x := e.gsucc[w]; x != none; x = e.succ[x] {
 			setBit(e.mark, x)
@@ -183,6 +199,67 @@ func (e *eval) paths() {
 	}
 }
 
+// place links the completed cut-off swaps into their words' paths. A
+// swap's response would have said which values it replaced; without it,
+// on each word the chain of writes from genesis (each write replacing the
+// previous one's value) ends somewhere, and so does the chain that starts
+// at each such swap. In a linearization the word's writes are one chain,
+// so the swaps' chains follow the genesis chain one after the other, in
+// the order in which the linearization takes the swaps, which e.rank
+// gives (the searcher tries the orders; one swap per word is placed in
+// the only way possible). Each access's version becomes the end of the
+// chain before it.
+func (e *eval) place() {
+	h := e.h
+	e.unknown = e.unknown[:0]
+	for _, s := range h.pendingSwap {
+		if h.flags[s]&fCompleted != 0 {
+			for x := int32(h.acc[s]); x < int32(h.acc[s+1]); x++ {
+				e.unknown = append(e.unknown, x)
+			}
+		}
+	}
+	if len(e.unknown) == 0 {
+		return
+	}
+	slices.SortFunc(e.unknown, func(a, b int32) int {
+		return cmp.Or(cmp.Compare(h.wordOf(a), h.wordOf(b)), cmp.Compare(e.rankOf(h.accOp[a]), e.rankOf(h.accOp[b])))
+	})
+	for k := 0; k < len(e.unknown); {
+		w := h.wordOf(e.unknown[k])
+		tail := e.chainEnd(verGenesis, w)
+		for ; k < len(e.unknown) && h.wordOf(e.unknown[k]) == w; k++ {
+			x := e.unknown[k]
+			h.ver[x] = tail
+			if tail == verGenesis {
+				e.gsucc[w] = x
+			} else {
+				e.succ[tail] = x
+			}
+			tail = e.chainEnd(x, w)
+		}
+	}
+}
+
+// rankOf is the position of completed cut-off swap s in the order place
+// follows.
+func (e *eval) rankOf(s int32) int {
+	if r, ok := e.rank[s]; ok {
+		return r
+	}
+	return int(s)
+}
+
+// chainEnd follows word w's successors from version y to the last one.
+// The chains have no cycles: each write has one version, and a chain that
+// came back to a write would pass through its version twice.
+func (e *eval) chainEnd(y, w int32) int32 {
+	for s := e.next(y, w); s != none; s = e.next(y, w) {
+		y = s
+	}
+	return y
+}
+
 // next is the successor on its word's path of version y (an access, or
 // genesis at word w), or none.
 func (e *eval) next(y int32, w int32) int32 {
@@ -197,7 +274,13 @@ func (e *eval) next(y int32, w int32) int32 {
 
 // failureSource returns, for the blamed access x of failed cas i, the
 // access whose write explains the failure (the auxiliary edge's source), or
-// none, and whether the failure needs one at all.
+// none, and whether the failure needs one at all. i reports no values (one
+// of h.failedCAS): a failure that reports values is a read (Section 5.2),
+// placed by its reads-from and auxiliary edges where every word held what
+// it reported, so the blamed word held a value other than the expected
+// one, which is all its failure says (or it reported the expected value
+// there and contradicts itself, an anomaly of its own: hist.contra); no
+// write need explain it, and its ver holds what it read.
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
 	y := h.ver[x]
@@ -270,7 +353,7 @@ func (e *eval) buildCSR() {
 	e.off[0] = 0
 	// Read auxiliary edges, counted here for the report.
 	for i := int32(0); i < n; i++ {
-		if h.flags[i]&(fRead|fReturned) != fRead|fReturned {
+		if !h.reader(i) {
 			continue
 		}
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
@@ -348,7 +431,7 @@ func (e *eval) degree(u int32) int32 {
 		d = e.hi[u] - h.lo[u]
 	}
 	d += int32(e.off[u+1] - e.off[u])
-	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
+	if h.reader(u) {
 		d += int32(h.acc[u+1] - h.acc[u])
 	}
 	return d
@@ -471,7 +554,7 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 		return false, err
 	}
 	e.cyclic = !ok
-	return ok && len(e.unexplain) == 0 && len(e.forks) == 0 && len(e.unreach) == 0 && e.danglingCount() == 0, nil
+	return ok && len(e.unexplain) == 0 && len(e.forks) == 0 && len(e.unreach) == 0 && e.danglingCount() == 0 && len(e.h.contra) == 0, nil
 }
 
 // danglingCount counts the dangling accesses of operations in the graph.

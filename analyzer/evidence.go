@@ -160,7 +160,7 @@ func (x *explainer) evidence() {
 			x.elsewhere(f)
 		case Cycle, UnexplainedFailure:
 			for _, i := range f.ops {
-				if x.h.failed(i) {
+				if x.h.failed(i) && x.h.flags[i]&fValued == 0 { // (one that reports values is a read)
 					x.expected(f, i)
 				}
 			}

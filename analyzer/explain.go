@@ -94,6 +94,10 @@ func (x *explainer) anomalies(ctx context.Context, res *Result, max int) error {
 		}
 		add(finding{kind: UnexplainedFailure, ops: ops, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 	}
+	for _, i := range h.contra { // failures that report their expected value
+		a := h.blamedAccess(i)
+		add(finding{kind: UnexplainedFailure, ops: []int32{i}, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
+	}
 	if e.cyclic {
 		if err := x.cycles(ctx, res, max); err != nil {
 			return err
@@ -404,7 +408,9 @@ func (x *explainer) summaryOf(f *finding) summary {
 	}
 	w := h.wordOf(f.acc)
 	s.word, s.value, s.writer, s.init = h.addr[w], h.valueOf(f.acc), h.writerLine(h.ver[f.acc]), h.initVal[w]
-	s.expected = !h.isRead(h.accOp[f.acc])
+	i := h.accOp[f.acc]
+	s.rule = h.observeRule(i)
+	s.contra = f.kind == UnexplainedFailure && h.flags[i]&fValued != 0
 	return s
 }
 

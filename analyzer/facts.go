@@ -25,6 +25,14 @@ const (
 	// RuleExpected: reads-from; To, a successful (or completed) cas,
 	// expected Value at Word, written by From.
 	RuleExpected Rule = "expected"
+	// RuleReplaced: reads-from; To, a swap, replaced Value at Word (it
+	// returned it), written by From.
+	RuleReplaced Rule = "replaced"
+	// RulePlaced: reads-from; To, a swap cut off by a crash (or by the
+	// end) and completed, must have replaced Value at Word, written by
+	// From: what it replaced is unknown, and it is placed after the last
+	// write of the word's chain (eval.place).
+	RulePlaced Rule = "placed"
 	// RuleReadFirst: auxiliary; From read Value at Word and To is the
 	// write that replaced it, so the read came first.
 	RuleReadFirst Rule = "read-first"
@@ -62,10 +70,16 @@ type fact struct {
 }
 
 // observeRule is the reads-from rule of an operation that observed a
-// value: a read reads it, a cas expects it.
+// value: a read, and a failed cas that reports values, read it; a cas
+// expects it; a swap replaced it (a cut-off one was placed after it).
 func (h *hist) observeRule(i int32) Rule {
-	if h.isRead(i) {
+	switch f := h.flags[i]; {
+	case f&(fRead|fValued) != 0:
 		return RuleRead
+	case f&fSwap != 0 && f&fReturned == 0:
+		return RulePlaced
+	case f&fSwap != 0:
+		return RuleReplaced
 	}
 	return RuleExpected
 }
@@ -90,14 +104,14 @@ func (e *eval) edgeFacts(u, v int32, hb bool) []fact {
 	if u == gen {
 		return out
 	}
-	if h.flags[u]&(fRead|fReturned) == fRead|fReturned {
+	if h.reader(u) {
 		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
 			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
 				out = append(out, fact{from: u, to: v, kind: Auxiliary, rule: RuleReadFirst, x: x, crash: none})
 			}
 		}
 	}
-	if h.failed(v) && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
+	if h.failed(v) && h.flags[v]&fValued == 0 && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
 		x := h.blamedAccess(v)
 		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
 			out = append(out, fact{from: u, to: v, kind: Auxiliary, rule: RuleFailedAfter, x: x, crash: none})

@@ -42,8 +42,12 @@ var figures = []struct {
 	{file: "opodis/fig5.hist", want: all(analyzer.Dangling, analyzer.Dangling), ops: []int64{19}},
 	{file: "opodis/fig6.hist", want: all(analyzer.Fork), ops: []int64{17, 18}},
 	{file: "opodis/fig7.hist", want: all(analyzer.Cycle), ops: []int64{21, 22}},
-	{file: "opodis/fig10.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{23, 27}},
+	// CodebaseB's swap bug: two swaps replaced the same value (a fork).
+	{file: "opodis/fig10.hist", want: all(analyzer.Fork), ops: []int64{22, 23}},
 	{file: "opodis/fig12.hist", want: all(analyzer.UnexplainedFailure), ops: []int64{23, 19}},
+	// Section 5.3's completion rules, in the three modes (this was once
+	// wrongly named fig10.hist).
+	{file: "chains/section5.3-modes.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{24, 28}},
 	// Chains the recoverable rule must follow past cut-off operations
 	// (issue 9): the verdicts of the definitions (bruteforce_test.go).
 	{file: "chains/read-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{11, 15}},
@@ -57,6 +61,9 @@ var figures = []struct {
 	// (strict finds the cycle too, without the search, and lists it first:
 	// its evidence starts earlier).
 	{file: "chains/search-recomputed.hist", want: [3][]analyzer.Kind{{analyzer.Cycle, analyzer.UnexplainedFailure}, {analyzer.UnexplainedFailure}, nil}, ops: nil},
+	// Two cut-off swaps on one word, observed in the order the analyzer
+	// does not try first.
+	{file: "chains/cut-off-swaps-order.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, nil, nil}, ops: []int64{16, 12}},
 }
 
 // cycleHeader is how report.Text introduces the edges of a cycle.

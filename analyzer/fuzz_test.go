@@ -51,6 +51,12 @@ var checkSeeds = []string{
 	"1 inv cas 10:0:5\n1 ret ok\n2 inv cas 10:5:0\n2 ret ok\n",
 	"1 inv cas 10:5:6\n1 ret ok\n2 inv cas 10:6:5\n2 ret ok\n",
 	`{"p":1,"inv":"cas","words":[[10,0,5]]}` + "\n" + `{"p":1,"ret":"fail","addr":10}` + "\n",
+	"1 inv swap 10:5\n1 ret 0\n2 inv swap 10:6\n2 ret 0\n",
+	"1 inv swap 10:5\n1 ret 5\n",
+	"1 inv swap 10:5\ncrash\n2 inv swap 10:6\ncrash\n3 inv read 10\n3 ret 6\n4 inv cas 10:5:7\n4 ret fail 10\n",
+	"1 inv cas 10:0:5 11:0:6\n1 ret fail 10 0 0\n",
+	"1 inv swap 10:5\n1 ret 0\n2 inv cas 10:0:6 11:0:7\n2 ret fail 10 5 0\n",
+	"1 inv swap 10:5\n2 inv cas 10:0:6\n2 ret fail 10 5\n",
 }
 
 // FuzzCheck: whatever the bytes, Check must not panic, in any mode, and
@@ -131,8 +137,9 @@ func kinds(r *analyzer.Result) []string {
 	return k
 }
 
-// decodeHistory turns arbitrary bytes into a small well-formed history
-// whose cas write unique values (Assumption 1), so that the fuzzer spends
+// decodeHistory turns arbitrary bytes into a small well-formed history of
+// reads, cas (whose failures may report values) and swaps, which write
+// unique values (Assumption 1), so that the fuzzer spends
 // its time on histories the analyzer decides rather than on syntax errors.
 // Values read or expected are drawn from those written to the word (or its
 // initial value), so that many histories are linearizable and the others
@@ -142,7 +149,7 @@ func decodeHistory(data []byte) string {
 	var b bytes.Buffer
 	written := [words][]uint64{{0}, {0}, {0}}
 	type pend struct {
-		cas   bool
+		kind  byte // 0 read, 1 cas, 3 swap
 		addrs []int
 	}
 	var pending [procs]*pend
@@ -167,38 +174,52 @@ func decodeHistory(data []byte) string {
 		if pd := pending[p]; pd != nil {
 			pending[p] = nil
 			out := &b
-			switch {
-			case !pd.cas:
-				out.WriteString(itoa(p) + " ret")
+			values := func() {
 				for _, w := range pd.addrs {
 					out.WriteString(" " + hex(pick(w)))
 				}
+			}
+			switch {
+			case pd.kind != 1:
+				out.WriteString(itoa(p) + " ret")
+				values()
 			case c&1 == 0:
 				out.WriteString(itoa(p) + " ret ok")
 			default:
 				out.WriteString(itoa(p) + " ret fail " + itoa(10+pd.addrs[int(next())%len(pd.addrs)]))
+				if c&2 != 0 {
+					values()
+				}
 			}
 			b.WriteString("\n")
 			continue
 		}
 		k := 1 + int(next())%words
 		start := int(next())
-		pd := &pend{cas: c&1 == 1}
+		pd := &pend{kind: c & 3 &^ 2}
+		if c&3 == 3 {
+			pd.kind = 3
+		}
 		for i := 0; i < k; i++ {
 			pd.addrs = append(pd.addrs, (start+i)%words)
 		}
 		pending[p] = pd
-		if !pd.cas {
+		switch pd.kind {
+		case 0:
 			b.WriteString(itoa(p) + " inv read")
 			for _, w := range pd.addrs {
 				b.WriteString(" " + itoa(10+w))
 			}
-		} else {
-			b.WriteString(itoa(p) + " inv cas")
+		default:
+			b.WriteString(itoa(p) + " inv " + map[byte]string{1: "cas", 3: "swap"}[pd.kind])
 			for _, w := range pd.addrs {
 				counter++
 				nv := uint64(p+1)<<20 | counter
-				b.WriteString(" " + itoa(10+w) + ":" + hex(pick(w)) + ":" + hex(nv))
+				if pd.kind == 1 {
+					b.WriteString(" " + itoa(10+w) + ":" + hex(pick(w)) + ":" + hex(nv))
+				} else {
+					b.WriteString(" " + itoa(10+w) + ":" + hex(nv))
+				}
 				written[w] = append(written[w], nv)
 			}
 		}

@@ -1,22 +1,26 @@
 package analyzer
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/pmlin/pmlin/history"
 )
 
 // Operation flags.
 const (
-	fRead      uint8 = 1 << iota // a read (else a cas)
+	fRead      uint8 = 1 << iota // a read (else a cas or a swap)
 	fReturned                    // it has a response
-	fOK                          // a cas that returned ok
+	fOK                          // a cas that returned ok, or a swap that returned
 	fCrashed                     // cut off by a crash (else, if not returned, by the end)
-	fCompleted                   // a pending cas taken to have succeeded
+	fCompleted                   // a pending cas or swap taken to have taken effect
 	fNoAux                       // a failed cas that breaks Assumption 2: no auxiliary constraint
+	fSwap                        // a swap (Section 5.1: a successful cas whose expected values are learnt at its response)
+	fValued                      // a failed cas that reports the values it read (Section 5.2: also a read)
 )
 
 // Versions (ver[x]) are writer access indexes, or one of these.
@@ -52,6 +56,13 @@ type crashRec struct {
 // to its version (the writer access, genesis, or dangling) while streaming,
 // and a version's value is its writer's new value. That saves 8 bytes per
 // read word and a second pass over the accesses.
+//
+// ver[x] is what access x observed: the value a read returned, a cas
+// expected, a swap replaced (learnt at its response; for a swap cut off by
+// a crash, chosen per evaluation, see eval.place), or a failed cas
+// reported having read. A failed cas that reports no values observed
+// nothing: ver[x] at its blamed word is its expected value there; one that
+// reports values keeps that expected value in valued instead.
 type hist struct {
 	name string
 	n    int32
@@ -87,8 +98,18 @@ type hist struct {
 	crashLine []uint32
 	crashAt   []int32
 
-	pendingCAS []int32 // cas without a response
-	failedCAS  []int32 // cas that returned fail
+	pendingW    []int32 // cas and swaps without a response
+	pendingSwap []int32 // swaps without a response: what they replaced is unknown
+	// failedCAS are the cas that returned fail without reporting values:
+	// the failures a write must explain (one that reports values is
+	// judged by its reads, see eval.failureSource).
+	failedCAS []int32
+	// valued are the failures that report values, by blamed access; contra
+	// are those among them (operations, in order) that report their own
+	// expected value at the blamed word: they contradict themselves (an
+	// unexplained failure that no completion or order changes).
+	valued []valuedFail
+	contra []int32
 
 	// dangling values, by access, for explanations
 	danglingVal map[int32]uint64
@@ -98,6 +119,35 @@ type hist struct {
 func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
 func (h *hist) failed(i int32) bool {
 	return h.flags[i]&(fRead|fReturned|fOK) == fReturned
+}
+
+// reader reports whether op i observed each of its words and wrote none: a
+// returned read, or a failed cas that reports values. It has an auxiliary
+// edge to the write that replaced each value it observed (Section 5.1).
+func (h *hist) reader(i int32) bool {
+	f := h.flags[i]
+	return f&fReturned != 0 && f&(fRead|fValued) != 0
+}
+
+// valuedFail is a failed cas that reported values: its blamed access and
+// the value it expected there (ver holds what it read). The failure is
+// judged by its reads alone (eval.failureSource); this says whether it
+// contradicts itself, and explains it.
+type valuedFail struct {
+	acc int32
+	val uint64
+}
+
+// expectedValue is the value failed cas i expected at its blamed access x.
+func (h *hist) expectedValue(i, x int32) uint64 {
+	if h.flags[i]&fValued == 0 {
+		return h.valueOf(x)
+	}
+	k, ok := slices.BinarySearchFunc(h.valued, x, func(v valuedFail, x int32) int { return cmp.Compare(v.acc, x) })
+	if !ok {
+		panic("analyzer: no valued failure at this access")
+	}
+	return h.valued[k].val
 }
 
 // wordOf is the word id of access x.
@@ -172,8 +222,12 @@ type loader struct {
 	// future, or a value written only by a cas that failed so far).
 	deferred    []int32
 	deferredVal []uint64
-	// initWrites: cas accesses writing their word's initial value.
+	// initWrites: cas and swap accesses writing their word's initial value.
 	initWrites []int32
+	// valuedQ are the lookups of what the failures that report values
+	// read. They bypass the ring: a failure may come long after the write
+	// it saw.
+	valuedQ []keyed
 	// lastCrashed is, per process index, the record in hist.crashed of its
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
@@ -273,8 +327,11 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		switch f := h.flags[i]; {
 		case f&fRead != 0:
 		case f&fReturned == 0:
-			h.pendingCAS = append(h.pendingCAS, i)
-		case f&fOK == 0:
+			h.pendingW = append(h.pendingW, i)
+			if f&fSwap != 0 {
+				h.pendingSwap = append(h.pendingSwap, i)
+			}
+		case f&(fOK|fValued) == 0:
 			h.failedCAS = append(h.failedCAS, i)
 		}
 	}
@@ -310,7 +367,8 @@ func (h *hist) limit(line int64, msg string) error {
 	return &history.Error{File: h.name, Line: line, Err: history.ErrLimit, Msg: msg}
 }
 
-// invoke adds the operation ev invokes, resolving a cas's expected values.
+// invoke adds the operation ev invokes, resolving a cas's expected values
+// (a swap's are known at its response).
 func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	h := l.h
 	if h.n == math.MaxInt32-1 {
@@ -334,6 +392,8 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	f := uint8(0)
 	if read {
 		f = fRead
+	} else if ev.Op == history.Swap {
+		f = fSwap
 	}
 	h.line = append(h.line, uint32(ev.Line))
 	h.retLine = append(h.retLine, 0)
@@ -350,8 +410,12 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		x := first + int32(j)
 		h.word = append(h.word, uint32(w))
 		h.accOp = append(h.accOp, id)
-		if read {
-			h.nw = append(h.nw, 0)
+		if f&(fRead|fSwap) != 0 { // what it saw comes with its response
+			nv := uint64(0)
+			if !read {
+				nv = ev.New[j]
+			}
+			h.nw = append(h.nw, nv)
 			h.ver = append(h.ver, verUnresolved)
 			continue
 		}
@@ -360,7 +424,8 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	}
 	if !read {
 		// Remember after resolving the expected values, so that a cas
-		// never resolves to itself while streaming.
+		// never resolves to itself while streaming (a swap that returns
+		// its own new value does: a self-loop, as it should).
 		for x := first; x < int32(len(h.word)); x++ {
 			l.remember(int32(h.word[x]), x)
 			if h.nw[x] == h.initVal[h.word[x]] {
@@ -380,13 +445,18 @@ func (l *loader) respond(ev *history.Event) {
 	h.flags[id] |= fReturned
 	a := int32(h.acc[id])
 	switch {
-	case ev.Op == history.Read:
+	case ev.Op != history.CAS: // a read, or a swap: the values it replaced
+		if ev.Op == history.Swap {
+			h.flags[id] |= fOK
+		}
 		for j, v := range ev.Values {
 			x := a + int32(j)
 			h.ver[x] = l.resolve(x, int32(h.word[x]), v)
 		}
 	case ev.OK:
 		h.flags[id] |= fOK
+	case len(ev.Values) > 0:
+		l.respondValued(id, a, ev)
 	default:
 		// Only the blamed word of a failed cas says anything (gray box:
 		// it names one word that differed).
@@ -396,6 +466,26 @@ func (l *loader) respond(ev *history.Event) {
 			} else {
 				h.ver[x] = verUnresolved
 			}
+		}
+	}
+}
+
+// respondValued records failed cas id, whose accesses start at a, that
+// reported the values it read: a read at every word (Section 5.2) that
+// also failed at the blamed word, expecting ev.Expected there. Every value
+// is looked up by the join (finish), which skips the lookups of its
+// expected values made at its invocation.
+func (l *loader) respondValued(id, a int32, ev *history.Event) {
+	h := l.h
+	h.flags[id] |= fValued
+	for j, v := range ev.Values {
+		x := a + int32(j)
+		w := h.word[x]
+		h.ver[x] = verUnresolved
+		l.valuedQ = append(l.valuedQ, keyed{val: v, word: w, acc: x})
+		if h.addr[w] == ev.FailAddr {
+			h.word[x] |= blamed
+			h.valued = append(h.valued, valuedFail{acc: x, val: ev.Expected[j]})
 		}
 	}
 }
@@ -421,11 +511,18 @@ func (l *loader) crash(ev *history.Event) {
 	}
 }
 
+// kind names op i's kind: "read", "cas" or "swap".
+func (h *hist) kind(i int32) string {
+	switch f := h.flags[i]; {
+	case f&fRead != 0:
+		return "read"
+	case f&fSwap != 0:
+		return "swap"
+	}
+	return "cas"
+}
+
 // opName describes an operation for explanations.
 func (h *hist) opName(i int32) string {
-	kind := "cas"
-	if h.isRead(i) {
-		kind = "read"
-	}
-	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.proc[i]], kind)
+	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.proc[i]], h.kind(i))
 }

@@ -16,7 +16,7 @@ type OpInfo struct {
 	// RetLine is the line of the response, 0 if none.
 	RetLine int64  `json:"ret_line,omitempty"`
 	Proc    int32  `json:"proc"`
-	Kind    string `json:"kind"` // "read", "cas", or "genesis"
+	Kind    string `json:"kind"` // "read", "cas", "swap", or "genesis"
 	// Status: "returned" (a read), "ok", "fail", "crashed" (cut off by a
 	// crash) or "pending" (cut off by the end of the history).
 	Status string `json:"status"`
@@ -38,10 +38,7 @@ func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	f := h.flags[i]
 	o := OpInfo{Line: int64(h.line[i]), RetLine: int64(h.retLine[i]), Proc: h.procIDs[h.proc[i]],
 		InGraph: e.effective(i), Completed: f&fCompleted != 0, Desc: h.opName(i)}
-	o.Kind = "cas"
-	if f&fRead != 0 {
-		o.Kind = "read"
-	}
+	o.Kind = h.kind(i)
 	switch {
 	case f&(fRead|fReturned) == fRead|fReturned:
 		o.Status = "returned"
@@ -258,7 +255,7 @@ func (b *nbBuilder) vertices() {
 			switch {
 			case e.observer(i):
 				b.add(b.x.vertexOf(y), false)
-				if h.isRead(i) {
+				if h.reader(i) {
 					if s := e.next(y, w); s != none {
 						b.add(h.accOp[s], false)
 					}

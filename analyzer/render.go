@@ -26,8 +26,13 @@ func val(v uint64) string { return history.FormatValue(v) }
 // observedVerb is what an operation did with a value it observed, by the
 // edge's rule.
 func observedVerb(r Rule) string {
-	if r == RuleExpected {
+	switch r {
+	case RuleExpected:
 		return "expected"
+	case RuleReplaced:
+		return "replaced"
+	case RulePlaced:
+		return "must have replaced"
 	}
 	return "read"
 }
@@ -36,9 +41,12 @@ func observedVerb(r Rule) string {
 func (r renderer) edge(e Edge) string {
 	from, to := r.ops.describe(e.From), r.ops.describe(e.To)
 	switch e.Rule {
-	case RuleRead, RuleExpected:
-		if e.From == 0 {
+	case RuleRead, RuleExpected, RuleReplaced, RulePlaced:
+		if e.From == 0 && (e.Rule == RuleRead || e.Rule == RuleExpected) {
 			return fmt.Sprintf("%s found address %d = %s, its initial value", to, e.Word, val(e.Value))
+		}
+		if e.From == 0 {
+			return fmt.Sprintf("%s %s address %d = %s, its initial value", to, observedVerb(e.Rule), e.Word, val(e.Value))
 		}
 		return fmt.Sprintf("%s %s address %d = %s, written by %s", to, observedVerb(e.Rule), e.Word, val(e.Value), from)
 	case RuleReadFirst:
@@ -95,8 +103,20 @@ type summary struct {
 	writer int64
 	// init is the word's initial value (dangling).
 	init uint64
-	// expected: the operation expected the value (a cas), else read it.
-	expected bool
+	// rule: how the operation observed the value (its reads-from rule).
+	rule Rule
+	// contra: an unexplained failure that reported, at the address it
+	// blamed, the value it expected there (value).
+	contra bool
+}
+
+// tookVerb is observedVerb for an operation that took a value no write
+// explains: a cas "succeeded expecting" it.
+func tookVerb(r Rule) string {
+	if r == RuleExpected {
+		return "succeeded expecting"
+	}
+	return observedVerb(r)
 }
 
 // summary renders an anomaly's first sentence.
@@ -107,19 +127,19 @@ func (r renderer) summary(s summary) string {
 	}
 	switch s.kind {
 	case Dangling:
-		verb := "read"
-		if s.expected {
-			verb = "succeeded expecting"
-		}
 		return fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
-			r.ops.describe(s.ops[0]), verb, s.word, val(s.value), val(s.init))
+			r.ops.describe(s.ops[0]), tookVerb(s.rule), s.word, val(s.value), val(s.init))
 	case Fork:
 		return fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
 			r.ops.describe(s.ops[0]), r.ops.describe(s.ops[1]), val(s.value), s.word, writer)
 	case UnreachableWrite:
-		return fmt.Sprintf("%s succeeded expecting address %d = %s, %s, but that write is not on address %d's chain of writes from its initial value",
-			r.ops.describe(s.ops[0]), s.word, val(s.value), writer, s.word)
+		return fmt.Sprintf("%s %s address %d = %s, %s, but that write is not on address %d's chain of writes from its initial value",
+			r.ops.describe(s.ops[0]), tookVerb(s.rule), s.word, val(s.value), writer, s.word)
 	case UnexplainedFailure:
+		if s.contra {
+			return fmt.Sprintf("%s failed at address %d expecting %s, yet reports having read %s there: a failure blames an address that held another value, so it contradicts itself",
+				r.ops.describe(s.ops[0]), s.word, val(s.value), val(s.value))
+		}
 		return fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
 			r.ops.describe(s.ops[0]), s.word, val(s.value), writer)
 	case Cycle:
@@ -128,11 +148,12 @@ func (r renderer) summary(s summary) string {
 	return string(s.kind)
 }
 
-// staleness renders a stale observation.
-func (r renderer) staleness(s Staleness, expected bool) string {
-	verb, obj := "read", "the read"
-	if expected {
-		verb, obj = "expected", "it"
+// staleness renders a stale observation, made by the rule's verb (by a
+// read: the read).
+func (r renderer) staleness(s Staleness, rule Rule, read bool) string {
+	verb, obj := observedVerb(rule), "it"
+	if read {
+		obj = "the read"
 	}
 	versions := "versions"
 	if s.Behind == 1 {

@@ -1,9 +1,11 @@
 package analyzer
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 
 	"github.com/pmlin/pmlin/history"
 )
@@ -87,6 +89,7 @@ func (l *loader) finish() error {
 	if err := l.join(); err != nil {
 		return err
 	}
+	h.settleValued()
 	// On a large history, collect the index now so that the arrays
 	// allocated next reuse its memory instead of raising the peak; the
 	// collection is cheap because the live arrays hold no pointers.
@@ -120,22 +123,28 @@ func (l *loader) join() error {
 		}
 	})
 	// The queries: accesses resolved to a writer that failed after all,
-	// and those deferred.
+	// those deferred, and those of the failures that report values.
 	qp, qoff := partition(pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(emit func(keyed)) {
 		for _, x := range l.tentative {
-			// The other words of a failed cas were unresolved since.
+			// The other words of a failed cas were unresolved since
+			// (all of them, for one that reports values).
 			if y := h.ver[x]; y >= 0 && h.failed(h.accOp[y]) {
 				emit(keyed{val: h.nw[y], word: h.word[x] &^ blamed, acc: x})
 			}
 		}
 		for k, x := range l.deferred {
-			if i := h.accOp[x]; h.failed(i) && h.word[x]&blamed == 0 {
+			// A failed cas's expected values matter only at its blamed
+			// word, and one that reports values keeps that one apart.
+			if i := h.accOp[x]; h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
 				continue
 			}
 			emit(keyed{val: l.deferredVal[k], word: h.word[x] &^ blamed, acc: x})
 		}
+		for _, q := range l.valuedQ {
+			emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
+		}
 	})
-	l.tentative, l.deferred, l.deferredVal, l.recent = nil, nil, nil, nil
+	l.tentative, l.deferred, l.deferredVal, l.recent, l.valuedQ = nil, nil, nil, nil, nil
 	var slots []uint32 // a partition's table: index into wp + 1; 0 empty
 	for b := 0; b+1 < len(woff); b++ {
 		ws := wp[woff[b]:woff[b+1]]
@@ -176,7 +185,7 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 					i, j = j, i
 				}
 				return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
-					Msg: fmt.Sprintf("it writes %s to address %d, as does the cas of line %d", history.FormatValue(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.line[i])}
+					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of line %d", history.FormatValue(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.kind(i), h.line[i])}
 			}
 		}
 	}
@@ -203,12 +212,28 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 	return nil
 }
 
+// settleValued orders the valued failures by blamed access, for lookups,
+// and finds those that contradict themselves: they report, at the word they
+// blame, the value they expected there.
+func (h *hist) settleValued() {
+	if len(h.valued) == 0 {
+		return
+	}
+	slices.SortFunc(h.valued, func(a, b valuedFail) int { return cmp.Compare(a.acc, b.acc) })
+	for _, v := range h.valued {
+		if h.valueOf(v.acc) == v.val {
+			h.contra = append(h.contra, h.accOp[v.acc])
+		}
+	}
+}
+
 // assumption2 marks the failed cas that break Assumption 2 where the
 // method needs it: at a failed cas's blamed word (a read or a successful
 // cas is ordered after the writer by its reads-from edge; a failed cas by
 // nothing else). h.aux[y] becomes the smallest lo (see package reduce) of
-// a finished operation that read, or expected and succeeded, version y:
-// the moment it was known.
+// a finished operation that read, expected and succeeded, or replaced
+// (a swap) version y, or reported it in a failure: the moment it was
+// known. (A swap expects nothing: the assumption does not apply to it.)
 func (h *hist) assumption2() {
 	h.aux = make([]int32, len(h.word))
 	for i := range h.aux {
@@ -216,7 +241,7 @@ func (h *hist) assumption2() {
 	}
 	for i := int32(0); i < h.n; i++ {
 		f := h.flags[i]
-		if f&fReturned == 0 || (f&fRead == 0 && f&fOK == 0) {
+		if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
 			continue
 		}
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
@@ -235,7 +260,8 @@ func (h *hist) assumption2() {
 }
 
 // writes reports whether op i's new values may have been written: a cas
-// that succeeded or is still pending (a failed cas writes nothing).
+// that succeeded or is still pending, or a swap (a failed cas writes
+// nothing).
 func (h *hist) writes(i int32) bool {
 	f := h.flags[i]
 	return f&fRead == 0 && (f&fOK != 0 || f&fReturned == 0)

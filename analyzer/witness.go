@@ -156,7 +156,7 @@ func (x *explainer) stalenessOf(f staleFact) Staleness {
 	h := x.h
 	st := Staleness{Op: int64(h.line[f.op]), Word: h.addr[h.wordOf(f.x)], Value: h.valueOf(f.x), Writer: h.writerLine(h.ver[f.x]),
 		Behind: f.n, Latest: h.nw[f.latest], LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLine[h.accOp[f.latest]])}
-	st.Reason = x.r.staleness(st, !h.isRead(f.op))
+	st.Reason = x.r.staleness(st, h.observeRule(f.op), h.isRead(f.op))
 	return st
 }
 

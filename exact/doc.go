@@ -5,13 +5,16 @@
 // # What it decides
 //
 // The object is an array of 64-bit words (initial values History.InitValue)
-// with two operations: a multi-word read, which returns the current values of
-// its words atomically, and a multi-word CAS, which writes all its new values
+// with three operations: a multi-word read, which returns the current values
+// of its words atomically; a multi-word CAS, which writes all its new values
 // if every word holds its expected value and returns ok, and otherwise has no
-// effect and returns "fail a" for one word a whose value differs. The blamed
-// word is a gray-box output: any differing word may be blamed, so a recorded
-// "fail a" is consistent exactly when word a differs from its expected value
-// at the linearization point.
+// effect and returns "fail a" for one word a whose value differs, possibly
+// with the values it read ("fail a v1 ... vk": then they are the current
+// values of its words); and a multi-word swap, which writes all its new
+// values and returns the values they replaced. The blamed word is a gray-box
+// output: any differing word may be blamed, so a recorded "fail a" is
+// consistent exactly when word a differs from its expected value at the
+// linearization point.
 //
 // A history is linearizable if there is a sequence of its operations such
 // that replaying it on the array gives every recorded response, every
@@ -19,9 +22,9 @@
 // history's order constraints: an operation that responded before another was
 // invoked comes first. Operations cut off by a crash (or by the end of the
 // history) have no response; "exact" means that every admissible completion of
-// them is tried: a pending read is dropped, and a pending CAS is either
-// dropped or taken as a success somewhere after its invocation, no later than
-// its mode allows (history.Mode): before the crash that interrupted it
+// them is tried: a pending read is dropped, and a pending CAS or swap is
+// either dropped or taken as a success (a swap: replacing whatever its words
+// hold then) somewhere after its invocation, no later than its mode allows (history.Mode): before the crash that interrupted it
 // (Strict), before every later operation of its own process that is
 // linearized (Recoverable: the process's order survives the crash, so when
 // the next operation was itself cut off and dropped the constraint holds
@@ -49,9 +52,9 @@
 //     linearized now and whose response agrees with memory now is linearized
 //     at once, without trying alternatives: any linearization that places it
 //     later stays valid when it is moved to the present.
-//   - A pending CAS is dropped only when it stands in the way of an operation
-//     that is otherwise ready. Dropping has no effect, so it can always be
-//     postponed to that moment.
+//   - A pending CAS or swap is dropped only when it stands in the way of an
+//     operation that is otherwise ready. Dropping has no effect, so it can
+//     always be postponed to that moment.
 //
 // # Why partitioning is sound
 //
@@ -66,9 +69,9 @@
 // respects the intervals can be realized by points inside them, so the
 // components' sequences merge by point into one sequence that respects every
 // interval. Recoverable mode adds constraints that are not intervals: a
-// crashed CAS must precede the later operations of its process, which may
-// touch other words. Locality is only guaranteed for interval orders, so
-// those operations' components are merged with the CAS's, and the
-// constraints stay inside one component, where the merge above preserves
-// them.
+// crashed CAS or swap must precede the later operations of its process,
+// which may touch other words. Locality is only guaranteed for interval
+// orders, so those operations' components are merged with the crashed
+// one's, and the constraints stay inside one component, where the merge
+// above preserves them.
 package exact

@@ -107,18 +107,24 @@ func checkInput(h *history.History, mode history.Mode) error {
 			return bad("ID is %d", op.ID)
 		case len(op.Addrs) == 0:
 			return bad("no address")
-		case op.Kind != history.Read && op.Kind != history.CAS:
+		case op.Kind != history.Read && op.Kind != history.CAS && op.Kind != history.Swap:
 			return bad("unknown kind %v", op.Kind)
 		case op.Kind == history.CAS && (len(op.Expected) != len(op.Addrs) || len(op.New) != len(op.Addrs)):
 			return bad("cas with %d addresses, %d expected and %d new values", len(op.Addrs), len(op.Expected), len(op.New))
-		case op.Kind == history.Read && op.Status == history.Returned && len(op.Values) != len(op.Addrs):
-			return bad("read of %d addresses returned %d values", len(op.Addrs), len(op.Values))
-		case op.Status == history.Returned && op.Kind != history.Read,
+		case op.Kind == history.Swap && (len(op.Expected) != 0 || len(op.New) != len(op.Addrs)):
+			return bad("swap with %d addresses, %d expected and %d new values", len(op.Addrs), len(op.Expected), len(op.New))
+		case op.Status == history.Returned && len(op.Values) != len(op.Addrs):
+			return bad("%v of %d addresses returned %d values", op.Kind, len(op.Addrs), len(op.Values))
+		case op.Status == history.Returned && op.Kind == history.CAS,
 			(op.Status == history.Succeeded || op.Status == history.Failed) && op.Kind != history.CAS,
 			op.Status > history.Failed:
 			return bad("%v with status %v", op.Kind, op.Status)
 		case op.Status == history.Failed && !slices.Contains(op.Addrs, op.FailAddr):
 			return bad("fail at address %d, which is not one of its addresses", op.FailAddr)
+		case op.Status == history.Failed && len(op.Values) != 0 && len(op.Values) != len(op.Addrs):
+			return bad("failure reporting %d values for %d addresses", len(op.Values), len(op.Addrs))
+		case op.Status == history.Succeeded && len(op.Values) != 0:
+			return bad("successful cas with values")
 		case (op.Status == history.Pending) != (op.Ret < 0):
 			return bad("status %v with response position %d", op.Status, op.Ret)
 		case op.Ret >= 0 && op.Ret <= op.Inv:
@@ -148,15 +154,19 @@ func droppedAlways(op *history.Op) bool {
 }
 
 // recoverableBefore reports whether, in Recoverable mode, op a must be
-// linearized before op b because a is a CAS cut off by a crash and b is a
-// later operation of the same process (recoverable linearizability keeps
-// each process's order across its crashes). Applied to every later
-// operation, not only the next one: when the next is itself cut off and
-// dropped, the constraint holds for the one after it.
+// linearized before op b because a is a CAS or a swap cut off by a crash
+// and b is a later operation of the same process (recoverable
+// linearizability keeps each process's order across its crashes). Applied
+// to every later operation, not only the next one: when the next is itself
+// cut off and dropped, the constraint holds for the one after it.
 func recoverableBefore(h *history.History, a, b int) bool {
 	A, B := &h.Ops[a], &h.Ops[b]
-	return A.Kind == history.CAS && A.Status == history.Pending && A.Crash >= 0 &&
-		A.Proc == B.Proc && A.Inv < B.Inv
+	return crashedWriter(A) && A.Proc == B.Proc && A.Inv < B.Inv
+}
+
+// crashedWriter reports whether op is a CAS or a swap cut off by a crash.
+func crashedWriter(op *history.Op) bool {
+	return op.Kind != history.Read && op.Status == history.Pending && op.Crash >= 0
 }
 
 // components splits the ops of h (except pending reads) into groups that
@@ -208,7 +218,7 @@ func components(h *history.History, mode history.Mode) [][]int {
 			if j, ok := last[op.Proc]; ok {
 				union(i, j)
 			}
-			if op.Kind == history.CAS && op.Status == history.Pending && op.Crash >= 0 {
+			if crashedWriter(op) {
 				last[op.Proc] = i
 			}
 		}

@@ -25,17 +25,20 @@ type genConfig struct {
 	unique bool
 	// complete lets every op respond before the history ends.
 	complete bool
+
+	swap   float64 // chance that an update is a swap rather than a cas
+	report float64 // chance that a failed cas reports the values it read
 }
 
 // genOp is an operation in flight in the generator's simulated execution.
 type genOp struct {
-	read     bool
-	addrs    []uint64
-	exp, new []uint64
-	applied  bool
-	vals     []uint64 // read: what it saw
-	ok       bool
-	fail     uint64
+	read, swap bool
+	addrs      []uint64
+	exp, new   []uint64
+	applied    bool
+	vals       []uint64 // what it saw (a swap: what it replaced)
+	ok         bool
+	fail       uint64
 }
 
 // genHistory simulates a run of a correct word array: every op takes effect
@@ -61,10 +64,17 @@ func genHistory(r *rand.Rand, cfg genConfig) *history.History {
 	}
 	apply := func(op *genOp) {
 		op.applied = true
+		op.vals = op.vals[:0]
+		for _, a := range op.addrs {
+			op.vals = append(op.vals, get(a))
+		}
 		if op.read {
-			op.vals = op.vals[:0]
-			for _, a := range op.addrs {
-				op.vals = append(op.vals, get(a))
+			return
+		}
+		if op.swap {
+			op.ok = true
+			for k, a := range op.addrs {
+				mem[a] = op.new[k]
 			}
 			return
 		}
@@ -84,6 +94,9 @@ func genHistory(r *rand.Rand, cfg genConfig) *history.History {
 		}
 	}
 	matches := func(op *genOp) bool {
+		if op.swap {
+			return true
+		}
 		for k, a := range op.addrs {
 			if get(a) != op.exp[k] {
 				return false
@@ -142,13 +155,16 @@ func genHistory(r *rand.Rand, cfg genConfig) *history.History {
 			for _, a := range r.Perm(cfg.words)[:k] {
 				op.addrs = append(op.addrs, uint64(a+1))
 			}
+			op.swap = !op.read && cfg.swap > 0 && r.Float64() < cfg.swap
 			if !op.read {
 				for _, a := range op.addrs {
 					e := get(a)
 					if r.IntN(3) == 0 {
 						e = uint64(r.IntN(cfg.values))
 					}
-					op.exp = append(op.exp, e)
+					if !op.swap {
+						op.exp = append(op.exp, e)
+					}
 					if cfg.unique {
 						fresh++
 						op.new = append(op.new, fresh)
@@ -160,7 +176,10 @@ func genHistory(r *rand.Rand, cfg genConfig) *history.History {
 			pos := event()
 			hop := history.Op{ID: len(h.Ops), Line: int64(pos + 1), Proc: int32(s.p), Kind: history.Read,
 				Addrs: op.addrs, Inv: pos, Ret: -1, Crash: -1}
-			if !op.read {
+			switch {
+			case op.swap:
+				hop.Kind, hop.New = history.Swap, op.new
+			case !op.read:
 				hop.Kind, hop.Expected, hop.New = history.CAS, op.exp, op.new
 			}
 			busy[s.p], busyID[s.p] = op, hop.ID
@@ -175,7 +194,7 @@ func genHistory(r *rand.Rand, cfg genConfig) *history.History {
 			hop.RetLine = int64(hop.Ret + 1)
 			lie := r.Float64() < cfg.lie
 			switch {
-			case op.read:
+			case op.read || op.swap:
 				hop.Status, hop.Values = history.Returned, slices.Clone(op.vals)
 				if lie {
 					hop.Values[r.IntN(len(op.vals))] = uint64(r.IntN(cfg.values))
@@ -186,6 +205,12 @@ func genHistory(r *rand.Rand, cfg genConfig) *history.History {
 				hop.Status, hop.FailAddr = history.Failed, op.addrs[r.IntN(len(op.addrs))]
 			default:
 				hop.Status, hop.FailAddr = history.Failed, op.fail
+			}
+			if hop.Status == history.Failed && cfg.report > 0 && r.Float64() < cfg.report {
+				hop.Values = slices.Clone(op.vals) // what it read when it failed
+				if r.Float64() < cfg.lie {
+					hop.Values[r.IntN(len(op.vals))] = uint64(r.IntN(cfg.values))
+				}
 			}
 		case 3: // crash
 			pos := event()
@@ -222,7 +247,7 @@ func bruteForce(h *history.History, mode history.Mode) bool {
 		switch op := &h.Ops[i]; {
 		case op.Status != history.Pending:
 			completed = append(completed, i)
-		case op.Kind == history.CAS:
+		case op.Kind != history.Read:
 			pending = append(pending, i)
 		}
 	}
@@ -241,7 +266,7 @@ func bruteForce(h *history.History, mode history.Mode) bool {
 		case history.Recoverable:
 			// Process order: every later operation of its process
 			// that is linearized comes after it.
-			return A.Kind == history.CAS && A.Proc == B.Proc && A.Inv < B.Inv
+			return A.Kind != history.Read && A.Proc == B.Proc && A.Inv < B.Inv
 		}
 		return false
 	}
@@ -280,13 +305,15 @@ func bruteForce(h *history.History, mode history.Mode) bool {
 				}
 			case op.Status == history.Failed:
 				for k, a := range op.Addrs {
-					if a == op.FailAddr && get(a) == op.Expected[k] {
+					if a == op.FailAddr && get(a) == op.Expected[k] || op.Values != nil && get(a) != op.Values[k] {
 						continue next
 					}
 				}
 			default:
 				for k, a := range op.Addrs {
-					if get(a) != op.Expected[k] {
+					switch {
+					case op.Kind == history.CAS && get(a) != op.Expected[k],
+						op.Kind == history.Swap && op.Status == history.Returned && get(a) != op.Values[k]:
 						continue next
 					}
 				}
@@ -301,7 +328,7 @@ func bruteForce(h *history.History, mode history.Mode) bool {
 			used[x] = true
 			ok := permute(left - 1)
 			used[x] = false
-			if op.Kind == history.CAS && op.Status != history.Failed {
+			if op.Kind != history.Read && op.Status != history.Failed {
 				for _, a := range op.Addrs {
 					if old, had := saved[a]; had {
 						mem[a] = old
@@ -341,6 +368,17 @@ var smallConfigs = []genConfig{
 	{procs: 3, words: 2, values: 3, minOps: 5, maxOps: 7, maxK: 2, crash: 0.1, lie: 0.05, late: 0.3, unique: true},
 }
 
+// swapConfigs add swaps and failures that report values (histories of at
+// most 7 ops too).
+var swapConfigs = []genConfig{
+	{procs: 2, words: 2, values: 2, minOps: 1, maxOps: 7, maxK: 2, crash: 0.1, lie: 0.2, late: 0.3, swap: 0.5, report: 0.5},
+	{procs: 3, words: 2, values: 3, minOps: 3, maxOps: 7, maxK: 2, crash: 0.15, lie: 0.15, late: 0.3, swap: 0.4, report: 0.5},
+	{procs: 3, words: 3, values: 3, minOps: 4, maxOps: 7, maxK: 2, lie: 0.2, swap: 0.5, report: 0.7}, // crash-free
+	// Correct but for late effects: cut-off swaps tell the modes apart.
+	{procs: 2, words: 1, values: 3, minOps: 5, maxOps: 7, maxK: 1, crash: 0.1, late: 0.3, swap: 0.6},
+	{procs: 3, words: 2, values: 3, minOps: 5, maxOps: 7, maxK: 2, crash: 0.1, lie: 0.05, late: 0.3, unique: true, swap: 0.5, report: 0.5},
+}
+
 // TestAgainstBruteForce compares Check with the brute force on thousands of
 // random tiny histories, in every mode, and validates every linearization.
 func TestAgainstBruteForce(t *testing.T) {
@@ -348,11 +386,36 @@ func TestAgainstBruteForce(t *testing.T) {
 	if testing.Short() {
 		n = 4000
 	}
-	r := rand.New(rand.NewPCG(1, 2))
+	againstBruteForce(t, smallConfigs, n, rand.New(rand.NewPCG(1, 2)))
+}
+
+// TestAgainstBruteForceSwaps does the same on histories with swaps and
+// failures that report values.
+func TestAgainstBruteForceSwaps(t *testing.T) {
+	n := 10000
+	if testing.Short() {
+		n = 1000
+	}
+	againstBruteForce(t, swapConfigs, n, rand.New(rand.NewPCG(3, 4)))
+}
+
+func againstBruteForce(t *testing.T, configs []genConfig, n int, r *rand.Rand) {
 	var yes, no [3]int
-	differ := 0 // histories whose verdict depends on the mode
+	differ := 0           // histories whose verdict depends on the mode
+	swaps, valued := 0, 0 // histories with a swap, with a failure reporting values
 	for i := range n {
-		h := genHistory(r, smallConfigs[i%len(smallConfigs)])
+		h := genHistory(r, configs[i%len(configs)])
+		s, v := false, false
+		for _, op := range h.Ops {
+			s = s || op.Kind == history.Swap
+			v = v || op.Status == history.Failed && op.Values != nil
+		}
+		if s {
+			swaps++
+		}
+		if v {
+			valued++
+		}
 		// Now and then, go through the text format: the generator's
 		// histories must be well formed, and mean the same when read back.
 		var reread *history.History
@@ -391,7 +454,10 @@ func TestAgainstBruteForce(t *testing.T) {
 			t.Fatalf("history %d: verdicts %v are not monotone\n%s", i, got, text(h))
 		}
 	}
-	t.Logf("%d histories with a verdict that depends on the mode", differ)
+	t.Logf("%d histories with a verdict that depends on the mode; %d with a swap, %d with a failure that reports values", differ, swaps, valued)
+	if configs[0].swap > 0 && (swaps < n/2 || valued < n/10) {
+		t.Errorf("too few swaps (%d) or failures with values (%d)", swaps, valued)
+	}
 	if differ < n/400 {
 		t.Errorf("only %d histories tell the modes apart", differ)
 	}
@@ -417,7 +483,8 @@ func FuzzCheck(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s1, s2 uint64) {
 		r := rand.New(rand.NewPCG(s1, s2))
-		h := genHistory(r, smallConfigs[int(s1%uint64(len(smallConfigs)))])
+		configs := append(slices.Clone(smallConfigs), swapConfigs...)
+		h := genHistory(r, configs[int(s1%uint64(len(configs)))])
 		for _, mode := range history.Modes {
 			res, err := Check(context.Background(), h, Options{Mode: mode})
 			if err != nil {

@@ -12,11 +12,17 @@ import (
 type kind uint8
 
 const (
-	kRead    kind = iota // completed read: values must match
-	kOK                  // completed successful cas: expected must match, writes
-	kFail                // completed failed cas: the blamed word must differ
-	kPending             // pending cas: optional; if taken, as a success
+	kRead        kind = iota // completed read: values must match
+	kOK                      // completed successful cas: expected must match, writes
+	kFail                    // completed failed cas: the blamed word must differ
+	kPending                 // pending cas: optional; if taken, as a success
+	kSwap                    // returned swap: the values it replaced must match, writes
+	kPendingSwap             // pending swap: optional; if taken, writes whatever was there
+	kFailValues              // failed cas that reports values: they must match, and the blamed word differ
 )
+
+// optional reports whether k is an op that may be dropped: one cut off.
+func (k kind) optional() bool { return k == kPending || k == kPendingSwap }
 
 // noMatch stands for a value that no word of the component can ever hold
 // (not its initial value, not written by any cas): it never matches.
@@ -29,11 +35,12 @@ type cop struct {
 	inv, ret int
 	kind     kind
 	words    []int32
-	want     []uint32 // read: values returned; cas: expected values
-	news     []uint32 // cas: new values
-	failWord int32    // kFail: the blamed word
-	failWant uint32   // kFail: its expected value
+	want     []uint32 // read, swap, valued failure: values returned; cas: expected values
+	news     []uint32 // cas, swap: new values
+	failWord int32    // kFail, kFailValues: the blamed word
+	failWant uint32   // kFail, kFailValues: its expected value
 	pred     []uint64 // bitset of the local ops that must precede this one
+	undo     []uint32 // kPendingSwap: the values it replaced, while linearized
 }
 
 // search is the depth-first search over the states of one component.
@@ -44,7 +51,7 @@ type search struct {
 	mem    []uint32 // each word's value, as an index into its domain
 	key    []uint64 // the state: done, then mem packed by fields
 	done   []uint64 // linearized or dropped: key[:nw]
-	pend   []uint64 // the pending cas ops
+	pend   []uint64 // the pending cas and swap ops
 	byRet  []int32  // completed ops by response position
 	left   int      // completed ops not yet done
 	ndone  int
@@ -82,7 +89,8 @@ func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids [
 }
 
 // domains are a component's words and, per word, the values it can hold:
-// its initial value and every value a cas that may succeed writes.
+// its initial value and every value a cas that may succeed, or a swap,
+// writes.
 type domains struct {
 	word   map[uint64]int32    // address -> local word index
 	values []map[uint64]uint32 // per word: value -> index in its domain (initial 0)
@@ -99,7 +107,7 @@ func newDomains(h *history.History, ids []int) *domains {
 				d.word[a] = w
 				d.values = append(d.values, map[uint64]uint32{h.InitValue(a): 0})
 			}
-			if op.Kind == history.CAS && op.Status != history.Failed {
+			if op.Kind != history.Read && op.Status != history.Failed {
 				dv := d.values[w]
 				if _, ok := dv[op.New[k]]; !ok {
 					dv[op.New[k]] = uint32(len(dv))
@@ -157,17 +165,33 @@ func (s *search) compileOps(h *history.History, ids []int, d *domains) {
 			c.words[k] = d.word[a]
 		}
 		switch {
+		case op.Kind == history.Swap:
+			c.kind = kSwap
+			if op.Status == history.Pending {
+				c.kind = kPendingSwap
+				s.pend[i/64] |= 1 << (i % 64)
+				c.undo = make([]uint32, len(op.Addrs))
+			} else {
+				c.want = s.wanted(c.words, op.Values, d)
+			}
+			c.news = make([]uint32, len(op.Addrs))
+			for k := range op.Addrs {
+				c.news[k] = d.value(c.words[k], op.New[k])
+			}
 		case op.Kind == history.Read:
 			c.kind = kRead
-			c.want = make([]uint32, len(op.Addrs))
-			for k := range op.Addrs {
-				c.want[k] = d.value(c.words[k], op.Values[k])
-				s.hopeless = s.hopeless || c.want[k] == noMatch
-			}
+			c.want = s.wanted(c.words, op.Values, d)
 		case op.Status == history.Failed:
 			c.kind = kFail
 			k := indexOf(op.Addrs, op.FailAddr)
 			c.failWord, c.failWant = c.words[k], d.value(c.words[k], op.Expected[k])
+			if op.Values != nil {
+				c.kind = kFailValues
+				c.want = s.wanted(c.words, op.Values, d)
+				// It reports its expected value where it failed: no
+				// memory agrees with both.
+				s.hopeless = s.hopeless || c.want[k] == c.failWant
+			}
 		default:
 			c.kind = kOK
 			if op.Status == history.Pending {
@@ -182,12 +206,23 @@ func (s *search) compileOps(h *history.History, ids []int, d *domains) {
 				s.hopeless = s.hopeless || c.kind == kOK && c.want[k] == noMatch
 			}
 		}
-		if c.kind != kPending {
+		if !c.kind.optional() {
 			s.byRet = append(s.byRet, int32(i))
 			s.left++
 		}
 	}
 	sortByRet(s.byRet, s.ops)
+}
+
+// wanted compiles the values an op returned at its words; a value no word
+// of the component ever holds makes the search hopeless.
+func (s *search) wanted(words []int32, values []uint64, d *domains) []uint32 {
+	want := make([]uint32, len(words))
+	for k, w := range words {
+		want[k] = d.value(w, values[k])
+		s.hopeless = s.hopeless || want[k] == noMatch
+	}
+	return want
 }
 
 // constrain sets the order constraints inside the component. Those that
@@ -199,7 +234,7 @@ func (s *search) constrain(h *history.History, mode history.Mode) {
 			a := &s.ops[i]
 			var must bool
 			switch {
-			case a.kind != kPending:
+			case !a.kind.optional():
 				must = a.ret < b.inv // real time
 			case mode == history.Strict && h.Ops[a.id].Crash >= 0:
 				must = h.Crashes[h.Ops[a.id].Crash] < b.inv
@@ -276,7 +311,7 @@ func (s *search) matches(c *cop) bool {
 func (s *search) mark(i int) {
 	s.done[i/64] |= 1 << (i % 64)
 	s.ndone++
-	if s.ops[i].kind != kPending {
+	if !s.ops[i].kind.optional() {
 		s.left--
 	}
 }
@@ -284,7 +319,7 @@ func (s *search) mark(i int) {
 func (s *search) unmark(i int) {
 	s.done[i/64] &^= 1 << (i % 64)
 	s.ndone--
-	if s.ops[i].kind != kPending {
+	if !s.ops[i].kind.optional() {
 		s.left++
 	}
 }
@@ -294,6 +329,11 @@ func (s *search) linearize(i int) (bool, error) {
 	c := &s.ops[i]
 	s.mark(i)
 	s.path = append(s.path, int32(i))
+	if c.undo != nil {
+		for k, w := range c.words {
+			c.undo[k] = s.mem[w]
+		}
+	}
 	if c.news != nil {
 		for k, w := range c.words {
 			s.setMem(w, c.news[k])
@@ -304,8 +344,12 @@ func (s *search) linearize(i int) (bool, error) {
 		return ok, err // keep the path: it is the answer
 	}
 	if c.news != nil {
+		back := c.want // it matched when taken
+		if c.undo != nil {
+			back = c.undo
+		}
 		for k, w := range c.words {
-			s.setMem(w, c.want[k]) // it matched when taken
+			s.setMem(w, back[k])
 		}
 	}
 	s.path = s.path[:len(s.path)-1]
@@ -317,7 +361,7 @@ func (s *search) linearize(i int) (bool, error) {
 // s.path, if the state can be completed into a linearization.
 func (s *search) dfs() (bool, error) {
 	if s.left == 0 {
-		return true, nil // pending cas not taken are dropped
+		return true, nil // pending cas and swaps not taken are dropped
 	}
 	if !s.seen.insert(s.key) {
 		return false, nil
@@ -355,11 +399,16 @@ func (s *search) dfs() (bool, error) {
 			if s.mem[c.failWord] != c.failWant {
 				return s.linearize(i)
 			}
+		case kFailValues:
+			if s.mem[c.failWord] != c.failWant && s.matches(c) {
+				return s.linearize(i)
+			}
 		}
 	}
 
-	// Otherwise branch: on every ready cas that can succeed now, then on
-	// dropping a pending cas that blocks an op otherwise ready.
+	// Otherwise branch: on every ready cas that can succeed now and every
+	// ready swap (a cut-off one always can), then on dropping a pending
+	// cas or swap that blocks an op otherwise ready.
 	drops := s.drops[s.ndone*s.nw : (s.ndone+1)*s.nw]
 	clear(drops)
 	for i := range s.ops {
@@ -384,7 +433,7 @@ func (s *search) dfs() (bool, error) {
 			}
 			continue
 		}
-		if (c.kind == kOK || c.kind == kPending) && s.matches(c) {
+		if ((c.kind == kOK || c.kind == kPending || c.kind == kSwap) && s.matches(c)) || c.kind == kPendingSwap {
 			if ok, err := s.linearize(i); ok || err != nil {
 				return ok, err
 			}

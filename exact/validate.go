@@ -12,8 +12,8 @@ import (
 // shares no code with the search, so that tests can check every answer of
 // Check independently: a nil error means order proves h linearizable.
 //
-// order must hold every completed op exactly once, may hold pending cas ops
-// (taken as successes), and must not hold pending reads.
+// order must hold every completed op exactly once, may hold pending cas
+// and swap ops (taken as successes), and must not hold pending reads.
 func Validate(h *history.History, mode history.Mode, order []int) error {
 	if err := checkInput(h, mode); err != nil {
 		return err
@@ -79,6 +79,20 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 			k := indexOf(op.Addrs, op.FailAddr)
 			if get(op.FailAddr) == op.Expected[k] {
 				return fmt.Errorf("cas of line %d failed at address %d, which holds the expected %s there", op.Line, op.FailAddr, history.FormatValue(op.Expected[k]))
+			}
+			for k, a := range op.Addrs {
+				if op.Values != nil && get(a) != op.Values[k] {
+					return fmt.Errorf("cas of line %d failed reporting %s at address %d, which holds %s there", op.Line, history.FormatValue(op.Values[k]), a, history.FormatValue(get(a)))
+				}
+			}
+		case op.Kind == history.Swap: // returned, or pending and taken
+			for k, a := range op.Addrs {
+				if v := get(a); op.Status == history.Returned && v != op.Values[k] {
+					return fmt.Errorf("swap of line %d returned %s at address %d, which holds %s there", op.Line, history.FormatValue(op.Values[k]), a, history.FormatValue(v))
+				}
+			}
+			for k, a := range op.Addrs {
+				mem[a] = op.New[k]
 			}
 		default: // succeeded, or pending and taken as a success
 			for k, a := range op.Addrs {

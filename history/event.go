@@ -2,11 +2,12 @@
 // docs/history-format.md and its JSON Lines twin.
 //
 // A history is the real-time record of a run of a multi-word synchronization
-// primitive: invocations and responses of multi-word reads (MwR) and
-// multi-word compare-and-swaps (MwCAS), and full-system crashes. It is the
-// input of the linearizability analysis of Cepeda et al., "Toward
-// Linearizability Testing for Multi-Word Persistent Synchronization
-// Primitives" (OPODIS 2019), Section 3 (model) and Section 4 (assumptions).
+// primitive: invocations and responses of multi-word reads (MwR),
+// multi-word compare-and-swaps (MwCAS) and multi-word swaps (MwSwap, the
+// paper's second codebase), and full-system crashes. It is the input of
+// the linearizability analysis of Cepeda et al., "Toward Linearizability
+// Testing for Multi-Word Persistent Synchronization Primitives" (OPODIS
+// 2019), Section 3 (model) and Section 4 (assumptions).
 //
 // The Reader streams: it holds one line and one pending operation per
 // process, never the whole file, so histories larger than memory can be
@@ -52,6 +53,9 @@ const (
 	Read OpKind = iota + 1
 	// CAS is a multi-word compare-and-swap (MwCAS).
 	CAS
+	// Swap is a multi-word unconditional swap (MwSwap): it writes every
+	// new value and returns the values it replaced.
+	Swap
 )
 
 func (k OpKind) String() string {
@@ -60,6 +64,8 @@ func (k OpKind) String() string {
 		return "read"
 	case CAS:
 		return "cas"
+	case Swap:
+		return "swap"
 	}
 	return fmt.Sprintf("OpKind(%d)", uint8(k))
 }
@@ -80,14 +86,21 @@ type Event struct {
 	// Addrs are the operation's addresses, in the invocation's order. On a
 	// Return they are the addresses of the invocation it completes.
 	Addrs []uint64
-	// Expected and New are a CAS invocation's expected and new values,
-	// parallel to Addrs. Empty for a read.
+	// Expected are a CAS's expected values, parallel to Addrs: on its
+	// invocation and again on its response (so that a consumer can compare
+	// them with the values a failure reports). Empty for a read or a swap.
 	Expected []uint64
-	New      []uint64
-	// Values are a read's returned values, parallel to Addrs (Return only).
+	// New are the new values of a CAS or a swap invocation, parallel to
+	// Addrs. Empty for a read, and on every Return.
+	New []uint64
+	// Values (Return only), parallel to Addrs: the values a read
+	// returned, the values a swap replaced, or the values a failed CAS
+	// reports having read ("ret fail <a> <v1> ... <vk>"). Empty for a CAS
+	// that succeeded or that failed without reporting values.
 	Values []uint64
 	// OK reports whether a CAS succeeded (Return of a CAS only); when it did
-	// not, FailAddr is the address it blamed, one of Addrs.
+	// not, FailAddr is the address it blamed, one of Addrs. A swap always
+	// succeeds: OK is true on its Return.
 	OK       bool
 	FailAddr uint64
 	// InvLine is, on a Return, the line of the matching invocation: the

@@ -1,7 +1,7 @@
 package history
 
 // fastText parses the common event lines ("<p> inv read ...", "<p> inv cas
-// a:e:n ...", "<p> ret ...") in one pass over the bytes, without splitting
+// a:e:n ...", "<p> inv swap a:n ...", "<p> ret ...") in one pass over the bytes, without splitting
 // fields first. It handles only lines in the plain form the recorders
 // write: single spaces or tabs between tokens, decimal or 0x-hex numbers
 // that fit in 64 bits. Anything else, including every malformed line,
@@ -50,6 +50,18 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 				ev.Expected = append(ev.Expected, e)
 				ev.New = append(ev.New, n)
 			}
+		case c.word("swap"):
+			ev.Op = Swap
+			for c.space() {
+				a, g1 := c.number()
+				g2 := g1 && c.colon()
+				n, g3 := c.number()
+				if !g2 || !g3 {
+					return nil, false, nil
+				}
+				ev.Addrs = append(ev.Addrs, a)
+				ev.New = append(ev.New, n)
+			}
 		default:
 			return nil, false, nil
 		}
@@ -66,7 +78,9 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 		ps := &r.procs[idx]
 		ev := &r.ev
 		ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
-		if ps.op == Read {
+		if ps.op != CAS {
+			// The values, read here rather than by c.values: this is
+			// half of all the lines.
 			for {
 				v, good := c.number()
 				if !good {
@@ -93,6 +107,9 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 			}
 			a, good := c.number()
 			if !good {
+				return nil, false, nil
+			}
+			if c.space() && !c.values(&ev.Values) {
 				return nil, false, nil
 			}
 			resp = response{kind: retFail, failAddr: a}
@@ -129,6 +146,21 @@ func (c *cursor) space() bool {
 }
 
 func (c *cursor) end() bool { return c.i == len(c.b) }
+
+// values consumes one or more numbers separated by runs of blanks,
+// appending them to *out.
+func (c *cursor) values(out *[]uint64) bool {
+	for {
+		v, good := c.number()
+		if !good {
+			return false
+		}
+		*out = append(*out, v)
+		if !c.space() {
+			return true
+		}
+	}
+}
 
 func (c *cursor) colon() bool {
 	if c.i < len(c.b) && c.b[c.i] == ':' {

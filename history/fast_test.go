@@ -32,7 +32,8 @@ func TestFastPathEqualsGeneralPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	pieces := []string{"0", "1", "2", "07", "0x1", "0X1f", "12345678901", "2147483648", "18446744073709551615", "18446744073709551616",
 		"0x10000000000000000", "0x00000000000000000001", "inv", "ret", "read", "cas", "ok", "fail", "1:0:5", "2:0:0x6", "1:1", "1:0:5:7",
-		"3:0x:4", "x", "crash", " ", "\t", "  ", "-1", "5", "10", "0xffffffffffffffff", "1:0:0x10000000000000000", "okay", "failed"}
+		"3:0x:4", "x", "crash", " ", "\t", "  ", "-1", "5", "10", "0xffffffffffffffff", "1:0:0x10000000000000000", "okay", "failed",
+		"swap", "swap", "1:5", "2:0x6", "1:", ":5", "fail 1 0", "fail 2 0 5", "fail 1 0 0 0"}
 	for iter := 0; iter < 5000; iter++ {
 		var b strings.Builder
 		for l := 0; l < 1+rng.IntN(8); l++ {
@@ -61,7 +62,9 @@ func TestFastJSONEqualsGeneralPath(t *testing.T) {
 		`"inv":"read"`, `"inv":"cas"`, `"inv":"write"`, `"addrs":[10,11]`, `"addrs":[10]`, `"addrs":[]`, `"addrs":["0x10"]`, `"addrs":[1e3]`,
 		`"words":[[10,0,"0x100001"]]`, `"words":[[10,0]]`, `"words":[[11,0,5],[10,0,6]]`, `"words":[[10,"0x0",18446744073709551615]]`,
 		`"ret":"ok"`, `"ret":"fail"`, `"ret":[0]`, `"ret":[0,0]`, `"ret":["0x100001"]`, `"ret":"okay"`, `"addr":10`, `"addr":"11"`,
-		`"crash":true`, `"crash":false`, `"x":1`, `"\u0070":1`, `"ret":[18446744073709551616]`}
+		`"crash":true`, `"crash":false`, `"x":1`, `"\u0070":1`, `"ret":[18446744073709551616]`,
+		`"inv":"swap"`, `"words":[[10,5]]`, `"words":[[10,5],[11,"0x6"]]`, `"words":[[10,5],[11,0,6]]`, `"words":[[10]]`,
+		`"values":[0]`, `"values":[0,5]`, `"values":[]`, `"values":null`, `"values":["0x5",-1]`}
 	for iter := 0; iter < 5000; iter++ {
 		var b strings.Builder
 		for l := 0; l < 1+rng.IntN(8); l++ {
@@ -87,10 +90,13 @@ func TestFastJSONEqualsGeneralPath(t *testing.T) {
 // (the equivalence tests pass even if a fast path never fires).
 func TestFastPathsTaken(t *testing.T) {
 	text := []string{"1 inv read 10 11", "1 ret 0 0x5", "2 inv cas 10:0:0x100001 11:5:7", "2 ret fail 11",
-		"1 inv cas 10:0:1", "1 ret ok"}
+		"1 inv cas 10:0:1", "1 ret ok", "1 inv swap 10:0x100003 11:7", "1 ret 0x100001 0",
+		"2 inv cas 10:0:0x100001 11:5:7", "2 ret fail 11 0x100003 7"}
 	jsonl := []string{`{"p":1,"inv":"read","addrs":[10,11]}`, `{"p": 1, "ret": [0, "0x5"]}`,
 		`{"inv":"cas","p":2,"words":[[10,0,"0x100001"],[11,5,7]]}`, `{"p":2,"ret":"fail","addr":11}`,
-		`{"p":1,"inv":"cas","words":[[10,0,1]]}`, `{ "p" : 1 , "ret" : "ok" }`, `{"crash":true}`}
+		`{"p":1,"inv":"cas","words":[[10,0,1]]}`, `{ "p" : 1 , "ret" : "ok" }`, `{"crash":true}`,
+		`{"p":1,"inv":"swap","words":[[10,"0x100003"],[11,7]]}`, `{"p":1,"ret":["0x100001",0]}`,
+		`{"p":2,"inv":"cas","words":[[10,0,"0x100001"],[11,5,7]]}`, `{"p":2,"values":["0x100003",7],"ret":"fail","addr":11}`}
 	r := NewReader(strings.NewReader(""), "t", Options{})
 	r.format = Text
 	for _, l := range text {

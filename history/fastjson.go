@@ -15,17 +15,22 @@ func (r *Reader) fastJSON(line []byte) (ev *Event, ok bool, err error) {
 	if !s.object(&f, ev) {
 		return nil, false, nil
 	}
+	plainInv := f.ret == "" && !f.hasAddr && !f.values
 	switch {
-	case f.crash && !f.hasP && f.inv == "" && f.ret == "" && !f.addrs && !f.words && !f.hasAddr:
+	case f.crash && !f.hasP && f.inv == "" && f.ret == "" && !f.addrs && !f.words && !f.hasAddr && !f.values:
 		return r.crashEvent(), true, nil
 	case !f.hasP || f.crash:
 		return nil, false, nil
-	case f.inv == "read" && f.ret == "" && f.addrs && !f.words && !f.hasAddr:
+	case f.inv == "read" && plainInv && f.addrs && !f.words:
 		ev.Op = Read
 		ev, err := r.invoke(int32(f.p))
 		return ev, true, err
-	case f.inv == "cas" && f.ret == "" && f.words && !f.addrs && !f.hasAddr:
+	case f.inv == "cas" && plainInv && f.words && f.arity == 3 && !f.addrs,
+		f.inv == "swap" && plainInv && f.words && f.arity == 2 && !f.addrs:
 		ev.Op = CAS
+		if f.inv == "swap" {
+			ev.Op = Swap
+		}
 		ev, err := r.invoke(int32(f.p))
 		return ev, true, err
 	case f.inv != "" || f.ret == "" || f.addrs || f.words:
@@ -38,11 +43,11 @@ func (r *Reader) fastJSON(line []byte) (ev *Event, ok bool, err error) {
 	ps := &r.procs[idx]
 	var resp response
 	switch {
-	case ps.op == Read && f.ret == "values" && !f.hasAddr:
+	case ps.op != CAS && f.ret == "values" && !f.hasAddr && !f.values:
 		resp.kind = retValues
-	case ps.op == CAS && f.ret == "ok" && !f.hasAddr:
+	case ps.op == CAS && f.ret == "ok" && !f.hasAddr && !f.values:
 		resp.kind = retOK
-	case ps.op == CAS && f.ret == "fail" && f.hasAddr:
+	case ps.op == CAS && f.ret == "fail" && f.hasAddr && (!f.values || len(ev.Values) > 0):
 		resp = response{kind: retFail, failAddr: f.addr}
 	default:
 		return nil, false, nil
@@ -52,12 +57,15 @@ func (r *Reader) fastJSON(line []byte) (ev *Event, ok bool, err error) {
 }
 
 // jsonFields are the keys fastJSON found on a line; the numbers of
-// "addrs", "words" and a read's "ret" go straight into the event.
+// "addrs", "words", "values" and a read's or swap's "ret" go straight
+// into the event.
 type jsonFields struct {
 	p                     uint64
 	hasP, crash           bool
-	inv, ret              string // "read"/"cas"; "ok"/"fail"/"values"
+	inv, ret              string // "read"/"cas"/"swap"; "ok"/"fail"/"values"
 	addrs, words, hasAddr bool
+	values                bool // the "values" key of a failure
+	arity                 int  // of the "words" tuples: 3 (cas) or 2 (swap)
 	addr                  uint64
 }
 
@@ -109,7 +117,7 @@ func (s *jscan) field(key string, f *jsonFields, ev *Event) bool {
 		return true
 	case "inv":
 		v, good := s.str()
-		if f.inv != "" || !good || (v != "read" && v != "cas") {
+		if f.inv != "" || !good || (v != "read" && v != "cas" && v != "swap") {
 			return false
 		}
 		f.inv = v
@@ -119,6 +127,9 @@ func (s *jscan) field(key string, f *jsonFields, ev *Event) bool {
 			return false
 		}
 		if s.peek('[') {
+			if f.values { // both would fill ev.Values
+				return false
+			}
 			f.ret = "values"
 			return s.numbers(&ev.Values)
 		}
@@ -135,10 +146,17 @@ func (s *jscan) field(key string, f *jsonFields, ev *Event) bool {
 		f.addrs = true
 		return true
 	case "words":
-		if f.words || !s.triples(ev) {
+		if f.words {
 			return false
 		}
-		f.words = true
+		f.arity = s.tuples(ev)
+		f.words = f.arity != 0
+		return f.words
+	case "values":
+		if f.values || f.ret == "values" || !s.numbers(&ev.Values) {
+			return false
+		}
+		f.values = true
 		return true
 	case "addr":
 		if f.hasAddr {
@@ -271,45 +289,53 @@ func (s *jscan) numbers(out *[]uint64) bool {
 	}
 }
 
-// triples scans [[a,e,n],...] into ev's Addrs, Expected and New.
-func (s *jscan) triples(ev *Event) bool {
+// tuples scans [[a,e,n],...] (a cas's words) into ev's Addrs, Expected
+// and New, or [[a,n],...] (a swap's) into Addrs and New, and returns the
+// tuples' length, 3 or 2; 0 for anything else, mixed lengths and an
+// empty list included (the general path decides those).
+func (s *jscan) tuples(ev *Event) int {
 	if !s.byte('[') {
-		return false
+		return 0
 	}
-	s.ws()
-	if s.byte(']') {
-		return true
-	}
+	arity := 0
 	var t [3]uint64
 	for {
 		s.ws()
 		if !s.byte('[') {
-			return false
+			return 0
 		}
-		for k := 0; k < 3; k++ {
+		n := 0
+		for {
 			s.ws()
 			v, ok := s.number()
-			if !ok {
-				return false
+			if !ok || n == 3 {
+				return 0
 			}
-			t[k] = v
+			t[n] = v
+			n++
 			s.ws()
-			if k < 2 && !s.byte(',') {
-				return false
+			if s.byte(']') {
+				break
+			}
+			if !s.byte(',') {
+				return 0
 			}
 		}
-		if !s.byte(']') {
-			return false
+		if n < 2 || (arity != 0 && n != arity) {
+			return 0
 		}
+		arity = n
 		ev.Addrs = append(ev.Addrs, t[0])
-		ev.Expected = append(ev.Expected, t[1])
-		ev.New = append(ev.New, t[2])
+		if n == 3 {
+			ev.Expected = append(ev.Expected, t[1])
+		}
+		ev.New = append(ev.New, t[n-1])
 		s.ws()
 		if s.byte(']') {
-			return true
+			return arity
 		}
 		if !s.byte(',') {
-			return false
+			return 0
 		}
 	}
 }

@@ -39,6 +39,13 @@ var fuzzSeeds = []string{
 	`{"p":1,"inv":"read","addrs":[1],"x":0}` + "\n",
 	`{"init":{"10":1,"10":2}}` + "\n",
 	"{\n",
+	"1 inv swap 10:0x100003 11:7\n2 inv read 10\n1 ret 0 0\n2 ret 0x100003\ncrash\n1 inv swap 10:5\n",
+	"1 inv cas 10:0:5 11:0:6\n1 ret fail 10 7 0\n1 inv cas 10:7:8\n1 ret fail 10 7\n",
+	"1 inv swap 10:5\n1 ret fail 10\n1 inv cas 1:0:5\n1 ret 0\n",
+	"1 inv swap 10:0:5\n",
+	`{"p":1,"inv":"swap","words":[[10,5],[11,"0x6"]]}` + "\n" + `{"p":1,"ret":[0,0]}` + "\n",
+	`{"p":1,"inv":"cas","words":[[10,0,5],[11,0,6]]}` + "\n" + `{"p":1,"ret":"fail","addr":10,"values":[7,0]}` + "\n",
+	`{"p":1,"inv":"cas","words":[[10,0,5]]}` + "\n" + `{"p":1,"ret":"fail","addr":10,"values":[]}` + "\n",
 }
 
 func FuzzReader(f *testing.F) {
@@ -105,9 +112,10 @@ func fuzzRead(t *testing.T, in []byte, opts history.Options, lines int64) ([]his
 	t.Helper()
 	r := history.NewReader(bytes.NewReader(in), "fuzz", opts)
 	type pend struct {
-		op    history.OpKind
-		line  int64
-		addrs []uint64
+		op       history.OpKind
+		line     int64
+		addrs    []uint64
+		expected []uint64
 	}
 	pending := map[int32]*pend{}
 	procIndex := map[int32]int32{}
@@ -148,6 +156,9 @@ func fuzzRead(t *testing.T, in []byte, opts history.Options, lines int64) ([]his
 			if ev.Op == history.CAS && (len(ev.Expected) != len(ev.Addrs) || len(ev.New) != len(ev.Addrs)) {
 				t.Fatalf("bad cas %+v", *ev)
 			}
+			if ev.Op == history.Swap && (len(ev.Expected) != 0 || len(ev.New) != len(ev.Addrs)) {
+				t.Fatalf("bad swap %+v", *ev)
+			}
 			if ev.Op == history.Read && (len(ev.Expected) != 0 || len(ev.New) != 0) {
 				t.Fatalf("bad read %+v", *ev)
 			}
@@ -164,18 +175,25 @@ func fuzzRead(t *testing.T, in []byte, opts history.Options, lines int64) ([]his
 			if ev.ProcIndex != idx {
 				t.Fatalf("process index %d, want %d", ev.ProcIndex, idx)
 			}
-			pending[ev.Proc] = &pend{ev.Op, ev.Line, slices.Clone(ev.Addrs)}
+			pending[ev.Proc] = &pend{ev.Op, ev.Line, slices.Clone(ev.Addrs), slices.Clone(ev.Expected)}
 		case history.Return:
 			p := pending[ev.Proc]
-			if p == nil || p.op != ev.Op || p.line != ev.InvLine || !slices.Equal(p.addrs, ev.Addrs) || ev.ProcIndex != procIndex[ev.Proc] {
+			if p == nil || p.op != ev.Op || p.line != ev.InvLine || !slices.Equal(p.addrs, ev.Addrs) ||
+				!slices.Equal(p.expected, ev.Expected) || len(ev.New) != 0 || ev.ProcIndex != procIndex[ev.Proc] {
 				t.Fatalf("return %+v does not match its invocation %+v", *ev, p)
 			}
 			delete(pending, ev.Proc)
 			switch {
-			case ev.Op == history.Read && len(ev.Values) != len(ev.Addrs):
-				t.Fatalf("read returns %d values for %d addresses", len(ev.Values), len(ev.Addrs))
+			case ev.Op != history.CAS && len(ev.Values) != len(ev.Addrs):
+				t.Fatalf("%v returns %d values for %d addresses", ev.Op, len(ev.Values), len(ev.Addrs))
+			case ev.Op == history.Swap && !ev.OK:
+				t.Fatalf("a swap returns not ok")
+			case ev.Op == history.CAS && ev.OK && len(ev.Values) != 0:
+				t.Fatalf("a successful cas with values %v", ev.Values)
 			case ev.Op == history.CAS && !ev.OK && !slices.Contains(ev.Addrs, ev.FailAddr):
 				t.Fatalf("cas fails at %d, not one of %v", ev.FailAddr, ev.Addrs)
+			case ev.Op == history.CAS && !ev.OK && len(ev.Values) != 0 && len(ev.Values) != len(ev.Addrs):
+				t.Fatalf("failure reports %d values for %d addresses", len(ev.Values), len(ev.Addrs))
 			}
 		default:
 			t.Fatalf("event kind %v", ev.Kind)

@@ -14,11 +14,13 @@ const (
 	// Pending: the operation has no response, because a crash interrupted
 	// it or the history ended first.
 	Pending Status = iota
-	// Returned: a read returned its values.
+	// Returned: a read returned its values, or a swap the values it
+	// replaced (a swap always takes effect).
 	Returned
 	// Succeeded: a CAS returned ok.
 	Succeeded
-	// Failed: a CAS returned fail at FailAddr.
+	// Failed: a CAS returned fail at FailAddr (and, if it reported them,
+	// the values it read in Values).
 	Failed
 )
 
@@ -36,9 +38,12 @@ type Op struct {
 	Proc    int32
 	Kind    OpKind
 	Addrs   []uint64
-	// Expected and New: a CAS's values, parallel to Addrs.
+	// Expected: a CAS's expected values; New: a CAS's or a swap's new
+	// values; both parallel to Addrs.
 	Expected, New []uint64
-	// Values: a read's returned values, parallel to Addrs.
+	// Values, parallel to Addrs: a read's returned values, a swap's
+	// replaced values, or the values a failed CAS reports (nil if it
+	// reports none).
 	Values   []uint64
 	Status   Status
 	FailAddr uint64
@@ -145,8 +150,11 @@ func collect(ctx context.Context, r *Reader, keepOp, keepCrash func(line int64) 
 			}
 			op := Op{ID: len(h.Ops), Line: ev.Line, Proc: ev.Proc, Kind: ev.Op,
 				Addrs: slices.Clone(ev.Addrs), Inv: h.Events, Ret: -1, Crash: -1}
-			if ev.Op == CAS {
+			switch ev.Op {
+			case CAS:
 				op.Expected, op.New = slices.Clone(ev.Expected), slices.Clone(ev.New)
+			case Swap:
+				op.New = slices.Clone(ev.New)
 			}
 			h.Ops = append(h.Ops, op)
 		case Return:
@@ -157,12 +165,15 @@ func collect(ctx context.Context, r *Reader, keepOp, keepCrash func(line int64) 
 			op := &h.Ops[i]
 			op.Ret, op.RetLine = h.Events, ev.Line
 			switch {
-			case ev.Op == Read:
+			case ev.Op != CAS:
 				op.Status, op.Values = Returned, slices.Clone(ev.Values)
 			case ev.OK:
 				op.Status = Succeeded
 			default:
 				op.Status, op.FailAddr = Failed, ev.FailAddr
+				if len(ev.Values) > 0 {
+					op.Values = slices.Clone(ev.Values)
+				}
 			}
 		case Crash:
 			keep := keepCrash(ev.Line)
@@ -198,8 +209,11 @@ func (op *Op) Lines() (inv, ret string) {
 }
 
 func (op *Op) appendInvoke(b []byte) []byte {
-	if op.Kind == Read {
+	switch op.Kind {
+	case Read:
 		return appendInvokeRead(b, op.Proc, op.Addrs)
+	case Swap:
+		return appendInvokeSwap(b, op.Proc, op.Addrs, op.New)
 	}
 	return appendInvokeCAS(b, op.Proc, op.Addrs, op.Expected, op.New)
 }
@@ -212,7 +226,7 @@ func (op *Op) appendReturn(b []byte) []byte {
 	case Succeeded:
 		return appendProc(b, op.Proc, " ret ok")
 	case Failed:
-		return appendReturnFail(b, op.Proc, op.FailAddr)
+		return appendReturnFail(b, op.Proc, op.FailAddr, op.Values)
 	}
 	return b
 }

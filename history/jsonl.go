@@ -19,6 +19,9 @@ import (
 //	{"p":1,"inv":"cas","words":[[10,0,"0x100001"],[11,0,"0x100002"]]}
 //	{"p":1,"ret":"ok"}
 //	{"p":1,"ret":"fail","addr":10}
+//	{"p":1,"inv":"swap","words":[[10,"0x100003"]]}
+//	{"p":1,"ret":["0x100001"]}
+//	{"p":2,"ret":"fail","addr":10,"values":["0x100003","0x100002"]}
 //	{"crash":true}
 type jsonLine struct {
 	Header *string             `json:"header"`
@@ -29,6 +32,7 @@ type jsonLine struct {
 	Words  [][]json.RawMessage `json:"words"`
 	Ret    json.RawMessage     `json:"ret"`
 	Addr   json.RawMessage     `json:"addr"`
+	Values []json.RawMessage   `json:"values"`
 	Crash  *bool               `json:"crash"`
 }
 
@@ -139,8 +143,8 @@ func (r *Reader) jsonInit(raw json.RawMessage) error {
 
 func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
 	ev := r.clearEvent()
-	if j.Addr != nil {
-		return nil, r.fail(ErrSyntax, nil, `process %d: "addr" belongs to a failed cas's ret`, p)
+	if j.Addr != nil || j.Values != nil {
+		return nil, r.fail(ErrSyntax, nil, `process %d: "addr" and "values" belong to a failed cas's ret`, p)
 	}
 	switch *j.Inv {
 	case "read":
@@ -166,8 +170,21 @@ func (r *Reader) jsonInv(p int32, j *jsonLine) (*Event, error) {
 				return nil, err
 			}
 		}
+	case "swap":
+		if j.Addrs != nil {
+			return nil, r.fail(ErrSyntax, nil, `process %d: a swap has "words" ([address, new] pairs), not "addrs"`, p)
+		}
+		ev.Op = Swap
+		for _, w := range j.Words {
+			if len(w) != 2 {
+				return nil, r.fail(ErrSyntax, nil, "process %d: a swap word is [address, new]", p)
+			}
+			if err := r.addWord(r.jsonNumber, w[0], w[1]); err != nil {
+				return nil, err
+			}
+		}
 	default:
-		return nil, r.fail(ErrSyntax, nil, "process %d: unknown operation %q (expected read or cas)", p, *j.Inv)
+		return nil, r.fail(ErrSyntax, nil, "process %d: unknown operation %q (expected read, cas or swap)", p, *j.Inv)
 	}
 	return r.invoke(p)
 }
@@ -182,31 +199,28 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 	}
 	ev := &r.ev
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
+	values := func(vals []json.RawMessage, what string) error { return parseValues(r, vals, r.jsonNumber, what) }
 	b := bytes.TrimSpace(j.Ret)
-	if ps.op == Read {
+	if ps.op != CAS {
 		var vals []json.RawMessage
 		if len(b) == 0 || b[0] != '[' || json.Unmarshal(b, &vals) != nil {
-			return nil, r.fail(ErrIllFormed, nil, "process %d: the read of line %d returns an array of values", p, ps.invLine)
+			return nil, r.fail(ErrIllFormed, nil, "process %d: the %s of line %d returns an array of values", p, ps.op, ps.invLine)
 		}
-		if j.Addr != nil {
-			return nil, r.fail(ErrSyntax, nil, `process %d: "addr" belongs to a failed cas's ret`, p)
+		if j.Addr != nil || j.Values != nil {
+			return nil, r.fail(ErrSyntax, nil, `process %d: "addr" and "values" belong to a failed cas's ret`, p)
 		}
-		for _, v := range vals {
-			x, err := r.jsonNumber(v, "returned value")
-			if err != nil {
-				return nil, err
-			}
-			ev.Values = append(ev.Values, x)
+		if err := values(vals, "returned value"); err != nil {
+			return nil, err
 		}
 		return r.respond(idx, ps, response{kind: retValues})
 	}
 	var s string
 	if json.Unmarshal(b, &s) != nil || (s != "ok" && s != "fail") {
-		return nil, r.fail(ErrIllFormed, nil, `process %d: the cas of line %d returns "ok" or "fail" (with "addr")`, p, ps.invLine)
+		return nil, r.fail(ErrIllFormed, nil, `process %d: the cas of line %d returns "ok" or "fail" (with "addr", and optionally "values")`, p, ps.invLine)
 	}
 	if s == "ok" {
-		if j.Addr != nil {
-			return nil, r.fail(ErrSyntax, nil, `process %d: a successful cas has no "addr"`, p)
+		if j.Addr != nil || j.Values != nil {
+			return nil, r.fail(ErrSyntax, nil, `process %d: a successful cas has no "addr" or "values"`, p)
 		}
 		return r.respond(idx, ps, response{kind: retOK})
 	}
@@ -215,6 +229,12 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 	}
 	a, err := r.jsonNumber(j.Addr, "failed address")
 	if err != nil {
+		return nil, err
+	}
+	if j.Values != nil && len(j.Values) == 0 {
+		return nil, r.fail(ErrSyntax, nil, `process %d: "values" of a failed cas holds one value per address (leave it out to report none)`, p)
+	}
+	if err := values(j.Values, "reported value"); err != nil {
 		return nil, err
 	}
 	return r.respond(idx, ps, response{kind: retFail, failAddr: a})

@@ -13,7 +13,7 @@ import (
 
 // The same history in both syntaxes, line for line, so that even the line
 // numbers of the events agree.
-const twinText = `# the example of docs/history-format.md up to its swap, and more
+const twinText = `# the example of docs/history-format.md, and more
 pmlin-history v1
 init 0
 init 12=0x5 13=7
@@ -29,11 +29,15 @@ init 12=0x5 13=7
 crash
 2 inv read 10 11
 2 ret 0x100001 0x100002
+1 inv swap 10:0x100003 12:9
+1 ret 0x100001 0xfffffffffffffff1
+2 inv cas 10:0x100001:0x200001 11:0x100002:0x200002
+2 ret fail 10 0x100003 0x100002
 2147483647 inv cas 10:0x100001:9007199254740993
 0 inv read 12
 `
 
-const twinJSONL = `# the example of docs/history-format.md up to its swap, and more
+const twinJSONL = `# the example of docs/history-format.md, and more
 {"header":"pmlin-history v1"}
 {"init":0}
 {"init":{"12":"0x5","13":7}}
@@ -49,6 +53,10 @@ const twinJSONL = `# the example of docs/history-format.md up to its swap, and m
 {"crash":true}
 {"p":2,"inv":"read","addrs":[10,11]}
 {"p":2,"ret":[1048577,"1048578"]}
+{"p":1,"inv":"swap","words":[[10,"0x100003"],["0xc", 9]]}
+{"p":1,"ret":["0x100001","0xfffffffffffffff1"]}
+{"p":2,"inv":"cas","words":[[10,"0x100001","0x200001"],[11,"0x100002","0x200002"]]}
+{"values":["0x100003", 1048578], "p":2, "ret":"fail", "addr":10}
 {"p":2147483647,"inv":"cas","words":[[10,"1048577",9007199254740993]]}
 {"p":0,"inv":"read","addrs":["0xc"]}
 `
@@ -65,8 +73,8 @@ func TestJSONLTwin(t *testing.T) {
 	if tr.Format() != history.Text || jr.Format() != history.JSONL {
 		t.Errorf("formats %v and %v, want text and jsonl", tr.Format(), jr.Format())
 	}
-	if len(tevs) != 13 {
-		t.Errorf("%d events, want 13", len(tevs))
+	if len(tevs) != 17 {
+		t.Errorf("%d events, want 17", len(tevs))
 	}
 	if !reflect.DeepEqual(tevs, jevs) {
 		for i := 0; i < max(len(tevs), len(jevs)); i++ {
@@ -146,6 +154,7 @@ func TestJSONLWellFormedness(t *testing.T) {
 	const (
 		rd  = `{"p":1,"inv":"read","addrs":[10,11]}` + "\n"
 		cas = `{"p":1,"inv":"cas","words":[[10,0,5],[11,0,6]]}` + "\n"
+		swp = `{"p":1,"inv":"swap","words":[[10,5],[11,"0x6"]]}` + "\n"
 	)
 	tests := []struct {
 		name   string
@@ -232,6 +241,23 @@ func TestJSONLWellFormedness(t *testing.T) {
 		{name: "cas ret fail other addr", in: cas + `{"p":1,"ret":"fail","addr":12}` + "\n", line: 2, msg: "not one of its addresses"},
 		{name: "cas ret ok with addr", in: cas + `{"p":1,"ret":"ok","addr":10}` + "\n", line: 2, msg: `no "addr"`},
 		{name: "cas ret fail negative addr", in: cas + `{"p":1,"ret":"fail","addr":-10}` + "\n", line: 2, msg: "is negative"},
+		{name: "cas ret fail with values", in: cas + `{"p":1,"ret":"fail","addr":11,"values":[0,"0x7"]}` + "\n", events: 2},
+		{name: "cas ret fail with null values", in: cas + `{"p":1,"ret":"fail","addr":11,"values":null}` + "\n", events: 2},
+		{name: "cas ret fail with too few values", in: cas + `{"p":1,"ret":"fail","addr":11,"values":[0]}` + "\n", line: 2, msg: "has 2 addresses but its failure reports 1 values"},
+		{name: "cas ret fail with no values", in: cas + `{"p":1,"ret":"fail","addr":11,"values":[]}` + "\n", line: 2, msg: `"values" of a failed cas holds one value per address`},
+		{name: "cas ret fail with a bad value", in: cas + `{"p":1,"ret":"fail","addr":11,"values":[0,-1]}` + "\n", line: 2, msg: "reported value"},
+		{name: "cas ret ok with values", in: cas + `{"p":1,"ret":"ok","values":[0,0]}` + "\n", line: 2, msg: `no "addr" or "values"`},
+		{name: "values on a read ret", in: rd + `{"p":1,"ret":[0,0],"values":[0,0]}` + "\n", line: 2, msg: `"values" belong to a failed cas's ret`},
+		{name: "values on an inv", in: `{"p":1,"inv":"read","addrs":[1],"values":[0]}` + "\n", line: 1, msg: `"values" belong to a failed cas's ret`},
+		{name: "swap", in: swp + `{"p":1,"ret":[0,"0x0"]}` + "\n", events: 2},
+		{name: "swap with addrs", in: `{"p":1,"inv":"swap","addrs":[1]}` + "\n", line: 1, msg: `a swap has "words" ([address, new] pairs), not "addrs"`},
+		{name: "swap word triple", in: `{"p":1,"inv":"swap","words":[[1,0,5]]}` + "\n", line: 1, msg: "a swap word is [address, new]"},
+		{name: "swap word mixed", in: `{"p":1,"inv":"swap","words":[[1,5],[2,0,6]]}` + "\n", line: 1, msg: "a swap word is [address, new]"},
+		{name: "cas word mixed", in: `{"p":1,"inv":"cas","words":[[1,0,5],[2,6]]}` + "\n", line: 1, msg: "[address, expected, new]"},
+		{name: "swap k=0", in: `{"p":1,"inv":"swap","words":[]}` + "\n", line: 1, msg: "no address"},
+		{name: "swap ret count", in: swp + `{"p":1,"ret":[0]}` + "\n", line: 2, msg: "the swap of line 1 has 2 addresses but returns 1 values"},
+		{name: "swap ret ok", in: swp + `{"p":1,"ret":"ok"}` + "\n", line: 2, msg: "the swap of line 1 returns an array"},
+		{name: "swap ret with addr", in: swp + `{"p":1,"ret":[0,0],"addr":10}` + "\n", line: 2, msg: `"addr"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -199,7 +199,8 @@ crash
 
 // TestOpLines: an operation renders as the Writer writes it.
 func TestOpLines(t *testing.T) {
-	text := "1 inv cas 5:0:0x100001 6:4095:4096\n2 inv read 5 6\n1 ret fail 6\n2 ret 0 0xfff\n3 inv cas 5:0:7\n3 ret ok\n4 inv read 5\n"
+	text := "1 inv cas 5:0:0x100001 6:4095:4096\n2 inv read 5 6\n1 ret fail 6\n2 ret 0 0xfff\n3 inv cas 5:0:7\n3 ret ok\n4 inv read 5\n" +
+		"5 inv swap 5:8 6:0x100009\n5 ret 7 4095\n6 inv cas 5:7:9 6:4095:10\n6 ret fail 5 8 0x100009\n7 inv swap 6:11\n"
 	h, err := history.ReadAll(strings.NewReader(text), "t")
 	if err != nil {
 		t.Fatal(err)
@@ -210,7 +211,19 @@ func TestOpLines(t *testing.T) {
 		got = append(got, inv+" | "+ret)
 	}
 	want := []string{"1 inv cas 5:0:0x100001 6:4095:0x1000 | 1 ret fail 6", "2 inv read 5 6 | 2 ret 0 4095",
-		"3 inv cas 5:0:7 | 3 ret ok", "4 inv read 5 | "}
+		"3 inv cas 5:0:7 | 3 ret ok", "4 inv read 5 | ", "5 inv swap 5:8 6:0x100009 | 5 ret 7 4095",
+		"6 inv cas 5:7:9 6:4095:10 | 6 ret fail 5 8 0x100009", "7 inv swap 6:11 | "}
+	swap, fail := h.Ops[4], h.Ops[5]
+	if swap.Kind != history.Swap || swap.Status != history.Returned || swap.Expected != nil ||
+		!slices.Equal(swap.New, []uint64{8, 0x100009}) || !slices.Equal(swap.Values, []uint64{7, 4095}) {
+		t.Errorf("swap %+v", swap)
+	}
+	if fail.Status != history.Failed || fail.FailAddr != 5 || !slices.Equal(fail.Values, []uint64{8, 0x100009}) {
+		t.Errorf("failure that reports values %+v", fail)
+	}
+	if h.Ops[0].Values != nil || h.Ops[6].Status != history.Pending || h.Ops[6].Values != nil {
+		t.Errorf("a failure without values has %v, a pending swap %+v", h.Ops[0].Values, h.Ops[6])
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}

@@ -57,6 +57,9 @@ type procState struct {
 	opID    int64
 	invLine int64
 	addrs   []uint64
+	// expected are a pending cas's expected values, given back on its
+	// Return (Event.Expected).
+	expected []uint64
 }
 
 // Reader decodes a history one event at a time, enforcing well-formedness.
@@ -71,11 +74,12 @@ type Reader struct {
 	err     error
 	ev      Event
 	raw     []byte // the current line, for the columns of errors
-	// addrBuf is the Reader's own buffer for the addresses of an
-	// invocation; a Return's Addrs point at the process's saved copy
-	// instead, so an invocation must never append to ev.Addrs as left by
-	// a Return.
+	// addrBuf and expBuf are the Reader's own buffers for the addresses
+	// and expected values of an invocation; a Return's Addrs and Expected
+	// point at the process's saved copies instead, so an invocation must
+	// never append to ev.Addrs or ev.Expected as left by a Return.
 	addrBuf  []uint64
+	expBuf   []uint64
 	noFast   bool // tests: parse every line with the general path
 	fields   [][]byte
 	peeked   []byte // a line read during format detection, not yet parsed
@@ -380,14 +384,15 @@ func (r *Reader) setInitWord(a, v uint64) error {
 // clearEvent empties r.ev for an event being decoded.
 func (r *Reader) clearEvent() *Event {
 	ev := &r.ev
-	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], ev.Expected[:0], ev.New[:0], ev.Values[:0]
+	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], r.expBuf[:0], ev.New[:0], ev.Values[:0]
 	ev.OK, ev.FailAddr = false, 0
 	return ev
 }
 
 // addWord appends one word of the invocation being decoded (r.ev.Op set):
-// its address and, for a cas, its expected and new values, each token
-// parsed by num, the syntax's number parser.
+// its address, a cas's expected value and a cas's or a swap's new value
+// (toks holds 1, 3 and 2 tokens), each parsed by num, the syntax's number
+// parser.
 func (r *Reader) addWord(num func(tok []byte, what string) (uint64, error), toks ...[]byte) error {
 	ev := &r.ev
 	a, err := num(toks[0], "address")
@@ -399,11 +404,13 @@ func (r *Reader) addWord(num func(tok []byte, what string) (uint64, error), toks
 		if err != nil {
 			return err
 		}
-		n, err := num(toks[2], "new value")
+		ev.Expected = append(ev.Expected, e)
+	}
+	if ev.Op != Read {
+		n, err := num(toks[len(toks)-1], "new value")
 		if err != nil {
 			return err
 		}
-		ev.Expected = append(ev.Expected, e)
 		ev.New = append(ev.New, n)
 	}
 	ev.Addrs = append(ev.Addrs, a)
@@ -431,6 +438,12 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 	ps.pending, ps.op, ps.opID, ps.invLine = true, ev.Op, r.ops, r.line
 	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
 	r.addrBuf = ev.Addrs[:0]
+	if ev.Op == CAS {
+		// The buffer just parsed becomes the process's copy, and the
+		// one it had (its previous operation returned or was cut off)
+		// the Reader's: no copy.
+		ps.expected, r.expBuf = ev.Expected, ps.expected[:0]
+	}
 	r.pending++
 	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.InvLine, ev.OpID = Invoke, r.line, proc, idx, r.line, r.ops
 	r.ops++
@@ -450,7 +463,8 @@ func (r *Reader) pendingFor(proc int32) (int32, *procState, error) {
 
 // response is what a ret line says, decoded by one of the syntaxes (text,
 // JSON Lines, their fast paths) before respond matches it with the
-// pending operation. A read's values are in r.ev.Values.
+// pending operation. The values of a read, a swap or a failure that
+// reports them are in r.ev.Values.
 type response struct {
 	kind     responseKind
 	failAddr uint64
@@ -461,7 +475,7 @@ type responseKind uint8
 const (
 	retValues responseKind = iota + 1 // "ret v1 ... vk"
 	retOK                             // "ret ok"
-	retFail                           // "ret fail a"
+	retFail                           // "ret fail a" or "ret fail a v1 ... vk"
 )
 
 // respond validates a response against the operation it completes and
@@ -473,15 +487,19 @@ func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error
 	r.started = true
 	ev := &r.ev
 	switch {
-	case ps.op == Read && resp.kind == retValues:
+	case ps.op != CAS && resp.kind == retValues:
 		if len(ev.Values) != len(ps.addrs) {
-			return nil, r.fail(ErrIllFormed, nil, "process %d: the read of line %d has %d addresses but returns %d values", ps.id, ps.invLine, len(ps.addrs), len(ev.Values))
+			return nil, r.fail(ErrIllFormed, nil, "process %d: the %s of line %d has %d addresses but returns %d values", ps.id, ps.op, ps.invLine, len(ps.addrs), len(ev.Values))
 		}
+		ev.OK = ps.op == Swap
 	case ps.op == CAS && resp.kind == retOK:
 		ev.OK = true
 	case ps.op == CAS && resp.kind == retFail:
 		if !contains(ps.addrs, resp.failAddr) {
 			return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d fails at address %d, which is not one of its addresses", ps.id, ps.invLine, resp.failAddr)
+		}
+		if n := len(ev.Values); n != 0 && n != len(ps.addrs) {
+			return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d has %d addresses but its failure reports %d values (one per address, or none)", ps.id, ps.invLine, len(ps.addrs), n)
 		}
 		ev.FailAddr = resp.failAddr
 	default:
@@ -490,6 +508,9 @@ func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error
 	ev.Kind, ev.Line, ev.Proc, ev.ProcIndex = Return, r.line, ps.id, idx
 	ev.Op, ev.InvLine, ev.OpID, ev.Addrs = ps.op, ps.invLine, ps.opID, ps.addrs
 	ev.Expected, ev.New, ev.Interrupted = ev.Expected[:0], ev.New[:0], ev.Interrupted[:0]
+	if ps.op == CAS {
+		ev.Expected = ps.expected // (and never appended to: clearEvent comes first)
+	}
 	ps.pending = false
 	r.pending--
 	return ev, nil
@@ -510,7 +531,7 @@ func (r *Reader) crashEvent() *Event {
 	}
 	r.crash++
 	r.ev = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1, OpID: -1, Interrupted: interrupted,
-		Addrs: r.addrBuf[:0], Expected: r.ev.Expected[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
+		Addrs: r.addrBuf[:0], Expected: r.expBuf[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
 	return &r.ev
 }
 

@@ -78,8 +78,7 @@ func checkErr(t *testing.T, err error, line int64, msg string) {
 	}
 }
 
-// TestWellFormedness covers every rule of docs/history-format.md that pmlin
-// implements (swaps and failures that report values wait for issue 12): each
+// TestWellFormedness covers every rule of docs/history-format.md: each
 // input is either valid (line 0, with its number of events) or rejected at
 // the given line with a message containing msg.
 func TestWellFormedness(t *testing.T) {
@@ -172,7 +171,7 @@ func TestWellFormedness(t *testing.T) {
 		{name: "process with unknown verb", in: "1 call read 1\n", line: 1, msg: "expected inv or ret"},
 
 		// Invocations.
-		{name: "inv without op", in: "1 inv\n", line: 1, msg: "inv needs read or cas"},
+		{name: "inv without op", in: "1 inv\n", line: 1, msg: "inv needs read, cas or swap"},
 		{name: "inv unknown op", in: "1 inv write 1\n", line: 1, msg: "unknown operation"},
 		{name: "read k=0", in: "1 inv read\n", line: 1, msg: "no address"},
 		{name: "cas k=0", in: "1 inv cas\n", line: 1, msg: "no address"},
@@ -186,6 +185,13 @@ func TestWellFormedness(t *testing.T) {
 		{name: "cas word empty address", in: "1 inv cas :0:1\n", line: 1, msg: "address"},
 		{name: "cas word empty new", in: "1 inv cas 10:0:\n", line: 1, msg: "new value"},
 		{name: "cas word with blank inside", in: "1 inv cas 10: 0:1\n", line: 1, msg: "not address:expected:new"},
+		{name: "swap", in: "1 inv swap 10:5 11:0x6\n1 ret 0 0\n", events: 2},
+		{name: "swap k=0", in: "1 inv swap\n", line: 1, msg: "swap invocation with no address"},
+		{name: "swap duplicate address", in: "1 inv swap 10:1 10:2\n", line: 1, msg: "address 10 appears twice"},
+		{name: "swap word with one field", in: "1 inv swap 10\n", line: 1, msg: "not address:new"},
+		{name: "swap word shaped like a cas word", in: "1 inv swap 10:0:1\n", line: 1, msg: "swap word \"10:0:1\" is not address:new"},
+		{name: "swap word empty new", in: "1 inv swap 10:\n", line: 1, msg: "new value"},
+		{name: "swap word bad address", in: "1 inv swap x:1\n", line: 1, msg: "address \"x\" is not a number"},
 
 		// Alternation of inv and ret per process.
 		{name: "ret without inv", in: "1 ret 0\n", line: 1, msg: "process 1 returns but has no pending operation"},
@@ -202,12 +208,23 @@ func TestWellFormedness(t *testing.T) {
 		{name: "cas ret fail hex address", in: "1 inv cas 16:0:5\n1 ret fail 0x10\n", events: 2},
 		{name: "cas ret fail other address", in: "1 inv cas 1:0:5 2:0:6\n1 ret fail 3\n", line: 2, msg: "fails at address 3, which is not one of its addresses"},
 		{name: "cas ret fail without address", in: "1 inv cas 1:0:5\n1 ret fail\n", line: 2, msg: "must return"},
-		{name: "cas ret fail two addresses", in: "1 inv cas 1:0:5 2:0:6\n1 ret fail 1 2\n", line: 2, msg: "must return"},
+		{name: "cas ret fail too few values", in: "1 inv cas 1:0:5 2:0:6\n1 ret fail 1 2\n", line: 2, msg: "the cas of line 1 has 2 addresses but its failure reports 1 values"},
+		{name: "cas ret fail too many values", in: "1 inv cas 1:0:5\n1 ret fail 1 2 3\n", line: 2, msg: "has 1 addresses but its failure reports 2 values"},
+		{name: "cas ret fail with values", in: "1 inv cas 1:0:5 2:0:6\n1 ret fail 2 0 7\n", events: 2},
+		{name: "cas ret fail with values at another address", in: "1 inv cas 1:0:5 2:0:6\n1 ret fail 3 0 7\n", line: 2, msg: "fails at address 3, which is not one of its addresses"},
+		{name: "cas ret fail with a bad value", in: "1 inv cas 1:0:5\n1 ret fail 1 ok\n", line: 2, msg: "reported value \"ok\" is not a number"},
+		// A failure reporting its own expected value at the blamed
+		// address contradicts itself: an anomaly, not an input error.
+		{name: "cas ret fail reporting the expected value", in: "1 inv cas 1:0:5\n1 ret fail 1 0\n", events: 2},
 		{name: "cas ret fail bad address", in: "1 inv cas 1:0:5\n1 ret fail x\n", line: 2, msg: "not a number"},
 		{name: "cas ret ok extra", in: "1 inv cas 1:0:5\n1 ret ok 1\n", line: 2, msg: "must return"},
 		{name: "cas ret values", in: "1 inv cas 1:0:5\n1 ret 5\n", line: 2, msg: "must return"},
 		{name: "cas ret nothing", in: "1 inv cas 1:0:5\n1 ret\n", line: 2, msg: "must return"},
 		{name: "cas ret OK uppercase", in: "1 inv cas 1:0:5\n1 ret OK\n", line: 2, msg: "must return"},
+		{name: "swap ret too few", in: "1 inv swap 1:5 2:6\n1 ret 0\n", line: 2, msg: "the swap of line 1 has 2 addresses but returns 1 values"},
+		{name: "swap ret none", in: "1 inv swap 1:5\n1 ret\n", line: 2, msg: "returns 0 values"},
+		{name: "swap ret ok", in: "1 inv swap 1:5\n1 ret ok\n", line: 2, msg: "returned value \"ok\" is not a number"},
+		{name: "swap ret fail", in: "1 inv swap 1:5\n1 ret fail 1\n", line: 2, msg: "not a number"},
 
 		// Crashes.
 		{name: "crash", in: "crash\ncrash\n", events: 2},
@@ -307,6 +324,10 @@ init 0
 3 inv cas 11:0x100002:0x300001 10:0x100001:0x300002
 3 ret fail 10
 crash
+7 inv swap 10:0x100003
+7 ret 0x100001
+3 inv cas 10:0x100001:0x300003 11:0x100002:0x300004
+3 ret fail 10 0x100003 0x100002
 `
 	evs, r, err := readEvents(in, history.Options{})
 	if err != nil {
@@ -318,12 +339,19 @@ crash
 		{Kind: history.Invoke, Line: 5, Proc: 7, ProcIndex: 0, Op: history.CAS, Addrs: []uint64{10, 11},
 			Expected: []uint64{0, 0}, New: []uint64{0x100001, 0x100002}, InvLine: 5, OpID: 1},
 		{Kind: history.Invoke, Line: 6, Proc: 3, ProcIndex: 1, Op: history.Read, Addrs: []uint64{10}, InvLine: 6, OpID: 2},
-		{Kind: history.Return, Line: 7, Proc: 7, ProcIndex: 0, Op: history.CAS, Addrs: []uint64{10, 11}, OK: true, InvLine: 5, OpID: 1},
+		{Kind: history.Return, Line: 7, Proc: 7, ProcIndex: 0, Op: history.CAS, Addrs: []uint64{10, 11}, Expected: []uint64{0, 0}, OK: true, InvLine: 5, OpID: 1},
 		{Kind: history.Return, Line: 8, Proc: 3, ProcIndex: 1, Op: history.Read, Addrs: []uint64{10}, Values: []uint64{0x100001}, InvLine: 6, OpID: 2},
 		{Kind: history.Invoke, Line: 9, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{11, 10},
 			Expected: []uint64{0x100002, 0x100001}, New: []uint64{0x300001, 0x300002}, InvLine: 9, OpID: 3},
-		{Kind: history.Return, Line: 10, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{11, 10}, FailAddr: 10, InvLine: 9, OpID: 3},
+		{Kind: history.Return, Line: 10, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{11, 10},
+			Expected: []uint64{0x100002, 0x100001}, FailAddr: 10, InvLine: 9, OpID: 3},
 		{Kind: history.Crash, Line: 11, Proc: -1, ProcIndex: -1, OpID: -1},
+		{Kind: history.Invoke, Line: 12, Proc: 7, ProcIndex: 0, Op: history.Swap, Addrs: []uint64{10}, New: []uint64{0x100003}, InvLine: 12, OpID: 4},
+		{Kind: history.Return, Line: 13, Proc: 7, ProcIndex: 0, Op: history.Swap, Addrs: []uint64{10}, Values: []uint64{0x100001}, OK: true, InvLine: 12, OpID: 4},
+		{Kind: history.Invoke, Line: 14, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{10, 11},
+			Expected: []uint64{0x100001, 0x100002}, New: []uint64{0x300003, 0x300004}, InvLine: 14, OpID: 5},
+		{Kind: history.Return, Line: 15, Proc: 3, ProcIndex: 1, Op: history.CAS, Addrs: []uint64{10, 11},
+			Expected: []uint64{0x100001, 0x100002}, Values: []uint64{0x100003, 0x100002}, FailAddr: 10, InvLine: 14, OpID: 5},
 	}
 	if len(evs) != len(want) {
 		t.Fatalf("%d events, want %d", len(evs), len(want))
@@ -336,14 +364,14 @@ crash
 	if r.Format() != history.Text {
 		t.Errorf("format %v, want text", r.Format())
 	}
-	if ev, ops, cr := r.Counts(); ev != 9 || ops != 4 || cr != 1 {
-		t.Errorf("Counts() = %d, %d, %d; want 9, 4, 1", ev, ops, cr)
+	if ev, ops, cr := r.Counts(); ev != 13 || ops != 6 || cr != 1 {
+		t.Errorf("Counts() = %d, %d, %d; want 13, 6, 1", ev, ops, cr)
 	}
 	if r.Processes() != 2 {
 		t.Errorf("Processes() = %d, want 2", r.Processes())
 	}
-	if r.Line() != 11 {
-		t.Errorf("Line() = %d, want 11", r.Line())
+	if r.Line() != 15 {
+		t.Errorf("Line() = %d, want 15", r.Line())
 	}
 }
 

@@ -141,6 +141,7 @@ var (
 	tokRet   = []byte("ret")
 	tokRead  = []byte("read")
 	tokCAS   = []byte("cas")
+	tokSwap  = []byte("swap")
 	tokOK    = []byte("ok")
 	tokFail  = []byte("fail")
 	tokCrash = []byte("crash")
@@ -230,7 +231,7 @@ func (r *Reader) parseInit(args [][]byte) error {
 
 func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 	if len(args) == 0 {
-		return nil, r.fail(ErrSyntax, nil, "process %d: inv needs read or cas", proc)
+		return nil, r.fail(ErrSyntax, nil, "process %d: inv needs read, cas or swap", proc)
 	}
 	ev := r.clearEvent()
 	words := args[1:]
@@ -258,8 +259,19 @@ func (r *Reader) parseInv(proc int32, args [][]byte) (*Event, error) {
 				return nil, err
 			}
 		}
+	case bytes.Equal(args[0], tokSwap):
+		ev.Op = Swap
+		for _, w := range words {
+			i := bytes.IndexByte(w, ':')
+			if i < 0 || bytes.IndexByte(w[i+1:], ':') >= 0 {
+				return nil, r.fail(ErrSyntax, w, "swap word %q is not address:new", clip(w))
+			}
+			if err := r.addWord(r.number, w[:i], w[i+1:]); err != nil {
+				return nil, err
+			}
+		}
 	default:
-		return nil, r.fail(ErrSyntax, args[0], "process %d: unknown operation %q (expected read or cas)", proc, clip(args[0]))
+		return nil, r.fail(ErrSyntax, args[0], "process %d: unknown operation %q (expected read, cas or swap)", proc, clip(args[0]))
 	}
 	return r.invoke(proc)
 }
@@ -273,27 +285,40 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 	}
 	ev := &r.ev
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
-	if ps.op == Read {
-		for _, a := range args {
-			v, err := r.number(a, "returned value")
-			if err != nil {
-				return nil, err
-			}
-			ev.Values = append(ev.Values, v)
+	values := func(toks [][]byte, what string) error { return parseValues(r, toks, r.number, what) }
+	if ps.op != CAS {
+		if err := values(args, "returned value"); err != nil {
+			return nil, err
 		}
 		return r.respond(idx, ps, response{kind: retValues})
 	}
 	switch {
 	case len(args) == 1 && bytes.Equal(args[0], tokOK):
 		return r.respond(idx, ps, response{kind: retOK})
-	case len(args) == 2 && bytes.Equal(args[0], tokFail):
+	case len(args) >= 2 && bytes.Equal(args[0], tokFail):
 		a, err := r.number(args[1], "failed address")
 		if err != nil {
 			return nil, err
 		}
+		if err := values(args[2:], "reported value"); err != nil {
+			return nil, err
+		}
 		return r.respond(idx, ps, response{kind: retFail, failAddr: a})
 	}
-	return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d must return %q or %q", proc, ps.invLine, "ok", "fail <address>")
+	return nil, r.fail(ErrIllFormed, nil, "process %d: the cas of line %d must return %q, %q or %q", proc, ps.invLine, "ok", "fail <address>", "fail <address> <v1> ... <vk>")
+}
+
+// parseValues parses the tokens of a response's values (text tokens or
+// JSON numbers) into r.ev.Values.
+func parseValues[T ~[]byte](r *Reader, toks []T, num func(tok []byte, what string) (uint64, error), what string) error {
+	for _, t := range toks {
+		v, err := num(t, what)
+		if err != nil {
+			return err
+		}
+		r.ev.Values = append(r.ev.Values, v)
+	}
+	return nil
 }
 
 func contains(addrs []uint64, a uint64) bool {

@@ -105,20 +105,31 @@ func appendInvokeRead(b []byte, p int32, addrs []uint64) []byte {
 }
 
 func appendInvokeCAS(b []byte, p int32, addrs, expected, new []uint64) []byte {
-	b = appendProc(b, p, " inv cas")
+	return appendInvokeUpdate(b, p, " inv cas", addrs, expected, new)
+}
+
+func appendInvokeSwap(b []byte, p int32, addrs, new []uint64) []byte {
+	return appendInvokeUpdate(b, p, " inv swap", addrs, nil, new)
+}
+
+// appendInvokeUpdate renders the words of a cas (address:expected:new) or,
+// expected nil, of a swap (address:new).
+func appendInvokeUpdate(b []byte, p int32, what string, addrs, expected, new []uint64) []byte {
+	b = appendProc(b, p, what)
 	for i, a := range addrs {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, a, 10)
-		b = append(b, ':')
-		b = AppendValue(b, expected[i])
+		if expected != nil {
+			b = append(b, ':')
+			b = AppendValue(b, expected[i])
+		}
 		b = append(b, ':')
 		b = AppendValue(b, new[i])
 	}
 	return b
 }
 
-func appendReturnRead(b []byte, p int32, values []uint64) []byte {
-	b = appendProc(b, p, " ret")
+func appendValues(b []byte, values []uint64) []byte {
 	for _, v := range values {
 		b = append(b, ' ')
 		b = AppendValue(b, v)
@@ -126,9 +137,15 @@ func appendReturnRead(b []byte, p int32, values []uint64) []byte {
 	return b
 }
 
-func appendReturnFail(b []byte, p int32, addr uint64) []byte {
+func appendReturnRead(b []byte, p int32, values []uint64) []byte {
+	return appendValues(appendProc(b, p, " ret"), values)
+}
+
+// appendReturnFail renders "fail <addr>", followed by the values the
+// failure reports, if any.
+func appendReturnFail(b []byte, p int32, addr uint64, values []uint64) []byte {
 	b = appendProc(b, p, " ret fail ")
-	return strconv.AppendUint(b, addr, 10)
+	return appendValues(strconv.AppendUint(b, addr, 10), values)
 }
 
 // InvokeRead writes "<p> inv read a1 ... ak".
@@ -143,7 +160,14 @@ func (w *Writer) InvokeCAS(p int32, addrs, expected, new []uint64) {
 	w.emit()
 }
 
-// ReturnRead writes "<p> ret v1 ... vk".
+// InvokeSwap writes "<p> inv swap a1:n1 ...".
+func (w *Writer) InvokeSwap(p int32, addrs, new []uint64) {
+	w.buf = appendInvokeSwap(w.buf, p, addrs, new)
+	w.emit()
+}
+
+// ReturnRead writes "<p> ret v1 ... vk": a read's response, or a swap's
+// (the values it replaced).
 func (w *Writer) ReturnRead(p int32, values []uint64) {
 	w.buf = appendReturnRead(w.buf, p, values)
 	w.emit()
@@ -157,7 +181,14 @@ func (w *Writer) ReturnOK(p int32) {
 
 // ReturnFail writes "<p> ret fail <a>".
 func (w *Writer) ReturnFail(p int32, addr uint64) {
-	w.buf = appendReturnFail(w.buf, p, addr)
+	w.buf = appendReturnFail(w.buf, p, addr, nil)
+	w.emit()
+}
+
+// ReturnFailValues writes "<p> ret fail <a> <v1> ... <vk>": a failure
+// that reports the value it read at each of the cas's addresses.
+func (w *Writer) ReturnFailValues(p int32, addr uint64, values []uint64) {
+	w.buf = appendReturnFail(w.buf, p, addr, values)
 	w.emit()
 }
 

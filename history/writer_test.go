@@ -102,8 +102,8 @@ func genText(rng *rand.Rand, jsonl bool) string {
 		eol()
 	}
 	type pend struct {
-		cas   bool
-		addrs []uint64
+		cas, swap bool
+		addrs     []uint64
 	}
 	pending := map[int32]*pend{}
 	n := rng.IntN(60)
@@ -119,8 +119,18 @@ func genText(rng *rand.Rand, jsonl bool) string {
 			continue
 		}
 		p := procs[rng.IntN(len(procs))]
+		values := func() {
+			for j := range pending[p].addrs {
+				if jsonl && j > 0 {
+					b.WriteString(",")
+				}
+				if !jsonl {
+					b.WriteString(sep())
+				}
+				b.WriteString(num(value()))
+			}
+		}
 		if pd := pending[p]; pd != nil {
-			delete(pending, p)
 			switch {
 			case !pd.cas:
 				if jsonl {
@@ -128,15 +138,7 @@ func genText(rng *rand.Rand, jsonl bool) string {
 				} else {
 					fmt.Fprintf(&b, "%d%sret", p, sep())
 				}
-				for j := range pd.addrs {
-					if jsonl && j > 0 {
-						b.WriteString(",")
-					}
-					if !jsonl {
-						b.WriteString(sep())
-					}
-					b.WriteString(num(value()))
-				}
+				values()
 				if jsonl {
 					b.WriteString("]}")
 				}
@@ -146,6 +148,16 @@ func genText(rng *rand.Rand, jsonl bool) string {
 				} else {
 					fmt.Fprintf(&b, "%d%sret%sok", p, sep(), sep())
 				}
+			case rng.IntN(2) == 0: // a failure that reports values
+				a := pd.addrs[rng.IntN(len(pd.addrs))]
+				if jsonl {
+					fmt.Fprintf(&b, `{"p":%d,"ret":"fail","addr":%s,"values":[`, p, num(a))
+					values()
+					b.WriteString("]}")
+				} else {
+					fmt.Fprintf(&b, "%d%sret%sfail%s%s", p, sep(), sep(), sep(), num(a))
+					values()
+				}
 			default:
 				a := pd.addrs[rng.IntN(len(pd.addrs))]
 				if jsonl {
@@ -154,17 +166,33 @@ func genText(rng *rand.Rand, jsonl bool) string {
 					fmt.Fprintf(&b, "%d%sret%sfail%s%s", p, sep(), sep(), sep(), num(a))
 				}
 			}
+			delete(pending, p)
 			eol()
 			continue
 		}
 		k := 1 + rng.IntN(4)
 		perm := rng.Perm(len(addrs))[:k]
 		pd := &pend{cas: rng.IntN(2) == 0}
+		pd.swap = !pd.cas && rng.IntN(3) == 0
 		for _, j := range perm {
 			pd.addrs = append(pd.addrs, addrs[j])
 		}
 		pending[p] = pd
 		switch {
+		case pd.swap && jsonl:
+			fmt.Fprintf(&b, `{"p":%d,"inv":"swap","words":[`, p)
+			for j, a := range pd.addrs {
+				if j > 0 {
+					b.WriteString(",")
+				}
+				fmt.Fprintf(&b, "[%s,%s]", num(a), num(value()))
+			}
+			b.WriteString("]}")
+		case pd.swap:
+			fmt.Fprintf(&b, "%d%sinv%sswap", p, sep(), sep())
+			for _, a := range pd.addrs {
+				fmt.Fprintf(&b, "%s%s:%s", sep(), num(a), num(value()))
+			}
 		case !pd.cas && jsonl:
 			fmt.Fprintf(&b, `{"p":%d,"inv":"read","addrs":[`, p)
 			for j, a := range pd.addrs {
@@ -295,6 +323,9 @@ func TestWriterFormat(t *testing.T) {
 	w.InvokeCAS(3, []uint64{1}, []uint64{0x100001}, []uint64{0xdeadbeef})
 	w.Crash()
 	w.ReturnOK(3) // the Writer does not validate
+	w.InvokeSwap(4, []uint64{1, 5000}, []uint64{7, 0x100002})
+	w.ReturnRead(4, []uint64{0xdeadbeef, 4095})
+	w.ReturnFailValues(5, 1, []uint64{4096, 0})
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
@@ -310,6 +341,9 @@ init 19=0x4a38 20=0x4e20 18446744073709551615=4095
 3 inv cas 1:0x100001:0xdeadbeef
 crash
 3 ret ok
+4 inv swap 1:7 5000:0x100002
+4 ret 0xdeadbeef 4095
+5 ret fail 1 0x1000 0
 `
 	if buf.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)

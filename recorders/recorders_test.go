@@ -236,9 +236,6 @@ func testSwaps(t *testing.T, r recorder, dir string) {
 		}
 	}
 	t.Logf("%d failures with values", failures)
-	if !readsSwaps() {
-		t.Skip("the history reader does not read swaps and valued failures yet (issue 12): the recording is not checked")
-	}
 	if got, want := withoutComments(mergeLog(t, log, readFile(t, log))), withoutComments(text); got != want {
 		t.Fatal("pmlin merge of the log differs from the recorder's own merge")
 	}
@@ -246,13 +243,6 @@ func testSwaps(t *testing.T, r recorder, dir string) {
 	if err != nil || !res.Linearizable {
 		t.Fatalf("%s example with swaps: not found linearizable (%v): %+v", r.name, err, res)
 	}
-}
-
-// readsSwaps reports whether the history package reads swaps and
-// failures with values.
-func readsSwaps() bool {
-	_, err := history.ReadAll(strings.NewReader("0 inv swap 1:0x100000001\n0 ret 0\n0 inv cas 1:0:0x100000002\n0 ret fail 1 0x100000001\n"), "probe")
-	return err == nil
 }
 
 // TestCPlusPlus compiles the header as C++ (C++11 and C++17) and checks
@@ -278,9 +268,6 @@ func TestCPlusPlus(t *testing.T) {
 // must give exactly want (standard output) or fail with err.
 var scripts = []struct {
 	name, script, want, err string
-	// extended: swaps or failures with values, which the history reader
-	// may not read yet (issue 12)
-	extended bool
 }{
 	{name: "ties: invocations first, then the lower process id",
 		script: "threads 3\nclock 10\ninv-read 2 5\ninv-read 1 6\nclock 20\nret-read 2 0\nret-read 1 0\ninv-read 0 7\nclock 30\nret-read 0 0\nwrite\n",
@@ -336,7 +323,7 @@ crash
 1 inv read 11
 1 ret 0x100000002
 `},
-	{name: "swaps and failures with values", extended: true,
+	{name: "swaps and failures with values",
 		script: `threads 2
 init 5
 clock 1
@@ -405,9 +392,6 @@ func TestScripts(t *testing.T) {
 				cut := strings.Index(out, "pmlin-log v1\n")
 				if err != nil || cut < 0 || out[:cut] != sc.want {
 					t.Fatalf("err %v %s\ngot\n%s\nwant\n%s", err, stderr, out, sc.want)
-				}
-				if sc.extended && !readsSwaps() {
-					t.Skip("the history reader does not read swaps and valued failures yet (issue 12): pmlin merge cannot validate them")
 				}
 				log := out[cut:]
 				hist := sc.want[strings.Index(sc.want, "pmlin-history v1"):]

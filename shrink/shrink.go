@@ -274,10 +274,16 @@ func (s *shrinker) build(st state) *history.History {
 				continue
 			}
 			op.Addrs = append(op.Addrs, a)
-			if o.Kind == history.CAS {
+			// Each of these is parallel to Addrs or empty: a cas's
+			// expected and new values, a swap's new ones, the values a
+			// read or a swap returned or a failure reported.
+			if len(o.Expected) > 0 {
 				op.Expected = append(op.Expected, o.Expected[j])
+			}
+			if len(o.New) > 0 {
 				op.New = append(op.New, o.New[j])
-			} else if o.Values != nil {
+			}
+			if len(o.Values) > 0 {
 				op.Values = append(op.Values, o.Values[j])
 			}
 		}

@@ -441,17 +441,15 @@ func TestExactWitness(t *testing.T) {
 	}
 }
 
-// sawWrite reports whether op read, or expected and did not fail, a value
-// w wrote at the same address.
+// sawWrite reports whether op read (or, a swap, replaced; a failure,
+// reported), or expected and did not fail, a value w wrote at the same
+// address.
 func sawWrite(op, w *history.Op) bool {
-	if w.Kind != history.CAS || w.Status == history.Failed {
-		return false
+	if w.Kind == history.Read || w.Status == history.Failed {
+		return false // not a write: w is a read or a failed cas
 	}
-	seen := op.Values
-	if op.Kind == history.CAS {
-		if op.Status == history.Failed {
-			return false
-		}
+	seen := op.Values // a read's, a swap's, or a failure's that reports them
+	if op.Kind == history.CAS && op.Status != history.Failed {
 		seen = op.Expected
 	}
 	for k, a := range op.Addrs {

@@ -1,6 +1,7 @@
-// Package histgen generates random histories of multi-word reads (MwR) and
-// multi-word compare-and-swaps (MwCAS) with crashes, from an explicit seed,
-// for pmlin's tests and benchmarks.
+// Package histgen generates random histories of multi-word reads (MwR),
+// multi-word compare-and-swaps (MwCAS, whose failures may report the values
+// they read) and multi-word swaps (MwSwap) with crashes, from an explicit
+// seed, for pmlin's tests and benchmarks.
 //
 // Why: the graph-based analyzer (Cepeda et al., OPODIS 2019) is validated by
 // comparing it with an exact checker on many thousands of small random
@@ -11,7 +12,9 @@
 // where a careless analyzer goes wrong: stale and torn reads, spurious and
 // misattributed CAS failures, writes lost by a crash, crashed operations
 // whose effect appears late (which separates the strict, recoverable and
-// durable completion rules), and real-time reorderings.
+// durable completion rules), real-time reorderings, swaps that replace a
+// value already replaced (Figure 10 of the OPODIS paper), and failures that
+// report stale values or contradict themselves.
 //
 // What:
 //

@@ -137,13 +137,14 @@ func TestSmallDeterministic(t *testing.T) {
 // analyzer must handle, so a change cannot quietly make it tame.
 func TestSmallCoverage(t *testing.T) {
 	var reads, ok, fail, crashed, crashedVisible, pendingEnd, multi int
+	var swaps, crashedSwaps, crashedSwapsVisible, failValues int
 	for seed := range uint64(500) {
 		cfg := RandomSmallConfig(seed)
 		h := Small(cfg, seed)
 		values := map[[2]uint64]bool{}
 		for _, op := range h.Ops {
 			for j, a := range op.Addrs {
-				if op.Status == history.Returned {
+				if op.Values != nil {
 					values[[2]uint64{a, op.Values[j]}] = true
 				}
 			}
@@ -154,11 +155,18 @@ func TestSmallCoverage(t *testing.T) {
 			}
 			switch op.Status {
 			case history.Returned:
-				reads++
+				if op.Kind == history.Swap {
+					swaps++
+				} else {
+					reads++
+				}
 			case history.Succeeded:
 				ok++
 			case history.Failed:
 				fail++
+				if op.Values != nil {
+					failValues++
+				}
 			case history.Pending:
 				if op.Crash < 0 {
 					pendingEnd++
@@ -167,14 +175,20 @@ func TestSmallCoverage(t *testing.T) {
 					if values[[2]uint64{op.Addrs[0], op.New[0]}] {
 						crashedVisible++
 					}
+				} else if op.Kind == history.Swap {
+					crashedSwaps++
+					if values[[2]uint64{op.Addrs[0], op.New[0]}] {
+						crashedSwapsVisible++
+					}
 				}
 			}
 		}
 	}
-	t.Logf("reads %d, cas ok %d, cas fail %d, crashed cas %d (visible %d), pending at end %d, multi-word %d",
-		reads, ok, fail, crashed, crashedVisible, pendingEnd, multi)
+	t.Logf("reads %d, cas ok %d, cas fail %d (reporting values %d), crashed cas %d (visible %d), swaps %d, crashed swaps %d (visible %d), pending at end %d, multi-word %d",
+		reads, ok, fail, failValues, crashed, crashedVisible, swaps, crashedSwaps, crashedSwapsVisible, pendingEnd, multi)
 	for name, v := range map[string]int{"reads": reads, "ok": ok, "fail": fail, "crashed": crashed,
-		"crashed visible": crashedVisible, "pending at end": pendingEnd, "multi-word": multi} {
+		"crashed visible": crashedVisible, "pending at end": pendingEnd, "multi-word": multi,
+		"swaps": swaps, "crashed swaps": crashedSwaps, "crashed swaps visible": crashedSwapsVisible, "failures reporting values": failValues} {
 		if v < 20 {
 			t.Errorf("only %d %s", v, name)
 		}

@@ -50,8 +50,8 @@ const (
 	// values was overwritten by a CAS that finished before it began.
 	FalseSuccess
 	// LostWrite: after a crash, reads return for a word the value from
-	// before a successful CAS that finished before the crash, as if its
-	// write had not been persisted. Always strong. Needs a crash.
+	// before a successful CAS (or a swap) that finished before the crash,
+	// as if its write had not been persisted. Always strong. Needs a crash.
 	LostWrite
 	// ReorderEarlier moves a response earlier, before the invocation of a
 	// concurrent operation, which now follows it in real time. Strong: the
@@ -100,6 +100,18 @@ const (
 	// input was) in Durable mode only. The recoverable rule must follow
 	// p's order past the cut-off operation to see it.
 	CrashedEffectPastCutOff
+	// StaleSwap: a swap returns, for one word, the value that the writer
+	// of the value it returned had replaced, so both replaced the same
+	// value: Figure 10 of the OPODIS paper (CodebaseB's bug), a fork.
+	// Strong: that writer took effect for sure (it returned).
+	StaleSwap
+	// StaleFailValues: a failed CAS that reports values reports, for one
+	// word, the value that the writer of the reported one had replaced.
+	// Strong: that writer returned before the failure was invoked.
+	StaleFailValues
+	// ContradictingFailure: a failed CAS that reports values reports, at
+	// the address it blamed, its own expected value. Always strong.
+	ContradictingFailure
 
 	numKinds
 )
@@ -110,7 +122,12 @@ var Kinds = []MutationKind{
 	SpuriousFailure, SpuriousFailureRewrite, WrongAddressFailure, FalseSuccess,
 	LostWrite, ReorderEarlier, ReorderLater, DropOp, DuplicateRead, InsertCrash,
 	CrashedEffectVisibleLate, CrashedEffectAfterCrash, CrashedEffectPastCutOff,
+	StaleSwap, StaleFailValues, ContradictingFailure,
 }
+
+// swapKinds are the kinds whose targets are swaps and failures that report
+// values: Random draws them only for configurations that make those.
+var swapKinds = []MutationKind{StaleSwap, StaleFailValues, ContradictingFailure}
 
 var kindNames = [...]string{
 	StaleRead:                "stale-read",
@@ -130,6 +147,9 @@ var kindNames = [...]string{
 	CrashedEffectVisibleLate: "crashed-effect-visible-late",
 	CrashedEffectAfterCrash:  "crashed-effect-after-crash",
 	CrashedEffectPastCutOff:  "crashed-effect-past-cut-off",
+	StaleSwap:                "stale-swap",
+	StaleFailValues:          "stale-fail-values",
+	ContradictingFailure:     "contradicting-failure",
 }
 
 func (k MutationKind) String() string {
@@ -191,9 +211,27 @@ type mutation struct {
 	// every mode (see MutationKind).
 	strong bool
 	// Indexes over values (built on demand, valid until an edit).
-	writer  map[wv]int   // the non-failed CAS writing v at w
-	succ    map[wv][]int // the non-failed CASes expecting v at w
-	readers map[wv][]int // the returned reads returning v at w
+	writer  map[wv]int   // the non-failed CAS or the swap writing v at w
+	succ    map[wv][]int // the non-failed CASes expecting v at w, the returned swaps replacing it
+	readers map[wv][]int // the returned reads returning v at w, the failures reporting it
+}
+
+// pred is the value op (a non-failed CAS or a swap) replaced at slot j,
+// and whether it is known: not for a swap cut off before it returned.
+func pred(op *history.Op, j int) (uint64, bool) {
+	switch {
+	case op.Kind == history.CAS:
+		return op.Expected[j], true
+	case op.Status == history.Returned:
+		return op.Values[j], true
+	}
+	return 0, false
+}
+
+// tookEffect reports whether op certainly wrote: a successful CAS or a
+// returned swap.
+func tookEffect(op *history.Op) bool {
+	return op.Status == history.Succeeded || op.Kind == history.Swap && op.Status == history.Returned
 }
 
 func newMutation(h *history.History, rng *rand.Rand) *mutation {
@@ -286,18 +324,21 @@ func (m *mutation) index() {
 			continue
 		}
 		switch {
-		case op.Kind == history.Read && op.Status == history.Returned:
+		case op.Kind == history.Read && op.Status == history.Returned,
+			op.Status == history.Failed && op.Values != nil:
 			for j, a := range op.Addrs {
 				k := wv{a, op.Values[j]}
 				m.readers[k] = append(m.readers[k], i)
 			}
-		case op.Kind == history.CAS && op.Status != history.Failed:
+		case op.Kind != history.Read && op.Status != history.Failed:
 			for j, a := range op.Addrs {
 				if _, dup := m.writer[wv{a, op.New[j]}]; !dup {
 					m.writer[wv{a, op.New[j]}] = i
 				}
-				k := wv{a, op.Expected[j]}
-				m.succ[k] = append(m.succ[k], i)
+				if p, ok := pred(op, j); ok {
+					k := wv{a, p}
+					m.succ[k] = append(m.succ[k], i)
+				}
 			}
 		}
 	}
@@ -447,6 +488,12 @@ func (m *mutation) apply(kind MutationKind) bool {
 		return m.crashedEffect(false)
 	case CrashedEffectPastCutOff:
 		return m.crashedEffectPastCutOff()
+	case StaleSwap:
+		return m.staleObservation(func(op *history.Op) bool { return op.Kind == history.Swap && op.Status == history.Returned })
+	case StaleFailValues:
+		return m.staleObservation(func(op *history.Op) bool { return op.Status == history.Failed && op.Values != nil })
+	case ContradictingFailure:
+		return m.contradictingFailure()
 	}
 	return false
 }
@@ -455,19 +502,32 @@ func (m *mutation) apply(kind MutationKind) bool {
 type slotTarget struct{ op, slot int }
 
 func (m *mutation) staleRead() bool {
+	return m.staleObservation(func(op *history.Op) bool { return op.Kind == history.Read && op.Status == history.Returned })
+}
+
+// staleObservation makes an operation that observed values (a read, a
+// swap or a failure that reports values, as which says) observe, at one
+// word, the value that the writer of the value it observed had replaced.
+// Strong: that writer certainly took effect, before the operation was
+// invoked or, for a swap (which then replaces the value the writer
+// replaced: a fork), at all.
+func (m *mutation) staleObservation(which func(*history.Op) bool) bool {
 	var strong, all []slotTarget
-	for _, r := range m.returnedReads(1) {
+	for r := range m.ops {
 		op := &m.ops[r]
+		if m.gone[r] || !which(op) {
+			continue
+		}
 		for j, a := range op.Addrs {
 			w, ok := m.writer[wv{a, op.Values[j]}]
-			if !ok {
+			if !ok || w == r {
 				continue
 			}
-			if m.ops[w].Expected[slotOf(&m.ops[w], a)] == op.Values[j] {
+			if p, known := pred(&m.ops[w], slotOf(&m.ops[w], a)); !known || p == op.Values[j] {
 				continue
 			}
 			all = append(all, slotTarget{r, j})
-			if m.finishedBefore(w, op.Inv) && m.ops[w].Status == history.Succeeded {
+			if tookEffect(&m.ops[w]) && (op.Kind == history.Swap || m.finishedBefore(w, op.Inv)) {
 				strong = append(strong, slotTarget{r, j})
 			}
 		}
@@ -479,7 +539,27 @@ func (m *mutation) staleRead() bool {
 	op := &m.ops[t.op]
 	a := op.Addrs[t.slot]
 	w := &m.ops[m.writer[wv{a, op.Values[t.slot]}]]
-	op.Values[t.slot] = w.Expected[slotOf(w, a)]
+	op.Values[t.slot], _ = pred(w, slotOf(w, a))
+	return true
+}
+
+// contradictingFailure makes a failure that reports values report its
+// expected value at the address it blamed.
+func (m *mutation) contradictingFailure() bool {
+	var all []int
+	for i := range m.ops {
+		if op := &m.ops[i]; op.Status == history.Failed && op.Values != nil && !m.gone[i] {
+			all = append(all, i)
+		}
+	}
+	c, ok := pick(m, nil, all)
+	if !ok {
+		return false
+	}
+	m.strong = true
+	op := &m.ops[c]
+	j := slotOf(op, op.FailAddr)
+	op.Values[j] = op.Expected[j]
 	return true
 }
 
@@ -499,7 +579,10 @@ func (m *mutation) tornRead() bool {
 			// expected value at a is torn for sure.
 			if c, ok := m.writer[wv{a, v}]; ok {
 				cop := &m.ops[c]
-				old := cop.Expected[slotOf(cop, a)]
+				old, known := pred(cop, slotOf(cop, a))
+				if !known {
+					continue
+				}
 				sure := false
 				for jj, b := range op.Addrs {
 					if s := slotOf(cop, b); jj != j && s >= 0 && cop.New[s] == op.Values[jj] {
@@ -549,7 +632,7 @@ func (m *mutation) futureRead() bool {
 		for j, a := range op.Addrs {
 			for c := range m.ops {
 				cop := &m.ops[c]
-				if cop.Kind != history.CAS || cop.Status == history.Failed || cop.Inv < op.Ret {
+				if cop.Kind == history.Read || cop.Status == history.Failed || cop.Inv < op.Ret {
 					continue
 				}
 				if s := slotOf(cop, a); s >= 0 {
@@ -613,12 +696,18 @@ func (m *mutation) spuriousFailure() bool {
 func (m *mutation) heldThroughout(a, v uint64, from, to int, except int) bool {
 	if v != m.h.InitValue(a) {
 		w, ok := m.writer[wv{a, v}]
-		if !ok || m.ops[w].Status != history.Succeeded || !m.finishedBefore(w, from) {
+		if !ok || !tookEffect(&m.ops[w]) || !m.finishedBefore(w, from) {
 			return false
 		}
 	}
 	for _, s := range m.succ[wv{a, v}] {
 		if s != except && m.ops[s].Inv < to {
+			return false
+		}
+	}
+	// A swap cut off before it returned may have replaced any value.
+	for i := range m.ops {
+		if op := &m.ops[i]; op.Kind == history.Swap && op.Status == history.Pending && op.Inv < to && slotOf(op, a) >= 0 {
 			return false
 		}
 	}
@@ -711,7 +800,7 @@ func (m *mutation) falseSuccess() bool {
 	if !ok {
 		return false
 	}
-	m.ops[c].Status, m.ops[c].FailAddr = history.Succeeded, 0
+	m.ops[c].Status, m.ops[c].FailAddr, m.ops[c].Values = history.Succeeded, 0, nil
 	return true
 }
 
@@ -724,8 +813,8 @@ func (m *mutation) lostWrite() bool {
 		if e.op >= 0 {
 			continue
 		}
-		for _, c := range m.casWith(history.Succeeded) {
-			if !m.finishedBefore(c, i) {
+		for c := range m.ops {
+			if !tookEffect(&m.ops[c]) || !m.finishedBefore(c, i) {
 				continue
 			}
 			op := &m.ops[c]
@@ -748,20 +837,22 @@ func (m *mutation) lostWrite() bool {
 	m.strong = true
 	op := &m.ops[t.cas]
 	for j, a := range op.Addrs {
+		p, _ := pred(op, j)
 		for _, r := range m.readers[wv{a, op.New[j]}] {
 			if rop := &m.ops[r]; rop.Inv > t.crash {
-				rop.Values[slotOf(rop, a)] = op.Expected[j]
+				rop.Values[slotOf(rop, a)] = p
 			}
 		}
 	}
 	return true
 }
 
-// readsFrom reports whether op a must follow op b: a read or successful CAS
-// a saw (or expected) at some word the value b wrote.
+// readsFrom reports whether op a must follow op b: a read, swap, failure
+// that reports values or successful CAS a saw (or expected) at some word
+// the value b wrote.
 func (m *mutation) readsFrom(a, b int) bool {
 	aop, bop := &m.ops[a], &m.ops[b]
-	if bop.Kind != history.CAS || bop.Status == history.Failed {
+	if bop.Kind == history.Read || bop.Status == history.Failed {
 		return false
 	}
 	for j, x := range aop.Addrs {
@@ -770,7 +861,7 @@ func (m *mutation) readsFrom(a, b int) bool {
 			continue
 		}
 		switch {
-		case aop.Status == history.Returned && aop.Values[j] == bop.New[s]:
+		case aop.Values != nil && aop.Values[j] == bop.New[s]:
 			return true
 		case aop.Status == history.Succeeded && aop.Expected[j] == bop.New[s]:
 			return true
@@ -779,15 +870,17 @@ func (m *mutation) readsFrom(a, b int) bool {
 	return false
 }
 
-// overwrote reports whether successful CAS a overwrote, at some word, the
-// value that read b returned there, so that b must precede a.
+// overwrote reports whether a (a successful CAS or a returned swap)
+// overwrote, at some word, the value that b (a read, or a failure that
+// reports values) returned there, so that b must precede a.
 func (m *mutation) overwrote(a, b int) bool {
 	aop, bop := &m.ops[a], &m.ops[b]
-	if aop.Status != history.Succeeded || bop.Status != history.Returned {
+	if !tookEffect(aop) || bop.Values == nil || bop.Kind == history.Swap {
 		return false
 	}
 	for j, x := range aop.Addrs {
-		if s := slotOf(bop, x); s >= 0 && bop.Values[s] == aop.Expected[j] {
+		p, _ := pred(aop, j)
+		if s := slotOf(bop, x); s >= 0 && bop.Values[s] == p {
 			return true
 		}
 	}
@@ -980,8 +1073,7 @@ func (m *mutation) crashedEffect(late bool) bool {
 	for cAt > 0 && m.seq[cAt-1].op >= 0 && m.ops[m.seq[cAt-1].op].Proc != p && m.rng.IntN(2) == 0 {
 		cAt--
 	}
-	c := m.addOp(history.Op{Proc: p, Kind: history.CAS, Addrs: []uint64{u},
-		Expected: []uint64{init}, New: []uint64{n}, Status: history.Pending})
+	c := m.addOp(m.cutOffWrite(p, u, init, n))
 	m.insert(cAt, ev{c, false})
 	x++ // the crash moved right
 	// next: p's next invocation after the crash, or the end.
@@ -1014,6 +1106,18 @@ func (m *mutation) crashedEffect(late bool) bool {
 	at2 := between(at+2, next+2)
 	read(at2, m.idleProc(at2, p), n)
 	return true
+}
+
+// cutOffWrite is the pending write of new value n over init at word u by
+// process p that the crashed-effect kinds insert: a CAS, or, in a history
+// that has swaps, half of the time a swap.
+func (m *mutation) cutOffWrite(p int32, u, init, n uint64) history.Op {
+	hasSwap := slices.ContainsFunc(m.ops, func(op history.Op) bool { return op.Kind == history.Swap })
+	if hasSwap && m.rng.IntN(2) == 0 {
+		return history.Op{Proc: p, Kind: history.Swap, Addrs: []uint64{u}, New: []uint64{n}, Status: history.Pending}
+	}
+	return history.Op{Proc: p, Kind: history.CAS, Addrs: []uint64{u},
+		Expected: []uint64{init}, New: []uint64{n}, Status: history.Pending}
 }
 
 // crashes lists the seq indexes of the crashes.
@@ -1063,8 +1167,7 @@ func (m *mutation) crashedEffectPastCutOff() bool {
 	p := hi + 1 // a process with no other operation: nothing else moves its order
 	u := m.untouchedWord()
 	init, n := m.h.InitValue(u), m.freshValue()
-	c := m.addOp(history.Op{Proc: p, Kind: history.CAS, Addrs: []uint64{u},
-		Expected: []uint64{init}, New: []uint64{n}, Status: history.Pending})
+	c := m.addOp(m.cutOffWrite(p, u, init, n))
 	var d int
 	if m.rng.IntN(2) == 0 {
 		d = m.addOp(history.Op{Proc: p, Kind: history.Read, Addrs: []uint64{u}, Status: history.Pending})

@@ -60,13 +60,25 @@ var weights = [numKinds]int{
 	CrashedEffectVisibleLate: 3,
 	CrashedEffectAfterCrash:  3,
 	CrashedEffectPastCutOff:  3,
+	StaleSwap:                4,
+	StaleFailValues:          3,
+	ContradictingFailure:     1,
 }
 
-// weightsFor adjusts the weights to the mode: the kinds whose result is
-// linearizable in it (crashed effects that the mode allows, a crash inserted
-// into a history that the mode already completes) become rarer.
-func weightsFor(m history.Mode) [numKinds]int {
+// weightsFor adjusts the weights to the configuration: the kinds whose
+// result is linearizable in its mode (crashed effects that the mode allows,
+// a crash inserted into a history that the mode already completes) become
+// rarer, and the kinds of swaps and failures that report values are left
+// out when it makes neither (so that such configurations draw what they
+// drew before those kinds existed).
+func weightsFor(c SmallConfig) [numKinds]int {
 	w := weights
+	if c.Swaps == 0 && c.FailValues == 0 {
+		for _, k := range swapKinds {
+			w[k] = 0
+		}
+	}
+	m := c.Mode
 	switch m {
 	case history.Recoverable:
 		w[CrashedEffectAfterCrash] = 1
@@ -103,7 +115,9 @@ func RandomCase(cfg SmallConfig, seed uint64) Case {
 	if rng.IntN(2) == 0 {
 		n = 2
 	}
-	weights := weightsFor(mode)
+	wc := c.Config
+	wc.Mode = mode
+	weights := weightsFor(wc)
 	total := 0
 	for _, w := range weights {
 		total += w

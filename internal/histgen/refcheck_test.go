@@ -19,10 +19,13 @@ import (
 //     that is linearized (Recoverable: program order survives the crash;
 //     when the next operation was cut off and dropped, the one after it
 //     still follows), or whenever (Durable; and every mode for an
-//     operation pending at the end);
+//     operation pending at the end); a pending swap likewise;
 //   - a read returns the current values; a successful CAS found every
 //     expected value and wrote the new ones; a failed CAS found a value
-//     other than the expected one at the blamed address and wrote nothing.
+//     other than the expected one at the blamed address and wrote nothing,
+//     and the values it reports, if any, are the current ones; a swap
+//     wrote its new values, and returned (if it returned) the values they
+//     replaced.
 func refCheck(h *history.History, mode history.Mode) (bool, error) {
 	n := len(h.Ops)
 	if n > 64 {
@@ -119,10 +122,22 @@ func refCheck(h *history.History, mode history.Mode) (bool, error) {
 				if mem[words[op.FailAddr]] == op.Expected[j] {
 					continue
 				}
-			default: // succeeded, or a pending CAS taking effect
 				ok := true
 				for j, a := range op.Addrs {
-					ok = ok && mem[words[a]] == op.Expected[j]
+					ok = ok && (op.Values == nil || mem[words[a]] == op.Values[j])
+				}
+				if !ok {
+					continue
+				}
+			default: // succeeded, a swap, or a pending CAS or swap taking effect
+				ok := true
+				for j, a := range op.Addrs {
+					switch {
+					case op.Kind == history.CAS:
+						ok = ok && mem[words[a]] == op.Expected[j]
+					case op.Status == history.Returned:
+						ok = ok && mem[words[a]] == op.Values[j]
+					}
 				}
 				if !ok {
 					continue

@@ -24,6 +24,12 @@ type SmallConfig struct {
 	Crashes int
 	// PendingAtEnd lets the history end while operations are pending.
 	PendingAtEnd bool
+	// Swaps is the probability that an operation that is not a read is a
+	// swap rather than a CAS.
+	Swaps float64
+	// FailValues is the probability that a failed CAS reports the values
+	// it read ("ret fail <a> <v1> ... <vk>").
+	FailValues float64
 	// Mode is the completion rule the history is generated under: it is
 	// linearizable in Mode (and in every weaker one). A CAS interrupted by a
 	// crash before its linearization point takes no effect (Strict), may
@@ -40,8 +46,10 @@ func DefaultSmall() SmallConfig {
 }
 
 // RandomSmallConfig draws a small configuration from seed: 2-6 processes,
-// 4-14 operations, 1-5 words, k up to 3, 0-4 crashes, any mode. Tests use it
-// to sweep the configuration space along with the history seed.
+// 4-14 operations, 1-5 words, k up to 3, 0-4 crashes, any mode; in two
+// thirds of the seeds each, swaps (20-60% of the updates) and failures that
+// report values (30-100% of them). Tests use it to sweep the configuration
+// space along with the history seed.
 func RandomSmallConfig(seed uint64) SmallConfig {
 	rng := newRand(seed, 0x5eed_c0f1)
 	c := SmallConfig{
@@ -54,7 +62,22 @@ func RandomSmallConfig(seed uint64) SmallConfig {
 		Mode:         history.Modes[rng.IntN(len(history.Modes))],
 	}
 	c.MaxK = 1 + rng.IntN(min(3, c.Words))
+	c.Swaps, c.FailValues = drawSwaps(rng)
 	return c
+}
+
+// drawSwaps draws the Swaps and FailValues of a random configuration: each
+// zero in a third of the cases (histories of reads and CAS only stay
+// common), after every other field is drawn (so those keep their values
+// per seed).
+func drawSwaps(rng *rand.Rand) (swaps, failValues float64) {
+	if rng.IntN(3) > 0 {
+		swaps = 0.2 + 0.4*rng.Float64()
+	}
+	if rng.IntN(3) > 0 {
+		failValues = 0.3 + 0.7*rng.Float64()
+	}
+	return swaps, failValues
 }
 
 // CrashChainConfig draws a tiny, crash-heavy configuration from seed: 2-3
@@ -75,6 +98,7 @@ func CrashChainConfig(seed uint64) SmallConfig {
 		Mode:         history.Modes[rng.IntN(len(history.Modes))],
 	}
 	c.MaxK = 1 + rng.IntN(min(2, c.Words))
+	c.Swaps, c.FailValues = drawSwaps(rng)
 	return c
 }
 
@@ -85,6 +109,8 @@ func (c SmallConfig) normalized() SmallConfig {
 	c.MaxK = min(max(c.MaxK, 1), c.Words)
 	c.ReadFraction = min(max(c.ReadFraction, 0), 1)
 	c.Crashes = max(c.Crashes, 0)
+	c.Swaps = min(max(c.Swaps, 0), 1)
+	c.FailValues = min(max(c.FailValues, 0), 1)
 	return c
 }
 
@@ -101,9 +127,9 @@ func tag(proc int, counter uint64) uint64 { return uint64(proc+1)<<32 | counter 
 type simProc struct {
 	op      int // pending operation, or -1
 	lin     bool
-	ok      bool   // outcome of a linearized CAS
-	fail    uint64 // blamed address of a failed one
-	vals    []uint64
+	ok      bool     // outcome of a linearized CAS
+	fail    uint64   // blamed address of a failed one
+	vals    []uint64 // what a linearized read or failed CAS saw, or a swap replaced
 	know    []uint64 // per word: the last value this process read
 	has     []bool
 	last    []uint64 // addresses of its last completed read
@@ -119,7 +145,7 @@ type smallSim struct {
 	cfg      SmallConfig
 	rng      *rand.Rand
 	mem      []uint64
-	seen     [][]uint64 // per word: values returned by finished reads or expected by finished successful CASes
+	seen     [][]uint64 // per word: values returned by finished reads, swaps and failures, or expected by finished successful CASes
 	procs    []simProc
 	ops      []history.Op
 	crashes  []int
@@ -220,9 +246,13 @@ func (s *smallSim) lateEffects() {
 	}
 }
 
-// matches reports whether every word of a CAS holds its expected value.
+// matches reports whether every word of a CAS holds its expected value (a
+// swap always matches).
 func (s *smallSim) matches(id int) bool {
 	op := &s.ops[id]
+	if op.Kind == history.Swap {
+		return true
+	}
 	for i, a := range op.Addrs {
 		if s.mem[a] != op.Expected[i] {
 			return false
@@ -231,9 +261,9 @@ func (s *smallSim) matches(id int) bool {
 	return true
 }
 
-// apply makes a crashed CAS take effect if its expected values still match
-// (if they do not, they never will again: values are unique), and reports
-// whether it did.
+// apply makes a crashed CAS or swap take effect if its expected values
+// still match (if they do not, they never will again: values are unique),
+// and reports whether it did.
 func (s *smallSim) apply(id int) bool {
 	if !s.matches(id) {
 		return false
@@ -292,6 +322,18 @@ func (s *smallSim) invoke(p int) {
 			from = s.watch
 		}
 		op.Addrs = s.randomAddrs(k, from)
+	} else if s.cfg.Swaps > 0 && s.rng.Float64() < s.cfg.Swaps {
+		op.Kind = history.Swap
+		var from []uint64
+		if len(ps.last) > 0 && s.rng.IntN(2) == 0 {
+			from = ps.last
+		}
+		op.Addrs = s.randomAddrs(k, from)
+		op.New = make([]uint64, k)
+		for i := range op.Addrs {
+			ps.counter++
+			op.New[i] = tag(p, ps.counter)
+		}
 	} else {
 		op.Kind = history.CAS
 		var from []uint64
@@ -342,10 +384,16 @@ func (s *smallSim) linearize(p int) {
 	}
 	op := &s.ops[ps.op]
 	ps.lin = true
-	if op.Kind == history.Read {
-		ps.vals = make([]uint64, len(op.Addrs))
+	ps.vals = make([]uint64, len(op.Addrs))
+	for i, a := range op.Addrs {
+		ps.vals[i] = s.mem[a]
+	}
+	switch op.Kind {
+	case history.Read:
+		return
+	case history.Swap:
 		for i, a := range op.Addrs {
-			ps.vals[i] = s.mem[a]
+			s.mem[a] = op.New[i]
 		}
 		return
 	}
@@ -378,6 +426,13 @@ func (s *smallSim) respond(p int) {
 			s.seen[a] = appendSeen(s.seen[a], ps.vals[i])
 		}
 		ps.last = op.Addrs
+	case op.Kind == history.Swap:
+		// The values it replaced justify later CASes (Assumption 2);
+		// the process does not learn its own new values from them.
+		op.Status, op.Values = history.Returned, ps.vals
+		for i, a := range op.Addrs {
+			s.seen[a] = appendSeen(s.seen[a], ps.vals[i])
+		}
 	case ps.ok:
 		op.Status = history.Succeeded
 		for i, a := range op.Addrs {
@@ -385,6 +440,14 @@ func (s *smallSim) respond(p int) {
 		}
 	default:
 		op.Status, op.FailAddr = history.Failed, ps.fail
+		if s.cfg.FailValues > 0 && s.rng.Float64() < s.cfg.FailValues {
+			// It reports what it read: the process retries with it.
+			op.Values = ps.vals
+			for i, a := range op.Addrs {
+				ps.know[a], ps.has[a] = ps.vals[i], true
+				s.seen[a] = appendSeen(s.seen[a], ps.vals[i])
+			}
+		}
 	}
 	ps.op, ps.vals = -1, nil
 }
@@ -410,10 +473,10 @@ func (s *smallSim) crash() {
 		}
 		op := &s.ops[ps.op]
 		op.Crash = idx
-		if op.Kind == history.CAS {
+		if op.Kind != history.Read {
 			ps.crashed = op.Addrs
 		}
-		if op.Kind == history.CAS && !ps.lin {
+		if op.Kind != history.Read && !ps.lin {
 			switch r := s.rng.IntN(6); {
 			case !s.matches(op.ID):
 				// It can never take effect: values do not come back.

@@ -129,7 +129,7 @@ func checkShape(op *history.Op) error {
 			return fmt.Errorf("returned read with status %v and %d values for %d words", op.Status, len(op.Values), k)
 		}
 	case history.CAS:
-		if len(op.Expected) != k || len(op.New) != k || len(op.Values) != 0 {
+		if len(op.Expected) != k || len(op.New) != k || len(op.Values) != 0 && op.Status != history.Failed {
 			return fmt.Errorf("CAS with %d expected and %d new values for %d words", len(op.Expected), len(op.New), k)
 		}
 		switch {
@@ -142,9 +142,25 @@ func checkShape(op *history.Op) error {
 			if slotOf(op, op.FailAddr) < 0 {
 				return fmt.Errorf("CAS fails at %d, not one of its addresses", op.FailAddr)
 			}
+			if op.Values != nil && len(op.Values) != k {
+				return fmt.Errorf("failure reporting %d values for %d words", len(op.Values), k)
+			}
+			return nil
 		default:
 			return fmt.Errorf("returned CAS with status %v", op.Status)
 		}
+	case history.Swap:
+		if len(op.Expected) != 0 || len(op.New) != k {
+			return fmt.Errorf("swap with %d expected and %d new values for %d words", len(op.Expected), len(op.New), k)
+		}
+		if pending {
+			if op.Status != history.Pending || len(op.Values) != 0 {
+				return fmt.Errorf("pending swap with status %v or values", op.Status)
+			}
+		} else if op.Status != history.Returned || len(op.Values) != k {
+			return fmt.Errorf("returned swap with status %v and %d values for %d words", op.Status, len(op.Values), k)
+		}
+		return nil
 	default:
 		return fmt.Errorf("unknown kind %v", op.Kind)
 	}
@@ -164,17 +180,18 @@ func slotOf(op *history.Op, a uint64) int {
 // CheckAssumptions checks the OPODIS paper's assumptions, as
 // docs/history-format.md states them:
 //
-//  1. every value a CAS writes to an address differs from the address's
-//     initial value and from every other value written to it;
+//  1. every value a CAS or a swap writes to an address differs from the
+//     address's initial value and from every other value written to it;
 //  2. the value a CAS expects at an address was returned for that address by
-//     a read, or was the expected value of a successful CAS, that finished
-//     before the CAS was invoked, or is the address's initial value.
+//     a read, a swap or a failure that reports values, or was the expected
+//     value of a successful CAS, that finished before the CAS was invoked,
+//     or is the address's initial value. (A swap expects nothing.)
 func CheckAssumptions(h *history.History) error {
 	type wv struct{ w, v uint64 }
 	written := map[wv]int{}
 	for i := range h.Ops {
 		op := &h.Ops[i]
-		if op.Kind != history.CAS {
+		if op.Kind == history.Read {
 			continue
 		}
 		for j, a := range op.Addrs {
@@ -198,9 +215,11 @@ func CheckAssumptions(h *history.History) error {
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		switch op.Status {
-		case history.Returned:
+		case history.Returned, history.Failed:
 			for j, a := range op.Addrs {
-				note(wv{a, op.Values[j]}, op.Ret)
+				if op.Values != nil {
+					note(wv{a, op.Values[j]}, op.Ret)
+				}
 			}
 		case history.Succeeded:
 			for j, a := range op.Addrs {

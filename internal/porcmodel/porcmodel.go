@@ -2,7 +2,8 @@
 // (github.com/anishathalye/porcupine), the Wing–Gong/Lowe style checker
 // pmlin is compared against: a word-array model of multi-word reads and
 // CAS, partitioned by connected components of addresses (the partitions
-// P-compositionality allows), and the conversion of a history into
+// P-compositionality allows; swaps and failures that report values
+// included), and the conversion of a history into
 // Porcupine operations. It serves the benchmarks and the tests' second
 // oracle; the analyzer does not use it.
 package porcmodel
@@ -53,7 +54,9 @@ func (s state) with(addrs, vals []uint64) state {
 // Model is the word array with initial values initial. Inputs are
 // *history.Op (their status says which output was recorded); outputs are
 // unused. A failed cas is consistent when the word it blamed differs from
-// its expected value; a pending cas either took effect or did not.
+// its expected value (and, if it reports values, its words hold them); a
+// returned swap when its words hold the values it returned; a pending cas
+// or swap either took effect or did not.
 func Model(initial func(uint64) uint64) porcupine.Model {
 	return (&porcupine.NondeterministicModel{
 		Init: func() []any { return []any{state(nil)} },
@@ -69,6 +72,9 @@ func Model(initial func(uint64) uint64) porcupine.Model {
 			}
 			switch op.Status {
 			case history.Returned:
+				if matches(op.Values) && op.Kind == history.Swap {
+					return []any{s.with(op.Addrs, op.New)}
+				}
 				if matches(op.Values) {
 					return []any{s}
 				}
@@ -77,13 +83,16 @@ func Model(initial func(uint64) uint64) porcupine.Model {
 					return []any{s.with(op.Addrs, op.New)}
 				}
 			case history.Failed:
+				if op.Values != nil && !matches(op.Values) {
+					return nil
+				}
 				for k, a := range op.Addrs {
 					if a == op.FailAddr && s.get(a, initial) != op.Expected[k] {
 						return []any{s}
 					}
 				}
 			case history.Pending:
-				if op.Kind == history.CAS && matches(op.Expected) {
+				if op.Kind == history.Swap || op.Kind == history.CAS && matches(op.Expected) {
 					return []any{s, s.with(op.Addrs, op.New)}
 				}
 				return []any{s}
@@ -142,10 +151,10 @@ func Partition(ops []porcupine.Operation) [][]porcupine.Operation {
 // Operations converts a history into Porcupine operations under the
 // completion rule of mode, with event positions as times, or reports false
 // when mode's constraints for h are not intervals, which Porcupine cannot
-// express. Pending reads are left out (pmlin drops them); a pending cas may
-// take effect or not (the model's Step) until its response time: the crash
-// that cut it off in Strict mode, after the end otherwise. A Recoverable
-// crashed cas must precede its process's later operations that stay in the
+// express. Pending reads are left out (pmlin drops them); a pending cas or
+// swap may take effect or not (the model's Step) until its response time:
+// the crash that cut it off in Strict mode, after the end otherwise. A
+// Recoverable crashed cas or swap must precede its process's later operations that stay in the
 // history, which is not an interval: histories where it has one (anything
 // but a pending read, which always leaves) are refused.
 func Operations(h *history.History, mode history.Mode) ([]porcupine.Operation, bool) {
@@ -153,8 +162,8 @@ func Operations(h *history.History, mode history.Mode) ([]porcupine.Operation, b
 	ops := make([]porcupine.Operation, 0, len(h.Ops))
 	for i := len(h.Ops) - 1; i >= 0; i-- {
 		op := &h.Ops[i]
-		pendingCAS := op.Status == history.Pending && op.Kind == history.CAS
-		if mode == history.Recoverable && pendingCAS && op.Crash >= 0 && later[op.Proc] {
+		pendingW := op.Status == history.Pending && op.Kind != history.Read
+		if mode == history.Recoverable && pendingW && op.Crash >= 0 && later[op.Proc] {
 			return nil, false
 		}
 		later[op.Proc] = later[op.Proc] || op.Status != history.Pending || op.Kind != history.Read

@@ -21,6 +21,13 @@ func TestModel(t *testing.T) {
 		{"1 inv cas 10:0:5\n2 inv cas 10:0:6\n1 ret ok\n2 ret fail 10\n", true},
 		{"1 inv cas 10:0:5\n2 inv read 10\n2 ret 5\n", true}, // pending at the end, observed
 		{"1 inv cas 20:0:5\n1 ret ok\n2 inv read 10\n2 ret 0\n", true},
+		// Swaps, and failures that report values.
+		{"1 inv swap 10:5\n1 ret 0\n2 inv swap 10:6\n2 ret 5\n", true},
+		{"1 inv swap 10:5\n1 ret 0\n2 inv swap 10:6\n2 ret 0\n", false}, // both replaced 0: Figure 10's fork
+		{"1 inv swap 10:5\n2 inv read 10\n2 ret 5\n", true},             // pending at the end, observed
+		{"1 inv swap 10:5\n1 ret 0\n2 inv cas 10:0:6\n2 ret fail 10 5\n", true},
+		{"1 inv swap 10:5\n1 ret 0\n2 inv cas 10:0:6\n2 ret fail 10 0\n", false}, // reports its expected value
+		{"1 inv cas 10:0:6 11:0:7\n1 ret fail 10 5 0\n", false},                  // nothing wrote 5
 	}
 	for _, tc := range tests {
 		h, err := history.ReadAll(strings.NewReader(tc.text), "t")
