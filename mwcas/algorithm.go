@@ -174,21 +174,29 @@ func (w *wstate) installSwap(d, s uint64) bool {
 		switch {
 		case v == mine || v == mine|DirtyBit:
 			w.cas(field, o, o|frozenBit)
+			continue
 		case isDesc(v):
 			w.help(ptrDesc(v))
+			continue
 		case isRDCSS(v):
 			w.completeInstall(ptrDesc(v), ptrSlot(v))
+			continue
 		case v&DirtyBit != 0:
 			// Displace only durable values, as a MwCAS does.
 			w.persistWord(off, v)
-		case v != o:
-			w.cas(field, o, v)
-		default:
-			w.flush(field)
-			w.fence()
-			if w.cas(off, v, rdcssPtr(d, s)) {
-				w.completeInstall(d, s)
-			}
+			continue
+		case v != o && !w.cas(field, o, v):
+			continue
+		}
+		// The field says v: durably, then install over v.
+		w.flush(field)
+		w.fence()
+		if w.cas(off, v, rdcssPtr(d, s)) {
+			// The status stays undecided until this slot is frozen, so
+			// the RDCSS lands and the field keeps v: freeze it.
+			w.completeInstall(d, s)
+			w.cas(field, v, v|frozenBit)
+			return true
 		}
 	}
 }
