@@ -259,10 +259,9 @@ func (cp *campaign) tick(done <-chan struct{}) <-chan struct{} {
 
 // generator hands out the runs of a campaign.
 type generator struct {
-	fc  FuzzConfig
-	c   Config
-	mix mixer
-	mu  sync.Mutex
+	fc FuzzConfig
+	c  Config
+	mu sync.Mutex
 	i  int64
 	// systematic: the current seed's access count and position
 	seedIdx  int64
@@ -270,6 +269,8 @@ type generator struct {
 	accesses int64
 	at       int64
 	pol      int
+	// mix varies the runs (FuzzConfig.Mix).
+	mix mixer
 }
 
 // next hands out the next run of the campaign that falls in the

@@ -17,6 +17,51 @@ const (
 	MixSwaps = 0.2
 )
 
+// Optional says which optional operations of package target a target's
+// instance has.
+type Optional struct {
+	Swap       bool // a target.Swapper: --swaps
+	FailValues bool // a target.FailReporter: --fail-values
+}
+
+// String lists them as the flags that use them ("" for none).
+func (o Optional) String() string {
+	switch {
+	case o.Swap && o.FailValues:
+		return "--swaps, --fail-values"
+	case o.Swap:
+		return "--swaps"
+	case o.FailValues:
+		return "--fail-values"
+	}
+	return ""
+}
+
+// ProbeOptional tells which optional operations c's target has, from an
+// instance it builds on a scratch region in memory (and discards).
+func ProbeOptional(c Config) (Optional, error) {
+	tc, err := c.targetConfig()
+	if err != nil {
+		return Optional{}, err
+	}
+	n, err := c.Target.Size(tc)
+	if err != nil {
+		return Optional{}, fmt.Errorf("target %s: %w", c.Target.Name, err)
+	}
+	r, err := pmem.NewMemory(n, pmem.Options{})
+	if err != nil {
+		return Optional{}, err
+	}
+	defer r.Close()
+	in, err := c.Target.New(r, tc)
+	if err != nil {
+		return Optional{}, fmt.Errorf("target %s: a scratch instance (to see which optional operations it has): %w", c.Target.Name, err)
+	}
+	_, swap := in.(target.Swapper)
+	_, report := in.(target.FailReporter)
+	return Optional{Swap: swap, FailValues: report}, nil
+}
+
 // mixer applies the mix to the runs of a campaign.
 type mixer struct {
 	swaps, report bool
@@ -24,26 +69,11 @@ type mixer struct {
 
 // newMixer probes c's target for its optional operations.
 func newMixer(c Config) (mixer, error) {
-	tc, err := c.targetConfig()
+	o, err := ProbeOptional(c)
 	if err != nil {
 		return mixer{}, err
 	}
-	n, err := c.Target.Size(tc)
-	if err != nil {
-		return mixer{}, fmt.Errorf("target %s: %w", c.Target.Name, err)
-	}
-	r, err := pmem.NewMemory(n, pmem.Options{})
-	if err != nil {
-		return mixer{}, err
-	}
-	defer r.Close()
-	in, err := c.Target.New(r, tc)
-	if err != nil {
-		return mixer{}, fmt.Errorf("target %s: a scratch instance (to see which optional operations it has): %w", c.Target.Name, err)
-	}
-	_, swaps := in.(target.Swapper)
-	_, report := in.(target.FailReporter)
-	return mixer{swaps: swaps && c.Driver.Reads < 1, report: report}, nil
+	return mixer{swaps: o.Swap && c.Driver.Reads < 1, report: o.FailValues}, nil
 }
 
 // apply makes run i of the campaign (its configuration rc) one of the mix

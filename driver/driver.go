@@ -24,16 +24,17 @@ import (
 type Driver struct {
 	cfg    Config
 	target target.Ops
-	// swapper and reporter are the target's optional operations, when the
-	// workload uses them (Config.Swaps, Config.FailValues).
-	swapper  target.Swapper
-	reporter target.FailReporter
-	region   *pmem.Region
+	region *pmem.Region
 	rec    *Recorder
 	procs  []*proc
 	logs   []wlog
 	ws     []wstate
 	pids   []int32
+
+	// swapper and reporter are the target's optional operations, when the
+	// workload uses them (Config.Swaps, Config.FailValues).
+	swapper  target.Swapper
+	reporter target.FailReporter
 
 	// segment state
 	aborted     atomic.Bool

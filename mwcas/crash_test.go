@@ -87,12 +87,21 @@ func TestSystematicCrashes(t *testing.T) {
 	t.Logf("systematic crash points covered: %d", total)
 }
 
-// TestCrashDuringRecovery crashes a k=2 MwCAS at each access under min and
-// random, then crashes the recovery (of the image reopened as a new process
-// would) at each of its accesses under min or max and two random images,
-// reopens and recovers again, and wants the state a single recovery gives.
+// TestCrashDuringRecovery crashes a k=2 MwCAS, and a k=2 swap, at each
+// access under min and random, then crashes the recovery (of the image
+// reopened as a new process would) at each of its accesses under min or
+// max and two random images, reopens and recovers again, and wants the
+// state a single recovery gives.
 func TestCrashDuringRecovery(t *testing.T) {
-	p := plan{name: "cas k=2", words: 24, workers: [][]step{{cas([]uint64{9, 0}, []uint64{0, 0}, []uint64{100, 200})}}}
+	for _, p := range []plan{
+		{name: "cas k=2", words: 24, workers: [][]step{{cas([]uint64{9, 0}, []uint64{0, 0}, []uint64{100, 200})}}},
+		{name: "swap k=2", words: 24, workers: [][]step{{swap(9, 0)}}},
+	} {
+		crashDuringRecovery(t, p)
+	}
+}
+
+func crashDuringRecovery(t *testing.T, p plan) {
 	base := execute(run{plan: p}, false)
 	points, recoveryPoints := 0, 0
 	stride := 1
@@ -123,7 +132,7 @@ func TestCrashDuringRecovery(t *testing.T) {
 			img.Close()
 		}
 	}
-	t.Logf("%d crash images, %d crashes during recovery", points, recoveryPoints)
+	t.Logf("%s: %d crash images, %d crashes during recovery", p.name, points, recoveryPoints)
 }
 
 // crashedImage runs plan p, crashes at access c and returns the crash image
