@@ -16,6 +16,7 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 )
 
@@ -34,6 +35,9 @@ type fuzzJSON struct {
 	Target        string  `json:"target"`
 	Mutant        string  `json:"mutant"`
 	Mode          string  `json:"mode"`
+	// Mix describes the runs that also use the target's optional
+	// operations (absent when there are none).
+	Mix string `json:"mix,omitempty"`
 	// Shard is "I/N" for a shard of a campaign (--shard), absent for a
 	// whole campaign.
 	Shard   string       `json:"shard,omitempty"`
@@ -90,8 +94,11 @@ repository runs them as a Kubernetes Indexed Job).`,
 			if seconds <= 0 && maxRuns <= 0 {
 				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
 			}
+			// Swaps and failures that report values in one run of a few,
+			// unless the user said how many (--swaps 0 says none).
+			mix := !cmd.Flags().Changed("swaps") && !cmd.Flags().Changed("fail-values")
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
-				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic}
+				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix}
 			if fc.Shard, fc.Shards, err = parseShard(shard); err != nil {
 				return &exitError{exitInput, err}
 			}
@@ -143,7 +150,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String(), Mix: st.Mix}
 	campaign := fmt.Sprintf("seed %d", fc.Seed)
 	if fc.Shards > 0 {
 		out.Shard = fmt.Sprintf("%d/%d", fc.Shard, fc.Shards)
@@ -163,8 +170,11 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	}
 	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
-	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %g%% reads; %s; %s scheduler\n",
-		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Scheduler())
+	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
+		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())
+	if st.Mix != "" {
+		fmt.Fprintf(w, "  %s (--swaps or --fail-values set the workload of every run)\n", st.Mix)
+	}
 	if st.Undecided > 0 {
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
 	}
@@ -187,6 +197,19 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// mixText says what the workload's operations are: "50% reads", and the
+// swaps and failures that report values when there are any.
+func mixText(d driver.Config) string {
+	s := fmt.Sprintf("%g%% reads", 100*d.Reads)
+	if d.Swaps > 0 {
+		s += fmt.Sprintf(", %g%% swaps", 100*d.Swaps)
+	}
+	if d.FailValues {
+		s += ", failed cas report the values they read"
+	}
+	return s
 }
 
 // parseShard parses --shard I/N; "" is the whole campaign (0, 0).

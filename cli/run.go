@@ -150,8 +150,12 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, binary, 
 	if asJSON {
 		summary = e.stderr // the JSON object is the last line of msg
 	}
-	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas), %d crashes%s, %d lines -> %s\n",
-		res.Operations, res.Reads, res.CASes, res.Crashes, acc, res.Lines, name)
+	swaps := ""
+	if res.Swaps > 0 {
+		swaps = fmt.Sprintf(", %d swaps", res.Swaps)
+	}
+	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas%s), %d crashes%s, %d lines -> %s\n",
+		res.Operations, res.Reads, res.CASes, swaps, res.Crashes, acc, res.Lines, name)
 	if res.Canceled {
 		return &exitError{exitInput, fmt.Errorf("interrupted")}
 	}

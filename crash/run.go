@@ -30,11 +30,12 @@ const (
 // Result is what a run did.
 type Result struct {
 	Seed uint64 `json:"seed"`
-	// Operations are the workload operations invoked (Reads + CASes); the
-	// full reads after recovery and at the end are not counted.
+	// Operations are the workload operations invoked (Reads + CASes +
+	// Swaps); the full reads after recovery and at the end are not counted.
 	Operations int64 `json:"operations"`
 	Reads      int64 `json:"reads"`
 	CASes      int64 `json:"cas"`
+	Swaps      int64 `json:"swaps"`
 	Returned   int64 `json:"returned"`
 	Crashes    int   `json:"crashes"`
 	// RecoveryCrashes counts recoveries that were crashed and run again.
@@ -258,6 +259,7 @@ func (res *Result) add(ms driver.MergeStats) {
 	res.Operations += ms.Invoked
 	res.Reads += ms.Reads
 	res.CASes += ms.CASes
+	res.Swaps += ms.Swaps
 	res.Returned += ms.Returned
 }
 

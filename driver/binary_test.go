@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -54,7 +56,15 @@ func recordBinary(t testing.TB, c Config, quotas [][]int) (string, []SegmentResu
 // binary recording converted to text is the text recording, byte for
 // byte, with the same statistics.
 func TestBinaryRecordingIsTheText(t *testing.T) {
-	c := cfg(3, 8, 2, 7)
+	plain := cfg(3, 8, 2, 7)
+	mixed := cfg(3, 8, 3, 11) // swaps and failures that report values
+	mixed.Reads, mixed.Swaps, mixed.FailValues = 0.3, 0.35, true
+	for name, c := range map[string]Config{"cas": plain, "swaps": mixed} {
+		t.Run(name, func(t *testing.T) { binaryIsText(t, c) })
+	}
+}
+
+func binaryIsText(t *testing.T, c Config) {
 	r, m := setup(t, c, "")
 	var tb bytes.Buffer
 	rec := NewRecorder(history.NewWriter(&tb))
@@ -78,6 +88,9 @@ func TestBinaryRecordingIsTheText(t *testing.T) {
 	if txt := toText(t, []byte(bin)); txt != tb.String() {
 		t.Fatalf("binary as text:\n%s\ntext:\n%s", txt, tb.String())
 	}
+	if c.Swaps > 0 && (!strings.Contains(tb.String(), "inv swap") || !regexp.MustCompile(`ret fail \d+ \d+`).MatchString(tb.String())) {
+		t.Fatalf("no swap or no failure that reports values recorded:\n%s", tb.String())
+	}
 	for i := range want {
 		if fmt.Sprint(want[i].MergeStats) != fmt.Sprint(got[i].MergeStats) {
 			t.Fatalf("segment %d: text %+v, binary %+v", i, want[i].MergeStats, got[i].MergeStats)
@@ -91,6 +104,7 @@ func TestBinaryRecordingIsTheText(t *testing.T) {
 func TestBinaryFreeRecording(t *testing.T) {
 	c := cfg(4, 64, 3, 3)
 	c.Sched = Free
+	c.Reads, c.Swaps, c.FailValues = 0.4, 0.2, true
 	ops := 20_000
 	if testing.Short() {
 		ops = 5_000
@@ -101,32 +115,74 @@ func TestBinaryFreeRecording(t *testing.T) {
 		t.Fatalf("correct PMwCAS not linearizable: %+v", res.Anomalies)
 	}
 	// The statistics, from the text: per segment (between comments), the
-	// counts and each process's last invocation's line.
+	// counts, each process's last invocation's line and largest tag.
 	lines := strings.Split(strings.TrimSuffix(txt, "\n"), "\n")
-	seg, lastInv, invoked := 0, map[int32]int64{}, int64(0)
+	seg, tally := 0, newTally()
 	for i, l := range lines[1:] {
 		if strings.HasPrefix(l, "#") {
-			s := segs[seg]
-			if s.Invoked != invoked {
-				t.Fatalf("segment %d: %d invocations counted, %d in the history", seg, s.Invoked, invoked)
-			}
-			for w, line := range s.LastInv {
-				if line != lastInv[int32(w)] {
-					t.Fatalf("segment %d: process %d's last invocation at line %d, the history has it at %d", seg, w, line, lastInv[int32(w)])
-				}
-			}
-			seg, lastInv, invoked = seg+1, map[int32]int64{}, 0
+			tally.compare(t, seg, segs[seg])
+			seg, tally = seg+1, newTally()
 			continue
 		}
-		var p int32
-		var what string
-		fmt.Sscanf(l, "%d %s", &p, &what)
-		if what == "inv" {
-			lastInv[p], invoked = int64(i+2), invoked+1
-		}
+		tally.add(t, l, int64(i+2))
 	}
 	if seg != 2 {
 		t.Fatalf("%d segments in the history", seg)
+	}
+	if !strings.Contains(txt, "inv swap") || !regexp.MustCompile(`ret fail \d+ \d+`).MatchString(txt) {
+		t.Fatal("no swap or no failure that reports values recorded")
+	}
+}
+
+// tally is what a segment's text says of it, to compare with the
+// statistics the recording computed without a merge.
+type tally struct {
+	invoked, swaps int64
+	lastInv        map[int32]int64
+	maxTag         map[int32]uint64
+}
+
+func newTally() *tally { return &tally{lastInv: map[int32]int64{}, maxTag: map[int32]uint64{}} }
+
+// add counts the event line l, the history's line number line.
+func (y *tally) add(t *testing.T, l string, line int64) {
+	f := strings.Fields(l)
+	if len(f) < 3 || f[1] != "inv" {
+		return
+	}
+	p64, err := strconv.ParseInt(f[0], 10, 32)
+	if err != nil {
+		t.Fatalf("line %d: %q", line, l)
+	}
+	p := int32(p64)
+	y.lastInv[p], y.invoked = line, y.invoked+1
+	if f[2] == "swap" {
+		y.swaps++
+	}
+	for _, w := range f[3:] {
+		parts := strings.Split(w, ":")
+		v, err := strconv.ParseUint(parts[len(parts)-1], 0, 64)
+		if err != nil {
+			t.Fatalf("line %d: %q", line, l)
+		}
+		if len(parts) > 1 && v>>32 == uint64(p)+1 {
+			y.maxTag[p] = max(y.maxTag[p], v&MaxTag)
+		}
+	}
+}
+
+func (y *tally) compare(t *testing.T, seg int, s SegmentResult) {
+	t.Helper()
+	if s.Invoked != y.invoked || s.Swaps != y.swaps {
+		t.Fatalf("segment %d: %d invocations and %d swaps counted, %d and %d in the history", seg, s.Invoked, s.Swaps, y.invoked, y.swaps)
+	}
+	for w, line := range s.LastInv {
+		if line != y.lastInv[int32(w)] {
+			t.Fatalf("segment %d: process %d's last invocation at line %d, the history has it at %d", seg, w, line, y.lastInv[int32(w)])
+		}
+		if s.MaxTag[w] < y.maxTag[int32(w)] {
+			t.Fatalf("segment %d: process %d's largest tag %d, the history has %d", seg, w, s.MaxTag[w], y.maxTag[int32(w)])
+		}
 	}
 }
 

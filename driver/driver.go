@@ -32,6 +32,11 @@ type Driver struct {
 	ws     []wstate
 	pids   []int32
 
+	// swapper and reporter are the target's optional operations, when the
+	// workload uses them (Config.Swaps, Config.FailValues).
+	swapper  target.Swapper
+	reporter target.FailReporter
+
 	// segment state
 	aborted     atomic.Bool
 	crashAt     int64 // 0: no crash
@@ -71,6 +76,9 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		return nil, err
 	}
 	d := &Driver{cfg: c, target: ops, region: r, rec: rec, clk: clk}
+	if err := d.optional(); err != nil {
+		return nil, err
+	}
 	d.procs = make([]*proc, c.Threads)
 	d.logs = make([]wlog, c.Threads)
 	d.ws = make([]wstate, c.Threads)
@@ -83,6 +91,26 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.dump = newDumper(rec.bw, c.Threads)
 	}
 	return d, nil
+}
+
+// ErrUnsupported says that the workload asks for an operation the target
+// does not have (a swap, a failure that reports values).
+var ErrUnsupported = errors.New("the target does not support it")
+
+// optional finds the optional operations the workload uses.
+func (d *Driver) optional() error {
+	var ok bool
+	if d.cfg.Swaps > 0 {
+		if d.swapper, ok = d.target.(target.Swapper); !ok {
+			return fmt.Errorf("driver: swaps (--swaps %v): %w (its instance is no target.Swapper)", d.cfg.Swaps, ErrUnsupported)
+		}
+	}
+	if d.cfg.FailValues {
+		if d.reporter, ok = d.target.(target.FailReporter); !ok {
+			return fmt.Errorf("driver: failures that report values (--fail-values): %w (its instance is no target.FailReporter)", ErrUnsupported)
+		}
+	}
+	return nil
 }
 
 // Config is the driver's configuration.
@@ -534,19 +562,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		if !haveShared {
 			ts = d.now()
 		}
-		if o.kind == history.Read {
-			rec, _ := l.record(recInvRead, k, ts)
-			copy(rec[recHeader:], o.addrs)
-			l.commitRecord(rec)
-		} else {
-			rec, _ := l.record(recInvCAS, k, ts)
-			for i := range o.addrs {
-				rec[recHeader+3*i] = o.addrs[i]
-				rec[recHeader+3*i+1] = o.exp[i]
-				rec[recHeader+3*i+2] = o.new[i]
-			}
-			l.commitRecord(rec)
-			l.tag = p.ctr // the largest tag in it
+		logInvocation(l, o, k, ts)
+		if o.kind != history.Read {
+			l.tag = p.ctr // the largest tag in the log
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
 		if d.det == nil {
@@ -558,9 +576,14 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			// counters) is published before the target runs.
 			d.det.took(w)
 		}
-		if o.kind == history.Read {
+		switch {
+		case o.kind == history.Read:
 			err = d.target.Read(w, o.addrs, o.vals)
-		} else {
+		case o.kind == history.Swap:
+			err = d.swapper.Swap(w, p.casWords(o), o.vals)
+		case o.report:
+			o.ok, o.fail, err = d.reporter.CASReport(w, p.casWords(o), o.vals)
+		default:
 			o.ok, o.fail, err = d.target.CAS(w, p.casWords(o))
 		}
 		ws.inOp = false
@@ -582,19 +605,54 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		// Response: logged after the operation's last access.
 		rts := d.now()
 		shared, haveShared = rts, d.det == nil
-		switch {
-		case o.kind == history.Read:
-			rec, _ := l.record(recRetRead, k, rts)
-			copy(rec[recHeader:], o.vals)
-			l.commitRecord(rec)
-		case o.ok:
-			rec, _ := l.record(recRetOK, k, rts)
-			l.commitRecord(rec)
-		default:
-			rec, _ := l.record(recRetFail, k, rts)
-			rec[recHeader] = o.fail
-			l.commitRecord(rec)
-		}
+		logResponse(l, o, k, rts)
 		p.done(o)
+	}
+}
+
+// logInvocation logs o's invocation at ts (the log has room: wlog.room).
+func logInvocation(l *wlog, o *op, k int, ts int64) {
+	switch o.kind {
+	case history.Read:
+		rec, _ := l.record(recInvRead, k, ts)
+		copy(rec[recHeader:], o.addrs)
+		l.commitRecord(rec)
+	case history.Swap:
+		rec, _ := l.record(recInvSwap, k, ts)
+		for i := range o.addrs {
+			rec[recHeader+2*i] = o.addrs[i]
+			rec[recHeader+2*i+1] = o.new[i]
+		}
+		l.commitRecord(rec)
+	default:
+		rec, _ := l.record(recInvCAS, k, ts)
+		for i := range o.addrs {
+			rec[recHeader+3*i] = o.addrs[i]
+			rec[recHeader+3*i+1] = o.exp[i]
+			rec[recHeader+3*i+2] = o.new[i]
+		}
+		l.commitRecord(rec)
+	}
+}
+
+// logResponse logs o's response at ts.
+func logResponse(l *wlog, o *op, k int, ts int64) {
+	switch {
+	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
+		rec, _ := l.record(recRetRead, k, ts)
+		copy(rec[recHeader:], o.vals)
+		l.commitRecord(rec)
+	case o.ok:
+		rec, _ := l.record(recRetOK, k, ts)
+		l.commitRecord(rec)
+	case o.report:
+		rec, _ := l.record(recRetFailValues, k, ts)
+		rec[recHeader] = o.fail
+		copy(rec[recHeader+1:], o.vals)
+		l.commitRecord(rec)
+	default:
+		rec, _ := l.record(recRetFail, k, ts)
+		rec[recHeader] = o.fail
+		l.commitRecord(rec)
 	}
 }

@@ -198,14 +198,15 @@ func newMergeStats(n int) MergeStats {
 }
 
 // add counts log i's records by kind (counts), its last record's kind and
-// the largest tag counter of its cas.
+// the largest tag counter of its cas and swaps.
 func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, lastKind int, tag uint64) {
-	inv := counts[recInvRead] + counts[recInvCAS] + counts[history.RecInvSwap]
-	ret := counts[recRetRead] + counts[recRetOK] + counts[recRetFail] + counts[history.RecRetFailValues]
+	inv := counts[recInvRead] + counts[recInvCAS] + counts[recInvSwap]
+	ret := counts[recRetRead] + counts[recRetOK] + counts[recRetFail] + counts[recRetFailValues]
 	st.Events += inv + ret
 	st.Invoked += inv
 	st.Reads += counts[recInvRead]
 	st.CASes += counts[recInvCAS]
+	st.Swaps += counts[recInvSwap]
 	st.Returned += ret
 	st.InvokedBy[i] = inv
 	st.Pending[i] = inv > 0 && history.IsInvocation(lastKind)

@@ -13,28 +13,36 @@ import (
 //	ts      the timestamp (the free scheduler's clock, or the
 //	        deterministic scheduler's logical clock)
 //	payload inv read: k addresses; inv cas: k (address, expected, new)
-//	        triples; ret read: k values; ret ok: nothing; ret fail: the
-//	        blamed address
+//	        triples; inv swap: k (address, new) pairs; ret values (of a
+//	        read or a swap): k values; ret ok: nothing; ret fail: the
+//	        blamed address; ret fail values: the blamed address and k
+//	        values
 //
 // These are the stream records of the binary history (history/binary.go),
 // so that a binary recording writes the logs to the file as they are.
 const (
-	recInvRead = history.RecInvRead
-	recInvCAS  = history.RecInvCAS
-	recRetRead = history.RecRetValues
-	recRetOK   = history.RecRetOK
-	recRetFail = history.RecRetFail
+	recInvRead       = history.RecInvRead
+	recInvCAS        = history.RecInvCAS
+	recInvSwap       = history.RecInvSwap
+	recRetRead       = history.RecRetValues // of a read or a swap
+	recRetOK         = history.RecRetOK
+	recRetFail       = history.RecRetFail
+	recRetFailValues = history.RecRetFailValues
 )
 
 const recHeader = 2 // words before the payload
 
 func recWords(kind, k int) int {
 	switch kind {
-	case recInvRead, recInvCAS, recRetRead, recRetOK, recRetFail:
+	case recInvRead, recInvCAS, recInvSwap, recRetRead, recRetOK, recRetFail, recRetFailValues:
 		return recHeader + history.RecWords(kind, k)
 	}
 	return -1
 }
+
+// opWords bounds the words of one operation's records (its invocation and
+// its response) with k words.
+func opWords(k int) int { return recWords(recInvCAS, k) + recWords(recRetFailValues, k) }
 
 // wlog is one worker's private log. In memory it is a list of chunks
 // (never copied while the worker runs), or, in a binary recording, chunks
@@ -55,7 +63,7 @@ type wlog struct {
 	lastKind int                                 // of the last record
 	lastTS   uint64                              // of the last record
 	invTS    uint64                              // of the last invocation
-	tag      uint64                              // the largest tag counter of a cas logged
+	tag      uint64                              // the largest tag counter of a cas or swap logged
 	chunkEv  int64                               // records in buf
 
 	dump *dumper // binary recording: full chunks go there
@@ -121,7 +129,7 @@ func (l *wlog) commitRecord(rec []uint64) {
 
 // invoked is the number of invocations logged in the segment.
 func (l *wlog) invoked() int64 {
-	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[history.RecInvSwap]
+	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap]
 }
 
 func (l *wlog) reset() {
@@ -146,7 +154,7 @@ func (l *wlog) chunks() [][]uint64 {
 // room reports whether a fixed log has room for one more operation of k
 // words (its invocation and response).
 func (l *wlog) room(k int) bool {
-	return !l.fixed || l.n+recWords(recInvCAS, k)+recWords(recRetRead, k) <= len(l.buf)
+	return !l.fixed || l.n+opWords(k) <= len(l.buf)
 }
 
 // MergeStats is what a merge of logs wrote.
@@ -155,6 +163,7 @@ type MergeStats struct {
 	Invoked  int64 // invocations
 	Reads    int64 // read invocations
 	CASes    int64 // cas invocations
+	Swaps    int64 // swap invocations
 	Returned int64
 	// LastInv is, per log, the line of its last invocation (0: none), and
 	// Pending whether that invocation has no response.
@@ -216,13 +225,7 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 		lastKind := 0
 		for pos := 0; pos < len(l); {
 			kind, kk := int(l[pos]&0xff), int(l[pos]>>8)
-			if kind == recInvCAS {
-				for j := pos + recHeader + 2; j < pos+recWords(kind, kk); j += 3 {
-					if v := l[j]; v>>32 == uint64(procs[i])+1 {
-						st.MaxTag[i] = max(st.MaxTag[i], v&MaxTag)
-					}
-				}
-			}
+			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
 			counts[kind]++
 			lastKind = kind
 			pos += recWords(kind, kk)
@@ -285,20 +288,27 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			st.InvokedBy[best]++
 			st.Reads++
 			st.LastInv[best], st.Pending[best] = rc.lines, true
-		case recInvCAS:
+		case recInvCAS, recInvSwap:
 			addrs, exp, nw = addrs[:0], exp[:0], nw[:0]
-			for j := 0; j < len(pay); j += 3 {
+			step := 3
+			if kind == recInvSwap {
+				step = 2
+			}
+			for j := 0; j < len(pay); j += step {
 				addrs = append(addrs, pay[j])
 				exp = append(exp, pay[j+1])
-				nw = append(nw, pay[j+2])
-				if v := pay[j+2]; v>>32 == uint64(p)+1 {
-					st.MaxTag[best] = max(st.MaxTag[best], v&MaxTag)
-				}
+				nw = append(nw, pay[j+step-1])
 			}
-			hw.InvokeCAS(p, addrs, exp, nw)
+			st.MaxTag[best] = max(st.MaxTag[best], maxTag(kind, pay, p))
+			if kind == recInvSwap {
+				hw.InvokeSwap(p, addrs, nw)
+				st.Swaps++
+			} else {
+				hw.InvokeCAS(p, addrs, exp, nw)
+				st.CASes++
+			}
 			st.Invoked++
 			st.InvokedBy[best]++
-			st.CASes++
 			st.LastInv[best], st.Pending[best] = rc.lines, true
 		case recRetRead:
 			hw.ReturnRead(p, pay)
@@ -312,8 +322,32 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			hw.ReturnFail(p, pay[0])
 			st.Returned++
 			st.Pending[best] = false
+		case recRetFailValues:
+			hw.ReturnFailValues(p, pay[0], pay[1:])
+			st.Returned++
+			st.Pending[best] = false
 		}
 	}
+}
+
+// maxTag returns the largest tag counter of process p among the new values
+// of an invocation record's payload (0 for a read or a response).
+func maxTag(kind int, pay []uint64, p int32) uint64 {
+	step := 3
+	switch kind {
+	case recInvSwap:
+		step = 2
+	case recInvCAS:
+	default:
+		return 0
+	}
+	var m uint64
+	for j := step - 1; j < len(pay); j += step {
+		if v := pay[j]; v>>32 == uint64(p)+1 {
+			m = max(m, v&MaxTag)
+		}
+	}
+	return m
 }
 
 // validator checks that a log is a sequence of whole records (none across
@@ -345,17 +379,17 @@ func (v *validator) check(l []uint64, k int) error {
 			last = ts
 		}
 		switch kind {
-		case recInvRead, recInvCAS:
+		case recInvRead, recInvCAS, recInvSwap:
 			if pending != 0 {
 				return fmt.Errorf("record at word %d invokes with an operation pending", pos)
 			}
 			pending, pendingK = kind, kk
 		case recRetRead:
-			if pending != recInvRead || kk != pendingK {
-				return fmt.Errorf("record at word %d returns a read that was not invoked", pos)
+			if pending != recInvRead && pending != recInvSwap || kk != pendingK {
+				return fmt.Errorf("record at word %d returns a read or swap that was not invoked", pos)
 			}
 			pending = 0
-		case recRetOK, recRetFail:
+		case recRetOK, recRetFail, recRetFailValues:
 			if pending != recInvCAS || kk != pendingK {
 				return fmt.Errorf("record at word %d returns a cas that was not invoked", pos)
 			}

@@ -148,6 +148,35 @@ crash
 	}
 }
 
+// TestBinarySectionSwaps: swaps and failures that report values in the
+// streams of a section, merged and written as the contract spells them.
+func TestBinarySectionSwaps(t *testing.T) {
+	f := newBin().
+		block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, 0, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 0x100000002).
+		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 0x200000001, rec(history.RecRetFailValues, 1), 8, 10, 0x100000001).
+		block(history.BlockStream, history.BlockLast, 0, rec(history.RecRetValues, 2), 6, 0, 0)
+	got, err := convert(t, f.end(4), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `1 inv swap 10:0x100000001 11:0x100000002
+2 inv cas 10:0:0x200000001
+1 ret 0 0
+2 ret fail 10 0x100000001
+`
+	if string(got) != want {
+		t.Fatalf("got\n%swant\n%s", got, want)
+	}
+	bin, err := convert(t, got, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := convert(t, bin, false); err != nil || string(back) != want {
+		t.Fatalf("round trip: %v\n%s", err, back)
+	}
+}
+
 // TestBinaryErrors: damaged or impossible binary histories are refused
 // with an error that says what and where, never a panic.
 func TestBinaryErrors(t *testing.T) {
@@ -186,6 +215,11 @@ func TestBinaryErrors(t *testing.T) {
 		{"ret kind", newBin().block(history.BlockSerial, 0, 0, append(read1, srec(history.RecRetOK, 1, 1))...).end(2), "a cas's outcome"},
 		{"ret nothing", newBin().block(history.BlockSerial, 0, 0, srec(history.RecRetOK, 1, 1)).end(1), "no pending operation"},
 		{"fail addr", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetFail, 1, 1), 8).end(2), "not one of its addresses"},
+		{"swap ok", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvSwap, 1, 1), 7, 5, srec(history.RecRetOK, 1, 1)).end(2), "the response to the swap of line 1 is a cas's outcome"},
+		{"swap fails", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvSwap, 1, 1), 7, 5, srec(history.RecRetFailValues, 1, 1), 7, 0).end(2), "is a cas's outcome"},
+		{"fail values addr", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetFailValues, 1, 1), 9, 0).end(2), "not one of its addresses"},
+		{"fail values k", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 2, 1), 7, 0, 5, 8, 0, 6, srec(history.RecRetFailValues, 1, 1), 7, 0).end(2), "the operation has 2"},
+		{"cas values", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetValues, 1, 1), 0).end(2), "is values"},
 		{"section open at end", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 0, rec(history.RecInvRead, 1), 5, 1).b, "cut short"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -210,6 +244,10 @@ func FuzzBinary(f *testing.F) {
 		block(history.BlockStream, 0, 1, rec(history.RecInvCAS, 1), 3, 1, 0, 9).
 		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvRead, 1), 3, 1, rec(history.RecRetValues, 1), 4, 9).
 		block(history.BlockStream, 0, 1, rec(history.RecRetFailValues, 1), 3, 1, 7).end(4)[len(history.BinaryMagic):])
+	f.Add(newBin().block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 5, rec(history.RecRetValues, 2), 5, 0, 0).
+		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 6, rec(history.RecRetFailValues, 1), 6, 10, 0x100000001).
+		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0), srec(history.RecInvSwap, 1, 1), 10, 7).end(6)[len(history.BinaryMagic):])
 	f.Fuzz(func(t *testing.T, in []byte) {
 		in = append([]byte(history.BinaryMagic), in...)
 		var evs []history.Event
