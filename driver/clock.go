@@ -19,7 +19,10 @@ import (
 // itself counts time with the TSC, the TSC read directly does too, and
 // with a fence on both sides (see tscOrdered): a stamp is after every
 // memory access before it and before every one after it, which the free
-// scheduler's one stamp per operation leans on (Driver.work); the vDSO's
+// scheduler's one stamp per operation leans on (Driver.work). RDTSCP
+// waits for earlier loads, not for stores still in the store buffer; but
+// every region write is an atomic store or CAS, a locked instruction on
+// x86-64 that drains the buffer, so the writes are visible first. The vDSO's
 // read is ordered after the accesses before it, and before those after it
 // only by the instructions in between (as for any recorder that calls
 // clock_gettime). Both cost about 30 ns here, most of it the wait for the
@@ -67,7 +70,9 @@ type tscInfo struct {
 	nsPerTick float64 // calibrated against the monotonic clock
 }
 
-var machineTSC = sync.OnceValue(detectTSC)
+var machineTSC = sync.OnceValue(func() tscInfo {
+	return detectTSC(tscProbe{instructions: tscInstructions, cpu: cpuHasInvariantTSC, clocksource: clocksourceFile})
+})
 
 // TSCUsable reports whether log timestamps may come from the TSC, and why
 // (or why not). The TSC is usable when:
@@ -88,14 +93,21 @@ func TSCUsable() (bool, string) {
 // clocksourceFile names the kernel's current clocksource (Linux).
 const clocksourceFile = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
-func detectTSC() tscInfo {
-	if !tscInstructions {
+// tscProbe is what detectTSC asks of the machine (a test gives others).
+type tscProbe struct {
+	instructions bool                  // RDTSCP and CPUID can be executed
+	cpu          func() (bool, string) // the CPU's invariant TSC and RDTSCP
+	clocksource  string                // the file naming the kernel's clocksource
+}
+
+func detectTSC(m tscProbe) tscInfo {
+	if !m.instructions {
 		return tscInfo{why: "not an x86-64 CPU"}
 	}
-	if ok, why := cpuHasInvariantTSC(); !ok {
+	if ok, why := m.cpu(); !ok {
 		return tscInfo{why: why}
 	}
-	b, err := os.ReadFile(clocksourceFile)
+	b, err := os.ReadFile(m.clocksource)
 	if err != nil {
 		return tscInfo{why: "the kernel's clocksource is unknown: " + err.Error()}
 	}
@@ -130,8 +142,10 @@ type clock struct {
 
 // newClock returns the clock of source s, or an error if s is ClockTSC
 // where the TSC is not usable.
-func newClock(s ClockSource) (clock, error) {
-	t := machineTSC()
+func newClock(s ClockSource) (clock, error) { return clockOf(s, machineTSC()) }
+
+// clockOf is newClock on a machine whose TSC is t.
+func clockOf(s ClockSource, t tscInfo) (clock, error) {
 	switch s {
 	case ClockMonotonic:
 		return clock{}, nil
