@@ -266,7 +266,7 @@ func (d *Driver) setStuck(w int) {
 		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
 			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
 		if d.det == nil {
-			d.stuck.Elapsed = time.Since(d.base) - time.Duration(ws.opStart)
+			d.stuck.Elapsed = d.opElapsed(ws)
 		}
 	}
 	d.abort()
@@ -481,6 +481,14 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) {
 	wg.Wait()
 }
 
+// opElapsed is the time since the invocation of a worker's current
+// operation (free scheduler). The worker keeps the invocation's raw
+// timestamp: the stuck watch converts it, once in a thousand accesses,
+// rather than every operation.
+func (d *Driver) opElapsed(ws *wstate) time.Duration {
+	return time.Since(d.base) - d.clk.nanos(ws.opStart)
+}
+
 // now is a log timestamp.
 func (d *Driver) now() int64 {
 	if d.det != nil {
@@ -567,9 +575,6 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			l.tag = p.ctr // the largest tag in the log
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
-		if d.det == nil {
-			ws.opStart = int64(d.clk.nanos(ts)) // what the stuck watch compares with time.Since(d.base)
-		}
 		if d.det != nil {
 			// What the watchdog may read of this worker if the target
 			// never comes back (the invocation, the operation, the

@@ -68,6 +68,8 @@ type wlog struct {
 
 	dump *dumper // binary recording: full chunks go there
 	w    int     // the worker, for the dumper
+
+	_ [64]byte // the workers' logs are in one slice: no false sharing
 }
 
 const chunkWords = 1 << 16
