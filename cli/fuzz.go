@@ -42,6 +42,9 @@ type fuzzJSON struct {
 	// whole campaign.
 	Shard   string       `json:"shard,omitempty"`
 	Finding *findingJSON `json:"finding,omitempty"`
+	// Interrupted: the campaign was stopped (Ctrl-C) before its budget;
+	// absent otherwise.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 type findingJSON struct {
@@ -162,9 +165,14 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	if c.Mutant != "" {
 		subject += " with planted bug " + c.Mutant
 	}
-	if found == nil {
+	// An interrupted campaign did not spend its budget: it is not a pass.
+	out.Interrupted = found == nil && ctx.Err() != nil
+	switch {
+	case out.Interrupted:
+		fmt.Fprintf(w, "pmlin fuzz: interrupted after %.1f s, no violation so far (%s, %s mode, %s)\n", secs, subject, fc.Mode, campaign)
+	case found == nil:
 		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, %s)\n", secs, subject, fc.Mode, campaign)
-	} else {
+	default:
 		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, %s)\n",
 			found.Index+1, found.After.Seconds(), subject, fc.Mode, campaign)
 	}
@@ -180,6 +188,9 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	}
 	if found == nil {
 		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck or blocked, every recovery succeeded\n", fc.Mode)
+		if out.Interrupted {
+			fmt.Fprintf(w, "  interrupted before its budget: not a pass (exit 2)\n")
+		}
 	} else {
 		fj, err := keepFinding(ctx, w, found, fc, outDir, e.prog)
 		if err != nil {
@@ -193,8 +204,11 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	} else {
 		io.Copy(e.stdout, &text)
 	}
-	if found != nil {
+	switch {
+	case found != nil:
 		return &exitError{exitViolated, nil}
+	case out.Interrupted:
+		return &exitError{exitInput, nil}
 	}
 	return nil
 }
@@ -245,8 +259,11 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
 		return nil, err
 	}
-	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "-o", histPath)) +
-		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), histPath})
+	// The replay records into a file of its own (replaced on each replay),
+	// so the kept history survives a replay that differs (free scheduler).
+	again := base + ".replay.hist"
+	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "--force", "-o", again)) +
+		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), again})
 	vj := toJSON(f.Verdict)
 	files := []struct {
 		path string

@@ -66,6 +66,7 @@ func runCommand(e env) *cobra.Command {
 		asJSON   bool
 		modeName string
 		format   string
+		force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -93,11 +94,12 @@ could not decide (UNDECIDED is not a pass).`,
 			if format != "text" && format != "binary" {
 				return &exitError{exitInput, fmt.Errorf("--format %q: text or binary", format)}
 			}
-			return runRun(cmd.Context(), e, c, outPath, format == "binary", check || asJSON, asJSON, mode)
+			return runRun(cmd.Context(), e, c, runOut{outPath, force, format == "binary"}, check || asJSON, asJSON, mode)
 		},
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
-	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output)")
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output); an existing file is kept unless --force")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite the -o file if it exists")
 	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
@@ -105,7 +107,18 @@ could not decide (UNDECIDED is not a pass).`,
 	return cmd
 }
 
-func runRun(ctx context.Context, e env, c crash.Config, outPath string, binary, check, asJSON bool, mode history.Mode) error {
+// runOut is where run writes its history: a path ("" or "-": standard
+// output), whether an existing file may be replaced, and whether the
+// history is binary.
+type runOut struct {
+	path   string
+	force  bool
+	binary bool
+}
+
+func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSON bool, mode history.Mode) error {
+	outPath := out.path
+	binary := out.binary
 	var w io.Writer = e.stdout
 	name := "<stdout>"
 	msg := e.stdout // where the summary goes: not into the history
@@ -114,8 +127,15 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, binary, 
 	if outPath != "" && outPath != "-" {
 		// Direct I/O: a history of hundreds of megabytes written through
 		// the page cache costs the run a copy and a page for every byte.
-		df, err := directio.Create(outPath, 0o666)
+		create := directio.CreateExcl
+		if out.force {
+			create = directio.Create
+		}
+		df, err := create(outPath, 0o644)
 		if err != nil {
+			if errors.Is(err, os.ErrExist) {
+				err = fmt.Errorf("%s: the file exists (use --force to overwrite it)", outPath)
+			}
 			return &exitError{exitInput, err}
 		}
 		defer df.Close()
@@ -229,7 +249,11 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 type verdictJSON = report.Verdict
 
 func toJSON(v *crash.Verdict) verdictJSON {
-	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
+	run := v.Run
+	if run.Anomalies == nil {
+		run.Anomalies = []analyzer.Anomaly{} // the contract: never null
+	}
+	return *report.RunVerdict(v.Mode, run.Operations, run.Anomalies, v.Check, v.Undecided, run)
 }
 
 func marshalLine(x any) string {

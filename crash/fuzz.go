@@ -111,6 +111,9 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 	case fc.Shards < 0 || fc.Shard < 0 || (fc.Shard > 0 && fc.Shard >= fc.Shards):
 		return FuzzStats{}, nil, fmt.Errorf("fuzz: shard %d of %d: a shard is 0 to N-1 of N >= 1", fc.Shard, fc.Shards)
 	}
+	if err := checkKinds(fc.Ignore); err != nil {
+		return FuzzStats{}, nil, fmt.Errorf("fuzz: ignore: %w", err)
+	}
 	jobs := fc.Jobs
 	if jobs <= 0 {
 		jobs = 1

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
@@ -26,6 +28,28 @@ const (
 	// cannot switch workers (driver.Blocked).
 	Blocked analyzer.Kind = "blocked"
 )
+
+// Kinds lists every anomaly kind a run's verdict can carry: the analyzer's
+// and the run's own. FuzzConfig.Ignore must name only these.
+func Kinds() []analyzer.Kind {
+	return []analyzer.Kind{analyzer.Cycle, analyzer.Dangling, analyzer.UnexplainedFailure,
+		analyzer.Fork, analyzer.UnreachableWrite, Stuck, Corrupt, Blocked}
+}
+
+// checkKinds refuses a kind that no verdict carries, so a typo in an
+// ignore list does not silently ignore nothing.
+func checkKinds(ks []analyzer.Kind) error {
+	for _, k := range ks {
+		if !slices.Contains(Kinds(), k) {
+			names := make([]string, 0, len(Kinds()))
+			for _, x := range Kinds() {
+				names = append(names, string(x))
+			}
+			return fmt.Errorf("unknown anomaly kind %q (known: %s)", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
 
 // Result is what a run did.
 type Result struct {
