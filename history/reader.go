@@ -30,6 +30,8 @@ const (
 	// JSONL is its JSON Lines twin (one JSON object per line), detected
 	// when the first line that is not blank or a comment starts with '{'.
 	JSONL
+	// Binary is the binary history (binary.go), detected by its magic.
+	Binary
 )
 
 func (f Format) String() string {
@@ -38,6 +40,8 @@ func (f Format) String() string {
 		return "text"
 	case JSONL:
 		return "jsonl"
+	case Binary:
+		return "binary"
 	}
 	return "unknown"
 }
@@ -46,6 +50,11 @@ func (f Format) String() string {
 type Options struct {
 	MaxLineBytes int // default DefaultMaxLineBytes
 	MaxWords     int // default DefaultMaxWords
+	// Lines, if set, is called with every line that holds no event (the
+	// header, init lines, comments, blank lines), its number and its text
+	// in the input's syntax, after the Reader took it up (pmlin convert
+	// keeps them).
+	Lines func(line int64, text []byte)
 }
 
 // procState is what the Reader remembers of one process: whether it has a
@@ -85,6 +94,7 @@ type Reader struct {
 	peeked   []byte // a line read during format detection, not yet parsed
 	hasPeek  bool
 	sawMagic bool
+	bin      *binReader // a binary history's decoder
 
 	initDefault    uint64
 	initDefaultSet bool
@@ -248,9 +258,15 @@ func (r *Reader) Next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if r.bin != nil {
+		return r.nextBinary()
+	}
 	if r.line == 0 && !r.hasPeek {
 		if err := r.sniff(); err != nil {
 			return nil, err
+		}
+		if r.bin != nil {
+			return r.nextBinary()
 		}
 	}
 	for {
@@ -290,6 +306,7 @@ func (r *Reader) Next() (*Event, error) {
 			return nil, err
 		}
 		if len(line) == 0 {
+			r.nonEvent(raw)
 			continue
 		}
 		if r.format == 0 {
@@ -312,6 +329,14 @@ func (r *Reader) Next() (*Event, error) {
 			r.events++
 			return ev, nil
 		}
+		r.nonEvent(raw)
+	}
+}
+
+// nonEvent hands a line that holds no event to Options.Lines.
+func (r *Reader) nonEvent(raw []byte) {
+	if r.opts.Lines != nil {
+		r.opts.Lines(r.line, raw)
 	}
 }
 
