@@ -179,15 +179,17 @@ func (w *BinaryWriter) flushSerial() {
 
 // rec appends a serial record and counts its line; it returns the
 // payload to fill.
+// A full serial block is written before the next record, not after this
+// one: the caller fills the payload rec returns only once rec has returned.
 func (w *BinaryWriter) rec(kind, k int, proc int32) []uint64 {
 	w.section = -1
 	w.lines++
+	if len(w.serial) >= serialFlushWords {
+		w.flushSerial()
+	}
 	n := len(w.serial)
 	w.serial = slices.Grow(w.serial, 1+RecWords(kind, k))[:n+1+RecWords(kind, k)]
 	w.serial[n] = RecHeader(kind, k, proc)
-	if len(w.serial) >= serialFlushWords {
-		defer w.flushSerial()
-	}
 	return w.serial[n+1:]
 }
 
