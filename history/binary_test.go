@@ -3,9 +3,9 @@ package history_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
