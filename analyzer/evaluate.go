@@ -17,12 +17,15 @@ type eval struct {
 	mode history.Mode
 
 	hi    []int32  // ReduceHB ranges [lo, hi)
-	succ  []int32  // per writer access: the access that replaced its value, or none
+	succ  []int32  // per slot (writer access): the access that replaced its value, or none
 	gsucc []int32  // per word: the access that replaced the initial value, or none
 	mark  []uint64 // per access bitset: on its word's path from genesis
 	loser []uint64 // per access bitset: lost a fork (reported once)
 	off   []uint32 // CSR of explicit out-edges (reads-from, auxiliary of failures, recovery)
 	tgt   []int32
+	// pruned: the CSR leaves out the edges that happens-before implies
+	// (see buildCSR); fullCSR puts them back for explanations.
+	pruned bool
 	color []uint8
 	// rank orders the completed cut-off swaps on the words they share
 	// (see place): op id -> rank; nil ranks them in invocation order.
@@ -100,7 +103,7 @@ func (e *eval) complete(extra []int32) {
 			if y < 0 {
 				continue
 			}
-			w := h.accOp[y]
+			w := h.opOf(y)
 			if h.flags[w]&(fReturned|fCompleted) == 0 && h.flags[w]&fRead == 0 {
 				h.flags[w] |= fCompleted
 				work = append(work, w)
@@ -159,6 +162,7 @@ func (e *eval) paths() {
 	clear(e.mark)
 	clear(e.loser)
 	e.forks, e.unreach = e.forks[:0], e.unreach[:0]
+	forward := true // every write's version is an earlier access
 	for i := int32(0); i < h.n; i++ {
 		if !e.writer(i) {
 			continue
@@ -169,7 +173,8 @@ func (e *eval) paths() {
 			case y == verGenesis:
 				slot = &e.gsucc[h.wordOf(x)]
 			case y >= 0:
-				slot = &e.succ[y]
+				slot = &e.succ[h.slots.of(y)]
+				forward = forward && y < x
 			default:
 				continue // dangling: reported from h.dangling
 			}
@@ -181,9 +186,15 @@ func (e *eval) paths() {
 			*slot = x
 		}
 	}
-	e.place()
+	if e.place() {
+		forward = false
+	}
+	if forward {
+		e.markForward()
+		return
+	}
 	for w := range e.gsucc {
-		for x := e.gsucc[w]; x != none; x = e.succ[x] {
+		for x := e.gsucc[w]; x != none; x = e.succOf(x) {
 			setBit(e.mark, x)
 		}
 	}
@@ -199,6 +210,36 @@ func (e *eval) paths() {
 	}
 }
 
+// markForward marks the writes on their word's path from genesis, and
+// lists those off it (e.unreach), in one pass in access order: when every
+// write's version is an earlier access (the common case: a value is
+// expected after it is written), a write is on the path iff it is its
+// version's successor and its version is on the path, which the pass has
+// then already decided. Following each word's chain instead costs a cache
+// miss per write on a long history.
+func (e *eval) markForward() {
+	h, ver := e.h, e.h.ver
+	for i := int32(0); i < h.n; i++ {
+		if !e.writer(i) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			on := false
+			switch y := ver[x]; {
+			case y == verGenesis:
+				on = e.gsucc[h.wordOf(x)] == x
+			case y >= 0:
+				on = bit(e.mark, y) && e.succOf(y) == x
+			}
+			if on {
+				setBit(e.mark, x)
+			} else if !bit(e.loser, x) && ver[x] != verDangling {
+				e.unreach = append(e.unreach, x)
+			}
+		}
+	}
+}
+
 // place links the completed cut-off swaps into their words' paths. A
 // swap's response would have said which values it replaced; without it,
 // on each word the chain of writes from genesis (each write replacing the
@@ -208,8 +249,8 @@ func (e *eval) paths() {
 // the order in which the linearization takes the swaps, which e.rank
 // gives (the searcher tries the orders; one swap per word is placed in
 // the only way possible). Each access's version becomes the end of the
-// chain before it.
-func (e *eval) place() {
+// chain before it. It reports whether it placed any.
+func (e *eval) place() bool {
 	h := e.h
 	e.unknown = e.unknown[:0]
 	for _, s := range h.pendingSwap {
@@ -220,10 +261,10 @@ func (e *eval) place() {
 		}
 	}
 	if len(e.unknown) == 0 {
-		return
+		return false
 	}
 	slices.SortFunc(e.unknown, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(h.wordOf(a), h.wordOf(b)), cmp.Compare(e.rankOf(h.accOp[a]), e.rankOf(h.accOp[b])))
+		return cmp.Or(cmp.Compare(h.wordOf(a), h.wordOf(b)), cmp.Compare(e.rankOf(h.opOf(a)), e.rankOf(h.opOf(b))))
 	})
 	for k := 0; k < len(e.unknown); {
 		w := h.wordOf(e.unknown[k])
@@ -234,11 +275,12 @@ func (e *eval) place() {
 			if tail == verGenesis {
 				e.gsucc[w] = x
 			} else {
-				e.succ[tail] = x
+				e.succ[h.slots.of(tail)] = x
 			}
 			tail = e.chainEnd(x, w)
 		}
 	}
+	return true
 }
 
 // rankOf is the position of completed cut-off swap s in the order place
@@ -267,10 +309,14 @@ func (e *eval) next(y int32, w int32) int32 {
 	case y == verGenesis:
 		return e.gsucc[w]
 	case y >= 0:
-		return e.succ[y]
+		return e.succOf(y)
 	}
 	return none
 }
+
+// succOf is the successor of version y (an access) on its word's path, or
+// none.
+func (e *eval) succOf(y int32) int32 { return e.succ[e.h.slots.of(y)] }
 
 // failureSource returns, for the blamed access x of failed cas i, the
 // access whose write explains the failure (the auxiliary edge's source), or
@@ -284,7 +330,7 @@ func (e *eval) next(y int32, w int32) int32 {
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
 	y := h.ver[x]
-	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) {
+	if y == verDangling || (y >= 0 && !e.writer(h.opOf(y))) {
 		// The expected value never was at that word: the failure
 		// constrains nothing.
 		return none, false
@@ -313,7 +359,16 @@ func (e *eval) failures() {
 // recovery (crashed cas -> its process's next operation). The read
 // auxiliary edges are not stored: the DFS derives them from the read's
 // versions, saving 4 bytes per read word.
-func (e *eval) buildCSR() {
+//
+// With prune, it leaves out the edges that happens-before implies: u -> v
+// where v was invoked after u's response (hbBefore) is also a path of
+// ReduceHB edges, whose transitive closure is happens-before (Theorem 1 of
+// the OPODIS paper; every operation inside such a path responded, so it is
+// a vertex with its edges), so the graph has a cycle iff the pruned one
+// has. Most reads return a value written before they started: this drops
+// most reads-from edges from the cycle check. The edge counts are the full
+// graph's; explanations take every edge (fullCSR).
+func (e *eval) buildCSR(prune bool) {
 	h, ver := e.h, e.h.ver
 	n := h.n
 	if cap(e.off) < int(n)+1 {
@@ -324,7 +379,6 @@ func (e *eval) buildCSR() {
 	deg := e.off[1:] // count out-degrees at off[i+1], then prefix-sum
 	var rf, aux, rec int64
 	e.forEachExplicit(func(from, to int32, kind EdgeKind) {
-		deg[from]++
 		switch kind {
 		case ReadsFrom:
 			rf++
@@ -332,6 +386,9 @@ func (e *eval) buildCSR() {
 			aux++
 		case Recovery:
 			rec++
+		}
+		if !prune || !e.hbBefore(from, to) {
+			deg[from]++
 		}
 	})
 	for i := int32(1); i <= n; i++ {
@@ -344,13 +401,16 @@ func (e *eval) buildCSR() {
 	e.tgt = e.tgt[:total]
 	// Fill using off[i] as a cursor, then shift back.
 	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
-		e.tgt[e.off[from]] = to
-		e.off[from]++
+		if !prune || !e.hbBefore(from, to) {
+			e.tgt[e.off[from]] = to
+			e.off[from]++
+		}
 	})
 	for i := n; i > 0; i-- {
 		e.off[i] = e.off[i-1]
 	}
 	e.off[0] = 0
+	e.pruned = prune
 	// Read auxiliary edges, counted here for the report.
 	for i := int32(0); i < n; i++ {
 		if !h.reader(i) {
@@ -365,6 +425,14 @@ func (e *eval) buildCSR() {
 	e.edges.ReadsFrom, e.edges.Auxiliary, e.edges.Recovery = rf, aux, rec
 }
 
+// fullCSR puts back the edges buildCSR pruned, for explanations (which
+// show the graph's own edges, not the implied paths).
+func (e *eval) fullCSR() {
+	if e.pruned {
+		e.buildCSR(false)
+	}
+}
+
 // forEachExplicit calls f for every explicit edge, in a fixed order.
 func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 	h, ver := e.h, e.h.ver
@@ -374,7 +442,7 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 		}
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 			if y := ver[x]; y >= 0 {
-				f(h.accOp[y], i, ReadsFrom)
+				f(h.opOf(y), i, ReadsFrom)
 			}
 		}
 	}
@@ -383,7 +451,7 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 			continue
 		}
 		if src, _ := e.failureSource(i, h.blamedAccess(i)); src != none {
-			f(h.accOp[src], i, Auxiliary)
+			f(h.opOf(src), i, Auxiliary)
 		}
 	}
 	if e.mode == history.Recoverable {
@@ -462,7 +530,7 @@ func (e *eval) edgeAt(u, i int32) int32 {
 	}
 	x := int32(h.acc[u]) + i
 	if s := e.next(h.ver[x], h.wordOf(x)); s != none {
-		return h.accOp[s]
+		return h.opOf(s)
 	}
 	return none
 }
@@ -548,7 +616,7 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 	e.responses()
 	e.paths()
 	e.failures()
-	e.buildCSR()
+	e.buildCSR(true)
 	ok, err := e.acyclic(ctx)
 	if err != nil {
 		return false, err
@@ -561,7 +629,7 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 func (e *eval) danglingCount() int {
 	c := 0
 	for _, x := range e.h.dangling {
-		if e.observer(e.h.accOp[x]) {
+		if e.observer(e.h.opOf(x)) {
 			c++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/pmlin/pmlin/history"
@@ -57,12 +58,19 @@ type crashRec struct {
 // and a version's value is its writer's new value. That saves 8 bytes per
 // read word and a second pass over the accesses.
 //
+// What only writes need (the new value, the owning operation, the
+// successor on the word's path) is kept per slot: the accesses of cas and
+// swaps, numbered densely (slotIndex). A read access is 8 bytes (word and
+// version), a cas or swap access 24: splitting them saves 16 bytes per
+// read word, the most common access.
+//
 // ver[x] is what access x observed: the value a read returned, a cas
 // expected, a swap replaced (learnt at its response; for a swap cut off by
 // a crash, chosen per evaluation, see eval.place), or a failed cas
 // reported having read. A failed cas that reports no values observed
 // nothing: ver[x] at its blamed word is its expected value there; one that
-// reports values keeps that expected value in valued instead.
+// reports values keeps that expected value in valued instead. A version is
+// always the access of a cas or a swap (it has a slot).
 type hist struct {
 	name string
 	n    int32
@@ -76,11 +84,14 @@ type hist struct {
 	lo      []int32  // ops invoked before its response (see package reduce); n if none
 
 	// per access
-	word  []uint32 // word id, | blamed
-	nw    []uint64 // new value of a cas (0 for a read)
-	accOp []int32  // owning operation
-	ver   []int32  // version read or expected
-	// aux is scratch per access: the first observation of a version while
+	word []uint32 // word id, | blamed
+	ver  []int32  // version read or expected
+
+	// per slot (an access of a cas or a swap; slots.of maps one to it)
+	slots slotIndex
+	nw    []uint64 // new value
+	owner []int32  // owning operation
+	// aux is scratch per slot: the first observation of a version while
 	// checking Assumption 2, then the path successor of a version (eval).
 	aux []int32
 
@@ -114,6 +125,56 @@ type hist struct {
 	// dangling values, by access, for explanations
 	danglingVal map[int32]uint64
 	dangling    []int32
+}
+
+// slotIndex numbers the accesses of cas and swaps (slots) densely, in
+// access order: a bit per access says whether it has a slot, and base
+// holds the number of slots before each run of 64 accesses, so that the
+// slot of an access is a rank query (a load and a popcount) and costs
+// 12 bits per access instead of a 4-byte index.
+type slotIndex struct {
+	bits []uint64
+	base []int32
+	n    int32 // slots so far
+}
+
+// push appends k accesses, with slots if has.
+func (s *slotIndex) push(first int32, k int, has bool) {
+	for x := first; x < first+int32(k); x++ {
+		if x&63 == 0 {
+			s.bits = append(s.bits, 0)
+			s.base = append(s.base, s.n)
+		}
+		if has {
+			s.bits[x>>6] |= 1 << (uint(x) & 63)
+			s.n++
+		}
+	}
+}
+
+// has reports whether access x has a slot.
+func (s *slotIndex) has(x int32) bool { return s.bits[x>>6]&(1<<(uint(x)&63)) != 0 }
+
+// of is the slot of access x (which has one).
+func (s *slotIndex) of(x int32) int32 {
+	w := x >> 6
+	return s.base[w] + int32(bits.OnesCount64(s.bits[w]&(1<<(uint(x)&63)-1)))
+}
+
+// newVal is the new value of access x of a cas or a swap.
+func (h *hist) newVal(x int32) uint64 { return h.nw[h.slots.of(x)] }
+
+// opOf is the operation that owns access x: from its slot for a cas or
+// a swap (every version), by binary search for a read.
+func (h *hist) opOf(x int32) int32 {
+	if h.slots.has(x) {
+		return h.owner[h.slots.of(x)]
+	}
+	i, found := slices.BinarySearch(h.acc[:h.n], uint32(x))
+	if !found {
+		i--
+	}
+	return int32(i)
 }
 
 func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
@@ -157,7 +218,7 @@ func (h *hist) wordOf(x int32) int32 { return int32(h.word[x] &^ blamed) }
 func (h *hist) valueOf(x int32) uint64 {
 	switch y := h.ver[x]; {
 	case y >= 0:
-		return h.nw[y]
+		return h.newVal(y)
 	case y == verGenesis:
 		return h.initVal[h.wordOf(x)]
 	}
@@ -236,36 +297,40 @@ type loader struct {
 // ringSize is the number of recent writes per word kept in cache.
 const ringSize = 4
 
-// ringEntry is one recent write: its value and its access + 1 (0: empty).
+// ringEntry is one recent write: its value, its access + 1 (0: empty) and
+// its operation (so that a lookup needs no slot query).
 type ringEntry struct {
 	val uint64
 	acc int32
+	op  int32
 }
 
-// recentWriter looks (w, v) up among the word's recent writes.
-func (l *loader) recentWriter(w int32, v uint64) int32 {
+// recentWriter looks (w, v) up among the word's recent writes: the access
+// and its operation, or none.
+func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
 	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
 	for _, e := range ring {
 		if e.val == v && e.acc != 0 {
-			return e.acc - 1
+			return e.acc - 1, e.op
 		}
 	}
-	return none
+	return none, none
 }
 
-// remember records access x as the latest write of word w.
-func (l *loader) remember(w int32, x int32) {
+// remember records access x of operation i, writing v, as the latest
+// write of word w.
+func (l *loader) remember(w, x, i int32, v uint64) {
 	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
 	copy(ring[1:], ring[:ringSize-1])
-	ring[0] = ringEntry{val: l.h.nw[x], acc: x + 1}
+	ring[0] = ringEntry{val: v, acc: x + 1, op: i}
 }
 
 // resolve finds the version of value v at word w for access x, if a
 // recent write of w has it; otherwise the lookup is deferred to finish.
 func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 	h := l.h
-	if y := l.recentWriter(w, v); y != none {
-		switch f := h.flags[h.accOp[y]]; {
+	if y, i := l.recentWriter(w, v); y != none {
+		switch f := h.flags[i]; {
 		case f&fReturned == 0:
 			l.tentative = append(l.tentative, x)
 			return y
@@ -342,8 +407,9 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 }
 
 // reserve sizes the arrays for an input of sizeHint bytes (0: unknown):
-// about 60 bytes of text per operation (two lines); preallocating avoids
-// the copies of append's doubling on large files.
+// about 60 bytes of text per operation (two lines), 25 per access and 45
+// per slot; preallocating avoids the copies of append's growth on large
+// files, and capacity never written costs address space, not memory.
 func (h *hist) reserve(sizeHint int64) {
 	if sizeHint <= 0 {
 		return
@@ -355,11 +421,14 @@ func (h *hist) reserve(sizeHint int64) {
 	h.flags = make([]uint8, 0, ops)
 	h.acc = make([]uint32, 0, ops+1)
 	h.lo = make([]int32, 0, ops)
-	accs := 2 * ops
+	accs := min(sizeHint/25, 1<<30)
 	h.word = make([]uint32, 0, accs)
-	h.nw = make([]uint64, 0, accs)
-	h.accOp = make([]int32, 0, accs)
 	h.ver = make([]int32, 0, accs)
+	h.slots.bits = make([]uint64, 0, accs/64+1)
+	h.slots.base = make([]int32, 0, accs/64+1)
+	slots := min(sizeHint/45, 1<<30)
+	h.nw = make([]uint64, 0, slots)
+	h.owner = make([]int32, 0, slots)
 }
 
 // limit is the error for an input beyond the compact arrays' range.
@@ -402,6 +471,7 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	first := int32(len(h.word))
 	h.acc = append(h.acc, uint32(first))
 	h.lo = append(h.lo, math.MaxInt32)
+	h.slots.push(first, len(ev.Addrs), !read)
 	for j, a := range ev.Addrs {
 		w := h.wordOfAddr(a, r)
 		for int(w)*ringSize >= len(l.recent) {
@@ -409,26 +479,28 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		}
 		x := first + int32(j)
 		h.word = append(h.word, uint32(w))
-		h.accOp = append(h.accOp, id)
-		if f&(fRead|fSwap) != 0 { // what it saw comes with its response
-			nv := uint64(0)
-			if !read {
-				nv = ev.New[j]
-			}
-			h.nw = append(h.nw, nv)
+		switch {
+		case read: // what it saw comes with its response
 			h.ver = append(h.ver, verUnresolved)
-			continue
+		case f&fSwap != 0: // the same
+			h.ver = append(h.ver, verUnresolved)
+			h.nw = append(h.nw, ev.New[j])
+			h.owner = append(h.owner, id)
+		default:
+			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+			h.nw = append(h.nw, ev.New[j])
+			h.owner = append(h.owner, id)
 		}
-		h.nw = append(h.nw, ev.New[j])
-		h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
 	}
 	if !read {
 		// Remember after resolving the expected values, so that a cas
 		// never resolves to itself while streaming (a swap that returns
 		// its own new value does: a self-loop, as it should).
-		for x := first; x < int32(len(h.word)); x++ {
-			l.remember(int32(h.word[x]), x)
-			if h.nw[x] == h.initVal[h.word[x]] {
+		for j, v := range ev.New {
+			x := first + int32(j)
+			w := int32(h.word[x])
+			l.remember(w, x, id, v)
+			if v == h.initVal[w] {
 				l.initWrites = append(l.initWrites, x)
 			}
 		}

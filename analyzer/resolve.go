@@ -81,9 +81,9 @@ func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (
 func (l *loader) finish() error {
 	h := l.h
 	for _, x := range l.initWrites {
-		if i := h.accOp[x]; !h.failed(i) {
+		if i := h.opOf(x); !h.failed(i) {
 			return &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
-				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", history.FormatValue(h.nw[x]), h.addr[h.wordOf(x)])}
+				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", history.FormatValue(h.newVal(x)), h.addr[h.wordOf(x)])}
 		}
 	}
 	if err := l.join(); err != nil {
@@ -116,8 +116,10 @@ func (l *loader) join() error {
 	wp, woff := partition(pbits, func(k hashed) uint32 { return k.hash }, func(emit func(hashed)) {
 		for i := int32(0); i < h.n; i++ {
 			if h.writes(i) {
+				s := h.slots.of(int32(h.acc[i]))
 				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-					emit(hashed{hash: mix(h.word[x]&^blamed, h.nw[x]), acc: x})
+					emit(hashed{hash: mix(h.word[x]&^blamed, h.nw[s]), acc: x})
+					s++
 				}
 			}
 		}
@@ -128,15 +130,18 @@ func (l *loader) join() error {
 		for _, x := range l.tentative {
 			// The other words of a failed cas were unresolved since
 			// (all of them, for one that reports values).
-			if y := h.ver[x]; y >= 0 && h.failed(h.accOp[y]) {
-				emit(keyed{val: h.nw[y], word: h.word[x] &^ blamed, acc: x})
+			if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
+				emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
 			}
 		}
 		for k, x := range l.deferred {
 			// A failed cas's expected values matter only at its blamed
 			// word, and one that reports values keeps that one apart.
-			if i := h.accOp[x]; h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
-				continue
+			// (A read never failed.)
+			if h.slots.has(x) {
+				if i := h.opOf(x); h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
+					continue
+				}
 			}
 			emit(keyed{val: l.deferredVal[k], word: h.word[x] &^ blamed, acc: x})
 		}
@@ -170,7 +175,7 @@ func (l *loader) join() error {
 func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 	mask := uint32(len(slots) - 1)
 	same := func(x int32, word uint32, val uint64) bool {
-		return h.word[x]&^blamed == word && h.nw[x] == val
+		return h.word[x]&^blamed == word && h.newVal(x) == val
 	}
 	for k := range ws {
 		w := &ws[k]
@@ -179,13 +184,13 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 				slots[s] = uint32(k) + 1
 				break
 			}
-			if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.nw[w.acc]) {
-				i, j := h.accOp[o.acc], h.accOp[w.acc]
+			if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.newVal(w.acc)) {
+				i, j := h.opOf(o.acc), h.opOf(w.acc)
 				if i > j {
 					i, j = j, i
 				}
 				return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
-					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of line %d", history.FormatValue(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.kind(i), h.line[i])}
+					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of line %d", history.FormatValue(h.newVal(w.acc)), h.addr[h.wordOf(w.acc)], h.kind(i), h.line[i])}
 			}
 		}
 	}
@@ -222,7 +227,7 @@ func (h *hist) settleValued() {
 	slices.SortFunc(h.valued, func(a, b valuedFail) int { return cmp.Compare(a.acc, b.acc) })
 	for _, v := range h.valued {
 		if h.valueOf(v.acc) == v.val {
-			h.contra = append(h.contra, h.accOp[v.acc])
+			h.contra = append(h.contra, h.opOf(v.acc))
 		}
 	}
 }
@@ -235,7 +240,7 @@ func (h *hist) settleValued() {
 // (a swap) version y, or reported it in a failure: the moment it was
 // known. (A swap expects nothing: the assumption does not apply to it.)
 func (h *hist) assumption2() {
-	h.aux = make([]int32, len(h.word))
+	h.aux = make([]int32, len(h.nw))
 	for i := range h.aux {
 		h.aux[i] = h.n
 	}
@@ -245,15 +250,17 @@ func (h *hist) assumption2() {
 			continue
 		}
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if y := h.ver[x]; y >= 0 && h.lo[i] < h.aux[y] {
-				h.aux[y] = h.lo[i]
+			if y := h.ver[x]; y >= 0 {
+				if s := h.slots.of(y); h.lo[i] < h.aux[s] {
+					h.aux[s] = h.lo[i]
+				}
 			}
 		}
 	}
 	for _, i := range h.failedCAS {
 		// The initial value needs no read: nothing precedes genesis. A
 		// dangling expected value needs no ordering at all.
-		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[y] > i {
+		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[h.slots.of(y)] > i {
 			h.flags[i] |= fNoAux
 		}
 	}
