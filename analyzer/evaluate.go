@@ -26,7 +26,7 @@ type eval struct {
 	// pruned: the CSR leaves out the edges that happens-before implies
 	// (see buildCSR); fullCSR puts them back for explanations.
 	pruned bool
-	color []uint8
+	color  []uint8
 	// rank orders the completed cut-off swaps on the words they share
 	// (see place): op id -> rank; nil ranks them in invocation order.
 	rank    map[int32]int
