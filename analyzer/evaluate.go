@@ -21,12 +21,20 @@ type eval struct {
 	gsucc []int32  // per word: the access that replaced the initial value, or none
 	mark  []uint64 // per access bitset: on its word's path from genesis
 	loser []uint64 // per access bitset: lost a fork (reported once)
-	off   []uint32 // CSR of explicit out-edges (reads-from, auxiliary of failures, recovery)
+	// The explicit out-edges (reads-from, auxiliary of failures,
+	// recovery) as a compressed adjacency over the operations that have
+	// any (src numbers them): most have none once the implied ones are
+	// pruned, and the offsets then cost a few bits per operation instead
+	// of four bytes.
+	src   rankIndex
+	off   []uint32
 	tgt   []int32
+	pairs [][2]int32 // scratch: the edges kept, before packing
 	// pruned: the CSR leaves out the edges that happens-before implies
 	// (see buildCSR); fullCSR puts them back for explanations.
 	pruned bool
-	color  []uint8
+	gray   []uint64 // DFS colours, bitsets (neither: white)
+	black  []uint64
 	// rank orders the completed cut-off swaps on the words they share
 	// (see place): op id -> rank; nil ranks them in invocation order.
 	rank    map[int32]int
@@ -128,8 +136,9 @@ func (e *eval) complete(extra []int32) {
 	}
 }
 
-// responses places the responses of crashed operations by the mode and
-// computes the ReduceHB ranges.
+// responses places the responses of crashed operations by the mode, which
+// moves the ReduceHB ranges: the cycle check scans them from lo alone, and
+// hiRanges computes their ends for explanations.
 func (e *eval) responses() {
 	h := e.h
 	for _, c := range h.crashed {
@@ -137,6 +146,17 @@ func (e *eval) responses() {
 		if e.mode == history.Strict && h.flags[c.op]&fCompleted != 0 {
 			h.lo[c.op] = c.at
 		}
+	}
+	e.hi = e.hi[:0]
+}
+
+// hiRanges computes the ends of the ReduceHB ranges (package reduce), 4
+// bytes per operation that the cycle check does without, and counts the
+// happens-before edges.
+func (e *eval) hiRanges() {
+	h := e.h
+	if len(e.hi) == int(h.n) {
+		return
 	}
 	e.hi = reduce.Ranges(h.lo, e.hi)
 	e.edges.HappensBefore = 0
@@ -370,15 +390,8 @@ func (e *eval) failures() {
 // graph's; explanations take every edge (fullCSR).
 func (e *eval) buildCSR(prune bool) {
 	h, ver := e.h, e.h.ver
-	n := h.n
-	if cap(e.off) < int(n)+1 {
-		e.off = make([]uint32, n+1)
-	}
-	e.off = e.off[:n+1]
-	clear(e.off)
-	deg := e.off[1:] // count out-degrees at off[i+1], then prefix-sum
 	var rf, aux, rec int64
-	e.forEachExplicit(func(from, to int32, kind EdgeKind) {
+	count := func(kind EdgeKind) {
 		switch kind {
 		case ReadsFrom:
 			rf++
@@ -387,32 +400,22 @@ func (e *eval) buildCSR(prune bool) {
 		case Recovery:
 			rec++
 		}
-		if !prune || !e.hbBefore(from, to) {
-			deg[from]++
-		}
-	})
-	for i := int32(1); i <= n; i++ {
-		e.off[i] += e.off[i-1]
 	}
-	total := e.off[n]
-	if cap(e.tgt) < int(total) {
-		e.tgt = make([]int32, total)
+	if prune {
+		e.pairs = e.pairs[:0]
+		e.forEachExplicit(func(from, to int32, kind EdgeKind) {
+			count(kind)
+			if !e.hbBefore(from, to) {
+				e.pairs = append(e.pairs, [2]int32{from, to})
+			}
+		})
+		e.packPairs()
+	} else {
+		e.packAll(count)
 	}
-	e.tgt = e.tgt[:total]
-	// Fill using off[i] as a cursor, then shift back.
-	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
-		if !prune || !e.hbBefore(from, to) {
-			e.tgt[e.off[from]] = to
-			e.off[from]++
-		}
-	})
-	for i := n; i > 0; i-- {
-		e.off[i] = e.off[i-1]
-	}
-	e.off[0] = 0
 	e.pruned = prune
 	// Read auxiliary edges, counted here for the report.
-	for i := int32(0); i < n; i++ {
+	for i := int32(0); i < h.n; i++ {
 		if !h.reader(i) {
 			continue
 		}
@@ -425,12 +428,80 @@ func (e *eval) buildCSR(prune bool) {
 	e.edges.ReadsFrom, e.edges.Auxiliary, e.edges.Recovery = rf, aux, rec
 }
 
-// fullCSR puts back the edges buildCSR pruned, for explanations (which
-// show the graph's own edges, not the implied paths).
-func (e *eval) fullCSR() {
+// packPairs stores e.pairs (few, once pruned) as the adjacency, each
+// operation's edges in the order they were listed.
+func (e *eval) packPairs() {
+	slices.SortStableFunc(e.pairs, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
+	e.src.reset(int(e.h.n))
+	for _, p := range e.pairs {
+		e.src.set(p[0])
+	}
+	e.src.count()
+	e.off = append(e.off[:0], make([]uint32, e.src.n+1)...)
+	e.tgt = e.tgt[:0]
+	for _, p := range e.pairs {
+		e.off[e.src.of(p[0])+1]++
+		e.tgt = append(e.tgt, p[1])
+	}
+	for k := 1; k < len(e.off); k++ {
+		e.off[k] += e.off[k-1]
+	}
+}
+
+// packAll stores every explicit edge as the adjacency: their degrees
+// counted per operation first (a temporary 4 bytes per operation), then
+// the edges filled in, each operation's in the order forEachExplicit lists
+// them. count is told each edge's kind.
+func (e *eval) packAll(count func(EdgeKind)) {
+	n := e.h.n
+	deg := make([]uint32, n)
+	e.forEachExplicit(func(from, to int32, kind EdgeKind) {
+		count(kind)
+		deg[from]++
+	})
+	e.src.reset(int(n))
+	for i, d := range deg {
+		if d > 0 {
+			e.src.set(int32(i))
+		}
+	}
+	e.src.count()
+	e.off = append(e.off[:0], make([]uint32, e.src.n+1)...)
+	for i, d := range deg {
+		if d > 0 {
+			e.off[e.src.of(int32(i))+1] = d
+		}
+	}
+	for k := 1; k < len(e.off); k++ {
+		e.off[k] += e.off[k-1]
+	}
+	cursor := deg[:e.src.n] // reused: the next free place of each source
+	copy(cursor, e.off)
+	e.tgt = append(e.tgt[:0], make([]int32, e.off[len(e.off)-1])...)
+	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
+		r := e.src.of(from)
+		e.tgt[cursor[r]] = to
+		cursor[r]++
+	})
+}
+
+// explicit is the range of u's explicit edges in tgt.
+func (e *eval) explicit(u int32) (lo, hi uint32) {
+	if !e.src.has(u) {
+		return 0, 0
+	}
+	r := e.src.of(u)
+	return e.off[r], e.off[r+1]
+}
+
+// fullGraph puts back the edges buildCSR pruned and computes the ReduceHB
+// ranges' ends, for explanations (which show the graph's own edges, not
+// the implied paths).
+func (e *eval) fullGraph() {
 	if e.pruned {
 		e.buildCSR(false)
 	}
+	e.hiRanges()
 }
 
 // forEachExplicit calls f for every explicit edge, in a fixed order.
@@ -489,20 +560,13 @@ func (e *eval) recoveryTarget(c crashRec, skipped *[]crashRec) int32 {
 	return t
 }
 
-// degree is the number of out-edges of u the DFS enumerates; edgeAt returns
-// the i-th, or none when that slot holds no edge (a read whose version has
-// no successor).
+// degree is the number of out-edges of u the explanations enumerate;
+// edgeAt returns the i-th, or none when that slot holds no edge (a read
+// whose version has no successor). The happens-before edges come first
+// (hbDegree of them), then the explicit ones and those derived from a
+// read's versions (otherDegree, otherEdge). They take hiRanges.
 func (e *eval) degree(u int32) int32 {
-	h := e.h
-	d := int32(0)
-	if e.effective(u) && e.hi[u] > h.lo[u] {
-		d = e.hi[u] - h.lo[u]
-	}
-	d += int32(e.off[u+1] - e.off[u])
-	if h.reader(u) {
-		d += int32(h.acc[u+1] - h.acc[u])
-	}
-	return d
+	return e.hbDegree(u) + e.otherDegree(u)
 }
 
 // hbDegree is the number of ReduceHB edges of u, which come first in
@@ -515,16 +579,31 @@ func (e *eval) hbDegree(u int32) int32 {
 }
 
 func (e *eval) edgeAt(u, i int32) int32 {
-	h := e.h
-	if e.effective(u) && e.hi[u] > h.lo[u] {
-		if n := e.hi[u] - h.lo[u]; i < n {
-			return h.lo[u] + i
-		} else {
-			i -= n
-		}
+	if n := e.hbDegree(u); i < n {
+		return e.h.lo[u] + i
+	} else {
+		i -= n
 	}
-	if n := int32(e.off[u+1] - e.off[u]); i < n {
-		return e.tgt[int32(e.off[u])+i]
+	return e.otherEdge(u, i)
+}
+
+// otherDegree is the number of u's edges that are not happens-before.
+func (e *eval) otherDegree(u int32) int32 {
+	h := e.h
+	lo, hi := e.explicit(u)
+	d := int32(hi - lo)
+	if h.reader(u) {
+		d += int32(h.acc[u+1] - h.acc[u])
+	}
+	return d
+}
+
+// otherEdge is u's i-th edge that is not happens-before, or none.
+func (e *eval) otherEdge(u, i int32) int32 {
+	h := e.h
+	lo, hi := e.explicit(u)
+	if n := int32(hi - lo); i < n {
+		return e.tgt[int32(lo)+i]
 	} else {
 		i -= n
 	}
@@ -538,75 +617,83 @@ func (e *eval) edgeAt(u, i int32) int32 {
 // acyclic reports whether the graph has no cycle (property i), by an
 // iterative DFS: histories have millions of operations, and recursion that
 // deep is slow in Go and unbounded in memory. The happens-before edges,
-// most of the graph, are scanned as ranges of the color array, without a
-// call per edge.
-func (e *eval) acyclic(ctx context.Context) (bool, error) {
+// most of the graph, are scanned as ranges of the colour bitsets, without
+// a call per edge, and without the ranges' ends: u's range is [lo[u],
+// hi[u]) where hi[u] is the least lo of the operations from lo[u] on, and
+// since lo[c] > c, whether position j is still in the range depends only
+// on the operations before j, whose least lo the frame keeps as it scans.
+// A search that finds no cycle scans every range once: it returns the
+// number of happens-before edges.
+func (e *eval) acyclic(ctx context.Context) (ok bool, hb int64, err error) {
 	h := e.h
 	n := h.n
-	if cap(e.color) < int(n) {
-		e.color = make([]uint8, n)
+	words := (int(n) + 63) / 64
+	if cap(e.gray) < words {
+		e.gray, e.black = make([]uint64, words), make([]uint64, words)
 	}
-	color := e.color[:n]
-	clear(color)
-	const (
-		white = iota
-		gray
-		black
-	)
-	// A frame's cursor i runs over u's happens-before range first (as an
-	// offset from lo), then its explicit and read-auxiliary edges (as
-	// edgeAt indexes).
-	type frame struct{ v, i int32 }
+	gray, black := e.gray[:words], e.black[:words]
+	clear(gray)
+	clear(black)
+	// A frame scans v's happens-before range (j, below end) first, then
+	// its other edges (k).
+	type frame struct{ v, j, end, k int32 }
+	open := func(v int32) frame {
+		setBit(gray, v)
+		if e.effective(v) && h.lo[v] < n {
+			return frame{v: v, j: h.lo[v], end: n}
+		}
+		return frame{v: v, j: n, end: n}
+	}
 	var stack []frame
-	for root := int32(0); root < n; root++ {
-		if color[root] != white || !e.effective(root) {
+	// Roots are taken from the last operation back: every operation after
+	// a root is then black, so the happens-before edges (all forward) lead
+	// nowhere new and the search only goes deep along the edges that point
+	// back, which are few and short; from the first root on, it would
+	// follow happens-before through the whole history, one frame per step.
+	for root := n - 1; root >= 0; root-- {
+		if bit(gray, root) || !e.effective(root) {
 			continue
 		}
 		if root&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
-				return false, err
+				return false, 0, err
 			}
 		}
-		color[root] = gray
-		stack = append(stack[:0], frame{root, 0})
+		stack = append(stack[:0], open(root))
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
 			u := top.v
 			t := none
-			nhb := e.hbDegree(u)
-			if top.i < nhb {
-				lo := h.lo[u]
-				rng := color[lo+top.i : lo+nhb]
-				k := 0
-				for k < len(rng) && rng[k] == black {
-					k++
-				}
-				top.i += int32(k)
-				if k < len(rng) {
-					t = lo + top.i
-					top.i++
+			for top.j < top.end {
+				j := top.j
+				top.end = min(top.end, h.lo[j])
+				top.j++
+				hb++
+				if !bit(black, j) {
+					t = j
+					break
 				}
 			}
 			if t == none {
-				for d := e.degree(u); top.i < d && t == none; top.i++ {
-					t = e.edgeAt(u, top.i)
+				for d := e.otherDegree(u); top.k < d && t == none; top.k++ {
+					t = e.otherEdge(u, top.k)
 				}
 			}
 			if t == none {
-				color[u] = black
+				setBit(black, u)
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			switch color[t] {
-			case white:
-				color[t] = gray
-				stack = append(stack, frame{t, 0})
-			case gray:
-				return false, nil
+			switch {
+			case bit(black, t):
+			case bit(gray, t):
+				return false, 0, nil
+			default:
+				stack = append(stack, open(t))
 			}
 		}
 	}
-	return true, nil
+	return true, hb, nil
 }
 
 // run evaluates the properties for the completions forced by observation
@@ -617,11 +704,16 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 	e.paths()
 	e.failures()
 	e.buildCSR(true)
-	ok, err := e.acyclic(ctx)
+	ok, hb, err := e.acyclic(ctx)
 	if err != nil {
 		return false, err
 	}
 	e.cyclic = !ok
+	if ok {
+		e.edges.HappensBefore = hb
+	} else {
+		e.hiRanges() // the explanations take them, and the count
+	}
 	return ok && len(e.unexplain) == 0 && len(e.forks) == 0 && len(e.unreach) == 0 && e.danglingCount() == 0 && len(e.h.contra) == 0, nil
 }
 

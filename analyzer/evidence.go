@@ -303,7 +303,7 @@ func (x *explainer) tookEffectBefore(i, c int32) bool {
 	if h.crashOf(i) == c {
 		return true
 	}
-	return h.retLine[i] != 0 && h.retLine[i] < h.crashLine[c] && (c == 0 || i >= h.crashAt[c-1])
+	return h.retLineOf(i) != 0 && h.retLineOf(i) < h.crashLine[c] && (c == 0 || i >= h.crashAt[c-1])
 }
 
 // cutOff is the evidence of the completed cas i, cut off by crash c (none:
@@ -326,7 +326,7 @@ func (x *explainer) cutOff(i, c int32) note {
 func (x *explainer) recovery(c, i int32, words []int32) note {
 	h := x.h
 	n := newNote(EvidenceRecovery, i, c)
-	if i != none && h.retLine[i] == 0 {
+	if i != none && h.retLineOf(i) == 0 {
 		n.rule = x.e.mode.String()
 	}
 	if i == none {
@@ -402,7 +402,7 @@ func (x *explainer) scanAfterCrash(c, w int32) (op, acc int32) {
 	if r == none {
 		return none, none
 	}
-	for i := r + 1; i < end && h.line[i] < h.retLine[r]; i++ {
+	for i := r + 1; i < end && h.line[i] < h.retLineOf(r); i++ {
 		if mayWrite(i) {
 			return none, none
 		}
@@ -481,7 +481,7 @@ func (x *explainer) expected(f *finding, i int32) {
 	if s != none {
 		n.replacer = h.opOf(s)
 	}
-	n.still = s == none || h.line[h.opOf(s)] > h.retLine[i]
+	n.still = s == none || h.line[h.opOf(s)] > h.retLineOf(i)
 	if n.still {
 		// A read that returned the value there after the cas returned.
 		end := min(h.n, h.lo[i]+maxEvidenceScan)

@@ -186,7 +186,7 @@ func (x *explainer) cycles(ctx context.Context, res *Result, max int) error {
 // returns comp (component id+1 per vertex, 0 for vertices on no cycle) and
 // one vertex of each such component.
 func (e *eval) components(ctx context.Context) (comp []int32, roots []int32, err error) {
-	e.fullCSR()
+	e.fullGraph()
 	h := e.h
 	n := h.n
 	index := make([]int32, n) // 0: unvisited; else discovery order + 1
@@ -424,7 +424,7 @@ func (x *explainer) edge(f fact) Edge {
 		ed.Word, ed.Value = h.addr[h.wordOf(f.x)], h.valueOf(f.x)
 	}
 	if f.kind == HappensBefore && f.rule == RuleReturned {
-		ed.RetLine = int64(h.retLine[f.from])
+		ed.RetLine = int64(h.retLineOf(f.from))
 	}
 	if f.crash != none {
 		ed.CrashLine = int64(h.crashLine[f.crash])
@@ -480,8 +480,8 @@ func (x *explainer) evidenceOf(n note) Evidence {
 		}
 	case EvidenceRecovery:
 		ev.Rule = n.rule
-		if n.op != none && h.retLine[n.op] != 0 {
-			ev.RetLine = int64(h.retLine[n.op])
+		if n.op != none && h.retLineOf(n.op) != 0 {
+			ev.RetLine = int64(h.retLineOf(n.op))
 		}
 		for _, v := range n.vals {
 			ev.Values = append(ev.Values, WordValue{Word: h.addr[h.wordOf(v.acc)], Value: h.valueOf(v.acc),
@@ -498,7 +498,7 @@ func (x *explainer) evidenceOf(n note) Evidence {
 	case EvidenceExpected:
 		wordValue(n.acc)
 		still := n.still
-		ev.StillThere, ev.RetLine = &still, int64(h.retLine[n.op])
+		ev.StillThere, ev.RetLine = &still, int64(h.retLineOf(n.op))
 		if n.replacer != none {
 			ev.ReplacedBy = x.line(n.replacer)
 		}

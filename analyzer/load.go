@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/pmlin/pmlin/history"
@@ -76,19 +75,26 @@ type hist struct {
 	n    int32
 
 	// per operation
-	line    []uint32 // line of the invocation
-	retLine []uint32 // line of the response, 0 if none
-	proc    []int32  // process index
-	flags   []uint8
-	acc     []uint32 // len n+1
-	lo      []int32  // ops invoked before its response (see package reduce); n if none
+	line []uint32 // line of the invocation
+	// retGap is the response's line minus the invocation's (retLineOf),
+	// 0 if none, gapFar for the few in far (by operation).
+	retGap []uint16
+	far    []farRet
+	// proc16 is the process index, or proc32 once there are more than
+	// 65536 processes (procOf).
+	proc16 []uint16
+	proc32 []int32
+	flags  []uint8
+	acc    []uint32 // len n+1
+	lo     []int32  // ops invoked before its response (see package reduce); n if none
 
 	// per access
 	word []uint32 // word id, | blamed
 	ver  []int32  // version read or expected
 
-	// per slot (an access of a cas or a swap; slots.of maps one to it)
-	slots slotIndex
+	// per slot: an access of a cas or a swap, numbered densely
+	// (slots.of maps an access to its slot, if it has one)
+	slots rankIndex
 	nw    []uint64 // new value
 	owner []int32  // owning operation
 	// aux is scratch per slot: the first observation of a version while
@@ -127,38 +133,52 @@ type hist struct {
 	dangling    []int32
 }
 
-// slotIndex numbers the accesses of cas and swaps (slots) densely, in
-// access order: a bit per access says whether it has a slot, and base
-// holds the number of slots before each run of 64 accesses, so that the
-// slot of an access is a rank query (a load and a popcount) and costs
-// 12 bits per access instead of a 4-byte index.
-type slotIndex struct {
-	bits []uint64
-	base []int32
-	n    int32 // slots so far
+// farRet is the response line of an operation that responded more than
+// 65534 lines after its invocation.
+type farRet struct {
+	op   int32
+	line uint32
 }
 
-// push appends k accesses, with slots if has.
-func (s *slotIndex) push(first int32, k int, has bool) {
-	for x := first; x < first+int32(k); x++ {
-		if x&63 == 0 {
-			s.bits = append(s.bits, 0)
-			s.base = append(s.base, s.n)
-		}
-		if has {
-			s.bits[x>>6] |= 1 << (uint(x) & 63)
-			s.n++
-		}
+// gapFar marks, in retGap, a response line kept in far.
+const gapFar = 1<<16 - 1
+
+// retLineOf is the line of op i's response, 0 if none.
+func (h *hist) retLineOf(i int32) uint32 {
+	switch g := h.retGap[i]; g {
+	case 0:
+		return 0
+	case gapFar:
+		k, _ := slices.BinarySearchFunc(h.far, i, func(f farRet, i int32) int { return cmp.Compare(f.op, i) })
+		return h.far[k].line
+	default:
+		return h.line[i] + uint32(g)
 	}
 }
 
-// has reports whether access x has a slot.
-func (s *slotIndex) has(x int32) bool { return s.bits[x>>6]&(1<<(uint(x)&63)) != 0 }
+// procOf is op i's process index.
+func (h *hist) procOf(i int32) int32 {
+	if h.proc32 != nil {
+		return h.proc32[i]
+	}
+	return int32(h.proc16[i])
+}
 
-// of is the slot of access x (which has one).
-func (s *slotIndex) of(x int32) int32 {
-	w := x >> 6
-	return s.base[w] + int32(bits.OnesCount64(s.bits[w]&(1<<(uint(x)&63)-1)))
+// addProc appends the process index of a new operation, widening the
+// column the first time an index does not fit in 16 bits.
+func (h *hist) addProc(p int32) {
+	if h.proc32 == nil && p > math.MaxUint16 {
+		h.proc32 = make([]int32, len(h.proc16), max(cap(h.proc16), len(h.proc16)+1))
+		for i, q := range h.proc16 {
+			h.proc32[i] = int32(q)
+		}
+		h.proc16 = nil
+	}
+	if h.proc32 != nil {
+		h.proc32 = append(h.proc32, p)
+	} else {
+		h.proc16 = append(h.proc16, uint16(p))
+	}
 }
 
 // newVal is the new value of access x of a cas or a swap.
@@ -278,17 +298,17 @@ type loader struct {
 	recent []ringEntry
 	// tentative: accesses resolved to a cas still pending at the time,
 	// which may yet fail (then the value was not written by it).
-	tentative []int32
+	tentative blockList[int32]
 	// deferred: accesses whose value had no writer yet (a read of the
 	// future, or a value written only by a cas that failed so far).
-	deferred    []int32
-	deferredVal []uint64
+	deferred    blockList[int32]
+	deferredVal blockList[uint64]
 	// initWrites: cas and swap accesses writing their word's initial value.
-	initWrites []int32
+	initWrites blockList[int32]
 	// valuedQ are the lookups of what the failures that report values
 	// read. They bypass the ring: a failure may come long after the write
 	// it saw.
-	valuedQ []keyed
+	valuedQ blockList[keyed]
 	// lastCrashed is, per process index, the record in hist.crashed of its
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
@@ -332,7 +352,7 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 	if y, i := l.recentWriter(w, v); y != none {
 		switch f := h.flags[i]; {
 		case f&fReturned == 0:
-			l.tentative = append(l.tentative, x)
+			l.tentative.add(x)
 			return y
 		case f&fOK != 0:
 			return y
@@ -344,8 +364,8 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 		// Assumption 1, which finish checks.
 		return verGenesis
 	}
-	l.deferred = append(l.deferred, x)
-	l.deferredVal = append(l.deferredVal, v)
+	l.deferred.add(x)
+	l.deferredVal.add(v)
 	return verUnresolved
 }
 
@@ -383,27 +403,49 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		}
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
+	slices.SortFunc(h.far, func(a, b farRet) int { return cmp.Compare(a.op, b.op) })
 	for i := range h.lo {
 		if h.lo[i] > h.n {
 			h.lo[i] = h.n
 		}
 	}
-	for i := int32(0); i < h.n; i++ {
-		switch f := h.flags[i]; {
-		case f&fRead != 0:
-		case f&fReturned == 0:
-			h.pendingW = append(h.pendingW, i)
-			if f&fSwap != 0 {
-				h.pendingSwap = append(h.pendingSwap, i)
-			}
-		case f&(fOK|fValued) == 0:
-			h.failedCAS = append(h.failedCAS, i)
-		}
-	}
+	h.listOps()
 	if err := l.finish(); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// listOps lists the pending cas and swaps and the failures that report no
+// values, each list allocated at its size (grown by append, a list of
+// millions leaves copies that raise the peak memory).
+func (h *hist) listOps() {
+	var pw, ps, fc int
+	for _, f := range h.flags {
+		switch {
+		case f&fRead != 0:
+		case f&fReturned == 0:
+			pw++
+			if f&fSwap != 0 {
+				ps++
+			}
+		case f&(fOK|fValued) == 0:
+			fc++
+		}
+	}
+	h.pendingW, h.pendingSwap, h.failedCAS = make([]int32, 0, pw), make([]int32, 0, ps), make([]int32, 0, fc)
+	for i, f := range h.flags {
+		switch {
+		case f&fRead != 0:
+		case f&fReturned == 0:
+			h.pendingW = append(h.pendingW, int32(i))
+			if f&fSwap != 0 {
+				h.pendingSwap = append(h.pendingSwap, int32(i))
+			}
+		case f&(fOK|fValued) == 0:
+			h.failedCAS = append(h.failedCAS, int32(i))
+		}
+	}
 }
 
 // reserve sizes the arrays for an input of sizeHint bytes (0: unknown):
@@ -416,8 +458,8 @@ func (h *hist) reserve(sizeHint int64) {
 	}
 	ops := min(sizeHint/60, 1<<28)
 	h.line = make([]uint32, 0, ops)
-	h.retLine = make([]uint32, 0, ops)
-	h.proc = make([]int32, 0, ops)
+	h.retGap = make([]uint16, 0, ops)
+	h.proc16 = make([]uint16, 0, ops)
 	h.flags = make([]uint8, 0, ops)
 	h.acc = make([]uint32, 0, ops+1)
 	h.lo = make([]int32, 0, ops)
@@ -465,8 +507,8 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		f = fSwap
 	}
 	h.line = append(h.line, uint32(ev.Line))
-	h.retLine = append(h.retLine, 0)
-	h.proc = append(h.proc, p)
+	h.retGap = append(h.retGap, 0)
+	h.addProc(p)
 	h.flags = append(h.flags, f)
 	first := int32(len(h.word))
 	h.acc = append(h.acc, uint32(first))
@@ -501,7 +543,7 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 			w := int32(h.word[x])
 			l.remember(w, x, id, v)
 			if v == h.initVal[w] {
-				l.initWrites = append(l.initWrites, x)
+				l.initWrites.add(x)
 			}
 		}
 	}
@@ -513,7 +555,12 @@ func (l *loader) respond(ev *history.Event) {
 	h := l.h
 	id := int32(ev.OpID)
 	h.lo[id] = h.n
-	h.retLine[id] = uint32(ev.Line)
+	if gap := uint32(ev.Line) - h.line[id]; gap < gapFar {
+		h.retGap[id] = uint16(gap)
+	} else {
+		h.retGap[id] = gapFar
+		h.far = append(h.far, farRet{op: id, line: uint32(ev.Line)})
+	}
 	h.flags[id] |= fReturned
 	a := int32(h.acc[id])
 	switch {
@@ -554,7 +601,7 @@ func (l *loader) respondValued(id, a int32, ev *history.Event) {
 		x := a + int32(j)
 		w := h.word[x]
 		h.ver[x] = verUnresolved
-		l.valuedQ = append(l.valuedQ, keyed{val: v, word: w, acc: x})
+		l.valuedQ.add(keyed{val: v, word: w, acc: x})
 		if h.addr[w] == ev.FailAddr {
 			h.word[x] |= blamed
 			h.valued = append(h.valued, valuedFail{acc: x, val: ev.Expected[j]})
@@ -572,7 +619,7 @@ func (l *loader) crash(ev *history.Event) {
 	h.crashAt = append(h.crashAt, h.n)
 	for _, id64 := range ev.Interrupted {
 		id := int32(id64)
-		p := h.proc[id]
+		p := h.procOf(id)
 		h.flags[id] |= fCrashed
 		rec := int32(len(h.crashed))
 		if c := l.lastCrashed[p]; c != none && h.crashed[c].next == id {
@@ -596,5 +643,5 @@ func (h *hist) kind(i int32) string {
 
 // opName describes an operation for explanations.
 func (h *hist) opName(i int32) string {
-	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.proc[i]], h.kind(i))
+	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.procOf(i)], h.kind(i))
 }

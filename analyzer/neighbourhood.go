@@ -36,7 +36,7 @@ var genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesi
 func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	h := e.h
 	f := h.flags[i]
-	o := OpInfo{Line: int64(h.line[i]), RetLine: int64(h.retLine[i]), Proc: h.procIDs[h.proc[i]],
+	o := OpInfo{Line: int64(h.line[i]), RetLine: int64(h.retLineOf(i)), Proc: h.procIDs[h.procOf(i)],
 		InGraph: e.effective(i), Completed: f&fCompleted != 0, Desc: h.opName(i)}
 	o.Kind = h.kind(i)
 	switch {

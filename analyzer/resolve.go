@@ -80,7 +80,7 @@ func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (
 // method needs it.
 func (l *loader) finish() error {
 	h := l.h
-	for _, x := range l.initWrites {
+	for _, x := range l.initWrites.all() {
 		if i := h.opOf(x); !h.failed(i) {
 			return &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
 				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", history.FormatValue(h.newVal(x)), h.addr[h.wordOf(x)])}
@@ -127,14 +127,14 @@ func (l *loader) join() error {
 	// The queries: accesses resolved to a writer that failed after all,
 	// those deferred, and those of the failures that report values.
 	qp, qoff := partition(pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(emit func(keyed)) {
-		for _, x := range l.tentative {
+		for _, x := range l.tentative.all() {
 			// The other words of a failed cas were unresolved since
 			// (all of them, for one that reports values).
 			if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
 				emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
 			}
 		}
-		for k, x := range l.deferred {
+		for k, x := range l.deferred.all() {
 			// A failed cas's expected values matter only at its blamed
 			// word, and one that reports values keeps that one apart.
 			// (A read never failed.)
@@ -143,13 +143,14 @@ func (l *loader) join() error {
 					continue
 				}
 			}
-			emit(keyed{val: l.deferredVal[k], word: h.word[x] &^ blamed, acc: x})
+			emit(keyed{val: l.deferredVal.at(k), word: h.word[x] &^ blamed, acc: x})
 		}
-		for _, q := range l.valuedQ {
+		for _, q := range l.valuedQ.all() {
 			emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
 		}
 	})
-	l.tentative, l.deferred, l.deferredVal, l.recent, l.valuedQ = nil, nil, nil, nil, nil
+	l.tentative, l.deferred, l.deferredVal, l.valuedQ = blockList[int32]{}, blockList[int32]{}, blockList[uint64]{}, blockList[keyed]{}
+	l.recent = nil
 	var slots []uint32 // a partition's table: index into wp + 1; 0 empty
 	for b := 0; b+1 < len(woff); b++ {
 		ws := wp[woff[b]:woff[b+1]]

@@ -155,7 +155,7 @@ func (e *eval) staleness(i int32, budget *int) []staleFact {
 func (x *explainer) stalenessOf(f staleFact) Staleness {
 	h := x.h
 	st := Staleness{Op: int64(h.line[f.op]), Word: h.addr[h.wordOf(f.x)], Value: h.valueOf(f.x), Writer: h.writerLine(h.ver[f.x]),
-		Behind: f.n, Latest: h.newVal(f.latest), LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLine[h.opOf(f.latest)])}
+		Behind: f.n, Latest: h.newVal(f.latest), LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLineOf(h.opOf(f.latest)))}
 	st.Reason = x.r.staleness(st, h.observeRule(f.op), h.isRead(f.op))
 	return st
 }
