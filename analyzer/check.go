@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/pmlin/pmlin/history"
@@ -27,6 +28,29 @@ type Options struct {
 	// the history it was cut from (a shrunk history names them in
 	// comments), or 0: anomalies name those lines too (OriginalOps).
 	Origin func(line int64) int64
+	// Workers bounds the goroutines that decode the input and run the
+	// phases that split (default GOMAXPROCS; 1: none besides the
+	// caller's). The result does not depend on it.
+	Workers int
+	// partSize, when positive, replaces minPart (tests: WithPartSize).
+	partSize int
+}
+
+// workers is the number of goroutines the options allow.
+func (o *Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// splitter is how the phases that split spread over the workers.
+func (o *Options) splitter() splitter {
+	s := splitter{workers: o.workers(), least: minPart}
+	if o.partSize > 0 {
+		s.least = o.partSize
+	}
+	return s
 }
 
 // Check decides the linearizability of the history r streams. It returns
@@ -64,7 +88,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if opts.MaxAnomalies <= 0 {
 		opts.MaxAnomalies = 20
 	}
-	h, err := load(ctx, r, opts.SizeHint)
+	h, err := load(ctx, r, opts.SizeHint, opts.workers())
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +98,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		}
 	}
 	phase("checking")
-	e := newEval(h, opts.Mode)
+	e := newEval(h, opts.Mode, opts.splitter())
 	budget := opts.MaxEvaluations
 	if budget <= 0 {
 		// Each evaluation is a few passes over the arrays: allow about

@@ -30,6 +30,10 @@ type eval struct {
 	off   []uint32
 	tgt   []int32
 	pairs [][2]int32 // scratch: the edges kept, before packing
+	// back marks the operations with an edge back, to an operation
+	// invoked no later (checkPass); the cycle check starts from them.
+	back  []uint64
+	split splitter // how a pass spreads over goroutines
 	// pruned: the CSR leaves out the edges that happens-before implies
 	// (see buildCSR); fullCSR puts them back for explanations.
 	pruned bool
@@ -50,10 +54,10 @@ type eval struct {
 	assumeFail bool // constraints of failed cas breaking Assumption 2 included
 }
 
-func newEval(h *hist, mode history.Mode) *eval {
+func newEval(h *hist, mode history.Mode, split splitter) *eval {
 	nacc := len(h.word)
 	return &eval{
-		h: h, mode: mode,
+		h: h, mode: mode, split: split,
 		succ:  h.aux, // free once Assumption 2 was checked
 		gsucc: make([]int32, len(h.addr)),
 		mark:  make([]uint64, (nacc+63)/64),
@@ -151,19 +155,10 @@ func (e *eval) responses() {
 }
 
 // hiRanges computes the ends of the ReduceHB ranges (package reduce), 4
-// bytes per operation that the cycle check does without, and counts the
-// happens-before edges.
+// bytes per operation that the cycle check does without.
 func (e *eval) hiRanges() {
-	h := e.h
-	if len(e.hi) == int(h.n) {
-		return
-	}
-	e.hi = reduce.Ranges(h.lo, e.hi)
-	e.edges.HappensBefore = 0
-	for i := int32(0); i < h.n; i++ {
-		if e.effective(i) && e.hi[i] > h.lo[i] {
-			e.edges.HappensBefore += int64(e.hi[i] - h.lo[i])
-		}
+	if len(e.hi) != int(e.h.n) {
+		e.hi = reduce.Ranges(e.h.lo, e.hi)
 	}
 }
 
@@ -358,74 +353,143 @@ func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	return e.next(y, h.wordOf(x)), true
 }
 
-// failures finds each failed cas's auxiliary source, or reports it
-// unexplained.
-func (e *eval) failures() {
+// The explicit out-edges: reads-from (writer -> observer), auxiliary of
+// failures (the write that explains it -> the failed cas) and recovery
+// (crashed cas -> its process's next operation). The read auxiliary edges
+// are not stored: the DFS derives them from the read's versions, saving 4
+// bytes per read word.
+//
+// checkPass lists them for the cycle check, and leaves out those that
+// happens-before implies: u -> v where v was invoked after u's response
+// (hbBefore) is also a path of ReduceHB edges, whose transitive closure is
+// happens-before (Theorem 1 of the OPODIS paper; every operation inside
+// such a path responded, so it is a vertex with its edges), so the graph
+// has a cycle iff the pruned one has. Most reads return a value written
+// before they started: this drops most reads-from edges. The same pass
+// finds the unexplained failures, marks the operations with an edge back
+// (to an operation invoked no later: the cycle check starts only from
+// those, see acyclic) and counts every edge of the full graph, parts of it
+// on several goroutines. Explanations take every edge (fullGraph).
+func (e *eval) checkPass() {
 	h := e.h
-	e.unexplain = e.unexplain[:0]
-	for _, i := range h.failedCAS {
-		if h.flags[i]&fNoAux != 0 && !e.assumeFail {
+	nw := (int(h.n) + 63) / 64
+	if cap(e.back) < nw {
+		e.back = make([]uint64, nw)
+	}
+	e.back = e.back[:nw]
+	clear(e.back)
+	type part struct {
+		pairs     [][2]int32
+		unexplain []int32
+		counts    EdgeCounts
+	}
+	ops := make([]part, e.split.parts(int(h.n)))
+	e.split.run(int(h.n), func(k, lo, hi int) { e.opEdges(int32(lo), int32(hi), &ops[k].pairs, &ops[k].counts) })
+	fails := make([]part, e.split.parts(len(h.failedCAS)))
+	e.split.run(len(h.failedCAS), func(k, lo, hi int) {
+		p := &fails[k]
+		for _, i := range h.failedCAS[lo:hi] {
+			if h.flags[i]&fNoAux != 0 && !e.assumeFail {
+				continue
+			}
+			x := h.blamedAccess(i)
+			src, needed := e.failureSource(i, x)
+			switch {
+			case needed && src == none:
+				p.unexplain = append(p.unexplain, x)
+			case src != none:
+				p.counts.Auxiliary++
+				if from := h.opOf(src); !e.hbBefore(from, i) {
+					p.pairs = append(p.pairs, [2]int32{from, i})
+				}
+			}
+		}
+	})
+	e.pairs, e.unexplain, e.edges = e.pairs[:0], e.unexplain[:0], EdgeCounts{}
+	for _, p := range append(ops, fails...) {
+		e.pairs = append(e.pairs, p.pairs...)
+		e.unexplain = append(e.unexplain, p.unexplain...)
+		e.edges.HappensBefore += p.counts.HappensBefore
+		e.edges.ReadsFrom += p.counts.ReadsFrom
+		e.edges.Auxiliary += p.counts.Auxiliary
+	}
+	e.recoveryEdges(func(from, to int32) {
+		e.edges.Recovery++
+		e.pairs = append(e.pairs, [2]int32{from, to})
+	})
+	for _, p := range e.pairs {
+		if p[1] <= p[0] {
+			setBit(e.back, p[0])
+		}
+	}
+	e.packPairs()
+	e.pruned = true
+}
+
+// opEdges is checkPass on operations lo to hi-1 (lo a multiple of 64): the
+// happens-before edges they have (scanned from lo, as acyclic does), the
+// reads-from edges into them (those kept appended to pairs) and their
+// read auxiliary edges (an operation with one back marked in e.back).
+func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
+	h, ver := e.h, e.h.ver
+	for i := lo; i < hi; i++ {
+		if !e.effective(i) {
 			continue
 		}
-		x := h.blamedAccess(i)
-		if src, needed := e.failureSource(i, x); needed && src == none {
-			e.unexplain = append(e.unexplain, x)
+		if l := h.lo[i]; l < h.n {
+			end := h.n
+			for j := l; j < end; j++ {
+				end = min(end, h.lo[j])
+				c.HappensBefore++
+			}
+		}
+		if !e.observer(i) {
+			continue
+		}
+		reader := h.reader(i)
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			y := ver[x]
+			if y < 0 {
+				if reader && y == verGenesis {
+					if s := e.gsucc[h.wordOf(x)]; s != none {
+						c.Auxiliary++
+						if h.opOf(s) <= i {
+							setBit(e.back, i)
+						}
+					}
+				}
+				continue
+			}
+			sl := h.slots.of(y)
+			from := h.owner[sl]
+			c.ReadsFrom++
+			if !e.hbBefore(from, i) {
+				*pairs = append(*pairs, [2]int32{from, i})
+			}
+			if reader {
+				if s := e.succ[sl]; s != none {
+					c.Auxiliary++
+					if h.opOf(s) <= i {
+						setBit(e.back, i)
+					}
+				}
+			}
 		}
 	}
 }
 
-// buildCSR stores the explicit out-edges: reads-from (writer -> observer),
-// auxiliary of failures (the write that explains it -> the failed cas) and
-// recovery (crashed cas -> its process's next operation). The read
-// auxiliary edges are not stored: the DFS derives them from the read's
-// versions, saving 4 bytes per read word.
-//
-// With prune, it leaves out the edges that happens-before implies: u -> v
-// where v was invoked after u's response (hbBefore) is also a path of
-// ReduceHB edges, whose transitive closure is happens-before (Theorem 1 of
-// the OPODIS paper; every operation inside such a path responded, so it is
-// a vertex with its edges), so the graph has a cycle iff the pruned one
-// has. Most reads return a value written before they started: this drops
-// most reads-from edges from the cycle check. The edge counts are the full
-// graph's; explanations take every edge (fullCSR).
-func (e *eval) buildCSR(prune bool) {
-	h, ver := e.h, e.h.ver
-	var rf, aux, rec int64
-	count := func(kind EdgeKind) {
-		switch kind {
-		case ReadsFrom:
-			rf++
-		case Auxiliary:
-			aux++
-		case Recovery:
-			rec++
-		}
+// recoveryEdges calls f with each recovery edge, in recoverable mode.
+func (e *eval) recoveryEdges(f func(from, to int32)) {
+	if e.mode != history.Recoverable {
+		return
 	}
-	if prune {
-		e.pairs = e.pairs[:0]
-		e.forEachExplicit(func(from, to int32, kind EdgeKind) {
-			count(kind)
-			if !e.hbBefore(from, to) {
-				e.pairs = append(e.pairs, [2]int32{from, to})
-			}
-		})
-		e.packPairs()
-	} else {
-		e.packAll(count)
-	}
-	e.pruned = prune
-	// Read auxiliary edges, counted here for the report.
-	for i := int32(0); i < h.n; i++ {
-		if !h.reader(i) {
-			continue
-		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if e.next(ver[x], h.wordOf(x)) != none {
-				aux++
+	for _, c := range e.h.crashed {
+		if e.h.flags[c.op]&fCompleted != 0 {
+			if t := e.recoveryTarget(c, nil); t != none {
+				f(c.op, t)
 			}
 		}
 	}
-	e.edges.ReadsFrom, e.edges.Auxiliary, e.edges.Recovery = rf, aux, rec
 }
 
 // packPairs stores e.pairs (few, once pruned) as the adjacency, each
@@ -451,12 +515,11 @@ func (e *eval) packPairs() {
 // packAll stores every explicit edge as the adjacency: their degrees
 // counted per operation first (a temporary 4 bytes per operation), then
 // the edges filled in, each operation's in the order forEachExplicit lists
-// them. count is told each edge's kind.
-func (e *eval) packAll(count func(EdgeKind)) {
+// them.
+func (e *eval) packAll() {
 	n := e.h.n
 	deg := make([]uint32, n)
-	e.forEachExplicit(func(from, to int32, kind EdgeKind) {
-		count(kind)
+	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
 		deg[from]++
 	})
 	e.src.reset(int(n))
@@ -499,7 +562,8 @@ func (e *eval) explicit(u int32) (lo, hi uint32) {
 // the implied paths).
 func (e *eval) fullGraph() {
 	if e.pruned {
-		e.buildCSR(false)
+		e.packAll()
+		e.pruned = false
 	}
 	e.hiRanges()
 }
@@ -525,15 +589,7 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 			f(h.opOf(src), i, Auxiliary)
 		}
 	}
-	if e.mode == history.Recoverable {
-		for _, c := range h.crashed {
-			if h.flags[c.op]&fCompleted != 0 {
-				if t := e.recoveryTarget(c, nil); t != none {
-					f(c.op, t, Recovery)
-				}
-			}
-		}
-	}
+	e.recoveryEdges(func(from, to int32) { f(from, to, Recovery) })
 }
 
 // recoveryTarget is the operation that the completed crashed cas c must
@@ -616,15 +672,20 @@ func (e *eval) otherEdge(u, i int32) int32 {
 
 // acyclic reports whether the graph has no cycle (property i), by an
 // iterative DFS: histories have millions of operations, and recursion that
-// deep is slow in Go and unbounded in memory. The happens-before edges,
-// most of the graph, are scanned as ranges of the colour bitsets, without
-// a call per edge, and without the ranges' ends: u's range is [lo[u],
-// hi[u]) where hi[u] is the least lo of the operations from lo[u] on, and
-// since lo[c] > c, whether position j is still in the range depends only
-// on the operations before j, whose least lo the frame keeps as it scans.
-// A search that finds no cycle scans every range once: it returns the
-// number of happens-before edges.
-func (e *eval) acyclic(ctx context.Context) (ok bool, hb int64, err error) {
+// deep is slow in Go and unbounded in memory.
+//
+// Roots are taken from the last operation back. Every operation after a
+// root is then black (done), so edges forward lead nowhere new: a root
+// whose edges all point forward (no back mark, see checkPass) is done at
+// once, and the search only goes deep from the edges that point back,
+// which are few and short. Happens-before edges all point forward; inside
+// the search they are scanned as ranges of the colour bitsets, without a
+// call per edge and without the ranges' ends: u's range is [lo[u], hi[u])
+// where hi[u] is the least lo of the operations from lo[u] on (package
+// reduce), and since lo[c] > c, whether position j is still in the range
+// depends only on the operations before j, whose least lo the frame keeps
+// as it scans.
+func (e *eval) acyclic(ctx context.Context) (bool, error) {
 	h := e.h
 	n := h.n
 	words := (int(n) + 63) / 64
@@ -645,19 +706,19 @@ func (e *eval) acyclic(ctx context.Context) (ok bool, hb int64, err error) {
 		return frame{v: v, j: n, end: n}
 	}
 	var stack []frame
-	// Roots are taken from the last operation back: every operation after
-	// a root is then black, so the happens-before edges (all forward) lead
-	// nowhere new and the search only goes deep along the edges that point
-	// back, which are few and short; from the first root on, it would
-	// follow happens-before through the whole history, one frame per step.
 	for root := n - 1; root >= 0; root-- {
+		if root&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, err
+			}
+		}
 		if bit(gray, root) || !e.effective(root) {
 			continue
 		}
-		if root&0xffff == 0 {
-			if err := ctx.Err(); err != nil {
-				return false, 0, err
-			}
+		if !bit(e.back, root) {
+			setBit(gray, root)
+			setBit(black, root)
+			continue
 		}
 		stack = append(stack[:0], open(root))
 		for len(stack) > 0 {
@@ -668,7 +729,6 @@ func (e *eval) acyclic(ctx context.Context) (ok bool, hb int64, err error) {
 				j := top.j
 				top.end = min(top.end, h.lo[j])
 				top.j++
-				hb++
 				if !bit(black, j) {
 					t = j
 					break
@@ -687,13 +747,13 @@ func (e *eval) acyclic(ctx context.Context) (ok bool, hb int64, err error) {
 			switch {
 			case bit(black, t):
 			case bit(gray, t):
-				return false, 0, nil
+				return false, nil
 			default:
 				stack = append(stack, open(t))
 			}
 		}
 	}
-	return true, hb, nil
+	return true, nil
 }
 
 // run evaluates the properties for the completions forced by observation
@@ -702,18 +762,12 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 	e.complete(extra)
 	e.responses()
 	e.paths()
-	e.failures()
-	e.buildCSR(true)
-	ok, hb, err := e.acyclic(ctx)
+	e.checkPass()
+	ok, err := e.acyclic(ctx)
 	if err != nil {
 		return false, err
 	}
 	e.cyclic = !ok
-	if ok {
-		e.edges.HappensBefore = hb
-	} else {
-		e.hiRanges() // the explanations take them, and the count
-	}
 	return ok && len(e.unexplain) == 0 && len(e.forks) == 0 && len(e.unreach) == 0 && e.danglingCount() == 0 && len(e.h.contra) == 0, nil
 }
 

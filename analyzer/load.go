@@ -371,7 +371,8 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 
 // load streams a history into h, resolving reads-from on the way: the only
 // pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error) {
+func load(ctx context.Context, r *history.Reader, sizeHint int64, workers int) (*hist, error) {
+	defer r.Parallel(workers)()
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
 	l := &loader{h: h}
