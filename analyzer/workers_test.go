@@ -123,4 +123,3 @@ func verdictKind(out string) string {
 	}
 	return "violation"
 }
-

@@ -80,8 +80,8 @@ type Reader struct {
 	// never append to ev.Addrs or ev.Expected as left by a Return.
 	addrBuf  []uint64
 	expBuf   []uint64
-	noFast   bool     // tests: parse every line with the general path
-	sniffed  bool     // the input's first bytes were looked at
+	noFast   bool // tests: parse every line with the general path
+	sniffed  bool // the input's first bytes were looked at
 	par      *pipeline
 	nums     []uint64 // the numbers a fast path decoded
 	scratch  Event    // the JSON fast path decodes through it
