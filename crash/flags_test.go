@@ -78,6 +78,8 @@ func randomize(t *testing.T, rng *rand.Rand, v reflect.Value) {
 			f.SetInt([]int64{0, -1, 1, rng.Int64N(1 << 20), -rng.Int64(), rng.Int64()}[rng.IntN(6)])
 		case uint64:
 			f.SetUint([]uint64{0, 1, rng.Uint64N(1 << 20), rng.Uint64(), math.MaxUint64}[rng.IntN(5)])
+		case bool:
+			f.SetBool(rng.IntN(2) == 0)
 		case float64:
 			f.SetFloat([]float64{0, -1, 0.5, rng.Float64(), rng.NormFloat64() * 1e6, math.SmallestNonzeroFloat64}[rng.IntN(6)])
 		case string:

@@ -43,6 +43,10 @@ type FuzzConfig struct {
 	// exactly its M runs between them, each once. Shards 0 or 1: the whole
 	// campaign.
 	Shard, Shards int64
+	// Mix makes one run in MixEvery (not in systematic sweeps) also use
+	// the optional operations the target has (swaps, failures that report
+	// values), for a template that uses neither (see MixEvery).
+	Mix bool
 	// Ignore lists anomaly kinds that do not count as violations (for
 	// instance Corrupt, to measure what the history alone exposes).
 	Ignore []analyzer.Kind
@@ -61,6 +65,8 @@ type FuzzStats struct {
 	Undecided  int64         `json:"undecided"`
 	Accesses   int64         `json:"accesses"`
 	Elapsed    time.Duration `json:"-"`
+	// Mix describes the campaign's mix (FuzzConfig.Mix), "" for none.
+	Mix string `json:"-"`
 }
 
 // Finding is a run with a violation.
@@ -105,6 +111,9 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 	case fc.Shards < 0 || fc.Shard < 0 || (fc.Shard > 0 && fc.Shard >= fc.Shards):
 		return FuzzStats{}, nil, fmt.Errorf("fuzz: shard %d of %d: a shard is 0 to N-1 of N >= 1", fc.Shard, fc.Shards)
 	}
+	if err := checkKinds(fc.Ignore); err != nil {
+		return FuzzStats{}, nil, fmt.Errorf("fuzz: ignore: %w", err)
+	}
 	jobs := fc.Jobs
 	if jobs <= 0 {
 		jobs = 1
@@ -112,7 +121,15 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 			jobs = runtime.GOMAXPROCS(0)
 		}
 	}
-	cp := &campaign{fc: fc, start: time.Now(), gen: &generator{fc: fc, c: c}}
+	gen := &generator{fc: fc, c: c}
+	if fc.Mix && !fc.Systematic && c.Driver.Swaps == 0 && !c.Driver.FailValues {
+		var err error
+		if gen.mix, err = newMixer(c); err != nil {
+			return FuzzStats{}, nil, err
+		}
+	}
+	cp := &campaign{fc: fc, start: time.Now(), gen: gen}
+	cp.st.Mix = gen.mix.String()
 	if fc.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, cp.start.Add(fc.Duration))
@@ -255,6 +272,8 @@ type generator struct {
 	accesses int64
 	at       int64
 	pol      int
+	// mix varies the runs (FuzzConfig.Mix).
+	mix mixer
 }
 
 // next hands out the next run of the campaign that falls in the
@@ -277,6 +296,7 @@ func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
 			}
 			rc := g.c
 			rc.Driver.Seed = RunSeed(g.fc.Seed, i)
+			g.mix.apply(&rc, i)
 			return i, rc, true, nil
 		}
 		// A systematic run depends on the runs before it (a seed yields
