@@ -32,6 +32,13 @@ type Options struct {
 	// phases that split (default GOMAXPROCS; 1: none besides the
 	// caller's). The result does not depend on it.
 	Workers int
+	// MaxMemory, if positive, bounds the memory of the check, in bytes: a
+	// history whose size (SizeHint) says it needs more is refused before it
+	// is read, and one that turns out to need more is stopped while it is
+	// read, both with a *MemoryError. MemorySource says where the bound
+	// comes from, for the error.
+	MaxMemory    int64
+	MemorySource string
 	// partSize, when positive, replaces minPart (tests: WithPartSize).
 	partSize int
 }
@@ -88,7 +95,15 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if opts.MaxAnomalies <= 0 {
 		opts.MaxAnomalies = 20
 	}
-	h, err := load(ctx, r, opts.SizeHint, opts.workers())
+	if opts.MemorySource == "" {
+		opts.MemorySource = "Options.MaxMemory"
+	}
+	if opts.MaxMemory > 0 && opts.SizeHint > 0 {
+		if need := EstimateMemory(opts.SizeHint); need > opts.MaxMemory {
+			return nil, &MemoryError{File: r.Name(), Need: need, Limit: opts.MaxMemory, Source: opts.MemorySource, Estimated: true}
+		}
+	}
+	h, err := load(ctx, r, opts.SizeHint, opts.workers(), newMemoryGuard(opts.MaxMemory, opts.MemorySource))
 	if err != nil {
 		return nil, err
 	}

@@ -371,14 +371,18 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 
 // load streams a history into h, resolving reads-from on the way: the only
 // pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64, workers int) (*hist, error) {
+func load(ctx context.Context, r *history.Reader, sizeHint int64, workers int, guard *memoryGuard) (*hist, error) {
 	defer r.Parallel(workers)()
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
 	l := &loader{h: h}
+	line := int64(0)
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err := guard.check(h, line); err != nil {
 				return nil, err
 			}
 		}
@@ -389,6 +393,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, workers int) (
 		if err != nil {
 			return nil, err
 		}
+		line = ev.Line
 		if ev.Line > maxLine {
 			return nil, h.limit(ev.Line, "histories longer than 4294967295 lines are not supported")
 		}
@@ -411,6 +416,9 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, workers int) (
 		}
 	}
 	h.listOps()
+	if err := guard.check(h, line); err != nil {
+		return nil, err
+	}
 	if err := l.finish(); err != nil {
 		return nil, err
 	}
