@@ -103,7 +103,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 			return nil, &MemoryError{File: r.Name(), Need: need, Limit: opts.MaxMemory, Source: opts.MemorySource, Estimated: true}
 		}
 	}
-	h, err := load(ctx, r, opts.SizeHint, opts.workers(), newMemoryGuard(opts.MaxMemory, opts.MemorySource))
+	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), newMemoryGuard(opts.MaxMemory, opts.MemorySource))
 	if err != nil {
 		return nil, err
 	}

@@ -109,28 +109,46 @@ func (e *eval) complete(extra []int32) {
 			work = append(work, c)
 		}
 	}
-	visit := func(i int32) {
+	// pending appends to out the writers of what i observed that are
+	// pending and not completed yet.
+	pending := func(i int32, out []int32) []int32 {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			y := h.ver[x]
-			if y < 0 {
-				continue
+			if y := h.ver[x]; y >= 0 {
+				if w := h.opOf(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+					out = append(out, w)
+				}
 			}
-			w := h.opOf(y)
-			if h.flags[w]&(fReturned|fCompleted) == 0 && h.flags[w]&fRead == 0 {
+		}
+		return out
+	}
+	// What the operations that returned observed, found in parts (this
+	// reads the flags of pending ones only, which it does not change),
+	// then completed in order, and what those observed in turn.
+	found := make([][]int32, e.split.parts(int(h.n)))
+	e.split.run(int(h.n), func(k, lo, hi int) {
+		for i := int32(lo); i < int32(hi); i++ {
+			if h.flags[i]&fReturned != 0 && e.observer(i) {
+				found[k] = pending(i, found[k])
+			}
+		}
+	})
+	take := func(ws []int32) {
+		for _, w := range ws {
+			if h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
 				h.flags[w] |= fCompleted
 				work = append(work, w)
 			}
 		}
 	}
-	for i := int32(0); i < h.n; i++ {
-		if h.flags[i]&fReturned != 0 && e.observer(i) {
-			visit(i)
-		}
+	for _, ws := range found {
+		take(ws)
 	}
+	var next []int32
 	for len(work) > 0 {
 		w := work[len(work)-1]
 		work = work[:len(work)-1]
-		visit(w)
+		next = pending(w, next[:0])
+		take(next)
 	}
 	e.completed = 0
 	for _, c := range h.pendingW {

@@ -291,7 +291,8 @@ func (h *hist) wordOfAddr(a uint64, r *history.Reader) int32 {
 
 // loader holds what streaming resolution needs until the end of the input.
 type loader struct {
-	h *hist
+	h     *hist
+	split splitter // how finish spreads over goroutines
 	// recent holds, per word, the last ringSize writes (in invocation
 	// order): most reads return one of the latest values, and this small
 	// array stays in cache where the table (one miss per probe) does not.
@@ -371,11 +372,11 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 
 // load streams a history into h, resolving reads-from on the way: the only
 // pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64, workers int, guard *memoryGuard) (*hist, error) {
-	defer r.Parallel(workers)()
+func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter, guard *memoryGuard) (*hist, error) {
+	defer r.Parallel(split.workers)()
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
-	l := &loader{h: h}
+	l := &loader{h: h, split: split}
 	line := int64(0)
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {

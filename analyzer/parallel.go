@@ -22,6 +22,16 @@ func (s splitter) parts(n int) int {
 	return 1
 }
 
+// perPartition is the number of writers per partition of the join
+// (partitionBits): 8192, so that a partition's table fits in L2 cache, but
+// in tests, which split small histories too.
+func (s splitter) perPartition() int {
+	if s.least < minPart {
+		return s.least
+	}
+	return 8192
+}
+
 // run calls f on the s.parts(n) parts of [0, n), on up to s.workers
 // goroutines, and waits. A part's ends are multiples of 64 (but the
 // last), so that a bitset indexed like the range is written by one part per

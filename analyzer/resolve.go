@@ -42,10 +42,10 @@ type hashed struct {
 	acc  int32
 }
 
-// partitionBits chooses 2^bits partitions of about 8192 writers each, so a
-// partition's table (16 K slots of 4 bytes) fits in L2 cache.
-func partitionBits(writers int) uint {
-	b := uint(bits.Len(uint(writers / 8192)))
+// partitionBits chooses 2^bits partitions of about per writers each
+// (splitter.perPartition).
+func partitionBits(writers, per int) uint {
+	b := uint(bits.Len(uint(writers / per)))
 	return min(b, 16)
 }
 
@@ -112,7 +112,7 @@ func (l *loader) join() error {
 			nw += int(h.acc[i+1] - h.acc[i])
 		}
 	}
-	pbits := partitionBits(nw)
+	pbits := partitionBits(nw, l.split.perPartition())
 	wp, woff := partition(pbits, func(k hashed) uint32 { return k.hash }, func(emit func(hashed)) {
 		for i := int32(0); i < h.n; i++ {
 			if h.writes(i) {
@@ -151,29 +151,54 @@ func (l *loader) join() error {
 	})
 	l.tentative, l.deferred, l.deferredVal, l.valuedQ = blockList[int32]{}, blockList[int32]{}, blockList[uint64]{}, blockList[keyed]{}
 	l.recent = nil
-	var slots []uint32 // a partition's table: index into wp + 1; 0 empty
-	for b := 0; b+1 < len(woff); b++ {
-		ws := wp[woff[b]:woff[b+1]]
-		size := 16
-		for size < 2*len(ws) {
-			size <<= 1
+	// The partitions are independent: each resolves its own queries (an
+	// access is queried once). What they find besides is kept per part
+	// and merged in partition order, so the first Assumption 1 error and
+	// the dangling list are those of the partitions taken in order.
+	type part struct {
+		err      error
+		dangling []danglingRead
+	}
+	parts := make([]part, l.split.parts(len(woff)-1))
+	l.split.run(len(woff)-1, func(k, lo, hi int) {
+		var slots []uint32 // a partition's table: index into wp + 1; 0 empty
+		for b := lo; b < hi && parts[k].err == nil; b++ {
+			ws := wp[woff[b]:woff[b+1]]
+			size := 16
+			for size < 2*len(ws) {
+				size <<= 1
+			}
+			if cap(slots) < size {
+				slots = make([]uint32, size)
+			}
+			slots = slots[:size]
+			clear(slots)
+			parts[k].err = h.joinPartition(ws, qp[qoff[b]:qoff[b+1]], slots, &parts[k].dangling)
 		}
-		if cap(slots) < size {
-			slots = make([]uint32, size)
+	})
+	for _, p := range parts {
+		if p.err != nil {
+			return p.err
 		}
-		slots = slots[:size]
-		clear(slots)
-		if err := h.joinPartition(ws, qp[qoff[b]:qoff[b+1]], slots); err != nil {
-			return err
+		for _, d := range p.dangling {
+			h.danglingVal[d.acc] = d.val
+			h.dangling = append(h.dangling, d.acc)
 		}
 	}
 	return nil
 }
 
+// danglingRead is an access whose value nobody wrote at its word.
+type danglingRead struct {
+	acc int32
+	val uint64
+}
+
 // joinPartition indexes one partition's writers in slots (an open
 // addressing table, cleared), rejecting a value written twice to a word
-// (Assumption 1), and resolves the partition's queries.
-func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
+// (Assumption 1), and resolves the partition's queries, appending those
+// that nobody wrote to dangling.
+func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32, dangling *[]danglingRead) error {
 	mask := uint32(len(slots) - 1)
 	same := func(x int32, word uint32, val uint64) bool {
 		return h.word[x]&^blamed == word && h.newVal(x) == val
@@ -211,8 +236,7 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 			h.ver[q.acc] = verGenesis
 		default:
 			h.ver[q.acc] = verDangling
-			h.danglingVal[q.acc] = q.val
-			h.dangling = append(h.dangling, q.acc)
+			*dangling = append(*dangling, danglingRead{acc: q.acc, val: q.val})
 		}
 	}
 	return nil
