@@ -98,11 +98,6 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if opts.MemorySource == "" {
 		opts.MemorySource = "Options.MaxMemory"
 	}
-	if opts.MaxMemory > 0 && opts.SizeHint > 0 {
-		if need := EstimateMemory(opts.SizeHint); need > opts.MaxMemory {
-			return nil, &MemoryError{File: r.Name(), Need: need, Limit: opts.MaxMemory, Source: opts.MemorySource, Estimated: true}
-		}
-	}
 	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), newMemoryGuard(opts.MaxMemory, opts.MemorySource))
 	if err != nil {
 		return nil, err

@@ -383,8 +383,10 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if err := guard.check(h, line); err != nil {
-				return nil, err
+			if count > 0 {
+				if err := guard.check(h, line); err != nil {
+					return nil, err
+				}
 			}
 		}
 		ev, err := r.Next()
@@ -393,6 +395,12 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 		}
 		if err != nil {
 			return nil, err
+		}
+		if count == 0 {
+			// The format is known from the first line.
+			if err := guard.refuse(h.name, sizeHint, r.Format()); err != nil {
+				return nil, err
+			}
 		}
 		line = ev.Line
 		if ev.Line > maxLine {

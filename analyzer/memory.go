@@ -6,6 +6,8 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
+
+	"github.com/pmlin/pmlin/history"
 )
 
 // MemoryError reports a history that needs more memory than the check may
@@ -48,16 +50,20 @@ func FormatBytes(b int64) string {
 	return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
 }
 
-// EstimateMemory is the memory that checking a text history of size bytes
-// needs at least, for a refusal before reading it. On pmlin gen histories
-// (README, Performance) the peak resident memory is 0.93 bytes per byte of
-// text at 10M operations of 1-3 words, about 1.0 with 8 words per
-// operation, up to 2 with one word per operation, crashes every hundred
-// operations or 64 processes, and more with over a million distinct words
-// (each costs about 100 bytes). It is the low end: a history it refuses
-// would not fit; one it lets through may still be stopped while it is read
-// (memoryGuard).
-func EstimateMemory(size int64) int64 {
+// EstimateMemory is the memory that checking a history of size bytes in
+// format f needs at least, for a refusal before reading it. On pmlin gen
+// histories (README, Performance) the peak resident memory is 0.93 bytes
+// per byte of text at 10M operations of 1-3 words, about 1.0 with 8 words
+// per operation, up to 2 with one word per operation, crashes every
+// hundred operations or 64 processes, and more with over a million
+// distinct words (each costs about 100 bytes). The JSON Lines twin takes
+// 1.6 to 2.4 times the bytes of text. It is the low end: a history it
+// refuses would not fit; one it lets through may still be stopped while
+// it is read (memoryGuard).
+func EstimateMemory(size int64, f history.Format) int64 {
+	if f == history.JSONL {
+		size = size * 2 / 5
+	}
 	return size - size/8 + 16<<20
 }
 
@@ -103,6 +109,18 @@ func (g *memoryGuard) inUse() int64 {
 		}
 	}
 	return v[0] - v[1] - v[2]
+}
+
+// refuse returns a MemoryError, before the input is read, if its size
+// says it needs more than the limit (size 0: unknown; g nil: no limit).
+func (g *memoryGuard) refuse(name string, size int64, f history.Format) error {
+	if g == nil || size <= 0 {
+		return nil
+	}
+	if need := EstimateMemory(size, f); need > g.limit {
+		return &MemoryError{File: name, Need: need, Limit: g.limit, Source: g.source, Estimated: true}
+	}
+	return nil
 }
 
 // check returns a MemoryError if the memory in use and what the check

@@ -29,11 +29,14 @@ func TestMaxMemory(t *testing.T) {
 	size := int64(len(text))
 	_, err = check(analyzer.Options{SizeHint: size, MaxMemory: size / 2, MemorySource: "the test"})
 	var me *analyzer.MemoryError
-	if !errors.As(err, &me) || !me.Estimated || me.Line != 0 || me.Need != analyzer.EstimateMemory(size) || me.Limit != size/2 {
+	if !errors.As(err, &me) || !me.Estimated || me.Line != 0 || me.Need != analyzer.EstimateMemory(size, history.Text) || me.Limit != size/2 {
 		t.Fatalf("bound below the estimate: %v (%+v)", err, me)
 	}
 	if msg := err.Error(); !strings.HasPrefix(msg, "m.hist: too large for the memory available") || !strings.Contains(msg, "the test allows") {
 		t.Errorf("message: %s", msg)
+	}
+	if j, x := analyzer.EstimateMemory(1<<30, history.JSONL), analyzer.EstimateMemory(1<<30, history.Text); j >= x/2 {
+		t.Errorf("a GiB of JSON Lines is estimated at %d, of text at %d: JSON Lines takes twice the bytes", j, x)
 	}
 	_, err = check(analyzer.Options{MaxMemory: 1 << 20})
 	if !errors.As(err, &me) || me.Estimated || me.Need <= 1<<20 || me.Source != "Options.MaxMemory" {
