@@ -130,12 +130,16 @@ type recovery struct {
 	addrs, vals []uint64
 }
 
-// Run records one run of c as a history written to w.
+// Run records one run of c as a history written to w, as text.
 func Run(ctx context.Context, c Config, w io.Writer) (*Result, error) {
+	return RunTo(ctx, c, driver.NewRecorder(history.NewWriter(w)))
+}
+
+// RunTo records one run of c with rec (text or a binary history).
+func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	rec := driver.NewRecorder(history.NewWriter(w))
 	var rs rounds
 	var err error
 	if c.CrashMode == Emulated {

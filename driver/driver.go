@@ -26,6 +26,7 @@ type Driver struct {
 	target target.Ops
 	region *pmem.Region
 	rec    *Recorder
+	dump   *dumper // binary recording
 	procs  []*proc
 	logs   []wlog
 	ws     []wstate
@@ -43,6 +44,7 @@ type Driver struct {
 	crashAction func()
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
+	clk         clock // free: the timestamps' source
 	det         *detSched
 
 	mu      sync.Mutex
@@ -69,7 +71,11 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if r == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
 	}
-	d := &Driver{cfg: c, target: ops, region: r, rec: rec}
+	clk, err := newClock(ClockAuto)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{cfg: c, target: ops, region: r, rec: rec, clk: clk}
 	if err := d.optional(); err != nil {
 		return nil, err
 	}
@@ -80,6 +86,9 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	for i := range c.Threads {
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
+	}
+	if rec.Binary() {
+		d.dump = newDumper(rec.bw, c.Threads)
 	}
 	return d, nil
 }
@@ -107,6 +116,21 @@ func (d *Driver) optional() error {
 // Config is the driver's configuration.
 func (d *Driver) Config() Config { return d.cfg }
 
+// SetClock chooses where the free scheduler's timestamps come from
+// (default ClockAuto). It fails for ClockTSC where the TSC cannot order
+// steps across cores (TSCUsable).
+func (d *Driver) SetClock(s ClockSource) error {
+	clk, err := newClock(s)
+	if err != nil {
+		return err
+	}
+	d.clk = clk
+	return nil
+}
+
+// Clock is the source of the free scheduler's timestamps in use.
+func (d *Driver) Clock() ClockSource { return d.clk.source() }
+
 // SetTagBase makes every process's next tag counter start after base (a
 // process that goes on after another process used its id, as in the
 // process-kill mode).
@@ -128,6 +152,7 @@ func (d *Driver) UseSharedLogs(mem []uint64) error {
 		d.logs[i] = wlog{buf: secs[i].data, fixed: true, commit: secs[i].commit}
 		d.logs[i].reset()
 	}
+	d.dump = nil // the parent merges them (MergeLogs)
 	return nil
 }
 
@@ -241,7 +266,7 @@ func (d *Driver) setStuck(w int) {
 		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
 			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
 		if d.det == nil {
-			d.stuck.Elapsed = time.Since(d.base) - time.Duration(ws.opStart)
+			d.stuck.Elapsed = d.opElapsed(ws)
 		}
 	}
 	d.abort()
@@ -304,6 +329,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.crashAt, d.crashWorker, d.crashAction = cp.Access, cp.Worker, cp.Action
 	d.segAccesses = 0
 	d.base = time.Now()
+	d.clk.start(d.base)
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
 	for i := range d.ws {
 		d.ws[i] = wstate{}
@@ -315,6 +341,14 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		}
 	}
 	left := append([]int(nil), quota...)
+	if d.dump != nil {
+		live := make([]bool, len(left))
+		for i, q := range left {
+			live[i] = q > 0
+			d.logs[i].dump, d.logs[i].w = d.dump, i
+		}
+		d.dump.start(d.pids, live)
+	}
 	full := make([]bool, d.cfg.Threads)
 	var abandoned []bool
 	if d.cfg.Sched == Deterministic {
@@ -340,12 +374,8 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	if d.region != nil {
 		res.Crashed = d.region.Crashing()
 	}
-	logs := make([][][]uint64, len(d.logs))
-	for i := range d.logs {
-		logs[i] = d.logs[i].chunks()
-	}
 	mstart := time.Now()
-	ms, err := d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+	ms, err := d.history()
 	res.MergeStats = ms
 	res.Merge = time.Since(mstart)
 	if err != nil {
@@ -367,6 +397,29 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		return res, fmt.Errorf("driver: %d operations made no region access: the deterministic scheduler switches workers only at region accesses, so they ran one after another, whole, with no interleaving, and no crash could fall inside one; every access of the target to shared state must go through the workers of the region the driver was given (pmem.Worker)", ms.Invoked)
 	}
 	return res, nil
+}
+
+// history writes the segment's logs to the history: merged into text, or
+// (binary) what the dumper has not written yet.
+func (d *Driver) history() (MergeStats, error) {
+	if d.dump != nil {
+		ms := d.dump.finish(d.logs, d.rec.lines)
+		d.rec.lines += ms.Events
+		return ms, nil
+	}
+	logs := make([][][]uint64, len(d.logs))
+	for i := range d.logs {
+		logs[i] = d.logs[i].chunks()
+	}
+	return d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+}
+
+// stopWorker is what worker w does when it stops working in a segment: in
+// a binary recording, it hands its last chunk to the dumper.
+func (d *Driver) stopWorker(w int) {
+	if d.dump != nil {
+		d.logs[w].retire(true)
+	}
 }
 
 // runDeterministic works the segment with one worker at a time, the next
@@ -396,6 +449,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 			}
 			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
+			d.stopWorker(w)
 			s.finish(w)
 		}()
 	}
@@ -421,9 +475,18 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) {
 		go func() {
 			defer wg.Done()
 			d.work(ctx, w, &left[w], &full[w])
+			d.stopWorker(w)
 		}()
 	}
 	wg.Wait()
+}
+
+// opElapsed is the time since the invocation of a worker's current
+// operation (free scheduler). The worker keeps the invocation's raw
+// timestamp: the stuck watch converts it, once in a thousand accesses,
+// rather than every operation.
+func (d *Driver) opElapsed(ws *wstate) time.Duration {
+	return time.Since(d.base) - d.clk.nanos(ws.opStart)
 }
 
 // now is a log timestamp.
@@ -432,19 +495,21 @@ func (d *Driver) now() int64 {
 		d.det.clock++
 		return d.det.clock
 	}
-	return int64(time.Since(d.base))
+	return d.clk.now()
 }
 
 // point is a scheduling point outside region accesses (operation
-// boundaries).
-func (d *Driver) point(w int) {
+// boundaries). It reports whether the worker yielded.
+func (d *Driver) point(w int) bool {
 	if d.det != nil {
 		d.det.yield(w)
-		return
+		return true
 	}
 	if ws := &d.ws[w]; ws.yield != nil && ws.yield.Float64() < d.cfg.Yield {
 		runtime.Gosched()
+		return true
 	}
+	return false
 }
 
 // stopped tells a worker to stop between operations. ctx is watched
@@ -470,8 +535,23 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	ws := &d.ws[w]
 	k := d.cfg.K
 	done := ctx.Done()
+	// Under the free scheduler an operation's response and the worker's
+	// next invocation share one timestamp, read right after the operation
+	// returns: the clock is read once per operation, not twice (a read that
+	// orders it with the accesses before and after costs as much as the
+	// monotonic clock, about 30 ns here). The stamp is after every access
+	// of the operation that returned and before every access of the next
+	// one, so both steps are in their true order with every other
+	// worker's; the next operation's recorded interval starts a little
+	// early (by the worker's bookkeeping between the two), which may hide
+	// an order but never invents one. A yield in between takes a fresh
+	// stamp.
+	var shared int64
+	haveShared := false
 	for *left > 0 {
-		d.point(w)
+		if d.point(w) {
+			haveShared = false
+		}
 		if d.stopped(done) {
 			return
 		}
@@ -486,8 +566,14 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		}
 		*left--
 		// Invocation: logged before the operation's first access.
-		ts := d.now()
+		ts := shared
+		if !haveShared {
+			ts = d.now()
+		}
 		logInvocation(l, o, k, ts)
+		if o.kind != history.Read {
+			l.tag = p.ctr // the largest tag in the log
+		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
 		if d.det != nil {
 			// What the watchdog may read of this worker if the target
@@ -522,7 +608,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		// Response: logged after the operation's last access.
-		logResponse(l, o, k, d.now())
+		rts := d.now()
+		shared, haveShared = rts, d.det == nil
+		logResponse(l, o, k, rts)
 		p.done(o)
 	}
 }

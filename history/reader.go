@@ -30,6 +30,8 @@ const (
 	// JSONL is its JSON Lines twin (one JSON object per line), detected
 	// when the first line that is not blank or a comment starts with '{'.
 	JSONL
+	// Binary is the binary history (binary.go), detected by its magic.
+	Binary
 )
 
 func (f Format) String() string {
@@ -38,6 +40,8 @@ func (f Format) String() string {
 		return "text"
 	case JSONL:
 		return "jsonl"
+	case Binary:
+		return "binary"
 	}
 	return "unknown"
 }
@@ -46,6 +50,11 @@ func (f Format) String() string {
 type Options struct {
 	MaxLineBytes int // default DefaultMaxLineBytes
 	MaxWords     int // default DefaultMaxWords
+	// Lines, if set, is called with every line that holds no event (the
+	// header, init lines, comments, blank lines), its number and its text
+	// in the input's syntax, after the Reader took it up (pmlin convert
+	// keeps them).
+	Lines func(line int64, text []byte)
 }
 
 // procState is what the Reader remembers of one process: whether it has a
@@ -87,6 +96,7 @@ type Reader struct {
 	scratch  Event    // the JSON fast path decodes through it
 	fields   [][]byte
 	sawMagic bool
+	bin      *binReader // a binary history's decoder
 
 	initDefault    uint64
 	initDefaultSet bool
@@ -253,10 +263,18 @@ func (r *Reader) next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if r.bin != nil {
+		return r.nextBinary()
+	}
 	if !r.sniffed {
 		r.sniffed = true
 		if err := r.sniff(); err != nil {
 			return nil, err
+		}
+		if r.bin != nil {
+			// A binary history is decoded by its own reader: no
+			// pipeline (Parallel leaves it idle).
+			return r.nextBinary()
 		}
 		if r.par != nil {
 			r.par.start()
@@ -294,6 +312,7 @@ func (r *Reader) next() (*Event, error) {
 			return nil, err
 		}
 		if len(line) == 0 {
+			r.nonEvent(raw)
 			continue
 		}
 		if r.format == 0 {
@@ -316,6 +335,14 @@ func (r *Reader) next() (*Event, error) {
 			r.events++
 			return ev, nil
 		}
+		r.nonEvent(raw)
+	}
+}
+
+// nonEvent hands a line that holds no event to Options.Lines.
+func (r *Reader) nonEvent(raw []byte) {
+	if r.opts.Lines != nil {
+		r.opts.Lines(r.line, raw)
 	}
 }
 
