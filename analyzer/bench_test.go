@@ -53,7 +53,7 @@ func benchHistory(b *testing.B, ops, procs int) string {
 // generated linearizable histories, per operation. Run it with
 // GOMAXPROCS=1 for the one-core figure:
 //
-//	GOMAXPROCS=1 go test -run '^$' -bench Check -benchmem -bench.sizes 100k,1M,10M ./analyzer/
+//	GOMAXPROCS=1 go test ./analyzer/ -run '^$' -bench Check -benchmem -bench.sizes 100k,1M,10M
 func BenchmarkCheck(b *testing.B) {
 	sizes := map[string]int{"100k": 100_000, "1M": 1_000_000, "10M": 10_000_000}
 	for _, name := range []string{"100k", "1M", "10M"} {
