@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/pmlin/pmlin/history"
@@ -27,6 +28,36 @@ type Options struct {
 	// the history it was cut from (a shrunk history names them in
 	// comments), or 0: anomalies name those lines too (OriginalOps).
 	Origin func(line int64) int64
+	// Workers bounds the goroutines that decode the input and run the
+	// phases that split (default GOMAXPROCS; 1: none besides the
+	// caller's). The result does not depend on it.
+	Workers int
+	// MaxMemory, if positive, bounds the memory of the check, in bytes: a
+	// history whose size (SizeHint) says it needs more is refused before it
+	// is read, and one that turns out to need more is stopped while it is
+	// read, both with a *MemoryError. MemorySource says where the bound
+	// comes from, for the error.
+	MaxMemory    int64
+	MemorySource string
+	// partSize, when positive, replaces minPart (tests: WithPartSize).
+	partSize int
+}
+
+// workers is the number of goroutines the options allow.
+func (o *Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// splitter is how the phases that split spread over the workers.
+func (o *Options) splitter() splitter {
+	s := splitter{workers: o.workers(), least: minPart}
+	if o.partSize > 0 {
+		s.least = o.partSize
+	}
+	return s
 }
 
 // Check decides the linearizability of the history r streams. It returns
@@ -64,7 +95,10 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if opts.MaxAnomalies <= 0 {
 		opts.MaxAnomalies = 20
 	}
-	h, err := load(ctx, r, opts.SizeHint)
+	if opts.MemorySource == "" {
+		opts.MemorySource = "Options.MaxMemory"
+	}
+	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), newMemoryGuard(opts.MaxMemory, opts.MemorySource))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +108,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		}
 	}
 	phase("checking")
-	e := newEval(h, opts.Mode)
+	e := newEval(h, opts.Mode, opts.splitter())
 	budget := opts.MaxEvaluations
 	if budget <= 0 {
 		// Each evaluation is a few passes over the arrays: allow about

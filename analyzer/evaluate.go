@@ -17,13 +17,28 @@ type eval struct {
 	mode history.Mode
 
 	hi    []int32  // ReduceHB ranges [lo, hi)
-	succ  []int32  // per writer access: the access that replaced its value, or none
+	succ  []int32  // per slot (writer access): the access that replaced its value, or none
 	gsucc []int32  // per word: the access that replaced the initial value, or none
 	mark  []uint64 // per access bitset: on its word's path from genesis
 	loser []uint64 // per access bitset: lost a fork (reported once)
-	off   []uint32 // CSR of explicit out-edges (reads-from, auxiliary of failures, recovery)
+	// The explicit out-edges (reads-from, auxiliary of failures,
+	// recovery) as a compressed adjacency over the operations that have
+	// any (src numbers them): most have none once the implied ones are
+	// pruned, and the offsets then cost a few bits per operation instead
+	// of four bytes.
+	src   rankIndex
+	off   []uint32
 	tgt   []int32
-	color []uint8
+	pairs [][2]int32 // scratch: the edges kept, before packing
+	// back marks the operations with an edge back, to an operation
+	// invoked no later (checkPass); the cycle check starts from them.
+	back  []uint64
+	split splitter // how a pass spreads over goroutines
+	// pruned: the CSR leaves out the edges that happens-before implies
+	// (see buildCSR); fullCSR puts them back for explanations.
+	pruned bool
+	gray   []uint64 // DFS colours, bitsets (neither: white)
+	black  []uint64
 	// rank orders the completed cut-off swaps on the words they share
 	// (see place): op id -> rank; nil ranks them in invocation order.
 	rank    map[int32]int
@@ -39,10 +54,10 @@ type eval struct {
 	assumeFail bool // constraints of failed cas breaking Assumption 2 included
 }
 
-func newEval(h *hist, mode history.Mode) *eval {
+func newEval(h *hist, mode history.Mode, split splitter) *eval {
 	nacc := len(h.word)
 	return &eval{
-		h: h, mode: mode,
+		h: h, mode: mode, split: split,
 		succ:  h.aux, // free once Assumption 2 was checked
 		gsucc: make([]int32, len(h.addr)),
 		mark:  make([]uint64, (nacc+63)/64),
@@ -94,28 +109,46 @@ func (e *eval) complete(extra []int32) {
 			work = append(work, c)
 		}
 	}
-	visit := func(i int32) {
+	// pending appends to out the writers of what i observed that are
+	// pending and not completed yet.
+	pending := func(i int32, out []int32) []int32 {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			y := h.ver[x]
-			if y < 0 {
-				continue
+			if y := h.ver[x]; y >= 0 {
+				if w := h.opOf(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+					out = append(out, w)
+				}
 			}
-			w := h.accOp[y]
-			if h.flags[w]&(fReturned|fCompleted) == 0 && h.flags[w]&fRead == 0 {
+		}
+		return out
+	}
+	// What the operations that returned observed, found in parts (this
+	// reads the flags of pending ones only, which it does not change),
+	// then completed in order, and what those observed in turn.
+	found := make([][]int32, e.split.parts(int(h.n)))
+	e.split.run(int(h.n), func(k, lo, hi int) {
+		for i := int32(lo); i < int32(hi); i++ {
+			if h.flags[i]&fReturned != 0 && e.observer(i) {
+				found[k] = pending(i, found[k])
+			}
+		}
+	})
+	take := func(ws []int32) {
+		for _, w := range ws {
+			if h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
 				h.flags[w] |= fCompleted
 				work = append(work, w)
 			}
 		}
 	}
-	for i := int32(0); i < h.n; i++ {
-		if h.flags[i]&fReturned != 0 && e.observer(i) {
-			visit(i)
-		}
+	for _, ws := range found {
+		take(ws)
 	}
+	var next []int32
 	for len(work) > 0 {
 		w := work[len(work)-1]
 		work = work[:len(work)-1]
-		visit(w)
+		next = pending(w, next[:0])
+		take(next)
 	}
 	e.completed = 0
 	for _, c := range h.pendingW {
@@ -125,8 +158,9 @@ func (e *eval) complete(extra []int32) {
 	}
 }
 
-// responses places the responses of crashed operations by the mode and
-// computes the ReduceHB ranges.
+// responses places the responses of crashed operations by the mode, which
+// moves the ReduceHB ranges: the cycle check scans them from lo alone, and
+// hiRanges computes their ends for explanations.
 func (e *eval) responses() {
 	h := e.h
 	for _, c := range h.crashed {
@@ -135,12 +169,14 @@ func (e *eval) responses() {
 			h.lo[c.op] = c.at
 		}
 	}
-	e.hi = reduce.Ranges(h.lo, e.hi)
-	e.edges.HappensBefore = 0
-	for i := int32(0); i < h.n; i++ {
-		if e.effective(i) && e.hi[i] > h.lo[i] {
-			e.edges.HappensBefore += int64(e.hi[i] - h.lo[i])
-		}
+	e.hi = e.hi[:0]
+}
+
+// hiRanges computes the ends of the ReduceHB ranges (package reduce), 4
+// bytes per operation that the cycle check does without.
+func (e *eval) hiRanges() {
+	if len(e.hi) != int(e.h.n) {
+		e.hi = reduce.Ranges(e.h.lo, e.hi)
 	}
 }
 
@@ -159,6 +195,7 @@ func (e *eval) paths() {
 	clear(e.mark)
 	clear(e.loser)
 	e.forks, e.unreach = e.forks[:0], e.unreach[:0]
+	forward := true // every write's version is an earlier access
 	for i := int32(0); i < h.n; i++ {
 		if !e.writer(i) {
 			continue
@@ -169,7 +206,8 @@ func (e *eval) paths() {
 			case y == verGenesis:
 				slot = &e.gsucc[h.wordOf(x)]
 			case y >= 0:
-				slot = &e.succ[y]
+				slot = &e.succ[h.slots.of(y)]
+				forward = forward && y < x
 			default:
 				continue // dangling: reported from h.dangling
 			}
@@ -181,9 +219,15 @@ func (e *eval) paths() {
 			*slot = x
 		}
 	}
-	e.place()
+	if e.place() {
+		forward = false
+	}
+	if forward {
+		e.markForward()
+		return
+	}
 	for w := range e.gsucc {
-		for x := e.gsucc[w]; x != none; x = e.succ[x] {
+		for x := e.gsucc[w]; x != none; x = e.succOf(x) {
 			setBit(e.mark, x)
 		}
 	}
@@ -199,6 +243,36 @@ func (e *eval) paths() {
 	}
 }
 
+// markForward marks the writes on their word's path from genesis, and
+// lists those off it (e.unreach), in one pass in access order: when every
+// write's version is an earlier access (the common case: a value is
+// expected after it is written), a write is on the path iff it is its
+// version's successor and its version is on the path, which the pass has
+// then already decided. Following each word's chain instead costs a cache
+// miss per write on a long history.
+func (e *eval) markForward() {
+	h, ver := e.h, e.h.ver
+	for i := int32(0); i < h.n; i++ {
+		if !e.writer(i) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			on := false
+			switch y := ver[x]; {
+			case y == verGenesis:
+				on = e.gsucc[h.wordOf(x)] == x
+			case y >= 0:
+				on = bit(e.mark, y) && e.succOf(y) == x
+			}
+			if on {
+				setBit(e.mark, x)
+			} else if !bit(e.loser, x) && ver[x] != verDangling {
+				e.unreach = append(e.unreach, x)
+			}
+		}
+	}
+}
+
 // place links the completed cut-off swaps into their words' paths. A
 // swap's response would have said which values it replaced; without it,
 // on each word the chain of writes from genesis (each write replacing the
@@ -208,8 +282,8 @@ func (e *eval) paths() {
 // the order in which the linearization takes the swaps, which e.rank
 // gives (the searcher tries the orders; one swap per word is placed in
 // the only way possible). Each access's version becomes the end of the
-// chain before it.
-func (e *eval) place() {
+// chain before it. It reports whether it placed any.
+func (e *eval) place() bool {
 	h := e.h
 	e.unknown = e.unknown[:0]
 	for _, s := range h.pendingSwap {
@@ -220,10 +294,10 @@ func (e *eval) place() {
 		}
 	}
 	if len(e.unknown) == 0 {
-		return
+		return false
 	}
 	slices.SortFunc(e.unknown, func(a, b int32) int {
-		return cmp.Or(cmp.Compare(h.wordOf(a), h.wordOf(b)), cmp.Compare(e.rankOf(h.accOp[a]), e.rankOf(h.accOp[b])))
+		return cmp.Or(cmp.Compare(h.wordOf(a), h.wordOf(b)), cmp.Compare(e.rankOf(h.opOf(a)), e.rankOf(h.opOf(b))))
 	})
 	for k := 0; k < len(e.unknown); {
 		w := h.wordOf(e.unknown[k])
@@ -234,11 +308,12 @@ func (e *eval) place() {
 			if tail == verGenesis {
 				e.gsucc[w] = x
 			} else {
-				e.succ[tail] = x
+				e.succ[h.slots.of(tail)] = x
 			}
 			tail = e.chainEnd(x, w)
 		}
 	}
+	return true
 }
 
 // rankOf is the position of completed cut-off swap s in the order place
@@ -267,10 +342,14 @@ func (e *eval) next(y int32, w int32) int32 {
 	case y == verGenesis:
 		return e.gsucc[w]
 	case y >= 0:
-		return e.succ[y]
+		return e.succOf(y)
 	}
 	return none
 }
+
+// succOf is the successor of version y (an access) on its word's path, or
+// none.
+func (e *eval) succOf(y int32) int32 { return e.succ[e.h.slots.of(y)] }
 
 // failureSource returns, for the blamed access x of failed cas i, the
 // access whose write explains the failure (the auxiliary edge's source), or
@@ -284,7 +363,7 @@ func (e *eval) next(y int32, w int32) int32 {
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
 	y := h.ver[x]
-	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) {
+	if y == verDangling || (y >= 0 && !e.writer(h.opOf(y))) {
 		// The expected value never was at that word: the failure
 		// constrains nothing.
 		return none, false
@@ -292,77 +371,219 @@ func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	return e.next(y, h.wordOf(x)), true
 }
 
-// failures finds each failed cas's auxiliary source, or reports it
-// unexplained.
-func (e *eval) failures() {
+// The explicit out-edges: reads-from (writer -> observer), auxiliary of
+// failures (the write that explains it -> the failed cas) and recovery
+// (crashed cas -> its process's next operation). The read auxiliary edges
+// are not stored: the DFS derives them from the read's versions, saving 4
+// bytes per read word.
+//
+// checkPass lists them for the cycle check, and leaves out those that
+// happens-before implies: u -> v where v was invoked after u's response
+// (hbBefore) is also a path of ReduceHB edges, whose transitive closure is
+// happens-before (Theorem 1 of the OPODIS paper; every operation inside
+// such a path responded, so it is a vertex with its edges), so the graph
+// has a cycle iff the pruned one has. Most reads return a value written
+// before they started: this drops most reads-from edges. The same pass
+// finds the unexplained failures, marks the operations with an edge back
+// (to an operation invoked no later: the cycle check starts only from
+// those, see acyclic) and counts every edge of the full graph, parts of it
+// on several goroutines. Explanations take every edge (fullGraph).
+func (e *eval) checkPass() {
 	h := e.h
-	e.unexplain = e.unexplain[:0]
-	for _, i := range h.failedCAS {
-		if h.flags[i]&fNoAux != 0 && !e.assumeFail {
+	nw := (int(h.n) + 63) / 64
+	if cap(e.back) < nw {
+		e.back = make([]uint64, nw)
+	}
+	e.back = e.back[:nw]
+	clear(e.back)
+	type part struct {
+		pairs     [][2]int32
+		unexplain []int32
+		counts    EdgeCounts
+	}
+	ops := make([]part, e.split.parts(int(h.n)))
+	e.split.run(int(h.n), func(k, lo, hi int) { e.opEdges(int32(lo), int32(hi), &ops[k].pairs, &ops[k].counts) })
+	fails := make([]part, e.split.parts(len(h.failedCAS)))
+	e.split.run(len(h.failedCAS), func(k, lo, hi int) {
+		p := &fails[k]
+		for _, i := range h.failedCAS[lo:hi] {
+			if h.flags[i]&fNoAux != 0 && !e.assumeFail {
+				continue
+			}
+			x := h.blamedAccess(i)
+			src, needed := e.failureSource(i, x)
+			switch {
+			case needed && src == none:
+				p.unexplain = append(p.unexplain, x)
+			case src != none:
+				p.counts.Auxiliary++
+				if from := h.opOf(src); !e.hbBefore(from, i) {
+					p.pairs = append(p.pairs, [2]int32{from, i})
+				}
+			}
+		}
+	})
+	e.pairs, e.unexplain, e.edges = e.pairs[:0], e.unexplain[:0], EdgeCounts{}
+	for _, p := range append(ops, fails...) {
+		e.pairs = append(e.pairs, p.pairs...)
+		e.unexplain = append(e.unexplain, p.unexplain...)
+		e.edges.HappensBefore += p.counts.HappensBefore
+		e.edges.ReadsFrom += p.counts.ReadsFrom
+		e.edges.Auxiliary += p.counts.Auxiliary
+	}
+	e.recoveryEdges(func(from, to int32) {
+		e.edges.Recovery++
+		e.pairs = append(e.pairs, [2]int32{from, to})
+	})
+	for _, p := range e.pairs {
+		if p[1] <= p[0] {
+			setBit(e.back, p[0])
+		}
+	}
+	e.packPairs()
+	e.pruned = true
+}
+
+// opEdges is checkPass on operations lo to hi-1 (lo a multiple of 64): the
+// happens-before edges they have (scanned from lo, as acyclic does), the
+// reads-from edges into them (those kept appended to pairs) and their
+// read auxiliary edges (an operation with one back marked in e.back).
+func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
+	h, ver := e.h, e.h.ver
+	for i := lo; i < hi; i++ {
+		if !e.effective(i) {
 			continue
 		}
-		x := h.blamedAccess(i)
-		if src, needed := e.failureSource(i, x); needed && src == none {
-			e.unexplain = append(e.unexplain, x)
+		if l := h.lo[i]; l < h.n {
+			end := h.n
+			for j := l; j < end; j++ {
+				end = min(end, h.lo[j])
+				c.HappensBefore++
+			}
+		}
+		if !e.observer(i) {
+			continue
+		}
+		reader := h.reader(i)
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			y := ver[x]
+			if y < 0 {
+				if reader && y == verGenesis {
+					if s := e.gsucc[h.wordOf(x)]; s != none {
+						c.Auxiliary++
+						if h.opOf(s) <= i {
+							setBit(e.back, i)
+						}
+					}
+				}
+				continue
+			}
+			sl := h.slots.of(y)
+			from := h.owner[sl]
+			c.ReadsFrom++
+			if !e.hbBefore(from, i) {
+				*pairs = append(*pairs, [2]int32{from, i})
+			}
+			if reader {
+				if s := e.succ[sl]; s != none {
+					c.Auxiliary++
+					if h.opOf(s) <= i {
+						setBit(e.back, i)
+					}
+				}
+			}
 		}
 	}
 }
 
-// buildCSR stores the explicit out-edges: reads-from (writer -> observer),
-// auxiliary of failures (the write that explains it -> the failed cas) and
-// recovery (crashed cas -> its process's next operation). The read
-// auxiliary edges are not stored: the DFS derives them from the read's
-// versions, saving 4 bytes per read word.
-func (e *eval) buildCSR() {
-	h, ver := e.h, e.h.ver
-	n := h.n
-	if cap(e.off) < int(n)+1 {
-		e.off = make([]uint32, n+1)
+// recoveryEdges calls f with each recovery edge, in recoverable mode.
+func (e *eval) recoveryEdges(f func(from, to int32)) {
+	if e.mode != history.Recoverable {
+		return
 	}
-	e.off = e.off[:n+1]
-	clear(e.off)
-	deg := e.off[1:] // count out-degrees at off[i+1], then prefix-sum
-	var rf, aux, rec int64
-	e.forEachExplicit(func(from, to int32, kind EdgeKind) {
-		deg[from]++
-		switch kind {
-		case ReadsFrom:
-			rf++
-		case Auxiliary:
-			aux++
-		case Recovery:
-			rec++
-		}
-	})
-	for i := int32(1); i <= n; i++ {
-		e.off[i] += e.off[i-1]
-	}
-	total := e.off[n]
-	if cap(e.tgt) < int(total) {
-		e.tgt = make([]int32, total)
-	}
-	e.tgt = e.tgt[:total]
-	// Fill using off[i] as a cursor, then shift back.
-	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
-		e.tgt[e.off[from]] = to
-		e.off[from]++
-	})
-	for i := n; i > 0; i-- {
-		e.off[i] = e.off[i-1]
-	}
-	e.off[0] = 0
-	// Read auxiliary edges, counted here for the report.
-	for i := int32(0); i < n; i++ {
-		if !h.reader(i) {
-			continue
-		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if e.next(ver[x], h.wordOf(x)) != none {
-				aux++
+	for _, c := range e.h.crashed {
+		if e.h.flags[c.op]&fCompleted != 0 {
+			if t := e.recoveryTarget(c, nil); t != none {
+				f(c.op, t)
 			}
 		}
 	}
-	e.edges.ReadsFrom, e.edges.Auxiliary, e.edges.Recovery = rf, aux, rec
+}
+
+// packPairs stores e.pairs (few, once pruned) as the adjacency, each
+// operation's edges in the order they were listed.
+func (e *eval) packPairs() {
+	slices.SortStableFunc(e.pairs, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
+	e.src.reset(int(e.h.n))
+	for _, p := range e.pairs {
+		e.src.set(p[0])
+	}
+	e.src.count()
+	e.off = append(e.off[:0], make([]uint32, e.src.n+1)...)
+	e.tgt = e.tgt[:0]
+	for _, p := range e.pairs {
+		e.off[e.src.of(p[0])+1]++
+		e.tgt = append(e.tgt, p[1])
+	}
+	for k := 1; k < len(e.off); k++ {
+		e.off[k] += e.off[k-1]
+	}
+}
+
+// packAll stores every explicit edge as the adjacency: their degrees
+// counted per operation first (a temporary 4 bytes per operation), then
+// the edges filled in, each operation's in the order forEachExplicit lists
+// them.
+func (e *eval) packAll() {
+	n := e.h.n
+	deg := make([]uint32, n)
+	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
+		deg[from]++
+	})
+	e.src.reset(int(n))
+	for i, d := range deg {
+		if d > 0 {
+			e.src.set(int32(i))
+		}
+	}
+	e.src.count()
+	e.off = append(e.off[:0], make([]uint32, e.src.n+1)...)
+	for i, d := range deg {
+		if d > 0 {
+			e.off[e.src.of(int32(i))+1] = d
+		}
+	}
+	for k := 1; k < len(e.off); k++ {
+		e.off[k] += e.off[k-1]
+	}
+	cursor := deg[:e.src.n] // reused: the next free place of each source
+	copy(cursor, e.off)
+	e.tgt = append(e.tgt[:0], make([]int32, e.off[len(e.off)-1])...)
+	e.forEachExplicit(func(from, to int32, _ EdgeKind) {
+		r := e.src.of(from)
+		e.tgt[cursor[r]] = to
+		cursor[r]++
+	})
+}
+
+// explicit is the range of u's explicit edges in tgt.
+func (e *eval) explicit(u int32) (lo, hi uint32) {
+	if !e.src.has(u) {
+		return 0, 0
+	}
+	r := e.src.of(u)
+	return e.off[r], e.off[r+1]
+}
+
+// fullGraph puts back the edges buildCSR pruned and computes the ReduceHB
+// ranges' ends, for explanations (which show the graph's own edges, not
+// the implied paths).
+func (e *eval) fullGraph() {
+	if e.pruned {
+		e.packAll()
+		e.pruned = false
+	}
+	e.hiRanges()
 }
 
 // forEachExplicit calls f for every explicit edge, in a fixed order.
@@ -374,7 +595,7 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 		}
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 			if y := ver[x]; y >= 0 {
-				f(h.accOp[y], i, ReadsFrom)
+				f(h.opOf(y), i, ReadsFrom)
 			}
 		}
 	}
@@ -383,18 +604,10 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 			continue
 		}
 		if src, _ := e.failureSource(i, h.blamedAccess(i)); src != none {
-			f(h.accOp[src], i, Auxiliary)
+			f(h.opOf(src), i, Auxiliary)
 		}
 	}
-	if e.mode == history.Recoverable {
-		for _, c := range h.crashed {
-			if h.flags[c.op]&fCompleted != 0 {
-				if t := e.recoveryTarget(c, nil); t != none {
-					f(c.op, t, Recovery)
-				}
-			}
-		}
-	}
+	e.recoveryEdges(func(from, to int32) { f(from, to, Recovery) })
 }
 
 // recoveryTarget is the operation that the completed crashed cas c must
@@ -421,20 +634,13 @@ func (e *eval) recoveryTarget(c crashRec, skipped *[]crashRec) int32 {
 	return t
 }
 
-// degree is the number of out-edges of u the DFS enumerates; edgeAt returns
-// the i-th, or none when that slot holds no edge (a read whose version has
-// no successor).
+// degree is the number of out-edges of u the explanations enumerate;
+// edgeAt returns the i-th, or none when that slot holds no edge (a read
+// whose version has no successor). The happens-before edges come first
+// (hbDegree of them), then the explicit ones and those derived from a
+// read's versions (otherDegree, otherEdge). They take hiRanges.
 func (e *eval) degree(u int32) int32 {
-	h := e.h
-	d := int32(0)
-	if e.effective(u) && e.hi[u] > h.lo[u] {
-		d = e.hi[u] - h.lo[u]
-	}
-	d += int32(e.off[u+1] - e.off[u])
-	if h.reader(u) {
-		d += int32(h.acc[u+1] - h.acc[u])
-	}
-	return d
+	return e.hbDegree(u) + e.otherDegree(u)
 }
 
 // hbDegree is the number of ReduceHB edges of u, which come first in
@@ -447,94 +653,121 @@ func (e *eval) hbDegree(u int32) int32 {
 }
 
 func (e *eval) edgeAt(u, i int32) int32 {
-	h := e.h
-	if e.effective(u) && e.hi[u] > h.lo[u] {
-		if n := e.hi[u] - h.lo[u]; i < n {
-			return h.lo[u] + i
-		} else {
-			i -= n
-		}
+	if n := e.hbDegree(u); i < n {
+		return e.h.lo[u] + i
+	} else {
+		i -= n
 	}
-	if n := int32(e.off[u+1] - e.off[u]); i < n {
-		return e.tgt[int32(e.off[u])+i]
+	return e.otherEdge(u, i)
+}
+
+// otherDegree is the number of u's edges that are not happens-before.
+func (e *eval) otherDegree(u int32) int32 {
+	h := e.h
+	lo, hi := e.explicit(u)
+	d := int32(hi - lo)
+	if h.reader(u) {
+		d += int32(h.acc[u+1] - h.acc[u])
+	}
+	return d
+}
+
+// otherEdge is u's i-th edge that is not happens-before, or none.
+func (e *eval) otherEdge(u, i int32) int32 {
+	h := e.h
+	lo, hi := e.explicit(u)
+	if n := int32(hi - lo); i < n {
+		return e.tgt[int32(lo)+i]
 	} else {
 		i -= n
 	}
 	x := int32(h.acc[u]) + i
 	if s := e.next(h.ver[x], h.wordOf(x)); s != none {
-		return h.accOp[s]
+		return h.opOf(s)
 	}
 	return none
 }
 
 // acyclic reports whether the graph has no cycle (property i), by an
 // iterative DFS: histories have millions of operations, and recursion that
-// deep is slow in Go and unbounded in memory. The happens-before edges,
-// most of the graph, are scanned as ranges of the color array, without a
-// call per edge.
+// deep is slow in Go and unbounded in memory.
+//
+// Roots are taken from the last operation back. Every operation after a
+// root is then black (done), so edges forward lead nowhere new: a root
+// whose edges all point forward (no back mark, see checkPass) is done at
+// once, and the search only goes deep from the edges that point back,
+// which are few and short. Happens-before edges all point forward; inside
+// the search they are scanned as ranges of the colour bitsets, without a
+// call per edge and without the ranges' ends: u's range is [lo[u], hi[u])
+// where hi[u] is the least lo of the operations from lo[u] on (package
+// reduce), and since lo[c] > c, whether position j is still in the range
+// depends only on the operations before j, whose least lo the frame keeps
+// as it scans.
 func (e *eval) acyclic(ctx context.Context) (bool, error) {
 	h := e.h
 	n := h.n
-	if cap(e.color) < int(n) {
-		e.color = make([]uint8, n)
+	words := (int(n) + 63) / 64
+	if cap(e.gray) < words {
+		e.gray, e.black = make([]uint64, words), make([]uint64, words)
 	}
-	color := e.color[:n]
-	clear(color)
-	const (
-		white = iota
-		gray
-		black
-	)
-	// A frame's cursor i runs over u's happens-before range first (as an
-	// offset from lo), then its explicit and read-auxiliary edges (as
-	// edgeAt indexes).
-	type frame struct{ v, i int32 }
-	var stack []frame
-	for root := int32(0); root < n; root++ {
-		if color[root] != white || !e.effective(root) {
-			continue
+	gray, black := e.gray[:words], e.black[:words]
+	clear(gray)
+	clear(black)
+	// A frame scans v's happens-before range (j, below end) first, then
+	// its other edges (k).
+	type frame struct{ v, j, end, k int32 }
+	open := func(v int32) frame {
+		setBit(gray, v)
+		if e.effective(v) && h.lo[v] < n {
+			return frame{v: v, j: h.lo[v], end: n}
 		}
+		return frame{v: v, j: n, end: n}
+	}
+	var stack []frame
+	for root := n - 1; root >= 0; root-- {
 		if root&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return false, err
 			}
 		}
-		color[root] = gray
-		stack = append(stack[:0], frame{root, 0})
+		if bit(gray, root) || !e.effective(root) {
+			continue
+		}
+		if !bit(e.back, root) {
+			setBit(gray, root)
+			setBit(black, root)
+			continue
+		}
+		stack = append(stack[:0], open(root))
 		for len(stack) > 0 {
 			top := &stack[len(stack)-1]
 			u := top.v
 			t := none
-			nhb := e.hbDegree(u)
-			if top.i < nhb {
-				lo := h.lo[u]
-				rng := color[lo+top.i : lo+nhb]
-				k := 0
-				for k < len(rng) && rng[k] == black {
-					k++
-				}
-				top.i += int32(k)
-				if k < len(rng) {
-					t = lo + top.i
-					top.i++
+			for top.j < top.end {
+				j := top.j
+				top.end = min(top.end, h.lo[j])
+				top.j++
+				if !bit(black, j) {
+					t = j
+					break
 				}
 			}
 			if t == none {
-				for d := e.degree(u); top.i < d && t == none; top.i++ {
-					t = e.edgeAt(u, top.i)
+				for d := e.otherDegree(u); top.k < d && t == none; top.k++ {
+					t = e.otherEdge(u, top.k)
 				}
 			}
 			if t == none {
-				color[u] = black
+				setBit(black, u)
 				stack = stack[:len(stack)-1]
 				continue
 			}
-			switch color[t] {
-			case white:
-				color[t] = gray
-				stack = append(stack, frame{t, 0})
-			case gray:
+			switch {
+			case bit(black, t):
+			case bit(gray, t):
 				return false, nil
+			default:
+				stack = append(stack, open(t))
 			}
 		}
 	}
@@ -547,8 +780,7 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 	e.complete(extra)
 	e.responses()
 	e.paths()
-	e.failures()
-	e.buildCSR()
+	e.checkPass()
 	ok, err := e.acyclic(ctx)
 	if err != nil {
 		return false, err
@@ -561,7 +793,7 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 func (e *eval) danglingCount() int {
 	c := 0
 	for _, x := range e.h.dangling {
-		if e.observer(e.h.accOp[x]) {
+		if e.observer(e.h.opOf(x)) {
 			c++
 		}
 	}

@@ -303,7 +303,7 @@ func (x *explainer) tookEffectBefore(i, c int32) bool {
 	if h.crashOf(i) == c {
 		return true
 	}
-	return h.retLine[i] != 0 && h.retLine[i] < h.crashLine[c] && (c == 0 || i >= h.crashAt[c-1])
+	return h.retLineOf(i) != 0 && h.retLineOf(i) < h.crashLine[c] && (c == 0 || i >= h.crashAt[c-1])
 }
 
 // cutOff is the evidence of the completed cas i, cut off by crash c (none:
@@ -326,7 +326,7 @@ func (x *explainer) cutOff(i, c int32) note {
 func (x *explainer) recovery(c, i int32, words []int32) note {
 	h := x.h
 	n := newNote(EvidenceRecovery, i, c)
-	if i != none && h.retLine[i] == 0 {
+	if i != none && h.retLineOf(i) == 0 {
 		n.rule = x.e.mode.String()
 	}
 	if i == none {
@@ -355,7 +355,7 @@ func (x *explainer) recoveredWord(n *note, c, w, wa int32) {
 	v := noteVal{acc: ra, full: r == h.crashAt[c] && int(h.acc[r+1]-h.acc[r]) == len(h.addr)}
 	if wa != none {
 		switch h.valueOf(ra) {
-		case h.nw[wa]:
+		case h.newVal(wa):
 			v.fate = "new"
 		case h.valueOf(wa):
 			v.fate = "old"
@@ -402,7 +402,7 @@ func (x *explainer) scanAfterCrash(c, w int32) (op, acc int32) {
 	if r == none {
 		return none, none
 	}
-	for i := r + 1; i < end && h.line[i] < h.retLine[r]; i++ {
+	for i := r + 1; i < end && h.line[i] < h.retLineOf(r); i++ {
 		if mayWrite(i) {
 			return none, none
 		}
@@ -424,7 +424,7 @@ func (x *explainer) elsewhere(f *finding) {
 		if h.wordOf(a) != w {
 			s += 2
 		}
-		if x.e.writer(h.accOp[a]) {
+		if x.e.writer(h.opOf(a)) {
 			s++
 		}
 		return s
@@ -436,7 +436,7 @@ func (x *explainer) elsewhere(f *finding) {
 		}
 	}
 	if best != none {
-		n := newNote(EvidenceElsewhere, h.accOp[f.acc], none)
+		n := newNote(EvidenceElsewhere, h.opOf(f.acc), none)
 		n.acc, n.writerAcc = f.acc, best
 		f.notes = append(f.notes, n)
 	}
@@ -457,8 +457,8 @@ func (x *explainer) indexDanglingValues() {
 			continue
 		}
 		for a := int32(h.acc[i]); a < int32(h.acc[i+1]); a++ {
-			if ws, ok := x.writersOf[h.nw[a]]; ok && len(ws) < 4 {
-				x.writersOf[h.nw[a]] = append(ws, a)
+			if ws, ok := x.writersOf[h.newVal(a)]; ok && len(ws) < 4 {
+				x.writersOf[h.newVal(a)] = append(ws, a)
 			}
 		}
 	}
@@ -470,7 +470,7 @@ func (x *explainer) expected(f *finding, i int32) {
 	e, h := x.e, x.h
 	a := h.blamedAccess(i)
 	y, w := h.ver[a], h.wordOf(a)
-	if y == verDangling || (y >= 0 && !e.writer(h.accOp[y])) || h.flags[i]&fNoAux != 0 {
+	if y == verDangling || (y >= 0 && !e.writer(h.opOf(y))) || h.flags[i]&fNoAux != 0 {
 		// The value never was there, or nobody had observed it there
 		// before the cas (Assumption 2): nothing to say.
 		return
@@ -479,9 +479,9 @@ func (x *explainer) expected(f *finding, i int32) {
 	n.acc = a
 	s := e.next(y, w)
 	if s != none {
-		n.replacer = h.accOp[s]
+		n.replacer = h.opOf(s)
 	}
-	n.still = s == none || h.line[h.accOp[s]] > h.retLine[i]
+	n.still = s == none || h.line[h.opOf(s)] > h.retLineOf(i)
 	if n.still {
 		// A read that returned the value there after the cas returned.
 		end := min(h.n, h.lo[i]+maxEvidenceScan)

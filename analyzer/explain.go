@@ -83,25 +83,25 @@ func (x *explainer) anomalies(ctx context.Context, res *Result, max int) error {
 		x.findings = append(x.findings, f)
 	}
 	for _, a := range h.dangling {
-		if i := h.accOp[a]; e.observer(i) {
+		if i := h.opOf(a); e.observer(i) {
 			add(finding{kind: Dangling, ops: []int32{i}, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 		}
 	}
 	for _, f := range e.forks {
 		a, b := f[0], f[1]
-		add(finding{kind: Fork, ops: []int32{h.accOp[a], h.accOp[b]}, acc: b, acc2: a, words: []int32{h.wordOf(b)}})
+		add(finding{kind: Fork, ops: []int32{h.opOf(a), h.opOf(b)}, acc: b, acc2: a, words: []int32{h.wordOf(b)}})
 	}
 	for _, a := range e.unreach {
-		ops := []int32{h.accOp[a]}
+		ops := []int32{h.opOf(a)}
 		if y := h.ver[a]; y >= 0 {
-			ops = append(ops, h.accOp[y])
+			ops = append(ops, h.opOf(y))
 		}
 		add(finding{kind: UnreachableWrite, ops: ops, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 	}
 	for _, a := range e.unexplain {
-		ops := []int32{h.accOp[a]}
+		ops := []int32{h.opOf(a)}
 		if y := h.ver[a]; y >= 0 {
-			ops = append(ops, h.accOp[y])
+			ops = append(ops, h.opOf(y))
 		}
 		add(finding{kind: UnexplainedFailure, ops: ops, acc: a, acc2: none, words: []int32{h.wordOf(a)}})
 	}
@@ -197,6 +197,7 @@ func (x *explainer) cycles(ctx context.Context, res *Result, max int) error {
 // returns comp (component id+1 per vertex, 0 for vertices on no cycle) and
 // one vertex of each such component.
 func (e *eval) components(ctx context.Context) (comp []int32, roots []int32, err error) {
+	e.fullGraph()
 	h := e.h
 	n := h.n
 	index := make([]int32, n) // 0: unvisited; else discovery order + 1
@@ -419,7 +420,7 @@ func (x *explainer) summaryOf(f *finding) summary {
 	}
 	w := h.wordOf(f.acc)
 	s.word, s.value, s.writer, s.init = h.addr[w], h.valueOf(f.acc), h.writerLine(h.ver[f.acc]), h.initVal[w]
-	i := h.accOp[f.acc]
+	i := h.opOf(f.acc)
 	s.rule = h.observeRule(i)
 	s.contra = f.kind == UnexplainedFailure && h.flags[i]&fValued != 0
 	return s
@@ -434,7 +435,7 @@ func (x *explainer) edge(f fact) Edge {
 		ed.Word, ed.Value = h.addr[h.wordOf(f.x)], h.valueOf(f.x)
 	}
 	if f.kind == HappensBefore && f.rule == RuleReturned {
-		ed.RetLine = int64(h.retLine[f.from])
+		ed.RetLine = int64(h.retLineOf(f.from))
 	}
 	if f.crash != none {
 		ed.CrashLine = int64(h.crashLine[f.crash])
@@ -490,12 +491,12 @@ func (x *explainer) evidenceOf(n note) Evidence {
 		}
 	case EvidenceRecovery:
 		ev.Rule = n.rule
-		if n.op != none && h.retLine[n.op] != 0 {
-			ev.RetLine = int64(h.retLine[n.op])
+		if n.op != none && h.retLineOf(n.op) != 0 {
+			ev.RetLine = int64(h.retLineOf(n.op))
 		}
 		for _, v := range n.vals {
 			ev.Values = append(ev.Values, WordValue{Word: h.addr[h.wordOf(v.acc)], Value: h.valueOf(v.acc),
-				Writer: x.writerOf(v.acc), Read: x.line(h.accOp[v.acc]), Full: v.full, Fate: v.fate})
+				Writer: x.writerOf(v.acc), Read: x.line(h.opOf(v.acc)), Full: v.full, Fate: v.fate})
 		}
 		for _, w := range n.unknown {
 			ev.Unknown = append(ev.Unknown, h.addr[w])
@@ -503,12 +504,12 @@ func (x *explainer) evidenceOf(n note) Evidence {
 	case EvidenceElsewhere:
 		wordValue(n.acc)
 		at := h.addr[h.wordOf(n.writerAcc)]
-		ev.Writer, ev.WrittenAt = x.line(h.accOp[n.writerAcc]), &at
-		ev.WriterStatus = x.e.opInfo(h.accOp[n.writerAcc], nil).Status
+		ev.Writer, ev.WrittenAt = x.line(h.opOf(n.writerAcc)), &at
+		ev.WriterStatus = x.e.opInfo(h.opOf(n.writerAcc), nil).Status
 	case EvidenceExpected:
 		wordValue(n.acc)
 		still := n.still
-		ev.StillThere, ev.RetLine = &still, int64(h.retLine[n.op])
+		ev.StillThere, ev.RetLine = &still, int64(h.retLineOf(n.op))
 		if n.replacer != none {
 			ev.ReplacedBy = x.line(n.replacer)
 		}
@@ -525,7 +526,7 @@ func (x *explainer) evidenceOf(n note) Evidence {
 func (x *explainer) writerOf(a int32) int64 {
 	switch y := x.h.ver[a]; {
 	case y >= 0:
-		return int64(x.h.line[x.h.accOp[y]])
+		return int64(x.h.line[x.h.opOf(y)])
 	case y == verGenesis:
 		return 0
 	}

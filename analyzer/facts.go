@@ -96,7 +96,7 @@ func (e *eval) edgeFacts(u, v int32, hb bool) []fact {
 	if e.observer(v) {
 		for x := int32(h.acc[v]); x < int32(h.acc[v+1]); x++ {
 			y := h.ver[x]
-			if (u == gen && y == verGenesis) || (u != gen && y >= 0 && h.accOp[y] == u) {
+			if (u == gen && y == verGenesis) || (u != gen && y >= 0 && h.opOf(y) == u) {
 				out = append(out, fact{from: u, to: v, kind: ReadsFrom, rule: h.observeRule(v), x: x, crash: none})
 			}
 		}
@@ -106,14 +106,14 @@ func (e *eval) edgeFacts(u, v int32, hb bool) []fact {
 	}
 	if h.reader(u) {
 		for x := int32(h.acc[u]); x < int32(h.acc[u+1]); x++ {
-			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.accOp[s] == v {
+			if s := e.next(h.ver[x], h.wordOf(x)); s != none && h.opOf(s) == v {
 				out = append(out, fact{from: u, to: v, kind: Auxiliary, rule: RuleReadFirst, x: x, crash: none})
 			}
 		}
 	}
 	if h.failed(v) && h.flags[v]&fValued == 0 && (h.flags[v]&fNoAux == 0 || e.assumeFail) {
 		x := h.blamedAccess(v)
-		if src, _ := e.failureSource(v, x); src != none && h.accOp[src] == u {
+		if src, _ := e.failureSource(v, x); src != none && h.opOf(src) == u {
 			out = append(out, fact{from: u, to: v, kind: Auxiliary, rule: RuleFailedAfter, x: x, crash: none})
 		}
 	}
@@ -204,7 +204,7 @@ func (x *explainer) firstObserver(i int32) (op, acc int32) {
 				if y < 0 {
 					continue
 				}
-				w := h.accOp[y]
+				w := h.opOf(y)
 				if w == o || h.flags[w]&fCompleted == 0 {
 					continue
 				}

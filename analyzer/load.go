@@ -57,30 +57,47 @@ type crashRec struct {
 // and a version's value is its writer's new value. That saves 8 bytes per
 // read word and a second pass over the accesses.
 //
+// What only writes need (the new value, the owning operation, the
+// successor on the word's path) is kept per slot: the accesses of cas and
+// swaps, numbered densely (slotIndex). A read access is 8 bytes (word and
+// version), a cas or swap access 24: splitting them saves 16 bytes per
+// read word, the most common access.
+//
 // ver[x] is what access x observed: the value a read returned, a cas
 // expected, a swap replaced (learnt at its response; for a swap cut off by
 // a crash, chosen per evaluation, see eval.place), or a failed cas
 // reported having read. A failed cas that reports no values observed
 // nothing: ver[x] at its blamed word is its expected value there; one that
-// reports values keeps that expected value in valued instead.
+// reports values keeps that expected value in valued instead. A version is
+// always the access of a cas or a swap (it has a slot).
 type hist struct {
 	name string
 	n    int32
 
 	// per operation
-	line    []uint32 // line of the invocation
-	retLine []uint32 // line of the response, 0 if none
-	proc    []int32  // process index
-	flags   []uint8
-	acc     []uint32 // len n+1
-	lo      []int32  // ops invoked before its response (see package reduce); n if none
+	line []uint32 // line of the invocation
+	// retGap is the response's line minus the invocation's (retLineOf),
+	// 0 if none, gapFar for the few in far (by operation).
+	retGap []uint16
+	far    []farRet
+	// proc16 is the process index, or proc32 once there are more than
+	// 65536 processes (procOf).
+	proc16 []uint16
+	proc32 []int32
+	flags  []uint8
+	acc    []uint32 // len n+1
+	lo     []int32  // ops invoked before its response (see package reduce); n if none
 
 	// per access
-	word  []uint32 // word id, | blamed
-	nw    []uint64 // new value of a cas (0 for a read)
-	accOp []int32  // owning operation
-	ver   []int32  // version read or expected
-	// aux is scratch per access: the first observation of a version while
+	word []uint32 // word id, | blamed
+	ver  []int32  // version read or expected
+
+	// per slot: an access of a cas or a swap, numbered densely
+	// (slots.of maps an access to its slot, if it has one)
+	slots rankIndex
+	nw    []uint64 // new value
+	owner []int32  // owning operation
+	// aux is scratch per slot: the first observation of a version while
 	// checking Assumption 2, then the path successor of a version (eval).
 	aux []int32
 
@@ -114,6 +131,70 @@ type hist struct {
 	// dangling values, by access, for explanations
 	danglingVal map[int32]uint64
 	dangling    []int32
+}
+
+// farRet is the response line of an operation that responded more than
+// 65534 lines after its invocation.
+type farRet struct {
+	op   int32
+	line uint32
+}
+
+// gapFar marks, in retGap, a response line kept in far.
+const gapFar = 1<<16 - 1
+
+// retLineOf is the line of op i's response, 0 if none.
+func (h *hist) retLineOf(i int32) uint32 {
+	switch g := h.retGap[i]; g {
+	case 0:
+		return 0
+	case gapFar:
+		k, _ := slices.BinarySearchFunc(h.far, i, func(f farRet, i int32) int { return cmp.Compare(f.op, i) })
+		return h.far[k].line
+	default:
+		return h.line[i] + uint32(g)
+	}
+}
+
+// procOf is op i's process index.
+func (h *hist) procOf(i int32) int32 {
+	if h.proc32 != nil {
+		return h.proc32[i]
+	}
+	return int32(h.proc16[i])
+}
+
+// addProc appends the process index of a new operation, widening the
+// column the first time an index does not fit in 16 bits.
+func (h *hist) addProc(p int32) {
+	if h.proc32 == nil && p > math.MaxUint16 {
+		h.proc32 = make([]int32, len(h.proc16), max(cap(h.proc16), len(h.proc16)+1))
+		for i, q := range h.proc16 {
+			h.proc32[i] = int32(q)
+		}
+		h.proc16 = nil
+	}
+	if h.proc32 != nil {
+		h.proc32 = append(h.proc32, p)
+	} else {
+		h.proc16 = append(h.proc16, uint16(p))
+	}
+}
+
+// newVal is the new value of access x of a cas or a swap.
+func (h *hist) newVal(x int32) uint64 { return h.nw[h.slots.of(x)] }
+
+// opOf is the operation that owns access x: from its slot for a cas or
+// a swap (every version), by binary search for a read.
+func (h *hist) opOf(x int32) int32 {
+	if h.slots.has(x) {
+		return h.owner[h.slots.of(x)]
+	}
+	i, found := slices.BinarySearch(h.acc[:h.n], uint32(x))
+	if !found {
+		i--
+	}
+	return int32(i)
 }
 
 func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
@@ -157,7 +238,7 @@ func (h *hist) wordOf(x int32) int32 { return int32(h.word[x] &^ blamed) }
 func (h *hist) valueOf(x int32) uint64 {
 	switch y := h.ver[x]; {
 	case y >= 0:
-		return h.nw[y]
+		return h.newVal(y)
 	case y == verGenesis:
 		return h.initVal[h.wordOf(x)]
 	}
@@ -210,24 +291,25 @@ func (h *hist) wordOfAddr(a uint64, r *history.Reader) int32 {
 
 // loader holds what streaming resolution needs until the end of the input.
 type loader struct {
-	h *hist
+	h     *hist
+	split splitter // how finish spreads over goroutines
 	// recent holds, per word, the last ringSize writes (in invocation
 	// order): most reads return one of the latest values, and this small
 	// array stays in cache where the table (one miss per probe) does not.
 	recent []ringEntry
 	// tentative: accesses resolved to a cas still pending at the time,
 	// which may yet fail (then the value was not written by it).
-	tentative []int32
+	tentative blockList[int32]
 	// deferred: accesses whose value had no writer yet (a read of the
 	// future, or a value written only by a cas that failed so far).
-	deferred    []int32
-	deferredVal []uint64
+	deferred    blockList[int32]
+	deferredVal blockList[uint64]
 	// initWrites: cas and swap accesses writing their word's initial value.
-	initWrites []int32
+	initWrites blockList[int32]
 	// valuedQ are the lookups of what the failures that report values
 	// read. They bypass the ring: a failure may come long after the write
 	// it saw.
-	valuedQ []keyed
+	valuedQ blockList[keyed]
 	// lastCrashed is, per process index, the record in hist.crashed of its
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
@@ -236,38 +318,42 @@ type loader struct {
 // ringSize is the number of recent writes per word kept in cache.
 const ringSize = 4
 
-// ringEntry is one recent write: its value and its access + 1 (0: empty).
+// ringEntry is one recent write: its value, its access + 1 (0: empty) and
+// its operation (so that a lookup needs no slot query).
 type ringEntry struct {
 	val uint64
 	acc int32
+	op  int32
 }
 
-// recentWriter looks (w, v) up among the word's recent writes.
-func (l *loader) recentWriter(w int32, v uint64) int32 {
+// recentWriter looks (w, v) up among the word's recent writes: the access
+// and its operation, or none.
+func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
 	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
 	for _, e := range ring {
 		if e.val == v && e.acc != 0 {
-			return e.acc - 1
+			return e.acc - 1, e.op
 		}
 	}
-	return none
+	return none, none
 }
 
-// remember records access x as the latest write of word w.
-func (l *loader) remember(w int32, x int32) {
+// remember records access x of operation i, writing v, as the latest
+// write of word w.
+func (l *loader) remember(w, x, i int32, v uint64) {
 	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
 	copy(ring[1:], ring[:ringSize-1])
-	ring[0] = ringEntry{val: l.h.nw[x], acc: x + 1}
+	ring[0] = ringEntry{val: v, acc: x + 1, op: i}
 }
 
 // resolve finds the version of value v at word w for access x, if a
 // recent write of w has it; otherwise the lookup is deferred to finish.
 func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 	h := l.h
-	if y := l.recentWriter(w, v); y != none {
-		switch f := h.flags[h.accOp[y]]; {
+	if y, i := l.recentWriter(w, v); y != none {
+		switch f := h.flags[i]; {
 		case f&fReturned == 0:
-			l.tentative = append(l.tentative, x)
+			l.tentative.add(x)
 			return y
 		case f&fOK != 0:
 			return y
@@ -279,21 +365,28 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 		// Assumption 1, which finish checks.
 		return verGenesis
 	}
-	l.deferred = append(l.deferred, x)
-	l.deferredVal = append(l.deferredVal, v)
+	l.deferred.add(x)
+	l.deferredVal.add(v)
 	return verUnresolved
 }
 
 // load streams a history into h, resolving reads-from on the way: the only
 // pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error) {
+func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter, guard *memoryGuard) (*hist, error) {
+	defer r.Parallel(split.workers)()
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
-	l := &loader{h: h}
+	l := &loader{h: h, split: split}
+	line := int64(0)
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
+			}
+			if count > 0 {
+				if err := guard.check(h, line); err != nil {
+					return nil, err
+				}
 			}
 		}
 		ev, err := r.Next()
@@ -303,6 +396,13 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		if err != nil {
 			return nil, err
 		}
+		if count == 0 {
+			// The format is known from the first line.
+			if err := guard.refuse(h.name, sizeHint, r.Format()); err != nil {
+				return nil, err
+			}
+		}
+		line = ev.Line
 		if ev.Line > maxLine {
 			return nil, h.limit(ev.Line, "histories longer than 4294967295 lines are not supported")
 		}
@@ -318,22 +418,15 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 		}
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
+	slices.SortFunc(h.far, func(a, b farRet) int { return cmp.Compare(a.op, b.op) })
 	for i := range h.lo {
 		if h.lo[i] > h.n {
 			h.lo[i] = h.n
 		}
 	}
-	for i := int32(0); i < h.n; i++ {
-		switch f := h.flags[i]; {
-		case f&fRead != 0:
-		case f&fReturned == 0:
-			h.pendingW = append(h.pendingW, i)
-			if f&fSwap != 0 {
-				h.pendingSwap = append(h.pendingSwap, i)
-			}
-		case f&(fOK|fValued) == 0:
-			h.failedCAS = append(h.failedCAS, i)
-		}
+	h.listOps()
+	if err := guard.check(h, line); err != nil {
+		return nil, err
 	}
 	if err := l.finish(); err != nil {
 		return nil, err
@@ -341,25 +434,61 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64) (*hist, error)
 	return h, nil
 }
 
+// listOps lists the pending cas and swaps and the failures that report no
+// values, each list allocated at its size (grown by append, a list of
+// millions leaves copies that raise the peak memory).
+func (h *hist) listOps() {
+	var pw, ps, fc int
+	for _, f := range h.flags {
+		switch {
+		case f&fRead != 0:
+		case f&fReturned == 0:
+			pw++
+			if f&fSwap != 0 {
+				ps++
+			}
+		case f&(fOK|fValued) == 0:
+			fc++
+		}
+	}
+	h.pendingW, h.pendingSwap, h.failedCAS = make([]int32, 0, pw), make([]int32, 0, ps), make([]int32, 0, fc)
+	for i, f := range h.flags {
+		switch {
+		case f&fRead != 0:
+		case f&fReturned == 0:
+			h.pendingW = append(h.pendingW, int32(i))
+			if f&fSwap != 0 {
+				h.pendingSwap = append(h.pendingSwap, int32(i))
+			}
+		case f&(fOK|fValued) == 0:
+			h.failedCAS = append(h.failedCAS, int32(i))
+		}
+	}
+}
+
 // reserve sizes the arrays for an input of sizeHint bytes (0: unknown):
-// about 60 bytes of text per operation (two lines); preallocating avoids
-// the copies of append's doubling on large files.
+// about 60 bytes of text per operation (two lines), 25 per access and 45
+// per slot; preallocating avoids the copies of append's growth on large
+// files, and capacity never written costs address space, not memory.
 func (h *hist) reserve(sizeHint int64) {
 	if sizeHint <= 0 {
 		return
 	}
 	ops := min(sizeHint/60, 1<<28)
 	h.line = make([]uint32, 0, ops)
-	h.retLine = make([]uint32, 0, ops)
-	h.proc = make([]int32, 0, ops)
+	h.retGap = make([]uint16, 0, ops)
+	h.proc16 = make([]uint16, 0, ops)
 	h.flags = make([]uint8, 0, ops)
 	h.acc = make([]uint32, 0, ops+1)
 	h.lo = make([]int32, 0, ops)
-	accs := 2 * ops
+	accs := min(sizeHint/25, 1<<30)
 	h.word = make([]uint32, 0, accs)
-	h.nw = make([]uint64, 0, accs)
-	h.accOp = make([]int32, 0, accs)
 	h.ver = make([]int32, 0, accs)
+	h.slots.bits = make([]uint64, 0, accs/64+1)
+	h.slots.base = make([]int32, 0, accs/64+1)
+	slots := min(sizeHint/45, 1<<30)
+	h.nw = make([]uint64, 0, slots)
+	h.owner = make([]int32, 0, slots)
 }
 
 // limit is the error for an input beyond the compact arrays' range.
@@ -396,12 +525,13 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		f = fSwap
 	}
 	h.line = append(h.line, uint32(ev.Line))
-	h.retLine = append(h.retLine, 0)
-	h.proc = append(h.proc, p)
+	h.retGap = append(h.retGap, 0)
+	h.addProc(p)
 	h.flags = append(h.flags, f)
 	first := int32(len(h.word))
 	h.acc = append(h.acc, uint32(first))
 	h.lo = append(h.lo, math.MaxInt32)
+	h.slots.push(first, len(ev.Addrs), !read)
 	for j, a := range ev.Addrs {
 		w := h.wordOfAddr(a, r)
 		for int(w)*ringSize >= len(l.recent) {
@@ -409,27 +539,29 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		}
 		x := first + int32(j)
 		h.word = append(h.word, uint32(w))
-		h.accOp = append(h.accOp, id)
-		if f&(fRead|fSwap) != 0 { // what it saw comes with its response
-			nv := uint64(0)
-			if !read {
-				nv = ev.New[j]
-			}
-			h.nw = append(h.nw, nv)
+		switch {
+		case read: // what it saw comes with its response
 			h.ver = append(h.ver, verUnresolved)
-			continue
+		case f&fSwap != 0: // the same
+			h.ver = append(h.ver, verUnresolved)
+			h.nw = append(h.nw, ev.New[j])
+			h.owner = append(h.owner, id)
+		default:
+			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+			h.nw = append(h.nw, ev.New[j])
+			h.owner = append(h.owner, id)
 		}
-		h.nw = append(h.nw, ev.New[j])
-		h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
 	}
 	if !read {
 		// Remember after resolving the expected values, so that a cas
 		// never resolves to itself while streaming (a swap that returns
 		// its own new value does: a self-loop, as it should).
-		for x := first; x < int32(len(h.word)); x++ {
-			l.remember(int32(h.word[x]), x)
-			if h.nw[x] == h.initVal[h.word[x]] {
-				l.initWrites = append(l.initWrites, x)
+		for j, v := range ev.New {
+			x := first + int32(j)
+			w := int32(h.word[x])
+			l.remember(w, x, id, v)
+			if v == h.initVal[w] {
+				l.initWrites.add(x)
 			}
 		}
 	}
@@ -441,7 +573,12 @@ func (l *loader) respond(ev *history.Event) {
 	h := l.h
 	id := int32(ev.OpID)
 	h.lo[id] = h.n
-	h.retLine[id] = uint32(ev.Line)
+	if gap := uint32(ev.Line) - h.line[id]; gap < gapFar {
+		h.retGap[id] = uint16(gap)
+	} else {
+		h.retGap[id] = gapFar
+		h.far = append(h.far, farRet{op: id, line: uint32(ev.Line)})
+	}
 	h.flags[id] |= fReturned
 	a := int32(h.acc[id])
 	switch {
@@ -482,7 +619,7 @@ func (l *loader) respondValued(id, a int32, ev *history.Event) {
 		x := a + int32(j)
 		w := h.word[x]
 		h.ver[x] = verUnresolved
-		l.valuedQ = append(l.valuedQ, keyed{val: v, word: w, acc: x})
+		l.valuedQ.add(keyed{val: v, word: w, acc: x})
 		if h.addr[w] == ev.FailAddr {
 			h.word[x] |= blamed
 			h.valued = append(h.valued, valuedFail{acc: x, val: ev.Expected[j]})
@@ -500,7 +637,7 @@ func (l *loader) crash(ev *history.Event) {
 	h.crashAt = append(h.crashAt, h.n)
 	for _, id64 := range ev.Interrupted {
 		id := int32(id64)
-		p := h.proc[id]
+		p := h.procOf(id)
 		h.flags[id] |= fCrashed
 		rec := int32(len(h.crashed))
 		if c := l.lastCrashed[p]; c != none && h.crashed[c].next == id {
@@ -524,5 +661,5 @@ func (h *hist) kind(i int32) string {
 
 // opName describes an operation for explanations.
 func (h *hist) opName(i int32) string {
-	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.proc[i]], h.kind(i))
+	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.procOf(i)], h.kind(i))
 }

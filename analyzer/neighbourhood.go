@@ -37,7 +37,7 @@ var genesis = OpInfo{Kind: "genesis", Status: "ok", InGraph: true, Desc: "genesi
 func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 	h := e.h
 	f := h.flags[i]
-	o := OpInfo{Line: int64(h.line[i]), RetLine: int64(h.retLine[i]), Proc: h.procIDs[h.proc[i]],
+	o := OpInfo{Line: int64(h.line[i]), RetLine: int64(h.retLineOf(i)), Proc: h.procIDs[h.procOf(i)],
 		InGraph: e.effective(i), Completed: f&fCompleted != 0, Desc: h.opName(i)}
 	o.Kind = h.kind(i)
 	switch {
@@ -238,14 +238,14 @@ func (b *nbBuilder) vertices() {
 	}
 	for _, n := range f.notes {
 		for _, v := range n.vals {
-			b.add(h.accOp[v.acc], true)
+			b.add(h.opOf(v.acc), true)
 		}
 		if n.kind == EvidenceCutOff {
 			obs, _ := b.x.firstObserver(n.op)
 			b.add(obs, false)
 		}
 		if n.kind == EvidenceElsewhere {
-			b.add(h.accOp[n.writerAcc], false)
+			b.add(h.opOf(n.writerAcc), false)
 		}
 		b.add(n.replacer, false)
 		b.add(n.readBy, false)
@@ -258,24 +258,24 @@ func (b *nbBuilder) vertices() {
 				b.add(b.x.vertexOf(y), false)
 				if h.reader(i) {
 					if s := e.next(y, w); s != none {
-						b.add(h.accOp[s], false)
+						b.add(h.opOf(s), false)
 					}
 				}
 			case h.failed(i) && h.word[a]&blamed != 0:
 				b.add(b.x.vertexOf(y), false)
 				if src, _ := e.failureSource(i, a); src != none {
-					b.add(h.accOp[src], false)
+					b.add(h.opOf(src), false)
 				}
 			}
-			if e.writer(i) && e.succ[a] != none {
-				b.add(h.accOp[e.succ[a]], false)
+			if e.writer(i) && e.succOf(a) != none {
+				b.add(h.opOf(e.succOf(a)), false)
 			}
 		}
 	}
 	for _, st := range f.stale {
 		w := h.wordOf(st.x)
-		for s, j := e.next(h.ver[st.x], w), 0; s != none && j < st.n && j < 6; s, j = e.succ[s], j+1 {
-			b.add(h.accOp[s], false)
+		for s, j := e.next(h.ver[st.x], w), 0; s != none && j < st.n && j < 6; s, j = e.succOf(s), j+1 {
+			b.add(h.opOf(s), false)
 		}
 	}
 	for _, i := range b.nodes {
@@ -368,7 +368,7 @@ func (b *nbBuilder) crashes() {
 				continue
 			}
 			for _, v := range n.vals {
-				if r := b.x.line(h.accOp[v.acc]); !slices.Contains(nc.Reads, r) {
+				if r := b.x.line(h.opOf(v.acc)); !slices.Contains(nc.Reads, r) {
 					nc.Reads = append(nc.Reads, r)
 				}
 			}

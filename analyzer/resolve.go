@@ -42,10 +42,10 @@ type hashed struct {
 	acc  int32
 }
 
-// partitionBits chooses 2^bits partitions of about 8192 writers each, so a
-// partition's table (16 K slots of 4 bytes) fits in L2 cache.
-func partitionBits(writers int) uint {
-	b := uint(bits.Len(uint(writers / 8192)))
+// partitionBits chooses 2^bits partitions of about per writers each
+// (splitter.perPartition).
+func partitionBits(writers, per int) uint {
+	b := uint(bits.Len(uint(writers / per)))
 	return min(b, 16)
 }
 
@@ -80,10 +80,10 @@ func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (
 // method needs it.
 func (l *loader) finish() error {
 	h := l.h
-	for _, x := range l.initWrites {
-		if i := h.accOp[x]; !h.failed(i) {
+	for _, x := range l.initWrites.all() {
+		if i := h.opOf(x); !h.failed(i) {
 			return &AssumptionError{File: h.name, Line: int64(h.line[i]), Assumption: 1,
-				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", history.FormatValue(h.nw[x]), h.addr[h.wordOf(x)])}
+				Msg: fmt.Sprintf("it writes %s, the initial value of address %d", history.FormatValue(h.newVal(x)), h.addr[h.wordOf(x)])}
 		}
 	}
 	if err := l.join(); err != nil {
@@ -112,12 +112,14 @@ func (l *loader) join() error {
 			nw += int(h.acc[i+1] - h.acc[i])
 		}
 	}
-	pbits := partitionBits(nw)
+	pbits := partitionBits(nw, l.split.perPartition())
 	wp, woff := partition(pbits, func(k hashed) uint32 { return k.hash }, func(emit func(hashed)) {
 		for i := int32(0); i < h.n; i++ {
 			if h.writes(i) {
+				s := h.slots.of(int32(h.acc[i]))
 				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-					emit(hashed{hash: mix(h.word[x]&^blamed, h.nw[x]), acc: x})
+					emit(hashed{hash: mix(h.word[x]&^blamed, h.nw[s]), acc: x})
+					s++
 				}
 			}
 		}
@@ -125,52 +127,81 @@ func (l *loader) join() error {
 	// The queries: accesses resolved to a writer that failed after all,
 	// those deferred, and those of the failures that report values.
 	qp, qoff := partition(pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(emit func(keyed)) {
-		for _, x := range l.tentative {
+		for _, x := range l.tentative.all() {
 			// The other words of a failed cas were unresolved since
 			// (all of them, for one that reports values).
-			if y := h.ver[x]; y >= 0 && h.failed(h.accOp[y]) {
-				emit(keyed{val: h.nw[y], word: h.word[x] &^ blamed, acc: x})
+			if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
+				emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
 			}
 		}
-		for k, x := range l.deferred {
+		for k, x := range l.deferred.all() {
 			// A failed cas's expected values matter only at its blamed
 			// word, and one that reports values keeps that one apart.
-			if i := h.accOp[x]; h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
-				continue
+			// (A read never failed.)
+			if h.slots.has(x) {
+				if i := h.opOf(x); h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
+					continue
+				}
 			}
-			emit(keyed{val: l.deferredVal[k], word: h.word[x] &^ blamed, acc: x})
+			emit(keyed{val: l.deferredVal.at(k), word: h.word[x] &^ blamed, acc: x})
 		}
-		for _, q := range l.valuedQ {
+		for _, q := range l.valuedQ.all() {
 			emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
 		}
 	})
-	l.tentative, l.deferred, l.deferredVal, l.recent, l.valuedQ = nil, nil, nil, nil, nil
-	var slots []uint32 // a partition's table: index into wp + 1; 0 empty
-	for b := 0; b+1 < len(woff); b++ {
-		ws := wp[woff[b]:woff[b+1]]
-		size := 16
-		for size < 2*len(ws) {
-			size <<= 1
+	l.tentative, l.deferred, l.deferredVal, l.valuedQ = blockList[int32]{}, blockList[int32]{}, blockList[uint64]{}, blockList[keyed]{}
+	l.recent = nil
+	// The partitions are independent: each resolves its own queries (an
+	// access is queried once). What they find besides is kept per part
+	// and merged in partition order, so the first Assumption 1 error and
+	// the dangling list are those of the partitions taken in order.
+	type part struct {
+		err      error
+		dangling []danglingRead
+	}
+	parts := make([]part, l.split.parts(len(woff)-1))
+	l.split.run(len(woff)-1, func(k, lo, hi int) {
+		var slots []uint32 // a partition's table: index into wp + 1; 0 empty
+		for b := lo; b < hi && parts[k].err == nil; b++ {
+			ws := wp[woff[b]:woff[b+1]]
+			size := 16
+			for size < 2*len(ws) {
+				size <<= 1
+			}
+			if cap(slots) < size {
+				slots = make([]uint32, size)
+			}
+			slots = slots[:size]
+			clear(slots)
+			parts[k].err = h.joinPartition(ws, qp[qoff[b]:qoff[b+1]], slots, &parts[k].dangling)
 		}
-		if cap(slots) < size {
-			slots = make([]uint32, size)
+	})
+	for _, p := range parts {
+		if p.err != nil {
+			return p.err
 		}
-		slots = slots[:size]
-		clear(slots)
-		if err := h.joinPartition(ws, qp[qoff[b]:qoff[b+1]], slots); err != nil {
-			return err
+		for _, d := range p.dangling {
+			h.danglingVal[d.acc] = d.val
+			h.dangling = append(h.dangling, d.acc)
 		}
 	}
 	return nil
 }
 
+// danglingRead is an access whose value nobody wrote at its word.
+type danglingRead struct {
+	acc int32
+	val uint64
+}
+
 // joinPartition indexes one partition's writers in slots (an open
 // addressing table, cleared), rejecting a value written twice to a word
-// (Assumption 1), and resolves the partition's queries.
-func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
+// (Assumption 1), and resolves the partition's queries, appending those
+// that nobody wrote to dangling.
+func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32, dangling *[]danglingRead) error {
 	mask := uint32(len(slots) - 1)
 	same := func(x int32, word uint32, val uint64) bool {
-		return h.word[x]&^blamed == word && h.nw[x] == val
+		return h.word[x]&^blamed == word && h.newVal(x) == val
 	}
 	for k := range ws {
 		w := &ws[k]
@@ -179,13 +210,13 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 				slots[s] = uint32(k) + 1
 				break
 			}
-			if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.nw[w.acc]) {
-				i, j := h.accOp[o.acc], h.accOp[w.acc]
+			if o := &ws[slots[s]-1]; o.hash == w.hash && same(o.acc, h.word[w.acc]&^blamed, h.newVal(w.acc)) {
+				i, j := h.opOf(o.acc), h.opOf(w.acc)
 				if i > j {
 					i, j = j, i
 				}
 				return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
-					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of line %d", history.FormatValue(h.nw[w.acc]), h.addr[h.wordOf(w.acc)], h.kind(i), h.line[i])}
+					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of line %d", history.FormatValue(h.newVal(w.acc)), h.addr[h.wordOf(w.acc)], h.kind(i), h.line[i])}
 			}
 		}
 	}
@@ -205,8 +236,7 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32) error {
 			h.ver[q.acc] = verGenesis
 		default:
 			h.ver[q.acc] = verDangling
-			h.danglingVal[q.acc] = q.val
-			h.dangling = append(h.dangling, q.acc)
+			*dangling = append(*dangling, danglingRead{acc: q.acc, val: q.val})
 		}
 	}
 	return nil
@@ -222,7 +252,7 @@ func (h *hist) settleValued() {
 	slices.SortFunc(h.valued, func(a, b valuedFail) int { return cmp.Compare(a.acc, b.acc) })
 	for _, v := range h.valued {
 		if h.valueOf(v.acc) == v.val {
-			h.contra = append(h.contra, h.accOp[v.acc])
+			h.contra = append(h.contra, h.opOf(v.acc))
 		}
 	}
 }
@@ -235,7 +265,7 @@ func (h *hist) settleValued() {
 // (a swap) version y, or reported it in a failure: the moment it was
 // known. (A swap expects nothing: the assumption does not apply to it.)
 func (h *hist) assumption2() {
-	h.aux = make([]int32, len(h.word))
+	h.aux = make([]int32, len(h.nw))
 	for i := range h.aux {
 		h.aux[i] = h.n
 	}
@@ -245,15 +275,17 @@ func (h *hist) assumption2() {
 			continue
 		}
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if y := h.ver[x]; y >= 0 && h.lo[i] < h.aux[y] {
-				h.aux[y] = h.lo[i]
+			if y := h.ver[x]; y >= 0 {
+				if s := h.slots.of(y); h.lo[i] < h.aux[s] {
+					h.aux[s] = h.lo[i]
+				}
 			}
 		}
 	}
 	for _, i := range h.failedCAS {
 		// The initial value needs no read: nothing precedes genesis. A
 		// dangling expected value needs no ordering at all.
-		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[y] > i {
+		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[h.slots.of(y)] > i {
 			h.flags[i] |= fNoAux
 		}
 	}

@@ -18,6 +18,7 @@ import (
 // ranges included) into a gonum graph, node i+1 for operation i. Genesis
 // has no in-edges and so lies on no cycle; self-loops are left out.
 func gonumGraph(e *eval) *simple.DirectedGraph {
+	e.fullGraph()
 	g := simple.NewDirectedGraph()
 	for i := int32(0); i < e.h.n; i++ {
 		if e.effective(i) {

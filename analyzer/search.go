@@ -78,7 +78,7 @@ func (s *searcher) giveUp() {
 	line := int64(0)
 	what := "the crashed cas operations that could explain this failure"
 	if x := s.e.unexplainFirst(); x != none {
-		line = int64(h.line[h.accOp[x]])
+		line = int64(h.line[h.opOf(x)])
 	}
 	if len(h.pendingSwap) > 0 {
 		what = "the operations cut off by crashes (cas and swaps, whose replaced values are unknown)"
@@ -198,7 +198,7 @@ func (e *eval) ambiguous() []int32 {
 		}
 		if j-k > 1 {
 			for _, x := range e.unknown[k:j] {
-				out = append(out, h.accOp[x])
+				out = append(out, h.opOf(x))
 			}
 		}
 		k = j
@@ -216,11 +216,11 @@ func (e *eval) orderKey() string {
 		if d := h.wordOf(a) - h.wordOf(b); d != 0 {
 			return int(d)
 		}
-		return e.rankOf(h.accOp[a]) - e.rankOf(h.accOp[b])
+		return e.rankOf(h.opOf(a)) - e.rankOf(h.opOf(b))
 	})
 	var b strings.Builder
 	for _, x := range xs {
-		fmt.Fprintf(&b, "%d:%d,", h.wordOf(x), h.accOp[x])
+		fmt.Fprintf(&b, "%d:%d,", h.wordOf(x), h.opOf(x))
 	}
 	return b.String()
 }
@@ -237,7 +237,7 @@ func (e *eval) movable() []int32 {
 		}
 		x := h.blamedAccess(i)
 		if src, _ := e.failureSource(i, x); src != none {
-			if o := h.accOp[src]; h.flags[o]&(fSwap|fReturned) == fSwap {
+			if o := h.opOf(src); h.flags[o]&(fSwap|fReturned) == fSwap {
 				out = append(out, x)
 			}
 		}

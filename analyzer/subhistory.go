@@ -52,7 +52,7 @@ func (a *Analysis) SubHistory(k int, fromGenesis bool) (*SubHistory, error) {
 	// The reads after a crash that the evidence cites.
 	for _, n := range f.notes {
 		for _, v := range n.vals {
-			p.add(p.h.accOp[v.acc])
+			p.add(p.h.opOf(v.acc))
 		}
 	}
 	for {
@@ -171,7 +171,7 @@ func (p *planner) visit(i int32) {
 		case e.observer(i):
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
-				p.add(h.accOp[y])
+				p.add(h.opOf(y))
 			}
 			if e.writer(i) {
 				p.note(w, x)
@@ -179,7 +179,7 @@ func (p *planner) visit(i int32) {
 		case h.failed(i) && h.word[x]&blamed != 0:
 			p.note(w, y)
 			if y >= 0 && !e.onPath(y) {
-				p.add(h.accOp[y])
+				p.add(h.opOf(y))
 			}
 			if s := e.next(y, w); s != none {
 				p.note(w, s)
@@ -209,7 +209,7 @@ func (p *planner) segment(w int32, r *wordRefs) {
 		last = 0
 	}
 	q := int32(0)
-	for x := e.gsucc[w]; x != none && seen < len(r.refs); x = e.succ[x] {
+	for x := e.gsucc[w]; x != none && seen < len(r.refs); x = e.succOf(x) {
 		q++
 		if r.refs[x] {
 			seen++
@@ -220,10 +220,10 @@ func (p *planner) segment(w int32, r *wordRefs) {
 		}
 	}
 	q = 0
-	for x := e.gsucc[w]; x != none && q < last; x = e.succ[x] {
+	for x := e.gsucc[w]; x != none && q < last; x = e.succOf(x) {
 		q++
 		if q > first {
-			p.add(p.h.accOp[x])
+			p.add(p.h.opOf(x))
 		}
 	}
 }
@@ -286,8 +286,8 @@ func (p *planner) result() *SubHistory {
 		if r.dirty {
 			p.segment(w, r)
 		}
-		if r.lo >= 0 && !p.in[h.accOp[r.lo]] {
-			sub.Init[h.addr[w]] = h.nw[r.lo]
+		if r.lo >= 0 && !p.in[h.opOf(r.lo)] {
+			sub.Init[h.addr[w]] = h.newVal(r.lo)
 		}
 	}
 	sub.Lines = make([]int64, 0, len(p.in))

@@ -95,7 +95,7 @@ func (e *eval) hbBefore(a, b int32) bool {
 // genesis).
 func (h *hist) writerLine(y int32) int64 {
 	if y >= 0 {
-		return int64(h.line[h.accOp[y]])
+		return int64(h.line[h.opOf(y)])
 	}
 	return 0
 }
@@ -118,10 +118,10 @@ func (e *eval) behind(i, x int32, budget *int) (n int, latest int32) {
 	w := h.wordOf(x)
 	j := 0
 	latest = none
-	for s := e.next(y, w); s != none && *budget > 0; s = e.succ[s] {
+	for s := e.next(y, w); s != none && *budget > 0; s = e.succOf(s) {
 		j++
 		*budget--
-		if e.hbBefore(h.accOp[s], i) {
+		if e.hbBefore(h.opOf(s), i) {
 			n, latest = j, s
 		}
 	}
@@ -155,7 +155,7 @@ func (e *eval) staleness(i int32, budget *int) []staleFact {
 func (x *explainer) stalenessOf(f staleFact) Staleness {
 	h := x.h
 	st := Staleness{Op: int64(h.line[f.op]), Word: h.addr[h.wordOf(f.x)], Value: h.valueOf(f.x), Writer: h.writerLine(h.ver[f.x]),
-		Behind: f.n, Latest: h.nw[f.latest], LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLine[h.accOp[f.latest]])}
+		Behind: f.n, Latest: h.newVal(f.latest), LatestWriter: h.writerLine(f.latest), LatestRetLine: int64(h.retLineOf(h.opOf(f.latest)))}
 	st.Reason = x.r.staleness(st, h.observeRule(f.op), h.isRead(f.op))
 	return st
 }
@@ -199,7 +199,7 @@ func (x *explainer) witness() {
 func (x *explainer) vertexOf(y int32) int32 {
 	switch {
 	case y >= 0:
-		return x.h.accOp[y]
+		return x.h.opOf(y)
 	case y == verGenesis:
 		return gen
 	}

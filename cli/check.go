@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"runtime/pprof"
 
 	"github.com/schollz/progressbar/v3"
@@ -22,9 +23,10 @@ import (
 
 func checkCommand(e env) *cobra.Command {
 	var (
-		modeName string
-		o        checkOptions
-		cpuProf  string
+		modeName  string
+		o         checkOptions
+		cpuProf   string
+		maxMemory string
 	)
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE|- ...",
@@ -34,7 +36,9 @@ automatically; - is standard input; the format is docs/history-format.md in
 the pmlin repository) and decides whether each is linearizable. Exit status:
 0 linearizable, 1 not linearizable, 2 malformed input, an input that breaks an
 assumption of the method, a history with no operation (a recorder's mistake,
-not a pass), an undecided history, or a usage error. With several FILEs,
+not a pass), an undecided history, one that needs more memory than the check
+may use (--max-memory, default the memory available: refused up front when
+its size tells, else stopped while it is read), or a usage error. With several FILEs,
 each gets its verdict (with --json, one JSON object per line) and the exit
 status is the worst.
 
@@ -68,6 +72,18 @@ exit). They never overwrite an existing file unless --force is given.`,
 			if err := validateInputs(args, o); err != nil {
 				return &exitError{exitInput, err}
 			}
+			var flagBytes int64
+			if maxMemory != "" {
+				if flagBytes, err = parseBytes(maxMemory); err != nil {
+					return &exitError{exitInput, fmt.Errorf("--max-memory: %w", err)}
+				}
+			}
+			o.maxMemory, o.memorySource = memoryBound(flagBytes, "/")
+			if o.maxMemory > 0 {
+				// The collector works harder near the bound rather than
+				// let garbage take the room the check needs.
+				defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.maxMemory))
+			}
 			if cpuProf != "" {
 				stop, err := startCPUProfile(cpuProf)
 				if err != nil {
@@ -81,6 +97,7 @@ exit). They never overwrite an existing file unless --force is given.`,
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&o.asJSON, "json", false, "print one JSON object per FILE instead of text")
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the check to this file (for go tool pprof)")
+	cmd.Flags().StringVar(&maxMemory, "max-memory", "", "bound the check's memory (like 300M, 2G; binary units): a history that needs more is refused, before it is read when its size tells, with exit 2 (default: the memory available, from /proc/meminfo and the memory cgroup's limit)")
 	cmd.Flags().BoolVar(&o.exact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
 	cmd.Flags().StringVar(&o.outs.html, "report", "", "also write a self-contained HTML report to this file (one FILE only)")
 	cmd.Flags().StringVar(&o.outs.dot, "dot", "", "also write the anomalies' neighbourhoods of the precedence graph as Graphviz DOT to this file (one FILE only)")
@@ -94,7 +111,11 @@ type checkOptions struct {
 	mode   history.Mode
 	asJSON bool
 	exact  bool
-	outs   outputs
+	// maxMemory bounds the check's memory (memoryBound), from where
+	// memorySource says; 0: no bound known.
+	maxMemory    int64
+	memorySource string
+	outs         outputs
 }
 
 // validateInputs refuses, before any work, what cannot be done with the
@@ -131,7 +152,7 @@ func runChecks(ctx context.Context, e env, paths []string, o checkOptions) error
 		if o.exact {
 			err = runExact(ctx, e, p, o.mode, o.asJSON)
 		} else {
-			err = runCheck(ctx, e, p, o.mode, o.asJSON, o.outs)
+			err = runCheck(ctx, e, p, o)
 		}
 		code, cause := exitOK, error(nil)
 		var ee *exitError
@@ -173,7 +194,8 @@ func openInput(e env, path string) (io.Reader, string, int64, func(), error) {
 	return f, path, size, func() { f.Close() }, nil
 }
 
-func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON bool, outs outputs) error {
+func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
+	mode, asJSON, outs := o.mode, o.asJSON, o.outs
 	in, name, size, closeIn, err := openInput(e, path)
 	if err != nil {
 		return &exitError{exitInput, err}
@@ -208,7 +230,8 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	// anomalies.
 	in, origin := shrink.Origins(in)
 	r := history.NewReader(in, name, history.Options{})
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin,
+		MaxMemory: o.maxMemory, MemorySource: o.memorySource})
 	if bar != nil {
 		bar.Finish()
 		bar.Clear()

@@ -22,6 +22,7 @@ const (
 	kindUndecided  = "undecided"  // the analyzer did not decide it (search budget, interrupt)
 	kindUsage      = "usage"      // the command line is wrong
 	kindIO         = "io"         // a file could not be read or written
+	kindMemory     = "memory"     // it needs more memory than the check may use (--max-memory)
 )
 
 // errorJSON is the object pmlin check --json prints on exit 2.
@@ -55,6 +56,7 @@ func describe(err error, file, fallback string) checkErrorJSON {
 	var ae *analyzer.AssumptionError
 	var ue *analyzer.UndecidedError
 	var pe *fs.PathError
+	var me *analyzer.MemoryError
 	switch {
 	case errors.As(err, &he):
 		d.File, d.Line, d.Column, d.Message = he.File, he.Line, he.Column, he.Msg
@@ -65,6 +67,9 @@ func describe(err error, file, fallback string) checkErrorJSON {
 	case errors.As(err, &ae):
 		d.Kind, d.File, d.Line = kindAssumption, ae.File, ae.Line
 		d.Message = fmt.Sprintf("breaks Assumption %d: %s", ae.Assumption, ae.Msg)
+	case errors.As(err, &me):
+		d.Kind, d.File, d.Line = kindMemory, me.File, me.Line
+		d.Message = strings.TrimPrefix(d.Message, me.File+": ")
 	case errors.As(err, &ue):
 		d.Kind, d.File, d.Line, d.Message = kindUndecided, ue.File, ue.Line, ue.Msg
 	case errors.Is(err, exact.ErrTooLarge):

@@ -1,125 +1,199 @@
 package history
 
-// fastText parses the common event lines ("<p> inv read ...", "<p> inv cas
-// a:e:n ...", "<p> inv swap a:n ...", "<p> ret ...") in one pass over the bytes, without splitting
-// fields first. It handles only lines in the plain form the recorders
-// write: single spaces or tabs between tokens, decimal or 0x-hex numbers
-// that fit in 64 bits. Anything else, including every malformed line,
-// returns ok=false and is parsed again by the general path, which gives the
-// precise error. It exists because field splitting and re-scanning cost a
-// third of the analyzer's time on large histories.
+// The fast paths parse the common event lines in one pass over the bytes,
+// without splitting fields first, in two steps: decoding (decodeText,
+// decodeJSON) depends on the line's bytes alone, so that the Reader's
+// workers can decode chunks of lines in parallel (chunks.go), and applying
+// (applyFast) checks the decoded event against the Reader's state, in file
+// order. A line that does not decode, or whose decoded response does not
+// match its process's pending operation, goes to the general path, which
+// also produces every error message: both paths take the same lines the
+// same way, whoever decodes them.
+
+// fastKind is what a fast path decoded.
+type fastKind uint8
+
+const (
+	fastNone  fastKind = iota // not a plain event line: the general path
+	fastInv                   // an invocation
+	fastRet                   // a response
+	fastCrash                 // a crash (JSON Lines; a text crash line is short)
+)
+
+// fastRec is a decoded line. Its numbers are in a slice beside it, from
+// offset nums: a read's k addresses, a cas's k (address, expected, new)
+// or a swap's k (address, new) in turn; a response's k values, the failed
+// address being in fail.
+type fastRec struct {
+	kind fastKind
+	syn  Format // Text or JSONL
+	op   OpKind
+	resp responseKind
+	proc int32
+	k    int32
+	nums int32
+	fail uint64
+}
+
+// fastText parses a plain text event line (see decodeText) and applies it;
+// ok is false when the general path must parse the line.
 func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
+	var rec fastRec
+	var good bool
+	if r.nums, good = decodeText(line, &rec, r.nums[:0]); !good {
+		return nil, false, nil
+	}
+	return r.applyFast(&rec, r.nums)
+}
+
+// decodeText decodes the common event lines ("<p> inv read ...", "<p> inv
+// cas a:e:n ...", "<p> inv swap a:n ...", "<p> ret ...") in the plain form
+// the recorders write: single spaces or tabs between tokens, decimal or
+// 0x-hex numbers that fit in 64 bits. It appends the numbers to nums and
+// reports false for anything else, including every malformed line. It
+// exists because field splitting and re-scanning cost a third of the
+// analyzer's time on large histories.
+func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 	c := cursor{b: line}
+	*rec = fastRec{syn: Text, nums: int32(len(nums))}
 	// A process id is decimal, at most 10 digits (as procID requires).
 	if len(line) > 1 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X') {
-		return nil, false, nil
+		return nums, false
 	}
 	p, good := c.number()
 	if !good || c.i > 10 || p > MaxProc || !c.space() {
-		return nil, false, nil
+		return nums, false
 	}
-	proc := int32(p)
+	rec.proc = int32(p)
 	switch {
 	case c.word("inv"):
 		if !c.space() {
-			return nil, false, nil
+			return nums, false
 		}
-		ev := r.clearEvent()
+		rec.kind = fastInv
 		switch {
 		case c.word("read"):
-			ev.Op = Read
+			rec.op = Read
 			for c.space() {
 				a, good := c.number()
 				if !good {
-					return nil, false, nil
+					return nums, false
 				}
-				ev.Addrs = append(ev.Addrs, a)
+				nums = append(nums, a)
 			}
 		case c.word("cas"):
-			ev.Op = CAS
-			for c.space() {
-				a, g1 := c.number()
-				g2 := g1 && c.colon()
-				e, g3 := c.number()
-				g4 := g2 && g3 && c.colon()
-				n, g5 := c.number()
-				if !g4 || !g5 {
-					return nil, false, nil
-				}
-				ev.Addrs = append(ev.Addrs, a)
-				ev.Expected = append(ev.Expected, e)
-				ev.New = append(ev.New, n)
-			}
+			rec.op = CAS
+			return c.tuples(rec, nums, 3)
 		case c.word("swap"):
-			ev.Op = Swap
-			for c.space() {
-				a, g1 := c.number()
-				g2 := g1 && c.colon()
-				n, g3 := c.number()
-				if !g2 || !g3 {
-					return nil, false, nil
-				}
-				ev.Addrs = append(ev.Addrs, a)
-				ev.New = append(ev.New, n)
-			}
+			rec.op = Swap
+			return c.tuples(rec, nums, 2)
 		default:
-			return nil, false, nil
+			return nums, false
 		}
-		if !c.end() {
-			return nil, false, nil
-		}
-		ev, err := r.invoke(proc)
-		return ev, true, err
+		rec.k = int32(len(nums)) - rec.nums
+		return nums, c.end()
 	case c.word("ret"):
-		idx, known := r.lookupProc(proc)
-		if !known || !r.procs[idx].pending || !c.space() {
-			return nil, false, nil
+		if !c.space() {
+			return nums, false
 		}
-		ps := &r.procs[idx]
-		ev := &r.ev
-		ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
-		if ps.op != CAS {
+		rec.kind = fastRet
+		switch {
+		case c.word("ok"):
+			rec.resp = retOK
+			return nums, c.end()
+		case c.word("fail"):
+			if !c.space() {
+				return nums, false
+			}
+			a, good := c.number()
+			if !good || (c.space() && !c.values(&nums)) {
+				return nums, false
+			}
+			rec.resp, rec.fail = retFail, a
+		default:
 			// The values, read here rather than by c.values: this is
 			// half of all the lines.
 			for {
 				v, good := c.number()
 				if !good {
-					return nil, false, nil
+					return nums, false
 				}
-				ev.Values = append(ev.Values, v)
+				nums = append(nums, v)
 				if !c.space() {
 					break
 				}
 			}
-			if !c.end() {
-				return nil, false, nil
-			}
-			ev, err := r.respond(idx, ps, response{kind: retValues})
-			return ev, true, err
+			rec.resp = retValues
 		}
-		var resp response
-		switch {
-		case c.word("ok"):
-			resp.kind = retOK
-		case c.word("fail"):
-			if !c.space() {
-				return nil, false, nil
+		rec.k = int32(len(nums)) - rec.nums
+		return nums, c.end()
+	}
+	return nums, false
+}
+
+// tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
+// arity 2) to the end of the line, as they come (a, e, n, a, e, n, ...).
+func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
+	var t [3]uint64
+	for c.space() {
+		for j := 0; j < arity; j++ {
+			if j > 0 && !c.colon() {
+				return nums, false
 			}
-			a, good := c.number()
+			v, good := c.number()
 			if !good {
-				return nil, false, nil
+				return nums, false
 			}
-			if c.space() && !c.values(&ev.Values) {
-				return nil, false, nil
+			t[j] = v
+		}
+		nums = append(nums, t[:arity]...)
+	}
+	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
+	return nums, c.end()
+}
+
+// applyFast applies a decoded line to the Reader's state: an invocation
+// is recorded; a response must match its process's pending operation (a
+// read's or a swap's values; a cas's ok or failure), else ok is false and
+// the general path parses the line (and says what is wrong with it).
+func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err error) {
+	k := int(rec.k)
+	ns := nums[rec.nums:]
+	switch rec.kind {
+	case fastCrash:
+		return r.crashEvent(), true, nil
+	case fastInv:
+		ev := r.clearEvent()
+		ev.Op = rec.op
+		switch rec.op {
+		case Read:
+			ev.Addrs = append(ev.Addrs, ns[:k]...)
+		case CAS:
+			for w := 0; w < k; w++ {
+				ev.Addrs = append(ev.Addrs, ns[3*w])
+				ev.Expected = append(ev.Expected, ns[3*w+1])
+				ev.New = append(ev.New, ns[3*w+2])
 			}
-			resp = response{kind: retFail, failAddr: a}
-		default:
+		case Swap:
+			for w := 0; w < k; w++ {
+				ev.Addrs = append(ev.Addrs, ns[2*w])
+				ev.New = append(ev.New, ns[2*w+1])
+			}
+		}
+		ev, err := r.invoke(rec.proc)
+		return ev, true, err
+	case fastRet:
+		idx, known := r.lookupProc(rec.proc)
+		if !known || !r.procs[idx].pending {
 			return nil, false, nil
 		}
-		if !c.end() {
+		ps := &r.procs[idx]
+		if (ps.op == CAS) != (rec.resp != retValues) {
 			return nil, false, nil
 		}
-		ev, err := r.respond(idx, ps, resp)
+		ev := &r.ev
+		ev.Values, ev.OK, ev.FailAddr = append(ev.Values[:0], ns[:k]...), false, 0
+		ev, err := r.respond(idx, ps, response{kind: rec.resp, failAddr: rec.fail})
 		return ev, true, err
 	}
 	return nil, false, nil

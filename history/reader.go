@@ -90,9 +90,11 @@ type Reader struct {
 	addrBuf  []uint64
 	expBuf   []uint64
 	noFast   bool // tests: parse every line with the general path
+	sniffed  bool // the input's first bytes were looked at
+	par      *pipeline
+	nums     []uint64 // the numbers a fast path decoded
+	scratch  Event    // the JSON fast path decodes through it
 	fields   [][]byte
-	peeked   []byte // a line read during format detection, not yet parsed
-	hasPeek  bool
 	sawMagic bool
 	bin      *binReader // a binary history's decoder
 
@@ -192,11 +194,6 @@ func (r *Reader) column(tok []byte) int {
 // readLine returns the next raw line without its terminator. The slice is
 // valid until the next call.
 func (r *Reader) readLine() ([]byte, error) {
-	if r.hasPeek {
-		r.hasPeek = false
-		r.raw = r.peeked
-		return r.peeked, nil
-	}
 	line, err := r.br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		r.line++
@@ -255,22 +252,43 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 // returns io.EOF; a malformed one gives an *Error naming the line. After an
 // error, every call returns the same error.
 func (r *Reader) Next() (*Event, error) {
+	ev, err := r.next()
+	if err != nil && r.par != nil {
+		r.par.halt() // (they are done at the end of the input)
+	}
+	return ev, err
+}
+
+func (r *Reader) next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
 	if r.bin != nil {
 		return r.nextBinary()
 	}
-	if r.line == 0 && !r.hasPeek {
+	if !r.sniffed {
+		r.sniffed = true
 		if err := r.sniff(); err != nil {
 			return nil, err
 		}
 		if r.bin != nil {
+			// A binary history is decoded by its own reader: no
+			// pipeline (Parallel leaves it idle).
 			return r.nextBinary()
+		}
+		if r.par != nil {
+			r.par.start()
 		}
 	}
 	for {
-		raw, err := r.readLine()
+		var raw []byte
+		var rec *chunkRec
+		var err error
+		if r.par != nil {
+			raw, rec, err = r.nextLine()
+		} else {
+			raw, err = r.readLine()
+		}
 		if err == io.EOF {
 			r.started = true
 			if r.format == 0 {
@@ -282,24 +300,12 @@ func (r *Reader) Next() (*Event, error) {
 			r.err = err
 			return nil, err
 		}
-		if len(raw) > 0 && !r.noFast {
-			// Most lines are plain events: parse them straight from the
-			// raw line; a comment or anything unusual falls through.
-			var ev *Event
-			var ok bool
-			switch c := raw[0]; {
-			case r.format == Text && '0' <= c && c <= '9':
-				ev, ok, err = r.fastText(raw)
-			case r.format == JSONL && c == '{':
-				ev, ok, err = r.fastJSON(raw)
+		if ev, ok, err := r.fast(raw, rec); ok {
+			if err != nil {
+				return nil, err
 			}
-			if ok {
-				if err != nil {
-					return nil, err
-				}
-				r.events++
-				return ev, nil
-			}
+			r.events++
+			return ev, nil
 		}
 		line, err := r.content(raw)
 		if err != nil {
@@ -338,6 +344,28 @@ func (r *Reader) nonEvent(raw []byte) {
 	if r.opts.Lines != nil {
 		r.opts.Lines(r.line, raw)
 	}
+}
+
+// fast parses a plain event line straight from the raw line, most lines
+// being such (a comment or anything unusual is left to the general path):
+// with rec, a parallel Reader's worker decoded it already.
+func (r *Reader) fast(raw []byte, rec *chunkRec) (ev *Event, ok bool, err error) {
+	if len(raw) == 0 || r.noFast {
+		return nil, false, nil
+	}
+	if rec != nil {
+		if rec.kind == fastNone || rec.syn != r.format {
+			return nil, false, nil
+		}
+		return r.applyFast(&rec.fastRec, r.par.cur.nums)
+	}
+	switch c := raw[0]; {
+	case r.format == Text && '0' <= c && c <= '9':
+		return r.fastText(raw)
+	case r.format == JSONL && c == '{':
+		return r.fastJSON(raw)
+	}
+	return nil, false, nil
 }
 
 // proc returns the state of process id, creating it on first appearance.

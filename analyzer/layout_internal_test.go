@@ -1,0 +1,82 @@
+package analyzer
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// loadText loads a history given as text.
+func loadText(t *testing.T, text string) *hist {
+	t.Helper()
+	h, err := load(context.Background(), history.NewReader(bytes.NewReader([]byte(text)), "t.hist", history.Options{}), 0, splitter{workers: 1, least: minPart}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestFarResponses checks the response lines kept apart from the 16-bit
+// gaps: responses more than 65534 lines after their invocation, in an
+// order other than their operations'.
+func TestFarResponses(t *testing.T) {
+	var b bytes.Buffer
+	b.WriteString("0 inv read 1\n1 inv read 1\n") // lines 1, 2
+	line := 2
+	for k := 0; k < 40000; k++ { // 80000 lines of process 2
+		fmt.Fprintf(&b, "2 inv read 1\n2 ret 0\n")
+		line += 2
+	}
+	b.WriteString("1 ret 0\n0 ret 0\n3 inv read 1\n3 ret 0\n")
+	h := loadText(t, b.String())
+	want := map[int32]uint32{0: uint32(line + 2), 1: uint32(line + 1), 2: 4, h.n - 1: uint32(line + 4)}
+	for i, l := range want {
+		if got := h.retLineOf(i); got != l {
+			t.Errorf("op %d: response line %d, want %d", i, got, l)
+		}
+	}
+	if len(h.far) != 2 {
+		t.Errorf("%d far responses, want 2", len(h.far))
+	}
+}
+
+// TestResponseGapBoundary: gaps of 65534 lines are kept as gaps, of
+// 65535 apart.
+func TestResponseGapBoundary(t *testing.T) {
+	for _, gap := range []int{65533, 65534, 65535, 65536} {
+		var b bytes.Buffer
+		b.WriteString("0 inv read 1\n")
+		for k := 1; k < gap; k++ {
+			b.WriteString("#\n")
+		}
+		b.WriteString("0 ret 0\n")
+		h := loadText(t, b.String())
+		if got := h.retLineOf(0); got != uint32(gap+1) {
+			t.Errorf("gap %d: response line %d, want %d", gap, got, gap+1)
+		}
+		if far := len(h.far) == 1; far != (gap >= gapFar) {
+			t.Errorf("gap %d: kept apart %v", gap, far)
+		}
+	}
+}
+
+// TestManyProcesses checks the process column once it outgrows 16 bits.
+func TestManyProcesses(t *testing.T) {
+	var b bytes.Buffer
+	const procs = 70000
+	for p := 0; p < procs; p++ {
+		fmt.Fprintf(&b, "%d inv read 1\n%d ret 0\n", p*3, p*3)
+	}
+	h := loadText(t, b.String())
+	if h.proc32 == nil || h.proc16 != nil {
+		t.Fatal("the process column was not widened")
+	}
+	for _, i := range []int32{0, 1, 65535, 65536, procs - 1} {
+		if got, want := h.procIDs[h.procOf(i)], i*3; got != want {
+			t.Errorf("op %d: process %d, want %d", i, got, want)
+		}
+	}
+}

@@ -1,0 +1,72 @@
+package analyzer
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// minPart is the least part worth a goroutine: below, handing it over
+// costs more than it saves.
+const minPart = 1 << 14
+
+// splitter cuts ranges into parts for up to workers goroutines, each part
+// at least least long (minPart but in tests, which split small histories
+// too).
+type splitter struct{ workers, least int }
+
+// parts is the number of parts run cuts [0, n) into.
+func (s splitter) parts(n int) int {
+	if s.workers > 1 && n >= 2*s.least {
+		return min(4*s.workers, n/s.least)
+	}
+	return 1
+}
+
+// perPartition is the number of writers per partition of the join
+// (partitionBits): 8192, so that a partition's table fits in L2 cache, but
+// in tests, which split small histories too.
+func (s splitter) perPartition() int {
+	if s.least < minPart {
+		return s.least
+	}
+	return 8192
+}
+
+// run calls f on the s.parts(n) parts of [0, n), on up to s.workers
+// goroutines, and waits. A part's ends are multiples of 64 (but the
+// last), so that a bitset indexed like the range is written by one part per
+// word; results kept per part merge in part order, which makes them the
+// same whatever the number of workers. With one worker, f runs on the
+// caller's goroutine, in part order.
+func (s splitter) run(n int, f func(part, lo, hi int)) {
+	parts := s.parts(n)
+	size := (n/parts + 63) &^ 63
+	bounds := func(p int) (int, int) {
+		lo := min(p*size, n)
+		hi := min(lo+size, n)
+		if p == parts-1 {
+			hi = n
+		}
+		return lo, hi
+	}
+	if parts == 1 {
+		for p := 0; p < parts; p++ {
+			lo, hi := bounds(p)
+			f(p, lo, hi)
+		}
+		return
+	}
+	var next atomic.Int32
+	var wg sync.WaitGroup
+	for w := 0; w < min(s.workers, parts); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := int(next.Add(1)) - 1; p < parts; p = int(next.Add(1)) - 1 {
+				lo, hi := bounds(p)
+				f(p, lo, hi)
+			}
+		}()
+	}
+	wg.Wait()
+}
