@@ -105,7 +105,7 @@ func TestDescribeKinds(t *testing.T) {
 		{&history.Error{File: "f", Line: 3, Err: errors.New("disk on fire"), Msg: "read error: disk on fire"}, "io", 3},
 		{&history.Error{File: "f", Line: 3, Err: history.ErrLimit, Msg: "line longer than"}, "malformed", 3},
 		{errors.New("something else"), "io", 0},
-		{&analyzer.MemoryError{File: "f", Line: 9, Need: 2 << 20, Limit: 1 << 20, Source: "--max-memory"}, "memory", 9},
+		{&analyzer.MemoryError{File: "f", Line: 9, Need: 2 << 20, Limit: 1 << 20, Source: "--max-memory"}, "undecided", 9},
 	} {
 		d := describe(tc.err, "f", kindIO)
 		if d.Kind != tc.kind || d.Line != tc.line || d.File != "f" {

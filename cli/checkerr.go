@@ -22,7 +22,6 @@ const (
 	kindUndecided  = "undecided"  // the analyzer did not decide it (search budget, interrupt)
 	kindUsage      = "usage"      // the command line is wrong
 	kindIO         = "io"         // a file could not be read or written
-	kindMemory     = "memory"     // it needs more memory than the check may use (--max-memory)
 )
 
 // errorJSON is the object pmlin check --json prints on exit 2.
@@ -68,7 +67,9 @@ func describe(err error, file, fallback string) checkErrorJSON {
 		d.Kind, d.File, d.Line = kindAssumption, ae.File, ae.Line
 		d.Message = fmt.Sprintf("breaks Assumption %d: %s", ae.Assumption, ae.Msg)
 	case errors.As(err, &me):
-		d.Kind, d.File, d.Line = kindMemory, me.File, me.Line
+		// The shared contract's kinds are fixed: like --exact's state
+		// budget, a memory bound leaves the history undecided.
+		d.Kind, d.File, d.Line = kindUndecided, me.File, me.Line
 		d.Message = strings.TrimPrefix(d.Message, me.File+": ")
 	case errors.As(err, &ue):
 		d.Kind, d.File, d.Line, d.Message = kindUndecided, ue.File, ue.Line, ue.Msg

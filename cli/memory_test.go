@@ -29,7 +29,7 @@ func TestCheckMaxMemory(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s\n%s", in.arg, code, out, errs)
 		}
 		code, out, _ = pmlin(t, in.stdin, "check", "--json", "--max-memory", "1M", in.arg)
-		if e := errorObject(t, out); code != 2 || e.Kind != "memory" {
+		if e := errorObject(t, out); code != 2 || e.Kind != "undecided" {
 			t.Fatalf("%s --json: exit %d, %+v", in.arg, code, e)
 		}
 		code, out, errs = pmlin(t, in.stdin, "check", "--max-memory", "64G", in.arg)
