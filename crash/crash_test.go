@@ -383,14 +383,26 @@ func TestKillModeChildFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	// A child that never becomes ready is an error, bounded in time.
-	c := pmwcasRun()
-	c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, 2*time.Second
-	c.Child.Command = func(string) *exec.Cmd { return exec.Command("sleep", "30") }
-	start := time.Now()
-	_, err := Run(context.Background(), c, &bytes.Buffer{})
-	if err == nil || time.Since(start) > 10*time.Second {
-		t.Fatalf("err %v after %v", err, time.Since(start))
+	// A child that never becomes ready, dies before it is, or panics is a
+	// finding of the run (with the history up to there), bounded in time.
+	for _, tc := range []struct {
+		script, kind, says string
+	}{
+		{"sleep 30", "stuck", "not ready to run operations in time"},
+		{"echo cannot map the file >&2; exit 3", "corrupt", "ended before it was ready to run operations (exit status 3): cannot map the file"},
+		{"printf 'panic: oops\\n\\ngoroutine 1 [running]:\\nmain.f(...)\\n\\t/src/main.go:8 +0x1d\\n' >&2; exit 2", "corrupt",
+			"(exit status 2): panic: oops (at main.f, /src/main.go:8)"},
+		{"echo ready; echo '{\"failed\":\"boom\",\"failed_worker\":-1,\"stuck_worker\":-1}'; exit 4", "corrupt", "in the child process: boom"},
+	} {
+		c := pmwcasRun()
+		c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, time.Second
+		c.Child.Command = func(string) *exec.Cmd { return exec.Command("sh", "-c", tc.script) }
+		start := time.Now()
+		res, h := mustRun(t, c)
+		if len(res.Anomalies) != 1 || string(res.Anomalies[0].Kind) != tc.kind || !strings.Contains(res.Anomalies[0].Explanation, tc.says) ||
+			time.Since(start) > 10*time.Second || !strings.HasPrefix(h, "pmlin-history v1\n# pmlin run ") {
+			t.Errorf("%s: %+v after %v", tc.script, res.Anomalies, time.Since(start))
+		}
 	}
 	// A bad spec makes the child report a failure.
 	var out bytes.Buffer

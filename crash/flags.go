@@ -35,6 +35,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Var(newValue(&c.Policies, ParsePolicies, PolicyNames), "policy", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
 	fs.Float64Var(&c.RecoveryCrash, "recovery-crash", c.RecoveryCrash, "probability that a recovery is itself crashed at a random access and run again")
 	always := []string{"target", "threads", "ops", "words", "k", "reads", "crashes", "policy", "recovery-crash", "sched", "seed"}
+	fs.IntVar(&c.RecoveryCrashes, "recovery-crashes", c.RecoveryCrashes, "the most times one recovery is crashed (each run again with probability --recovery-crash)")
+	fs.BoolVar(&c.RecoverySweep, "recovery-sweep", c.RecoverySweep, "crash every recovery right after each of its flushes and fences in turn, until a run of it makes fewer")
+	fs.Float64Var(&c.Stall, "stall", c.Stall, "probability that a segment stops one thread for good at a seeded region access inside an operation, to check that the others still finish theirs (progress check; deterministic scheduler)")
 	for _, p := range params(targets) {
 		fs.Var(&paramValue{m: &c.Params, name: p.Name, def: p.Default}, p.Name, p.Usage)
 		always = append(always, p.Name)

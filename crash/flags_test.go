@@ -76,6 +76,8 @@ func randomize(t *testing.T, rng *rand.Rand, v reflect.Value) {
 			f.Set(reflect.ValueOf(ps))
 		case int, int64, time.Duration:
 			f.SetInt([]int64{0, -1, 1, rng.Int64N(1 << 20), -rng.Int64(), rng.Int64()}[rng.IntN(6)])
+		case bool:
+			f.SetBool(rng.IntN(2) == 0)
 		case uint64:
 			f.SetUint([]uint64{0, 1, rng.Uint64N(1 << 20), rng.Uint64(), math.MaxUint64}[rng.IntN(5)])
 		case float64:

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -26,8 +27,20 @@ type wstate struct {
 	lastKind pmem.AccessKind
 	lastOff  uint64
 	yield    *rand.Rand // free: seeded yields
-	_        [64]byte
+	// waiting (deterministic, while a worker is stalled): the worker's
+	// last access was a declared wait (pmem.Worker.Wait).
+	waiting bool
+	// beat (free) publishes the worker's progress to the watchdog: pub,
+	// counted up every beatEvery accesses and at every invocation.
+	beat atomic.Int64
+	pub  int64
+	_    [64]byte
 }
+
+// beatEvery is how often (in accesses, a power of two) a worker of the
+// free scheduler publishes its progress to the watchdog: an atomic store
+// per access would cost the free scheduler more than the watchdog is worth.
+const beatEvery = 64
 
 // detSched is the deterministic scheduler: one worker runs at a time, and
 // at every scheduling point a seeded choice picks the next one. A worker
@@ -49,19 +62,15 @@ type detSched struct {
 	// holding the turn.
 	beat  atomic.Int64
 	ticks int64
-	// returned[w] is set when worker w's goroutine returns; the last one
-	// to return closes done.
-	returned []atomic.Bool
-	running  atomic.Int32
-	done     chan struct{}
-}
-
-// exit is the last thing worker w's goroutine does.
-func (s *detSched) exit(w int) {
-	s.returned[w].Store(true)
-	if s.running.Add(-1) == 0 {
-		close(s.done)
-	}
+	*crew
+	// The progress check (stall.go): the worker that makes the segment's
+	// stallAt-th access (0: none) inside an operation is stopped, stalled
+	// (-1: none) until released; waiters counts the live workers whose
+	// last access was a declared wait meanwhile.
+	stallAt int64
+	stalled int
+	stall   *Stall
+	waiters int
 }
 
 func (s *detSched) pick(cur int) int {
@@ -106,6 +115,19 @@ func (s *detSched) took(w int) {
 	s.beat.Store(s.ticks<<16 | int64(w))
 }
 
+// invoked is worker w's invocation of an operation, logged: what a
+// watchdog may read of it if the target never comes back (the operation,
+// the counters) is published before the target runs.
+func (d *Driver) invoked(w int) {
+	if d.det != nil {
+		d.det.took(w)
+		return
+	}
+	ws := &d.ws[w]
+	ws.pub++
+	ws.beat.Store(ws.pub)
+}
+
 // holder is the worker holding the turn at beat b.
 func holder(b int64) int { return int(b & (1<<16 - 1)) }
 
@@ -114,11 +136,9 @@ func (s *detSched) finish(w int) {
 	if s.d.aborted.Load() {
 		return
 	}
-	for i, x := range s.live {
-		if x == w {
-			s.live = append(s.live[:i], s.live[i+1:]...)
-			break
-		}
+	s.drop(w)
+	if s.stalled >= 0 {
+		s.leftStall(w)
 	}
 	if len(s.live) > 0 {
 		s.hand(s.pick(-1))
@@ -141,6 +161,15 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 			d.crashAction()
 		}
 		return pmem.ErrCrashed
+	}
+	if s.stalled >= 0 {
+		s.stalledStep(ws, kind)
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && len(s.live) > 1 {
+		s.stop(w, kind, off) // until released: then the access is made
+		if d.aborted.Load() {
+			return errAborted
+		}
+		return nil
 	}
 	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses {
 		d.setStuck(w)
@@ -174,6 +203,10 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		}
 		return pmem.ErrCrashed
 	}
+	if ws.accesses&(beatEvery-1) == 0 {
+		ws.pub++
+		ws.beat.Store(ws.pub)
+	}
 	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses && ws.opAcc&1023 == 0 && time.Since(d.base)-time.Duration(ws.opStart) > d.cfg.StuckAfter {
 		d.setStuck(w)
 		return errAborted
@@ -182,4 +215,21 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// catch, deferred by a worker's goroutine, turns a panic of the target's
+// code (during an operation) into a failed operation, as an error would
+// be: it stops the segment and is reported. A panic of the driver's own
+// code goes on.
+func (d *Driver) catch(w int) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if !d.ws[w].inOp {
+		panic(p)
+	}
+	d.ws[w].inOp = false
+	d.procs[w].interrupted()
+	d.setOpErr(w, NewPanicError(p, debug.Stack()))
 }
