@@ -36,8 +36,10 @@ type fuzzJSON struct {
 	Mode          string  `json:"mode"`
 	// Shard is "I/N" for a shard of a campaign (--shard), absent for a
 	// whole campaign.
-	Shard   string       `json:"shard,omitempty"`
-	Finding *findingJSON `json:"finding,omitempty"`
+	Shard string `json:"shard,omitempty"`
+	// Mix counts what the runs drew from the campaign's mix.
+	Mix     crash.MixStats `json:"mix"`
+	Finding *findingJSON   `json:"finding,omitempty"`
 }
 
 type findingJSON struct {
@@ -53,6 +55,7 @@ type findingJSON struct {
 func fuzzCommand(e env) *cobra.Command {
 	var (
 		c          = runConfig(e)
+		mix        = crash.DefaultMix()
 		seconds    float64
 		modeName   string
 		asJSON     bool
@@ -90,8 +93,9 @@ repository runs them as a Kubernetes Indexed Job).`,
 			if seconds <= 0 && maxRuns <= 0 {
 				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
 			}
+			mix.KeepSet(cmd.Flags())
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
-				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic}
+				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix}
 			if fc.Shard, fc.Shards, err = parseShard(shard); err != nil {
 				return &exitError{exitInput, err}
 			}
@@ -102,6 +106,7 @@ repository runs them as a Kubernetes Indexed Job).`,
 		},
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
+	mix.RegisterFlags(cmd.Flags())
 	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
@@ -143,7 +148,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String(), Mix: st.Mix}
 	campaign := fmt.Sprintf("seed %d", fc.Seed)
 	if fc.Shards > 0 {
 		out.Shard = fmt.Sprintf("%d/%d", fc.Shard, fc.Shards)
@@ -165,6 +170,13 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
 	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %g%% reads; %s; %s scheduler\n",
 		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Scheduler())
+	if !fc.Systematic {
+		mix := st.Mix.String(st.Runs)
+		if fc.Mix.Stall > 0 && c.Target.Blocking {
+			mix += fmt.Sprintf("; no thread stopped (progress check): target %s declares that it blocks", c.Target.Name)
+		}
+		fmt.Fprintf(w, "  mix: %s\n", mix)
+	}
 	if st.Undecided > 0 {
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
 	}
@@ -305,7 +317,7 @@ func crashesText(c crash.Config, systematic bool) string {
 	if c.CrashMode != crash.Emulated {
 		return fmt.Sprintf("%d process kills (SIGKILL; the page cache survives)", c.Crashes)
 	}
-	return fmt.Sprintf("%d emulated crashes, image policies %s", c.Crashes, crash.PolicyNames(c.Policies))
+	return fmt.Sprintf("%d emulated crashes, image policies %s, each image reopened and opened by the target as after a restart", c.Crashes, crash.PolicyNames(c.Policies))
 }
 
 func progressLine(s crash.FuzzStats) string {

@@ -162,3 +162,17 @@ func (v *value[T]) Set(s string) error {
 	}
 	return err
 }
+
+// RegisterFlags binds m's shares to flags of pmlin fuzz.
+func (m *Mix) RegisterFlags(fs *pflag.FlagSet) {
+	fs.Float64Var(&m.Shapes, "mix-shapes", m.Shapes, "share of runs whose words, k and target layout parameters (e.g. one data word per cache line) are drawn from their seed, unless set by a flag")
+	fs.Float64Var(&m.Stall, "mix-stall", m.Stall, "share of runs that stop a thread in each segment to check that the others still finish (progress check; see --stall)")
+	fs.Float64Var(&m.Fire, "mix-fire", m.Fire, "share of runs whose recoveries are crashed often, or right after each of their flushes and fences (see --recovery-crashes, --recovery-sweep)")
+}
+
+// KeepSet makes m keep every run flag the user set on fs: the mix draws
+// none of them.
+func (m *Mix) KeepSet(fs *pflag.FlagSet) {
+	m.Keep = map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { m.Keep[f.Name] = true })
+}

@@ -46,6 +46,10 @@ type FuzzConfig struct {
 	// Ignore lists anomaly kinds that do not count as violations (for
 	// instance Corrupt, to measure what the history alone exposes).
 	Ignore []analyzer.Kind
+	// Mix varies the runs (not the systematic ones): their shapes, a
+	// stalled thread, recoveries under fire. The zero Mix runs every run
+	// as Run says; pmlin fuzz uses DefaultMix.
+	Mix Mix
 	// Progress, if not nil, is called about every ProgressEvery (default
 	// 250 ms) from a goroutine of its own.
 	Progress      func(FuzzStats)
@@ -60,7 +64,9 @@ type FuzzStats struct {
 	Violations int64         `json:"violations"`
 	Undecided  int64         `json:"undecided"`
 	Accesses   int64         `json:"accesses"`
-	Elapsed    time.Duration `json:"-"`
+	// Mix counts what the runs drew from the campaign's Mix.
+	Mix     MixStats      `json:"mix"`
+	Elapsed time.Duration `json:"-"`
 }
 
 // Finding is a run with a violation.
@@ -104,6 +110,9 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 		return FuzzStats{}, nil, errors.New("fuzz: neither a duration nor a number of runs")
 	case fc.Shards < 0 || fc.Shard < 0 || (fc.Shard > 0 && fc.Shard >= fc.Shards):
 		return FuzzStats{}, nil, fmt.Errorf("fuzz: shard %d of %d: a shard is 0 to N-1 of N >= 1", fc.Shard, fc.Shards)
+	}
+	if err := fc.Mix.Check(); err != nil {
+		return FuzzStats{}, nil, err
 	}
 	jobs := fc.Jobs
 	if jobs <= 0 {
@@ -157,7 +166,7 @@ type campaign struct {
 func (cp *campaign) work(ctx context.Context) {
 	var buf bytes.Buffer
 	for ctx.Err() == nil {
-		i, rc, ok, err := cp.gen.next(ctx)
+		i, rc, d, ok, err := cp.gen.next(ctx)
 		if err != nil && ctx.Err() == nil {
 			cp.fail(err)
 			return
@@ -174,7 +183,7 @@ func (cp *campaign) work(ctx context.Context) {
 			cp.fail(err)
 			return
 		}
-		cp.count(i, rc, v, buf.Bytes(), began)
+		cp.count(i, rc, d, v, buf.Bytes(), began)
 	}
 }
 
@@ -188,9 +197,10 @@ func (cp *campaign) fail(err error) {
 
 // count adds run i to the totals; a violation stops the campaign and is
 // kept if it is the earliest run found.
-func (cp *campaign) count(i int64, rc Config, v *Verdict, hist []byte, began time.Duration) {
+func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist []byte, began time.Duration) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
+	cp.st.Mix.add(rc, d, v.Run)
 	cp.st.Runs++
 	cp.st.Operations += v.Run.Operations
 	cp.st.Crashes += int64(v.Run.Crashes)
@@ -259,35 +269,37 @@ type generator struct {
 
 // next hands out the next run of the campaign that falls in the
 // generator's shard.
-func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
+func (g *generator) next(ctx context.Context) (int64, Config, drawn, bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	shards := max(g.fc.Shards, 1)
 	for {
 		if g.fc.MaxRuns > 0 && g.i >= g.fc.MaxRuns {
-			return 0, Config{}, false, nil
+			return 0, Config{}, drawn{}, false, nil
 		}
 		i := g.i
 		g.i++
 		if !g.fc.Systematic {
-			// Run i's seed depends on i alone: skip to the shard's next.
+			// Run i's seed, and what it draws from the mix, depend on i
+			// alone: skip to the shard's next.
 			if r := i % shards; r != g.fc.Shard {
 				g.i = i + (g.fc.Shard-r+shards)%shards
 				continue
 			}
 			rc := g.c
 			rc.Driver.Seed = RunSeed(g.fc.Seed, i)
-			return i, rc, true, nil
+			d := g.fc.Mix.draw(&rc)
+			return i, rc, d, true, nil
 		}
 		// A systematic run depends on the runs before it (a seed yields
 		// as many runs as its crash-free run makes accesses): walk them
 		// all, keep the shard's.
 		rc, ok, err := g.systematic(ctx)
 		if err != nil || !ok {
-			return 0, Config{}, false, err
+			return 0, Config{}, drawn{}, false, err
 		}
 		if i%shards == g.fc.Shard {
-			return i, rc, true, nil
+			return i, rc, drawn{}, true, nil
 		}
 	}
 }

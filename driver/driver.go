@@ -38,6 +38,7 @@ type Driver struct {
 	crashWorker int   // free: the worker whose crashAt-th access crashes
 	crashAction func()
 	stallAt     int64 // deterministic: CrashPoint.Stall
+	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
 	det         *detSched
@@ -316,7 +317,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.stops++
 	d.aborted.Store(false)
 	d.stuck, d.opErr, d.blocked = nil, nil, nil
-	d.crashAt, d.crashWorker, d.crashAction, d.stallAt = cp.Access, cp.Worker, cp.Action, cp.Stall
+	d.crashAt, d.crashWorker, d.crashAction, d.stallAt, d.silent = cp.Access, cp.Worker, cp.Action, cp.Stall, -1
 	d.segAccesses = 0
 	d.base = time.Now()
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15

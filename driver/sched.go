@@ -80,6 +80,19 @@ func (s *detSched) pick(cur int) int {
 	return s.live[s.rng.IntN(len(s.live))]
 }
 
+// pickOther picks a live worker other than w, if there is one.
+func (s *detSched) pickOther(w int) int {
+	n := len(s.live)
+	if n < 2 {
+		return s.pick(w)
+	}
+	i := s.rng.IntN(n - 1)
+	if s.live[i] == w {
+		i = n - 1 // w's place taken by the last one
+	}
+	return s.live[i]
+}
+
 // hand gives the turn to worker n. It never blocks: the one turn, or an
 // abort's wake-up, is all a worker's channel ever holds.
 func (s *detSched) hand(n int) {
@@ -91,10 +104,16 @@ func (s *detSched) hand(n int) {
 
 // yield is a scheduling point of worker w, which holds the turn.
 func (s *detSched) yield(w int) {
+	s.yieldTo(w, s.pick(w))
+}
+
+// yieldTo is a scheduling point of worker w at which worker n (maybe w)
+// is chosen to run next.
+func (s *detSched) yieldTo(w, n int) {
 	if s.d.aborted.Load() {
 		return
 	}
-	if n := s.pick(w); n != w {
+	if n != w {
 		s.hand(n)
 		<-s.turn[w]
 		if !s.d.aborted.Load() { // else woken by an abort, with the others
@@ -175,7 +194,13 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		d.setStuck(w)
 		return errAborted
 	}
-	s.yield(w)
+	if kind == pmem.AccessWait {
+		// A worker that waits by design waits for the others: it does
+		// not keep the turn (the stick probability would have it spin on).
+		s.yieldTo(w, s.pickOther(w))
+	} else {
+		s.yield(w)
+	}
 	if d.aborted.Load() {
 		return errAborted // woken by an abort
 	}

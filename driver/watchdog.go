@@ -64,6 +64,20 @@ func (c *crew) exit(w int) {
 	}
 }
 
+// onlySilent reports whether every worker but silent (a worker the
+// watchdog found silent, which will never return; -1: none) returned.
+func (c *crew) onlySilent(workers []int, silent int) bool {
+	if silent < 0 {
+		return false
+	}
+	for _, w := range workers {
+		if w != silent && !c.returned[w].Load() {
+			return false
+		}
+	}
+	return true
+}
+
 // watch waits for the crew's goroutines to return, calling check every
 // tick while the segment is not aborted (check may abort it). It returns
 // the workers whose goroutines it gave up on (nil if all returned).
@@ -92,7 +106,7 @@ func (d *Driver) watch(ctx context.Context, c *crew, workers []int, check func(n
 				check(now)
 			case aborted.IsZero():
 				aborted = now
-			case now.Sub(aborted) >= grace:
+			case now.Sub(aborted) >= grace || c.onlySilent(workers, d.silent):
 				running := make([]bool, len(c.returned))
 				for _, w := range workers {
 					running[w] = !c.returned[w].Load()
@@ -150,6 +164,7 @@ func (d *Driver) setSilent(w int, quiet time.Duration, det bool) {
 	spot, found := d.tags[w].Locate()
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.silent = w // the watchdog waits no more for it
 	if !d.stopping() {
 		o := &d.procs[w].op
 		addrs := append([]uint64(nil), o.addrs...)

@@ -64,7 +64,11 @@ func (s Spot) String() string {
 		where = "at an unknown place"
 	}
 	if s.Waiting {
-		return fmt.Sprintf("it waits in %s %s", s.Waits, where)
+		in := "the Go runtime (a channel, a select, a sleep)"
+		if s.Waits != "" {
+			in = s.Waits
+		}
+		return fmt.Sprintf("it waits in %s %s", in, where)
 	}
 	return "it runs " + where
 }
