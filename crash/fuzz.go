@@ -58,12 +58,12 @@ type FuzzConfig struct {
 
 // FuzzStats are the totals of a campaign so far.
 type FuzzStats struct {
-	Runs       int64         `json:"runs"`
-	Operations int64         `json:"operations"`
-	Crashes    int64         `json:"crashes"`
-	Violations int64         `json:"violations"`
-	Undecided  int64         `json:"undecided"`
-	Accesses   int64         `json:"accesses"`
+	Runs       int64 `json:"runs"`
+	Operations int64 `json:"operations"`
+	Crashes    int64 `json:"crashes"`
+	Violations int64 `json:"violations"`
+	Undecided  int64 `json:"undecided"`
+	Accesses   int64 `json:"accesses"`
 	// Mix counts what the runs drew from the campaign's Mix.
 	Mix     MixStats      `json:"mix"`
 	Elapsed time.Duration `json:"-"`
