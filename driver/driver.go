@@ -129,9 +129,10 @@ type CrashPoint struct {
 	// its own process there. If it returns, the region crashes as usual.
 	Action func()
 	// Stall, if positive, is the progress check (deterministic scheduler
-	// only; see stall.go): the worker making the segment's Stall-th access
-	// (counted over all workers), or the first one after it made inside an
-	// operation while another worker is live, is stopped there.
+	// only; see stall.go): from the segment's Stall-th access (counted
+	// over all workers) on, the first worker to make an access right after
+	// one of its writes within an operation, while another worker is live,
+	// is stopped there.
 	Stall int64
 }
 

@@ -30,6 +30,9 @@ type wstate struct {
 	// waiting (deterministic, while a worker is stalled): the worker's
 	// last access was a declared wait (pmem.Worker.Wait).
 	waiting bool
+	// limit (deterministic) is the stuck bound of the current operation:
+	// StuckAccesses, or StallAccesses from the stall on.
+	limit int64
 	// beat (free) publishes the worker's progress to the watchdog: pub,
 	// counted up every beatEvery accesses and at every invocation.
 	beat atomic.Int64
@@ -138,8 +141,12 @@ func (s *detSched) took(w int) {
 // watchdog may read of it if the target never comes back (the operation,
 // the counters) is published before the target runs.
 func (d *Driver) invoked(w int) {
-	if d.det != nil {
-		d.det.took(w)
+	if s := d.det; s != nil {
+		d.ws[w].limit = d.cfg.StuckAccesses
+		if s.stalled >= 0 {
+			d.ws[w].limit = d.cfg.StallAccesses
+		}
+		s.took(w)
 		return
 	}
 	ws := &d.ws[w]
@@ -173,6 +180,7 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	ws := &d.ws[w]
 	ws.accesses++
 	ws.opAcc++
+	prev := ws.lastKind
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
 	if d.crashAt > 0 && d.segAccesses == d.crashAt {
@@ -183,14 +191,14 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	}
 	if s.stalled >= 0 {
 		s.stalledStep(ws, kind)
-	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && len(s.live) > 1 {
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
 		s.stop(w, kind, off) // until released: then the access is made
 		if d.aborted.Load() {
 			return errAborted
 		}
 		return nil
 	}
-	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses {
+	if ws.inOp && ws.opAcc > ws.limit {
 		d.setStuck(w)
 		return errAborted
 	}

@@ -13,22 +13,26 @@ import (
 // worker stops forever in the middle of an operation (it is descheduled,
 // or its thread dies), the others must still finish theirs (Lawrence and
 // Lowe's progressibility asks as much). The deterministic scheduler makes
-// such a stop one scheduling choice: at the segment's CrashPoint.Stall-th
-// region access, the worker making it (if it is inside an operation, and
-// another worker is live) is stopped before the access is made, and is not
-// scheduled again until it is released. Meanwhile every operation of the
-// other workers, the ones in progress at the stall and the ones invoked
-// after it, falls under the usual stuck rule (StuckAccesses region
-// accesses without returning), so an operation that waits for the stopped
-// one, spinning on its descriptor instead of helping it, is reported stuck,
-// naming the stopped worker and where it stopped.
+// such a stop one scheduling choice: from the segment's CrashPoint.Stall-th
+// region access on, the first worker to make an access right after one of
+// its writes (a store or a CAS) in the same operation, while another
+// worker is live, is stopped before that access is made, and is not
+// scheduled again until it is released. Right after a write is where a
+// stop hurts most: the worker has just published something (a descriptor,
+// a dirty value, a lock) that the others may have to finish for it.
+// Meanwhile every operation of the other workers, the ones in progress at
+// the stall and the ones invoked after it, must return within
+// StallAccesses of its own region accesses (counted from the stall), so
+// an operation that waits for the stopped one, spinning on its descriptor
+// instead of helping it, is reported stuck, naming the stopped worker and
+// where it stopped.
 //
 // What is checked, precisely: with one worker stopped for good inside an
 // operation and the others interleaved by the seeded scheduler (not run
-// solo), every operation of the others returns within StuckAccesses of
+// solo), every operation of the others returns within StallAccesses of
 // its own accesses. Lock-freedom implies this for any operation that does
 // not starve; since the scheduler's choices are random, an operation of a
-// lock-free target that keeps losing races for StuckAccesses accesses is
+// lock-free target that keeps losing races for StallAccesses accesses is
 // vanishingly unlikely, so a report is a wait for the stopped worker. It
 // is more than obstruction-freedom asks (that an operation running alone
 // finishes): the others run interleaved, and an obstruction-free target
@@ -85,6 +89,9 @@ func (s *detSched) stop(w int, kind pmem.AccessKind, off uint64) {
 	s.waiters = 0
 	for _, x := range s.live {
 		d.ws[x].waiting = false
+		if o := &d.ws[x]; o.inOp {
+			o.opAcc, o.limit = 0, d.cfg.StallAccesses // counted from the stall
+		}
 	}
 	s.hand(s.pick(-1))
 	<-s.turn[w]
@@ -146,7 +153,9 @@ func (s *detSched) leftStall(w int) {
 // picks it again from now on.
 func (s *detSched) release() {
 	for _, x := range s.live {
-		s.d.ws[x].waiting = false
+		ws := &s.d.ws[x]
+		ws.waiting = false
+		ws.limit = s.d.cfg.StuckAccesses
 	}
 	s.waiters = 0
 	s.live = append(s.live, s.stalled)

@@ -1,0 +1,272 @@
+package crash
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
+)
+
+// wrapped is the PMwCAS with a header line of its own at the end of the
+// region, written by New (made durable only if persist) and checked by
+// Open; and, if set, a Recover that precedes the PMwCAS's with a hook of
+// the test's (a loop, a panic).
+type wrapped struct {
+	target.Instance
+	before func(r *pmem.Region) error
+	r      *pmem.Region
+}
+
+func (w wrapped) Recover(worker int) (string, error) {
+	if w.before != nil {
+		if err := w.before(w.r); err != nil {
+			return "", err
+		}
+	}
+	return w.Instance.Recover(worker)
+}
+
+const headerMagic = 0x5244484e45505257
+
+func wrappedTarget(persist bool, before func(*pmem.Region) error) *target.Target {
+	t := mwcas.Target()
+	inner := *t
+	t.Name = "wrapped"
+	t.Mutants = nil
+	t.Size = func(c target.Config) (uint64, error) {
+		n, err := inner.Size(c)
+		return n + 8, err
+	}
+	t.New = func(r *pmem.Region, c target.Config) (target.Instance, error) {
+		in, err := inner.New(r, c)
+		if err != nil {
+			return nil, err
+		}
+		s := pmem.Steps{W: r.Worker(0)}
+		s.Store(r.Words()-8, headerMagic)
+		if persist {
+			s.Persist(r.Words() - 8)
+		}
+		return wrapped{in, before, r}, s.Err
+	}
+	t.Open = func(r *pmem.Region, c target.Config) (target.Instance, error) {
+		s := pmem.Steps{W: r.Worker(0)}
+		if v := s.Load(r.Words() - 8); s.Err == nil && v != headerMagic {
+			return nil, fmt.Errorf("no header: word %d holds %#x", r.Words()-8, v)
+		}
+		if s.Err != nil {
+			return nil, s.Err
+		}
+		in, err := inner.Open(r, c)
+		if err != nil {
+			return nil, err
+		}
+		return wrapped{in, before, r}, nil
+	}
+	return t
+}
+
+// TestReopenFindsUnpersistedNew: a New that does not make what Open needs
+// durable is found at the first crash that drops it, because recovery
+// starts from the image reopened and opened as after a restart.
+func TestReopenFindsUnpersistedNew(t *testing.T) {
+	for _, persist := range []bool{false, true} {
+		c := pmwcasRun()
+		c.Target, c.Ops = wrappedTarget(persist, nil), 200
+		_, f, err := Fuzz(context.Background(), FuzzConfig{Run: c, Seed: 3, MaxRuns: 20, Mix: DefaultMix()})
+		switch {
+		case err != nil:
+			t.Fatal(err)
+		case persist && f != nil:
+			t.Fatalf("persisted header: %+v", f.Verdict.Anomalies)
+		case !persist && (f == nil || f.Verdict.Anomalies[0].Kind != Corrupt ||
+			!strings.Contains(f.Verdict.Anomalies[0].Explanation, "the target's Open refused the crash image, reopened as a new process would: no header")):
+			t.Fatalf("unpersisted header: %+v", f)
+		}
+	}
+}
+
+// TestRecoveryUnderFire: recoveries crashed many times, and right after
+// each of their flushes and fences in turn, said so in the history, leave
+// the correct PMwCAS linearizable, and replay byte for byte.
+func TestRecoveryUnderFire(t *testing.T) {
+	for _, sweep := range []bool{false, true} {
+		c := config(3, 6, 3, 5)
+		c.Ops, c.Crashes = 300, 4
+		if sweep {
+			c.RecoverySweep = true
+		} else {
+			c.RecoveryCrash, c.RecoveryCrashes = FireCrash, FireCrashes
+		}
+		v := mustCheck(t, c, history.Strict)
+		res, h := mustRun(t, c)
+		if _, h2 := mustRun(t, c); h2 != h {
+			t.Fatal("does not replay")
+		}
+		if v.Violated() || res.RecoveryCrashes < c.Crashes {
+			t.Fatalf("sweep %v: %d recovery crashes, %+v", sweep, res.RecoveryCrashes, v.Anomalies)
+		}
+		if sweep && !strings.Contains(h, "(right after its flush or fence 1), image policy") ||
+			sweep && !strings.Contains(h, "(right after its flush or fence 2), image policy") {
+			t.Fatalf("sweep: the crashes after each flush and fence are not in the history:\n%s", h)
+		}
+		if !strings.Contains(h, "; recovery crashed at its access") {
+			t.Fatalf("sweep %v: the recovery crashes are not in the history", sweep)
+		}
+	}
+}
+
+// TestMixReplays: a run the mix drew replays from the flags its Config
+// renders (its replay command): the drawn words, k, layout, stall and
+// recoveries under fire are all in them.
+func TestMixReplays(t *testing.T) {
+	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Fire: 0.5}}
+	fc.Run.Ops = 200
+	g := &generator{fc: fc, c: fc.Run}
+	var seen drawn
+	for {
+		_, rc, d, ok, err := g.next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			break
+		}
+		seen.shaped, seen.stalled, seen.fire, seen.swept = seen.shaped || d.shaped, seen.stalled || d.stalled, seen.fire || d.fire, seen.swept || d.swept
+		if !d.shaped && !d.stalled && !d.fire {
+			continue
+		}
+		replay := parseArgs(t, rc.Args())
+		replay.Target, replay.Child = rc.Target, rc.Child
+		ps, err := rc.Target.Resolve(rc.Params) // Args renders every parameter
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc.Params = ps
+		if !reflect.DeepEqual(replay, rc) {
+			t.Fatalf("the replay flags %q lose what was drawn:\n%+v\n%+v", rc.Flags(), rc, replay)
+		}
+		_, h1 := mustRun(t, rc)
+		_, h2 := mustRun(t, replay)
+		if h1 != h2 {
+			t.Fatalf("%s: the replay records another history", rc.Flags())
+		}
+	}
+	if seen != (drawn{true, true, true, true}) {
+		t.Fatalf("the mix drew %+v in 60 runs", seen)
+	}
+	// What the user set is kept.
+	fc.Mix.Keep = map[string]bool{"words": true, "k": true, "stride": true, "stall": true, "recovery-sweep": true}
+	fc.Run.Driver.Words, fc.Run.Driver.K = 5, 3
+	g = &generator{fc: fc, c: fc.Run}
+	for range 40 {
+		_, rc, d, _, _ := g.next(context.Background())
+		if rc.Driver.Words != 5 || rc.Driver.K != 3 || rc.Params["stride"] != "" || d.stalled || d.fire {
+			t.Fatalf("the mix drew a kept flag: %s", rc.Flags())
+		}
+	}
+}
+
+// spinRecover loops without a region access; panicRecover panics.
+func spinRecover(*pmem.Region) error {
+	x := uint64(1)
+	for x != 0 {
+		x = x*3 | 1
+	}
+	return nil
+}
+
+func panicRecover(*pmem.Region) error {
+	var m map[string]int
+	m["x"]++
+	return nil
+}
+
+// spinTarget is the PMwCAS whose CAS of address 0 spins without region
+// accesses (under the free scheduler too).
+func spinTarget() *target.Target {
+	t := mwcas.Target()
+	inner := t.New
+	t.Name, t.Mutants = "spin", nil
+	t.New = func(r *pmem.Region, c target.Config) (target.Instance, error) {
+		in, err := inner(r, c)
+		return spinInstance{in}, err
+	}
+	return t
+}
+
+type spinInstance struct{ target.Instance }
+
+func (s spinInstance) CAS(w int, words []target.Word) (bool, uint64, error) {
+	for _, x := range words {
+		if x.Addr == 0 {
+			spinRecover(nil)
+		}
+	}
+	return s.Instance.CAS(w, words)
+}
+
+// TestBudgetsHold: target code that loops without region accesses, in an
+// operation (either scheduler) or in recovery, is stopped by wall time and
+// reported stuck, with where it was; one that panics is corrupt; and a
+// campaign ends within its time plus a small bound, whatever it runs.
+func TestBudgetsHold(t *testing.T) {
+	recovering := func(before func(*pmem.Region) error) Config {
+		c := pmwcasRun()
+		c.Target = wrappedTarget(true, before)
+		return c
+	}
+	spinning := func(s string) Config {
+		c := pmwcasRun()
+		c.Target = spinTarget()
+		c.Driver.Sched, _ = driver.ParseSched(s)
+		return c
+	}
+	for _, tc := range []struct {
+		name string
+		c    Config
+		kind string
+		says string
+	}{
+		{"recovery spins", recovering(spinRecover), "stuck", "recovery after the crash at line"},
+		{"recovery panics", recovering(panicRecover), "corrupt", "panic: assignment to entry in nil map"},
+		{"operation spins (deterministic)", spinning("deterministic"), "stuck", "without a region access"},
+		{"operation spins (free)", spinning("free"), "stuck", "without a region access"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.c
+			c.Driver.StuckAfter = 150 * time.Millisecond
+			start := time.Now()
+			_, f, err := Fuzz(context.Background(), FuzzConfig{Run: c, Seed: 1, Duration: 20 * time.Second, Jobs: 2})
+			if err != nil || f == nil {
+				t.Fatalf("%v %v", err, f)
+			}
+			a := f.Verdict.Anomalies[0]
+			if string(a.Kind) != tc.kind || !strings.Contains(a.Explanation, tc.says) || !strings.Contains(a.Explanation, "blind_test.go") {
+				t.Fatalf("%s: %s", a.Kind, a.Explanation)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Fatalf("found after %v", took)
+			}
+		})
+	}
+	// A campaign whose runs all spin ends on time.
+	c := spinning("deterministic")
+	c.Driver.StuckAfter = time.Hour
+	start := time.Now()
+	if _, _, err := Fuzz(context.Background(), FuzzConfig{Run: c, Seed: 1, Duration: 300 * time.Millisecond, Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 300*time.Millisecond+time.Second {
+		t.Fatalf("a 0.3 s campaign took %v", took)
+	}
+}
+
