@@ -51,3 +51,32 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFuzz is a campaign of pmlin fuzz's defaults (the PMwCAS, the
+// default mix), b.N runs long: its throughput in crash cycles and
+// operations per second of wall time, and the CPU time per run (go test
+// -run '^$' -bench Fuzz ./crash). jobs=1 runs one run at a time, which
+// other work on a shared machine disturbs least; default runs as many at a
+// time as pmlin fuzz does (GOMAXPROCS).
+func BenchmarkFuzz(b *testing.B) {
+	for _, jobs := range []int{1, 0} {
+		name := "jobs=1"
+		if jobs == 0 {
+			name = "default"
+		}
+		b.Run(name, func(b *testing.B) {
+			fc := FuzzConfig{Run: pmwcasRun(), Seed: 1, MaxRuns: int64(b.N), Jobs: jobs, Mix: DefaultMix()}
+			cpu := cpuTime()
+			b.ResetTimer()
+			st, f, err := Fuzz(context.Background(), fc)
+			b.StopTimer()
+			if err != nil || f != nil {
+				b.Fatal(err, f)
+			}
+			secs := b.Elapsed().Seconds()
+			b.ReportMetric(float64(st.Crashes)/secs, "crashes/s")
+			b.ReportMetric(float64(st.Operations)/secs, "ops/s")
+			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -288,14 +289,15 @@ func (d *Driver) setBlocked(w int, quiet time.Duration) {
 
 // abort stops the segment: every region access fails with errAborted from
 // now on, and under the deterministic scheduler every worker waiting for
-// the turn is woken, so that they all return without waiting for each
-// other (the worker holding the turn may never hand it on).
+// the turn is run to its end by a rescue of its own, so that they all
+// return without waiting for each other (the worker holding the turn may
+// never hand it on, and the conductor waits for it).
 func (d *Driver) abort() {
-	d.aborted.Store(true)
+	if d.aborted.Swap(true) {
+		return
+	}
 	if s := d.det; s != nil {
-		for w := range s.turn {
-			s.hand(w)
-		}
+		go s.drain(true)
 	}
 }
 
@@ -393,14 +395,16 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 }
 
 // runDeterministic works the segment with one worker at a time, the next
-// chosen by the scheduler's seeded choices. It returns, if it had to
-// abandon some, which workers' goroutines never returned (see wait).
+// chosen by the scheduler's seeded choices: each worker a coroutine, run
+// by a conductor goroutine (sched.go). It returns, if it had to abandon
+// some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
+	n := d.cfg.Threads
 	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-		turn: make([]chan struct{}, d.cfg.Threads), stallAt: d.stallAt, stalled: -1}
+		resume: make([]func() (int, bool), n), yields: make([]func(int) bool, n), drive: make([]sync.Mutex, n),
+		stallAt: d.stallAt, stalled: -1}
 	d.det = s
-	for i := range s.turn {
-		s.turn[i] = make(chan struct{}, 1)
+	for i := range n {
 		if left[i] > 0 {
 			s.live = append(s.live, i)
 		}
@@ -408,27 +412,27 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	if len(s.live) == 0 {
 		return nil
 	}
-	workers := slices.Clone(s.live) // s.live is theirs once they run
-	s.crew = newCrew(d.cfg.Threads, workers)
-	for _, w := range workers {
-		go func() {
+	s.workers = slices.Clone(s.live) // s.live is theirs once they run
+	s.crew = newCrew(n, s.workers)
+	for _, w := range s.workers {
+		s.resume[w], _ = iter.Pull(func(yield func(int) bool) {
+			s.yields[w] = yield
 			defer s.exit(w)
 			defer d.catch(w)
 			d.tags[w].Set()
-			<-s.turn[w]
 			if d.aborted.Load() {
-				return // woken by an abort before its first turn
+				return // run by an abort before its first turn
 			}
 			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
 			s.finish(w)
-		}()
+		})
 	}
 	if d.region != nil {
 		d.region.SetHook(s)
 	}
-	s.hand(s.pick(-1))
-	return s.wait(ctx, workers)
+	go s.conduct(s.pick(-1))
+	return s.wait(ctx, s.workers)
 }
 
 // runFree works the segment with every worker on a goroutine of its own.

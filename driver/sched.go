@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,18 +48,34 @@ const beatEvery = 64
 
 // detSched is the deterministic scheduler: one worker runs at a time, and
 // at every scheduling point a seeded choice picks the next one. A worker
-// holds the turn from receiving on its channel until it hands the turn on;
-// everything a worker does, including logging, happens while it holds it,
-// so the scheduler's fields need no lock. Once the segment is aborted
-// nobody holds the turn: every worker is woken and returns without
-// touching the scheduler's state.
+// holds the turn while it runs; everything it does, including logging,
+// happens then, so the scheduler's fields need no lock. Once the segment is
+// aborted nobody holds the turn: every worker is run to its end and
+// returns without touching the scheduler's state.
+//
+// The turn is handed on through coroutines (iter.Pull), not channels:
+// each worker runs in a coroutine of its own, and a conductor goroutine
+// resumes, one at a time, the worker the last one chose (see conduct). A
+// coroutine switch hands the thread over directly, where a channel hand-off
+// parks one goroutine and readies another through the Go scheduler (at
+// every region access, that was half of what a fuzz campaign did). The
+// choices, and so the histories, are those the channels made.
 type detSched struct {
 	d     *Driver
 	rng   *rand.Rand
 	stick float64
-	turn  []chan struct{}
 	live  []int
 	clock int64 // the logical clock of the log timestamps
+	// The coroutines: resume[w] runs worker w until it hands the turn on
+	// (it returns the worker chosen to run next) or returns (ok false;
+	// then after is the worker its finish chose, -1: none). yields[w] is
+	// what worker w hands the turn on with. drive[w] is held by whoever
+	// resumes worker w: the conductor, or after an abort the rescue.
+	resume  []func() (int, bool)
+	yields  []func(int) bool
+	drive   []sync.Mutex
+	after   int
+	workers []int // the workers that have a coroutine
 	// beat is the watchdog's sign of progress, which it reads from its own
 	// goroutine: a count of the hand-overs of the turn and of the
 	// invocations (ticks, under the turn), times 1<<16, plus the worker
@@ -96,19 +113,8 @@ func (s *detSched) pickOther(w int) int {
 	return s.live[i]
 }
 
-// hand gives the turn to worker n. It never blocks: the one turn, or an
-// abort's wake-up, is all a worker's channel ever holds.
-func (s *detSched) hand(n int) {
-	select {
-	case s.turn[n] <- struct{}{}:
-	default:
-	}
-}
-
 // yield is a scheduling point of worker w, which holds the turn.
-func (s *detSched) yield(w int) {
-	s.yieldTo(w, s.pick(w))
-}
+func (s *detSched) yield(w int) { s.yieldTo(w, s.pick(w)) }
 
 // yieldTo is a scheduling point of worker w at which worker n (maybe w)
 // is chosen to run next.
@@ -117,11 +123,61 @@ func (s *detSched) yieldTo(w, n int) {
 		return
 	}
 	if n != w {
-		s.hand(n)
-		<-s.turn[w]
-		if !s.d.aborted.Load() { // else woken by an abort, with the others
-			s.took(w)
+		s.handOver(w, n)
+	}
+}
+
+// handOver is worker w, which holds the turn, handing it to worker n
+// (another live worker, or the next one the scheduler picks when w stops)
+// and waiting until it is handed back: w's coroutine goes back to the
+// conductor, which resumes n.
+func (s *detSched) handOver(w, n int) {
+	s.yields[w](n)
+	if !s.d.aborted.Load() { // else resumed by an abort, to return
+		s.took(w)
+	}
+}
+
+// conduct is the conductor: it resumes first, then every worker the one
+// before it chose, until none is chosen (every worker finished) or the
+// segment is aborted; then it runs every worker left to its end.
+func (s *detSched) conduct(first int) {
+	d := s.d
+	for w := first; w >= 0 && !d.aborted.Load(); {
+		s.after = -1
+		s.drive[w].Lock()
+		n, ok := s.resume[w]()
+		s.drive[w].Unlock()
+		if !ok {
+			n = s.after
 		}
+		w = n
+	}
+	if d.aborted.Load() {
+		s.drain(false)
+	}
+}
+
+// drain runs every worker's coroutine to its end (they return at once:
+// the segment is aborted). The conductor waits for each one in turn; the
+// rescue (try, on a goroutine of its own, started by an abort) skips the
+// worker someone else is running, which may never come back: the worker a
+// watchdog found silent, or one the conductor is running and will drain.
+func (s *detSched) drain(try bool) {
+	for _, w := range s.workers {
+		if try {
+			if !s.drive[w].TryLock() {
+				continue
+			}
+		} else {
+			s.drive[w].Lock()
+		}
+		for {
+			if _, ok := s.resume[w](); !ok {
+				break
+			}
+		}
+		s.drive[w].Unlock()
 	}
 }
 
@@ -167,7 +223,7 @@ func (s *detSched) finish(w int) {
 		s.leftStall(w)
 	}
 	if len(s.live) > 0 {
-		s.hand(s.pick(-1))
+		s.after = s.pick(-1) // the conductor resumes it
 	}
 }
 

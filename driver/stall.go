@@ -93,11 +93,7 @@ func (s *detSched) stop(w int, kind pmem.AccessKind, off uint64) {
 			o.opAcc, o.limit = 0, d.cfg.StallAccesses // counted from the stall
 		}
 	}
-	s.hand(s.pick(-1))
-	<-s.turn[w]
-	if !d.aborted.Load() {
-		s.took(w)
-	}
+	s.handOver(w, s.pick(-1))
 }
 
 // drop takes worker w out of the live workers.
