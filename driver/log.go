@@ -55,7 +55,14 @@ type wlog struct {
 	commit *uint64 // where the length is published (shared logs)
 }
 
-const chunkWords = 1 << 16
+// A log's first chunk has firstChunkWords words, each later one twice the
+// one before, up to chunkWords: a fuzz run logs a few hundred words per
+// worker and segment, and clearing a full chunk per worker for each run
+// cost more than the logging itself.
+const (
+	firstChunkWords = 1 << 10
+	chunkWords      = 1 << 16
+)
 
 // record reserves a record of the given kind and k and returns it with the
 // header and timestamp filled in; the caller fills the payload and calls
@@ -69,10 +76,10 @@ func (l *wlog) record(kind, k int, ts int64) (rec []uint64, ok bool) {
 		if l.n > 0 {
 			l.full = append(l.full, l.buf[:l.n])
 		}
-		if m := len(l.spare); m > 0 {
+		if m := len(l.spare); m > 0 && len(l.spare[m-1]) >= n {
 			l.buf, l.spare = l.spare[m-1], l.spare[:m-1]
 		} else {
-			l.buf = make([]uint64, chunkWords)
+			l.buf = make([]uint64, max(n, min(chunkWords, max(firstChunkWords, 2*cap(l.buf)))))
 		}
 		l.n = 0
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -112,6 +113,13 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 	// The buffer holds the longest accepted line plus "\r\n", so a line
 	// that fills it is too long whatever its ending.
 	bufSize := max(opts.MaxLineBytes+2, 16)
+	switch in := r.(type) {
+	case *bytes.Reader, *strings.Reader:
+		// A history in memory (pmlin fuzz checks one per run): no line is
+		// longer than what is left of it, and a buffer of the longest
+		// line accepted would be cleared for nothing.
+		bufSize = min(bufSize, max(in.(interface{ Len() int }).Len()+1, 16))
+	}
 	return &Reader{
 		name:      name,
 		br:        bufio.NewReaderSize(r, bufSize),
