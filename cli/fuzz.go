@@ -65,6 +65,7 @@ func fuzzCommand(e env) *cobra.Command {
 		systematic bool
 		ignore     []string
 		shard      string
+		cpuProf    string
 	)
 	cmd := &cobra.Command{
 		Use:   "fuzz [flags]",
@@ -102,6 +103,13 @@ repository runs them as a Kubernetes Indexed Job).`,
 			for _, k := range ignore {
 				fc.Ignore = append(fc.Ignore, analyzer.Kind(k))
 			}
+			if cpuProf != "" {
+				stop, err := startCPUProfile(cpuProf)
+				if err != nil {
+					return &exitError{exitInput, err}
+				}
+				defer stop()
+			}
 			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
 		},
 	}
@@ -115,6 +123,7 @@ repository runs them as a Kubernetes Indexed Job).`,
 	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
 	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
 	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
+	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the campaign to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
 	return cmd
 }
