@@ -164,7 +164,7 @@ type campaign struct {
 
 // work is one job: runs until the generator or the campaign stops.
 func (cp *campaign) work(ctx context.Context) {
-	var buf bytes.Buffer
+	var rec history.Recording // the history in memory, reused run after run
 	for ctx.Err() == nil {
 		i, rc, d, ok, err := cp.gen.next(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -175,7 +175,7 @@ func (cp *campaign) work(ctx context.Context) {
 			return
 		}
 		began := time.Since(cp.start)
-		v, err := Check(ctx, rc, cp.fc.Mode, &buf)
+		v, err := checkRecording(ctx, rc, cp.fc.Mode, &rec)
 		if ctx.Err() != nil || (v != nil && v.Run.Canceled) {
 			return
 		}
@@ -183,7 +183,7 @@ func (cp *campaign) work(ctx context.Context) {
 			cp.fail(err)
 			return
 		}
-		cp.count(i, rc, d, v, buf.Bytes(), began)
+		cp.count(i, rc, d, v, &rec, began)
 	}
 }
 
@@ -197,7 +197,7 @@ func (cp *campaign) fail(err error) {
 
 // count adds run i to the totals; a violation stops the campaign and is
 // kept if it is the earliest run found.
-func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist []byte, began time.Duration) {
+func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history.Recording, began time.Duration) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	cp.st.Mix.add(rc, d, v.Run)
@@ -211,7 +211,9 @@ func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist []byte, 
 	if v.violates(cp.fc.Ignore) {
 		cp.st.Violations++
 		if cp.found == nil || i < cp.found.Index {
-			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: bytes.Clone(hist), After: began}
+			var text bytes.Buffer
+			hist.WriteTo(&text) // cannot fail
+			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: text.Bytes(), After: began}
 		}
 		cp.stop()
 	}

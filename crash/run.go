@@ -119,10 +119,15 @@ type recovery struct {
 
 // Run records one run of c as a history written to w.
 func Run(ctx context.Context, c Config, w io.Writer) (*Result, error) {
+	return record(ctx, c, history.NewWriter(w))
+}
+
+// record records one run of c as a history, through hw.
+func record(ctx context.Context, c Config, hw history.EventWriter) (*Result, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	rec := driver.NewRecorder(history.NewWriter(w))
+	rec := driver.NewRecorder(hw)
 	var rs rounds
 	var err error
 	if c.CrashMode == Emulated {

@@ -302,12 +302,13 @@ func (v *validator) check(l []uint64, k int) error {
 // Recorder writes a history and counts its lines, so that operations can
 // be named by the line of their invocation as every report does.
 type Recorder struct {
-	hw    *history.Writer
+	hw    history.EventWriter
 	lines int64
 }
 
-// NewRecorder returns a Recorder writing to hw.
-func NewRecorder(hw *history.Writer) *Recorder { return &Recorder{hw: hw} }
+// NewRecorder returns a Recorder writing to hw: a history.Writer, or a
+// history.Recording that keeps the history in memory.
+func NewRecorder(hw history.EventWriter) *Recorder { return &Recorder{hw: hw} }
 
 // Lines is the number of lines written so far.
 func (rc *Recorder) Lines() int64 { return rc.lines }

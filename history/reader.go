@@ -99,6 +99,10 @@ type Reader struct {
 	events int64
 	ops    int64
 	crash  int64
+
+	// rec, if set, is the Recording read instead of text, from recPos.
+	rec    *Recording
+	recPos int
 }
 
 // NewReader returns a Reader of the history in r. name is used in error
@@ -255,6 +259,9 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 func (r *Reader) Next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.rec != nil {
+		return r.nextRecorded()
 	}
 	if r.line == 0 && !r.hasPeek {
 		if err := r.sniff(); err != nil {
