@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"io"
 	"maps"
 	"slices"
@@ -205,7 +206,7 @@ func splitWords(pay []uint64, cas bool, addrs, exp, nw []uint64) ([]uint64, []ui
 // writes (name is used in errors). The recording must not change while it
 // is read.
 func (rc *Recording) Reader(name string, opts Options) *Reader {
-	r := NewReader(nil, name, opts)
+	r := NewReader(bytes.NewReader(nil), name, opts) // no text: the smallest buffer
 	r.rec, r.format = rc, Text
 	return r
 }
