@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -175,13 +176,25 @@ func TestMixReplays(t *testing.T) {
 	}
 }
 
-// spinRecover loops without a region access; panicRecover panics.
+// spinning holds spinRecover's loops until the test that started them
+// ends: a goroutine the watchdog abandons cannot be killed, and one left
+// spinning would starve the tests after it.
+var spinning atomic.Bool
+
+// spinRecover loops without a region access while spinning is set;
+// panicRecover panics.
 func spinRecover(*pmem.Region) error {
 	x := uint64(1)
-	for x != 0 {
+	for x != 0 && spinning.Load() {
 		x = x*3 | 1
 	}
 	return nil
+}
+
+// spinUntilCleanup sets spinning for the rest of t.
+func spinUntilCleanup(t *testing.T) {
+	spinning.Store(true)
+	t.Cleanup(func() { spinning.Store(false) })
 }
 
 func panicRecover(*pmem.Region) error {
@@ -219,12 +232,13 @@ func (s spinInstance) CAS(w int, words []target.Word) (bool, uint64, error) {
 // reported stuck, with where it was; one that panics is corrupt; and a
 // campaign ends within its time plus a small bound, whatever it runs.
 func TestBudgetsHold(t *testing.T) {
+	spinUntilCleanup(t)
 	recovering := func(before func(*pmem.Region) error) Config {
 		c := pmwcasRun()
 		c.Target = wrappedTarget(true, before)
 		return c
 	}
-	spinning := func(s string) Config {
+	spinner := func(s string) Config {
 		c := pmwcasRun()
 		c.Target = spinTarget()
 		c.Driver.Sched, _ = driver.ParseSched(s)
@@ -238,8 +252,8 @@ func TestBudgetsHold(t *testing.T) {
 	}{
 		{"recovery spins", recovering(spinRecover), "stuck", "recovery after the crash at line"},
 		{"recovery panics", recovering(panicRecover), "corrupt", "panic: assignment to entry in nil map"},
-		{"operation spins (deterministic)", spinning("deterministic"), "stuck", "without a region access"},
-		{"operation spins (free)", spinning("free"), "stuck", "without a region access"},
+		{"operation spins (deterministic)", spinner("deterministic"), "stuck", "without a region access"},
+		{"operation spins (free)", spinner("free"), "stuck", "without a region access"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
@@ -259,7 +273,7 @@ func TestBudgetsHold(t *testing.T) {
 		})
 	}
 	// A campaign whose runs all spin ends on time.
-	c := spinning("deterministic")
+	c := spinner("deterministic")
 	c.Driver.StuckAfter = time.Hour
 	start := time.Now()
 	if _, _, err := Fuzz(context.Background(), FuzzConfig{Run: c, Seed: 1, Duration: 300 * time.Millisecond, Jobs: 2}); err != nil {

@@ -417,7 +417,7 @@ func TestConfigFlags(t *testing.T) {
 	c.Crashes, c.RecoveryCrash, c.Mutant = 0, 0, "phase2-unflushed"
 	c.Policies = []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}
 	got := c.Flags()
-	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
+	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --stride 1 --line-offset 0 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

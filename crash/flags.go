@@ -46,6 +46,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Float64Var(&d.Yield, "yield", d.Yield, "free scheduler: probability of a seeded yield at each region access")
 	fs.Float64Var(&d.Stick, "stick", d.Stick, "deterministic scheduler: probability that the running thread keeps running (-1: chosen by the seed among 0, 0.8 and 0.95)")
 	fs.Int64Var(&d.StuckAccesses, "stuck-accesses", d.StuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
+	fs.Int64Var(&d.StallAccesses, "stall-accesses", d.StallAccesses, "while --stall has stopped a thread, an operation of another that makes this many region accesses (declared waits not counted) without returning is reported stuck")
 	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation; deterministic: a thread that keeps the turn this long without a region access that hands it on, or a new operation, is blocked")
 	fs.Var(newValue(&c.CrashMode, ParseCrashMode, CrashMode.String), "crash-mode", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
 	fs.StringVar(&c.Mutant, "mutant", c.Mutant, "planted bug of the target to run instead of its correct code (see pmlin mutants)")
