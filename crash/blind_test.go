@@ -283,4 +283,3 @@ func TestBudgetsHold(t *testing.T) {
 		t.Fatalf("a 0.3 s campaign took %v", took)
 	}
 }
-
