@@ -191,9 +191,11 @@ func TestRecoveryCrash(t *testing.T) {
 }
 
 // TestMutantsCaught is the short version of the time-to-catch evidence:
-// every planted bug is found by a fuzzing campaign with the default
-// workload within a few hundred runs (one job: the outcome does not depend
-// on the machine's speed; about a second each without the race detector).
+// every planted bug is found by a fuzzing campaign as pmlin fuzz runs it
+// by default (the default workload, and its mix of swaps and failures that
+// report values in one run of MixEvery, which swap-stale-old needs) within
+// a few hundred runs (one job: the outcome does not depend on the
+// machine's speed; about a second each without the race detector).
 func TestMutantsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fuzzes every mutant")
@@ -205,7 +207,7 @@ func TestMutantsCaught(t *testing.T) {
 				t.Parallel()
 				run := pmwcasRun()
 				run.Target, run.Mutant = tg, mu.Name
-				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
+				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1, Mix: DefaultMix()})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -76,6 +76,13 @@ const (
 	// is durable and during phase 2: a word whose pointer never became
 	// durable keeps its old value while the others get new ones.
 	mutWordsUnpersisted
+	// mutSwapStaleOld: a swap returns as its old values the values it read
+	// before installing its descriptor, instead of the ones phase 1
+	// displaced. Exposed by an interleaving: another swap or MwCAS
+	// replaces a word between the read and the install; both then claim to
+	// have replaced the same value, the fork of the OPODIS paper's Figure
+	// 10 (no crash needed).
+	mutSwapStaleOld
 	mutCount
 )
 
@@ -131,6 +138,7 @@ var mutantTable = [mutCount]Mutant{
 	mutReadSingleCollect:    {"read-single-collect", "the multi-word read takes a single collect (no double collect)"},
 	mutPhase2Unflushed:      {"phase2-unflushed", "phase 2 writes the final values without dirty bit or flush"},
 	mutWordsUnpersisted:     {"words-unpersisted", "installed descriptor pointers are not persisted before the status is decided"},
+	mutSwapStaleOld:         {"swap-stale-old", "a swap returns the values it read before installing its descriptor, not the ones it displaced (the fork of the OPODIS paper's Figure 10)"},
 }
 
 // Mutants lists the planted bugs, sorted by name.
