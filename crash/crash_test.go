@@ -385,8 +385,9 @@ func TestKillModeChildFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	// A child that never becomes ready, dies before it is, or panics is a
-	// finding of the run (with the history up to there), bounded in time.
+	// A child that never becomes ready, dies before it is or after, or
+	// panics is a finding of the run (with the history up to there),
+	// bounded in time.
 	for _, tc := range []struct {
 		script, kind, says string
 	}{
@@ -395,6 +396,9 @@ func TestKillModeChildFailures(t *testing.T) {
 		{"printf 'panic: oops\\n\\ngoroutine 1 [running]:\\nmain.f(...)\\n\\t/src/main.go:8 +0x1d\\n' >&2; exit 2", "corrupt",
 			"(exit status 2): panic: oops (at main.f, /src/main.go:8)"},
 		{"echo ready; echo '{\"failed\":\"boom\",\"failed_worker\":-1,\"stuck_worker\":-1}'; exit 4", "corrupt", "in the child process: boom"},
+		{"echo ready; printf 'fatal error: unexpected signal during runtime execution\\n' >&2; exit 2", "corrupt",
+			"the child process ended (exit status 2): fatal error: unexpected signal during runtime execution"},
+		{"echo ready; kill -SEGV $$", "corrupt", "the child process ended (killed by a signal)"},
 	} {
 		c := pmwcasRun()
 		c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, time.Second
