@@ -125,6 +125,38 @@ func TestRecoveryUnderFire(t *testing.T) {
 	}
 }
 
+// reentrantRecover is a recovery that breaks the image if it is crashed
+// midway: it makes a bad header durable, then the good one again, so a
+// crash right after the first Persist leaves an image Open refuses.
+func reentrantRecover(r *pmem.Region) error {
+	s := pmem.Steps{W: r.Worker(0)}
+	s.Store(r.Words()-8, 0xbad)
+	s.Persist(r.Words() - 8)
+	s.Store(r.Words()-8, headerMagic)
+	s.Persist(r.Words() - 8)
+	return s.Err
+}
+
+// TestSweepFindsFragileRecovery: a recovery that is correct when it runs
+// to its end but not when crashed right after one of its fences is found
+// in the first run of the sweep, and in no run without crashes of
+// recoveries.
+func TestSweepFindsFragileRecovery(t *testing.T) {
+	for _, sweep := range []bool{false, true} {
+		c := pmwcasRun()
+		c.Target, c.Ops, c.Crashes = wrappedTarget(true, reentrantRecover), 200, 2
+		c.RecoveryCrash, c.RecoverySweep = 0, sweep
+		v := mustCheck(t, c, history.Strict)
+		switch {
+		case !sweep && v.Violated():
+			t.Fatalf("no recovery crash: %+v", v.Anomalies)
+		case sweep && (!v.Violated() || v.Anomalies[0].Kind != Corrupt ||
+			!strings.Contains(v.Anomalies[0].Explanation, "refused the crash image, reopened as a new process would: no header: word")):
+			t.Fatalf("sweep: %+v", v.Anomalies)
+		}
+	}
+}
+
 // TestMixReplays: a run the mix drew replays from the flags its Config
 // renders (its replay command): the drawn words, k, layout, stall and
 // recoveries under fire are all in them.
