@@ -57,6 +57,17 @@ func (h *hist) describe(line int64) string {
 	return "line " + strconv.FormatInt(line, 10)
 }
 
+// kindOf names the kind of the operation invoked at line (opNamer).
+func (h *hist) kindOf(line int64) string {
+	if line == 0 {
+		return ""
+	}
+	if i := h.opOfLine(line); i != none {
+		return h.kind(i)
+	}
+	return ""
+}
+
 // anomalies fills res.Anomalies from the evaluation's findings, at most max
 // of each kind, counting the rest in res.Omitted, ordered by their
 // earliest evidence.

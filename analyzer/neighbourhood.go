@@ -17,8 +17,9 @@ type OpInfo struct {
 	RetLine int64  `json:"ret_line,omitempty"`
 	Proc    int32  `json:"proc"`
 	Kind    string `json:"kind"` // "read", "cas", "swap", or "genesis"
-	// Status: "returned" (a read), "ok", "fail", "crashed" (cut off by a
-	// crash) or "pending" (cut off by the end of the history).
+	// Status: "returned" (a read or a swap), "ok" (a cas), "fail",
+	// "crashed" (cut off by a crash) or "pending" (cut off by the end of
+	// the history).
 	Status string `json:"status"`
 	// CrashLine is the crash that cut the operation off, if any.
 	CrashLine int64 `json:"crash_line,omitempty"`
@@ -40,7 +41,7 @@ func (e *eval) opInfo(i int32, crashLine map[int32]int64) OpInfo {
 		InGraph: e.effective(i), Completed: f&fCompleted != 0, Desc: h.opName(i)}
 	o.Kind = h.kind(i)
 	switch {
-	case f&(fRead|fReturned) == fRead|fReturned:
+	case f&fReturned != 0 && f&(fRead|fSwap) != 0:
 		o.Status = "returned"
 	case f&fOK != 0:
 		o.Status = "ok"

@@ -16,6 +16,9 @@ import (
 type opNamer interface {
 	// describe describes an operation: "line 12 (process 2 cas)".
 	describe(line int64) string
+	// kindOf names its kind: "read", "cas" or "swap" ("" for genesis or
+	// a line that is no operation).
+	kindOf(line int64) string
 }
 
 // renderer makes the sentences.
@@ -110,6 +113,19 @@ type summary struct {
 	contra bool
 }
 
+// forkEnd is the end of a fork's sentence: why two writes that replaced
+// the same value cannot both have happened, by their kinds (a swap always
+// takes effect, so it is the value it returned that is wrong).
+func (r renderer) forkEnd(a, b int64) string {
+	switch ka, kb := r.ops.kindOf(a), r.ops.kindOf(b); {
+	case ka == "swap" && kb == "swap":
+		return "only one of them replaced it; a swap always takes effect, so the other returned a value it did not replace"
+	case ka == "swap" || kb == "swap":
+		return "only one of them replaced it: either the cas did not succeed or the swap returned a value it did not replace"
+	}
+	return "only one of them can have succeeded"
+}
+
 // tookVerb is observedVerb for an operation that took a value no write
 // explains: a cas "succeeded expecting" it.
 func tookVerb(r Rule) string {
@@ -130,8 +146,8 @@ func (r renderer) summary(s summary) string {
 		return fmt.Sprintf("%s %s address %d = %s, a value nothing wrote there (its initial value is %s)",
 			r.ops.describe(s.ops[0]), tookVerb(s.rule), s.word, val(s.value), val(s.init))
 	case Fork:
-		return fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so only one of them can have succeeded",
-			r.ops.describe(s.ops[0]), r.ops.describe(s.ops[1]), val(s.value), s.word, writer)
+		return fmt.Sprintf("%s and %s both replaced %s at address %d (%s); values are never written twice, so %s",
+			r.ops.describe(s.ops[0]), r.ops.describe(s.ops[1]), val(s.value), s.word, writer, r.forkEnd(s.ops[0], s.ops[1]))
 	case UnreachableWrite:
 		return fmt.Sprintf("%s %s address %d = %s, %s, but that write is not on address %d's chain of writes from its initial value",
 			r.ops.describe(s.ops[0]), tookVerb(s.rule), s.word, val(s.value), writer, s.word)
@@ -140,7 +156,7 @@ func (r renderer) summary(s summary) string {
 			return fmt.Sprintf("%s failed at address %d expecting %s, yet reports having read %s there: a failure blames an address that held another value, so it contradicts itself",
 				r.ops.describe(s.ops[0]), s.word, val(s.value), val(s.value))
 		}
-		return fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas ever replaced that value there, so the address always held it",
+		return fmt.Sprintf("%s failed at address %d expecting %s (%s), but no successful cas or swap ever replaced that value there, so the address always held it",
 			r.ops.describe(s.ops[0]), s.word, val(s.value), writer)
 	case Cycle:
 		return fmt.Sprintf("%d operations must each come before the next, and the last before the first", len(s.ops))
@@ -243,7 +259,11 @@ func (r renderer) cutOff(ev Evidence) string {
 	} else {
 		b.WriteString(" was still pending at the end of the history")
 	}
-	b.WriteString(" and completed as a success")
+	if r.ops.kindOf(ev.Op) == "swap" {
+		b.WriteString(" and took effect")
+	} else {
+		b.WriteString(" and completed as a success")
+	}
 	if ev.ObservedBy != 0 {
 		fmt.Fprintf(&b, ", because %s observed its value %s at address %d", r.ops.describe(ev.ObservedBy), val(*ev.Value), *ev.Word)
 	} else {
@@ -321,7 +341,7 @@ func (r renderer) recovered(ev Evidence) string {
 	switch {
 	case ev.Op == 0:
 	case len(lost) > 0 && ev.RetLine != 0:
-		fmt.Fprintf(&b, ": the successful cas of line %d, which returned at line %d, was lost at %s", ev.Op, ev.RetLine, addresses(lost))
+		fmt.Fprintf(&b, ": the %s of line %d, which returned at line %d, was lost at %s", r.write(ev.Op), ev.Op, ev.RetLine, addresses(lost))
 	case len(lost) > 0 && ev.Rule == "strict":
 		fmt.Fprintf(&b, ": %s's write, which the strict rule places before the crash, did not survive it at %s", short, addresses(lost))
 	case len(lost) > 0:
@@ -329,7 +349,7 @@ func (r renderer) recovered(ev Evidence) string {
 	case len(kept) > 0 && len(other) > 0:
 		fmt.Fprintf(&b, ": %s's write was there at %s but not at %s", short, addresses(kept), addresses(other))
 		if torn {
-			b.WriteString(": a torn cas")
+			b.WriteString(": a torn " + r.ops.kindOf(ev.Op))
 		}
 	case len(kept) > 0 && len(ev.Unknown) == 0:
 		fmt.Fprintf(&b, ": %s's write survived the crash", short)
@@ -337,7 +357,7 @@ func (r renderer) recovered(ev Evidence) string {
 	if len(lost) > 0 && len(kept) > 0 {
 		fmt.Fprintf(&b, ", but it was at %s", addresses(kept))
 		if torn {
-			b.WriteString(": a torn cas")
+			b.WriteString(": a torn " + r.ops.kindOf(ev.Op))
 		}
 	}
 	if len(ev.Unknown) > 0 {
@@ -348,6 +368,14 @@ func (r renderer) recovered(ev Evidence) string {
 		fmt.Fprintf(&b, "%snothing shows what recovery left at %s (no read of it came before a write that may have changed it)", sep, addresses(ev.Unknown))
 	}
 	return b.String()
+}
+
+// write names a write that returned: "successful cas" or "swap".
+func (r renderer) write(line int64) string {
+	if k := r.ops.kindOf(line); k == "swap" {
+		return k
+	}
+	return "successful cas"
 }
 
 // oneRead reports whether one read returned all the values.

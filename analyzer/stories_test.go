@@ -104,3 +104,54 @@ func checkStory(t *testing.T, text []byte, an analyzer.Anomaly) {
 		t.Errorf("no evidence cites the read after the crash: %+v", an.Evidence)
 	}
 }
+
+// TestSwapForks: the forks the planted bug swap-stale-old makes, as pmlin
+// fuzz found and shrank them (testdata/swaps), are forks in every mode
+// (no crash), between operations that include a swap, explained as such
+// (a swap always takes effect: it is a returned value that is wrong),
+// named by their lines in the run's history; the exact checker agrees,
+// and the reports match their golden files.
+func TestSwapForks(t *testing.T) {
+	files, err := filepath.Glob("testdata/swaps/*.hist")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	for _, path := range files {
+		name := strings.TrimSuffix(filepath.Base(path), ".hist")
+		in, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.ReadAll(bytes.NewReader(in), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ex, err := exact.Check(context.Background(), h, exact.Options{}); err != nil || ex.Linearizable {
+			t.Errorf("%s: the exact checker: %v %+v", name, err, ex)
+		}
+		for _, mode := range []history.Mode{history.Strict, history.Recoverable, history.Durable} {
+			t.Run(name+"/"+mode.String(), func(t *testing.T) {
+				r, origin := shrink.Origins(bytes.NewReader(in))
+				a, err := analyzer.Analyze(context.Background(), history.NewReader(r, "swaps/"+name+".hist", history.Options{}), analyzer.Options{Mode: mode, Origin: origin})
+				if err != nil {
+					t.Fatal(err)
+				}
+				res := a.Result
+				if res.Linearizable || len(res.Anomalies) == 0 || res.Anomalies[0].Kind != analyzer.Fork {
+					t.Fatalf("want a fork first: %+v", res.Anomalies)
+				}
+				an := res.Anomalies[0]
+				if !strings.Contains(an.Summary, "swap) and") && !strings.Contains(an.Summary, "swap) both") {
+					t.Errorf("no swap among the fork's operations: %s", an.Summary)
+				}
+				if !strings.Contains(an.Summary, "the swap returned a value it did not replace") && !strings.Contains(an.Summary, "the other returned a value it did not replace") {
+					t.Errorf("the fork is not explained as a swap's: %s", an.Summary)
+				}
+				if len(an.OriginalOps) != len(an.Ops) || slices.Contains(an.OriginalOps, 0) {
+					t.Errorf("original lines %v for operations %v", an.OriginalOps, an.Ops)
+				}
+				goldenReport(t, "swaps/"+name+".hist", res, filepath.Join("testdata", "swaps", name+"."+mode.String()+".golden"))
+			})
+		}
+	}
+}

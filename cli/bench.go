@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -17,19 +16,82 @@ import (
 	"github.com/pmlin/pmlin/bench"
 )
 
+// benchFlags are bench's flags: the suite options, and those given as
+// text that options parses (sizes with units, lists).
+type benchFlags struct {
+	o                     bench.Options
+	jsonOut, quiet        bool
+	maxBytes, hbMaxBytes  string
+	memLimit              string
+	sizes, procs, threads string
+	ks                    string
+	timeout, duration     time.Duration
+	cpuProfile            string
+}
+
+func (b *benchFlags) register(f *pflag.FlagSet) {
+	o := &b.o
+	f.StringVar(&o.Out, "out", "", "write SUITE.csv, the PNG plots and SUITE.md into this directory")
+	f.BoolVar(&b.jsonOut, "json", false, "print one JSON object as the last line of standard output")
+	f.BoolVarP(&b.quiet, "quiet", "q", false, "no progress lines on standard error")
+	f.StringVar(&b.maxBytes, "max-bytes", "", "largest log prefix: scale (default 256M; the paper: 1G) or, for the reducehb suite, reducehb")
+	f.StringVar(&b.hbMaxBytes, "hb-max-bytes", "", "largest log prefix of reducehb (default 1M)")
+	f.IntVar(&o.Points, "points", 0, "scale: number of prefixes, evenly spaced (default 8)")
+	f.StringVar(&o.Log, "log", "", "scale, reducehb: take the prefixes of this history instead of recording one")
+	f.StringVar(&o.Source, "source", "driver", "scale, reducehb: record the log from the PMwCAS (driver) or generate it (gen)")
+	f.StringVar(&b.sizes, "sizes", "", "porcupine: operations per history, a list (default 1k,10k,100k)")
+	f.StringVar(&b.procs, "procs", "", "porcupine: processes, a list (default 4,8,16,32); scale, reducehb: of the log (default 8)")
+	f.IntVar(&o.K, "k", 0, "words per operation of the logs, histories and the logging workload (default 3)")
+	f.StringVar(&b.threads, "threads", "", "logging, mwcas: thread counts, a list (default 1,2,4,8)")
+	f.StringVar(&b.ks, "ks", "", "mwcas: words per MwCAS, a list (default 1,2,4)")
+	f.DurationVar(&b.timeout, "timeout", 0, "time limit of one measurement in a child process (default: porcupine 60s, others 10m)")
+	f.StringVar(&b.memLimit, "mem-limit", "", "resident memory limit of one child process (default 8G)")
+	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement, the minimum is reported (default 3)")
+	f.DurationVar(&b.duration, "duration", 0, "logging, mwcas: measuring time per point (default 1s and 300ms)")
+	f.IntVar(&o.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS of the child processes (default: 1 for scale and reducehb, every core for porcupine)")
+	f.BoolVar(&o.NoSkip, "no-skip", false, "porcupine: also run Porcupine on sizes above one where it timed out or ran out of memory")
+	f.StringVar(&o.Emulate, "emulate", "", "logging: persistence emulation of the PMwCAS region: off, on or both (default both)")
+	f.StringVar(&o.Work, "work", "", "directory for temporary histories (default the system's)")
+	f.BoolVar(&o.Keep, "keep", false, "keep the histories recorded or generated")
+	f.Uint64Var(&o.Seed, "seed", 1, "seed of the workloads and generated histories")
+	f.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process suites: logging, mwcas) to this file; refuses an existing file")
+}
+
+// options completes the suite options from the flags given as text.
+func (b *benchFlags) options(suite string) (bench.Options, error) {
+	o := b.o
+	var err error
+	parse := func(flag, s string, f func(string) error) {
+		if err == nil && s != "" {
+			if e := f(s); e != nil {
+				err = fmt.Errorf("--%s: %w", flag, e)
+			}
+		}
+	}
+	parse("max-bytes", b.maxBytes, func(s string) (e error) {
+		var n int64
+		n, e = parseBytes(s)
+		if suite == "reducehb" {
+			o.HBMaxBytes = n
+		} else {
+			o.MaxBytes = n
+		}
+		return e
+	})
+	parse("hb-max-bytes", b.hbMaxBytes, func(s string) (e error) { o.HBMaxBytes, e = parseBytes(s); return })
+	parse("mem-limit", b.memLimit, func(s string) (e error) { o.MemLimit, e = parseBytes(s); return })
+	parse("sizes", b.sizes, func(s string) (e error) { o.Sizes, e = parseCounts(s); return })
+	parse("procs", b.procs, func(s string) (e error) { o.Procs, e = parseCounts(s); return })
+	parse("threads", b.threads, func(s string) (e error) { o.Threads, e = parseCounts(s); return })
+	parse("ks", b.ks, func(s string) (e error) { o.Ks, e = parseCounts(s); return })
+	o.Timeout, o.Duration = b.timeout, b.duration
+	return o, err
+}
+
 // benchCommand runs the benchmark suites of package bench
 // (docs/cli-contract.md: pmlin bench SUITE).
 func benchCommand(e env) *cobra.Command {
-	var (
-		o                     bench.Options
-		jsonOut, quiet        bool
-		maxBytes, hbMaxBytes  string
-		memLimit              string
-		sizes, procs, threads string
-		ks                    string
-		timeout, duration     time.Duration
-		cpuProfile            string
-	)
+	var b benchFlags
 	var list strings.Builder
 	for _, s := range bench.Suites {
 		fmt.Fprintf(&list, "  %-10s %s\n", s, bench.Describe[s])
@@ -49,101 +111,51 @@ measured in child processes (this binary's hidden "bench child") with a time
 and a memory limit; a run beyond either is reported as timeout or oom.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			suite := args[0]
-			if suite != "all" && bench.Describe[suite] == "" {
-				return &exitError{exitInput, fmt.Errorf("unknown suite %q (%s or all)", suite, strings.Join(bench.Suites, ", "))}
-			}
-			var err error
-			parse := func(flag, s string, f func(string) error) {
-				if err == nil && s != "" {
-					if e := f(s); e != nil {
-						err = fmt.Errorf("--%s: %w", flag, e)
-					}
-				}
-			}
-			parse("max-bytes", maxBytes, func(s string) (e error) {
-				var b int64
-				b, e = parseBytes(s)
-				if suite == "reducehb" {
-					o.HBMaxBytes = b
-				} else {
-					o.MaxBytes = b
-				}
-				return e
-			})
-			parse("hb-max-bytes", hbMaxBytes, func(s string) (e error) { o.HBMaxBytes, e = parseBytes(s); return })
-			parse("mem-limit", memLimit, func(s string) (e error) { o.MemLimit, e = parseBytes(s); return })
-			parse("sizes", sizes, func(s string) (e error) { o.Sizes, e = parseCounts(s); return })
-			parse("procs", procs, func(s string) (e error) { o.Procs, e = parseCounts(s); return })
-			parse("threads", threads, func(s string) (e error) { o.Threads, e = parseCounts(s); return })
-			parse("ks", ks, func(s string) (e error) { o.Ks, e = parseCounts(s); return })
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			o.Timeout, o.Duration = timeout, duration
-			exe, err := os.Executable()
-			if err != nil {
-				exe = os.Args[0]
-			}
-			o.Child = func(args []string) *exec.Cmd {
-				return exec.Command(exe, append([]string{"bench", "child"}, args...)...)
-			}
-			if !quiet {
-				o.Progress = e.stderr
-			}
-			o.Command = commandLine(cmd, suite)
-			if cpuProfile != "" {
-				f, err := os.Create(cpuProfile)
-				if err != nil {
-					return &exitError{exitInput, err}
-				}
-				defer f.Close()
-				if err := pprof.StartCPUProfile(f); err != nil {
-					return &exitError{exitInput, err}
-				}
-				defer pprof.StopCPUProfile()
-			}
-			if suite == "all" {
-				res, err := bench.RunAll(cmd.Context(), o, e.stdout)
-				if err != nil {
-					return &exitError{exitInput, err}
-				}
-				return printJSON(e.stdout, jsonOut, res)
-			}
-			r, err := bench.Run(cmd.Context(), suite, o, e.stdout)
-			if err != nil {
-				return &exitError{exitInput, err}
-			}
-			return printJSON(e.stdout, jsonOut, r)
+			return runBench(cmd, e, args[0], &b)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&o.Out, "out", "", "write SUITE.csv, the PNG plots and SUITE.md into this directory")
-	f.BoolVar(&jsonOut, "json", false, "print one JSON object as the last line of standard output")
-	f.BoolVarP(&quiet, "quiet", "q", false, "no progress lines on standard error")
-	f.StringVar(&maxBytes, "max-bytes", "", "largest log prefix: scale (default 256M; the paper: 1G) or, for the reducehb suite, reducehb")
-	f.StringVar(&hbMaxBytes, "hb-max-bytes", "", "largest log prefix of reducehb (default 1M)")
-	f.IntVar(&o.Points, "points", 0, "scale: number of prefixes, evenly spaced (default 8)")
-	f.StringVar(&o.Log, "log", "", "scale, reducehb: take the prefixes of this history instead of recording one")
-	f.StringVar(&o.Source, "source", "driver", "scale, reducehb: record the log from the PMwCAS (driver) or generate it (gen)")
-	f.StringVar(&sizes, "sizes", "", "porcupine: operations per history, a list (default 1k,10k,100k)")
-	f.StringVar(&procs, "procs", "", "porcupine: processes, a list (default 4,8,16,32); scale, reducehb: of the log (default 8)")
-	f.IntVar(&o.K, "k", 0, "words per operation of the logs, histories and the logging workload (default 3)")
-	f.StringVar(&threads, "threads", "", "logging, mwcas: thread counts, a list (default 1,2,4,8)")
-	f.StringVar(&ks, "ks", "", "mwcas: words per MwCAS, a list (default 1,2,4)")
-	f.DurationVar(&timeout, "timeout", 0, "time limit of one measurement in a child process (default: porcupine 60s, others 10m)")
-	f.StringVar(&memLimit, "mem-limit", "", "resident memory limit of one child process (default 8G)")
-	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement, the minimum is reported (default 3)")
-	f.DurationVar(&duration, "duration", 0, "logging, mwcas: measuring time per point (default 1s and 300ms)")
-	f.IntVar(&o.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS of the child processes (default: 1 for scale and reducehb, every core for porcupine)")
-	f.BoolVar(&o.NoSkip, "no-skip", false, "porcupine: also run Porcupine on sizes above one where it timed out or ran out of memory")
-	f.StringVar(&o.Emulate, "emulate", "", "logging: persistence emulation of the PMwCAS region: off, on or both (default both)")
-	f.StringVar(&o.Work, "work", "", "directory for temporary histories (default the system's)")
-	f.BoolVar(&o.Keep, "keep", false, "keep the histories recorded or generated")
-	f.Uint64Var(&o.Seed, "seed", 1, "seed of the workloads and generated histories")
-	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process suites: logging, mwcas) to this file")
+	b.register(cmd.Flags())
 	cmd.AddCommand(benchChildCommand(e))
 	return cmd
+}
+
+// runBench runs one suite, or all of them, with the options of b.
+func runBench(cmd *cobra.Command, e env, suite string, b *benchFlags) error {
+	if suite != "all" && bench.Describe[suite] == "" {
+		return &exitError{exitInput, fmt.Errorf("unknown suite %q (%s or all)", suite, strings.Join(bench.Suites, ", "))}
+	}
+	o, err := b.options(suite)
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	o.Child = func(args []string) *exec.Cmd {
+		return exec.Command(exe, append([]string{"bench", "child"}, args...)...)
+	}
+	if !b.quiet {
+		o.Progress = e.stderr
+	}
+	o.Command = commandLine(cmd, suite)
+	if b.cpuProfile != "" {
+		stop, err := startCPUProfile(b.cpuProfile)
+		if err != nil {
+			return &exitError{exitInput, err}
+		}
+		defer stop()
+	}
+	var res any
+	if suite == "all" {
+		res, err = bench.RunAll(cmd.Context(), o, e.stdout)
+	} else {
+		res, err = bench.Run(cmd.Context(), suite, o, e.stdout)
+	}
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	return printJSON(e.stdout, b.jsonOut, res)
 }
 
 // benchChildCommand is the child process of a measurement (not for direct

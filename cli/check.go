@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -190,6 +191,13 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		in = io.TeeReader(in, tmp)
 		reopen = func() (io.ReadCloser, error) { return os.Open(tmp.Name()) }
 	}
+	// Without outputs, standard input is kept in memory up to a bound, so
+	// the recorder hints can look at the history's shape again.
+	var kept *cappedBuffer
+	if path == "-" && !outs.any() {
+		kept = &cappedBuffer{max: stdinHintBytes}
+		in = io.TeeReader(in, kept)
+	}
 	var bar *progressbar.ProgressBar
 	if e.stderrTTY && size > 64<<20 {
 		bar = progressbar.DefaultBytes(size, "reading "+name)
@@ -213,8 +221,11 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		return &exitError{exitInput, noOperation(name)}
 	}
 	var hintReopen report.Opener
-	if path != "-" || outs.any() {
+	switch {
+	case path != "-" || outs.any():
 		hintReopen = reopen
+	case !kept.over:
+		hintReopen = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }
 	}
 	hint := recorderHint(res, name, hintReopen)
 	if asJSON {
@@ -244,6 +255,29 @@ func runCheck(ctx context.Context, e env, path string, mode history.Mode, asJSON
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// stdinHintBytes bounds the copy of standard input kept for the recorder
+// hints: a history recorded by hand is far smaller, and a larger stream is
+// not held in memory for a hint.
+const stdinHintBytes = 64 << 20
+
+// cappedBuffer keeps what is written to it up to max bytes; past that it
+// drops everything and says so (over), without failing the writer.
+type cappedBuffer struct {
+	buf  bytes.Buffer
+	max  int
+	over bool
+}
+
+func (c *cappedBuffer) Write(p []byte) (int, error) {
+	if !c.over && c.buf.Len()+len(p) <= c.max {
+		c.buf.Write(p)
+	} else if !c.over {
+		c.over = true
+		c.buf = bytes.Buffer{}
+	}
+	return len(p), nil
 }
 
 // recorderHint is what the verdict tells about the recorder, if anything

@@ -188,8 +188,8 @@ func TestCheckSeveralFiles(t *testing.T) {
 
 // TestCheckHintsConcatenatedLogs: per-thread logs put one after the other
 // are not a history of the run; the check says so instead of blaming the
-// primitive alone. From standard input (not read twice) the shape is not
-// looked at, and the hint says less.
+// primitive alone. Standard input is kept in memory for the hint (up to
+// stdinHintBytes), so it gets the same one.
 func TestCheckHintsConcatenatedLogs(t *testing.T) {
 	// Thread 1 read what thread 2 wrote; thread 2's log was appended after
 	// thread 1's.
@@ -202,7 +202,7 @@ func TestCheckHintsConcatenatedLogs(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	code, out, _ = pmlin(t, concatenated, "check", "-")
-	if code != 1 || !strings.Contains(out, "Check your merge or clock") || strings.Contains(out, "concatenated") {
+	if code != 1 || !strings.Contains(out, "Check your merge or clock") || !strings.Contains(out, "concatenated") {
 		t.Fatalf("stdin: exit %d:\n%s", code, out)
 	}
 	code, out, _ = pmlin(t, "", "check", "--json", p)
@@ -224,5 +224,26 @@ func TestCheckJSONOutputFailure(t *testing.T) {
 	var v struct{ File string }
 	if code != 2 || len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &v) != nil || v.File == "" || !strings.Contains(errs, "r.html") {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+}
+
+// TestCappedBuffer: past its bound the copy is dropped, never half kept,
+// and the writer never fails.
+func TestCappedBuffer(t *testing.T) {
+	c := &cappedBuffer{max: 8}
+	for _, p := range []string{"1234", "5678"} {
+		if n, err := c.Write([]byte(p)); n != 4 || err != nil {
+			t.Fatal(n, err)
+		}
+	}
+	if c.over || c.buf.String() != "12345678" {
+		t.Fatalf("at the bound: over %v, %q", c.over, c.buf.String())
+	}
+	if n, err := c.Write([]byte("9")); n != 1 || err != nil || !c.over || c.buf.Len() != 0 {
+		t.Fatalf("past the bound: %d %v over %v len %d", n, err, c.over, c.buf.Len())
+	}
+	c.Write([]byte("x"))
+	if c.buf.Len() != 0 {
+		t.Fatal("wrote after going over")
 	}
 }

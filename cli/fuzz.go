@@ -16,6 +16,7 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 )
 
@@ -34,12 +35,18 @@ type fuzzJSON struct {
 	Target        string  `json:"target"`
 	Mutant        string  `json:"mutant"`
 	Mode          string  `json:"mode"`
+	// Mix says what the runs drew from the campaign's mix (the text
+	// summary's "mix:" line; absent with --systematic), MixCounts counts
+	// it.
+	Mix       string          `json:"mix,omitempty"`
+	MixCounts *crash.MixStats `json:"mix_counts,omitempty"`
 	// Shard is "I/N" for a shard of a campaign (--shard), absent for a
 	// whole campaign.
-	Shard string `json:"shard,omitempty"`
-	// Mix counts what the runs drew from the campaign's mix.
-	Mix     crash.MixStats `json:"mix"`
-	Finding *findingJSON   `json:"finding,omitempty"`
+	Shard   string       `json:"shard,omitempty"`
+	Finding *findingJSON `json:"finding,omitempty"`
+	// Interrupted: the campaign was stopped (Ctrl-C) before its budget;
+	// absent otherwise.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 type findingJSON struct {
@@ -157,7 +164,13 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String(), Mix: st.Mix}
+		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+	if !fc.Systematic {
+		out.Mix, out.MixCounts = st.Mix.String(st.Runs), &st.Mix
+		if fc.Mix.Stall > 0 && c.Target.Blocking {
+			out.Mix += fmt.Sprintf("; no thread stopped (progress check): target %s declares that it blocks", c.Target.Name)
+		}
+	}
 	campaign := fmt.Sprintf("seed %d", fc.Seed)
 	if fc.Shards > 0 {
 		out.Shard = fmt.Sprintf("%d/%d", fc.Shard, fc.Shards)
@@ -169,28 +182,32 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	if c.Mutant != "" {
 		subject += " with planted bug " + c.Mutant
 	}
-	if found == nil {
+	// An interrupted campaign did not spend its budget: it is not a pass.
+	out.Interrupted = found == nil && ctx.Err() != nil
+	switch {
+	case out.Interrupted:
+		fmt.Fprintf(w, "pmlin fuzz: interrupted after %.1f s, no violation so far (%s, %s mode, %s)\n", secs, subject, fc.Mode, campaign)
+	case found == nil:
 		fmt.Fprintf(w, "pmlin fuzz: no violation in %.1f s (%s, %s mode, %s)\n", secs, subject, fc.Mode, campaign)
-	} else {
+	default:
 		fmt.Fprintf(w, "pmlin fuzz: VIOLATION in run %d, found %.2f s into the campaign (%s, %s mode, %s)\n",
 			found.Index+1, found.After.Seconds(), subject, fc.Mode, campaign)
 	}
 	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
-	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %g%% reads; %s; %s scheduler\n",
-		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, 100*c.Driver.Reads, crashesText(c, fc.Systematic), c.Scheduler())
-	if !fc.Systematic {
-		mix := st.Mix.String(st.Runs)
-		if fc.Mix.Stall > 0 && c.Target.Blocking {
-			mix += fmt.Sprintf("; no thread stopped (progress check): target %s declares that it blocks", c.Target.Name)
-		}
-		fmt.Fprintf(w, "  mix: %s\n", mix)
+	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
+		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())
+	if out.Mix != "" {
+		fmt.Fprintf(w, "  mix: %s\n", out.Mix)
 	}
 	if st.Undecided > 0 {
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
 	}
 	if found == nil {
 		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck or blocked, every recovery succeeded\n", fc.Mode)
+		if out.Interrupted {
+			fmt.Fprintf(w, "  interrupted before its budget: not a pass (exit 2)\n")
+		}
 	} else {
 		fj, err := keepFinding(ctx, w, found, fc, outDir, e.prog)
 		if err != nil {
@@ -204,10 +221,26 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	} else {
 		io.Copy(e.stdout, &text)
 	}
-	if found != nil {
+	switch {
+	case found != nil:
 		return &exitError{exitViolated, nil}
+	case out.Interrupted:
+		return &exitError{exitInput, nil}
 	}
 	return nil
+}
+
+// mixText says what the workload's operations are: "50% reads", and the
+// swaps and failures that report values when there are any.
+func mixText(d driver.Config) string {
+	s := fmt.Sprintf("%g%% reads", 100*d.Reads)
+	if d.Swaps > 0 {
+		s += fmt.Sprintf(", %g%% swaps", 100*d.Swaps)
+	}
+	if d.FailValues {
+		s += ", failed cas report the values they read"
+	}
+	return s
 }
 
 // parseShard parses --shard I/N; "" is the whole campaign (0, 0).
@@ -243,8 +276,11 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
 		return nil, err
 	}
-	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "-o", histPath)) +
-		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), histPath})
+	// The replay records into a file of its own (replaced on each replay),
+	// so the kept history survives a replay that differs (free scheduler).
+	again := base + ".replay.hist"
+	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "--force", "-o", again)) +
+		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), again})
 	vj := toJSON(f.Verdict)
 	files := []struct {
 		path string

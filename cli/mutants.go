@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -41,11 +42,19 @@ func targetsCommand(e env) *cobra.Command {
 		Use:   "targets",
 		Short: "List the primitives that --target accepts",
 		Long: `targets lists the primitives that run, fuzz and mutants accept with --target,
-one per line: NAME, two spaces, a description. The first is the default.`,
+one per line: NAME, two spaces, a description, and the workload flags of
+the optional operations it has, if any ("[has --swaps, --fail-values]").
+The first is the default.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, t := range e.targets {
-				fmt.Fprintf(e.stdout, "%s  %s\n", t.Name, t.Description)
+				c := crash.DefaultConfig()
+				c.Target = t
+				has := ""
+				if o, err := crash.ProbeOptional(c); err == nil && o != (crash.Optional{}) {
+					has = " [has " + o.String() + "]"
+				}
+				fmt.Fprintf(e.stdout, "%s  %s%s\n", t.Name, t.Description, has)
 			}
 			return nil
 		},

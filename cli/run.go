@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -62,6 +63,7 @@ func runCommand(e env) *cobra.Command {
 		check    bool
 		asJSON   bool
 		modeName string
+		force    bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -86,18 +88,27 @@ could not decide (UNDECIDED is not a pass).`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			return runRun(cmd.Context(), e, c, outPath, check || asJSON, asJSON, mode)
+			return runRun(cmd.Context(), e, c, runOut{outPath, force}, check || asJSON, asJSON, mode)
 		},
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
-	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output)")
+	cmd.Flags().StringVarP(&outPath, "output", "o", "", "write the history to this file (default standard output); an existing file is kept unless --force")
+	cmd.Flags().BoolVar(&force, "force", false, "overwrite the -o file if it exists")
 	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
 	return cmd
 }
 
-func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, asJSON bool, mode history.Mode) error {
+// runOut is where run writes its history: a path ("" or "-": standard
+// output) and whether an existing file may be replaced.
+type runOut struct {
+	path  string
+	force bool
+}
+
+func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSON bool, mode history.Mode) error {
+	outPath := out.path
 	var w io.Writer = e.stdout
 	name := "<stdout>"
 	msg := e.stdout // where the summary goes: not into the history
@@ -105,7 +116,14 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, a
 	var f *os.File
 	if outPath != "" && outPath != "-" {
 		var err error
-		if f, err = os.Create(outPath); err != nil {
+		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		if out.force {
+			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+		}
+		if f, err = os.OpenFile(outPath, flags, 0o644); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				err = fmt.Errorf("%s: the file exists (use --force to overwrite it)", outPath)
+			}
 			return &exitError{exitInput, err}
 		}
 		defer f.Close()
@@ -133,8 +151,12 @@ func runRun(ctx context.Context, e env, c crash.Config, outPath string, check, a
 	if asJSON {
 		summary = e.stderr // the JSON object is the last line of msg
 	}
-	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas), %d crashes%s, %d lines -> %s\n",
-		res.Operations, res.Reads, res.CASes, res.Crashes, acc, res.Lines, name)
+	swaps := ""
+	if res.Swaps > 0 {
+		swaps = fmt.Sprintf(", %d swaps", res.Swaps)
+	}
+	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas%s), %d crashes%s, %d lines -> %s\n",
+		res.Operations, res.Reads, res.CASes, swaps, res.Crashes, acc, res.Lines, name)
 	if res.Canceled {
 		return &exitError{exitInput, fmt.Errorf("interrupted")}
 	}
@@ -208,7 +230,11 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 type verdictJSON = report.Verdict
 
 func toJSON(v *crash.Verdict) verdictJSON {
-	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
+	run := v.Run
+	if run.Anomalies == nil {
+		run.Anomalies = []analyzer.Anomaly{} // the contract: never null
+	}
+	return *report.RunVerdict(v.Mode, run.Operations, run.Anomalies, v.Check, v.Undecided, run)
 }
 
 func marshalLine(x any) string {

@@ -191,9 +191,11 @@ func TestRecoveryCrash(t *testing.T) {
 }
 
 // TestMutantsCaught is the short version of the time-to-catch evidence:
-// every planted bug is found by a fuzzing campaign with the default
-// workload within a few hundred runs (one job: the outcome does not depend
-// on the machine's speed; about a second each without the race detector).
+// every planted bug is found by a fuzzing campaign as pmlin fuzz runs it
+// by default (the default workload, and its mix of swaps and failures that
+// report values in one run of MixEvery, which swap-stale-old needs) within
+// a few hundred runs (one job: the outcome does not depend on the
+// machine's speed; about a second each without the race detector).
 func TestMutantsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fuzzes every mutant")
@@ -205,7 +207,7 @@ func TestMutantsCaught(t *testing.T) {
 				t.Parallel()
 				run := pmwcasRun()
 				run.Target, run.Mutant = tg, mu.Name
-				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1})
+				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1, Mix: DefaultMix()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -383,8 +385,9 @@ func TestKillModeChildFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	// A child that never becomes ready, dies before it is, or panics is a
-	// finding of the run (with the history up to there), bounded in time.
+	// A child that never becomes ready, dies before it is or after, or
+	// panics is a finding of the run (with the history up to there),
+	// bounded in time.
 	for _, tc := range []struct {
 		script, kind, says string
 	}{
@@ -393,6 +396,9 @@ func TestKillModeChildFailures(t *testing.T) {
 		{"printf 'panic: oops\\n\\ngoroutine 1 [running]:\\nmain.f(...)\\n\\t/src/main.go:8 +0x1d\\n' >&2; exit 2", "corrupt",
 			"(exit status 2): panic: oops (at main.f, /src/main.go:8)"},
 		{"echo ready; echo '{\"failed\":\"boom\",\"failed_worker\":-1,\"stuck_worker\":-1}'; exit 4", "corrupt", "in the child process: boom"},
+		{"echo ready; printf 'fatal error: unexpected signal during runtime execution\\n' >&2; exit 2", "corrupt",
+			"the child process ended (exit status 2): fatal error: unexpected signal during runtime execution"},
+		{"echo ready; kill -SEGV $$", "corrupt", "the child process ended (killed by a signal)"},
 	} {
 		c := pmwcasRun()
 		c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, time.Second
@@ -417,7 +423,7 @@ func TestConfigFlags(t *testing.T) {
 	c.Crashes, c.RecoveryCrash, c.Mutant = 0, 0, "phase2-unflushed"
 	c.Policies = []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}
 	got := c.Flags()
-	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
+	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --stride 1 --line-offset 0 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

@@ -54,7 +54,9 @@
 //
 // Check records a run into memory and decides it with package analyzer;
 // Fuzz does so over fresh seeds until a time budget is spent or a violation
-// is found. Besides the analyzer's anomalies a run reports three of its
+// is found; with FuzzConfig.Mix, one run in MixEvery also uses the optional
+// operations the target has (ProbeOptional: swaps, failures that report
+// values), as pmlin fuzz does unless told the workload's. Besides the analyzer's anomalies a run reports three of its
 // own: "stuck" (an operation that made no progress while it could run:
 // Lawrence and Lowe's progressibility), "corrupt" (an operation or a
 // recovery failed on a region state the correct code never produces) and

@@ -255,7 +255,7 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 	switch {
 	case err == nil:
 		e.in = in
-		e.d.Rebind(in, r)
+		err = e.d.Rebind(in, r)
 	case !opened && !errors.Is(err, pmem.ErrCrashed) && !stuckCall(err):
 		err = fmt.Errorf("the target's Open refused the crash image, reopened as a new process would: %w", err)
 	}

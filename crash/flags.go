@@ -29,7 +29,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.IntVar(&c.Ops, "ops", c.Ops, "operations per run, over all threads")
 	fs.Uint64Var(&d.Words, "words", d.Words, "words of the address space")
 	fs.IntVar(&d.K, "k", d.K, "words per operation (distinct, random order)")
-	fs.Float64Var(&d.Reads, "reads", d.Reads, "probability that an operation is a read (the rest are cas)")
+	fs.Float64Var(&d.Reads, "reads", d.Reads, "probability that an operation is a read (the rest are cas, or swaps: --swaps)")
+	fs.Float64Var(&d.Swaps, "swaps", d.Swaps, "probability that an operation is a swap, its new values unique tags as a cas's (reads + swaps <= 1; the target must have a swap, see pmlin targets)")
+	fs.BoolVar(&d.FailValues, "fail-values", d.FailValues, "a failed cas reports the values it read, \"ret fail A V1 ... VK\" (the target must support it, see pmlin targets)")
 	fs.IntVar(&c.Crashes, "crashes", c.Crashes, "crashes per run, each at a seeded random region access")
 	fs.Int64Var(&c.CrashAt, "crash-at", c.CrashAt, "crash once, at this region access (deterministic scheduler; for systematic replays)")
 	fs.Var(newValue(&c.Policies, ParsePolicies, PolicyNames), "policy", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
@@ -37,7 +39,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	always := []string{"target", "threads", "ops", "words", "k", "reads", "crashes", "policy", "recovery-crash", "sched", "seed"}
 	fs.IntVar(&c.RecoveryCrashes, "recovery-crashes", c.RecoveryCrashes, "the most times one recovery is crashed (each run again with probability --recovery-crash)")
 	fs.BoolVar(&c.RecoverySweep, "recovery-sweep", c.RecoverySweep, "crash every recovery right after each of its flushes and fences in turn, until a run of it makes fewer")
-	fs.Float64Var(&c.Stall, "stall", c.Stall, "probability that a segment stops one thread for good at a seeded region access inside an operation, to check that the others still finish theirs (progress check; deterministic scheduler)")
+	fs.Float64Var(&c.Stall, "stall", c.Stall, "probability that a segment stops one thread for good inside an operation (right after one of its writes, from a seeded region access on), to check that the others still finish theirs (progress check; deterministic scheduler)")
 	for _, p := range params(targets) {
 		fs.Var(&paramValue{m: &c.Params, name: p.Name, def: p.Default}, p.Name, p.Usage)
 		always = append(always, p.Name)
@@ -46,6 +48,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Float64Var(&d.Yield, "yield", d.Yield, "free scheduler: probability of a seeded yield at each region access")
 	fs.Float64Var(&d.Stick, "stick", d.Stick, "deterministic scheduler: probability that the running thread keeps running (-1: chosen by the seed among 0, 0.8 and 0.95)")
 	fs.Int64Var(&d.StuckAccesses, "stuck-accesses", d.StuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
+	fs.Int64Var(&d.StallAccesses, "stall-accesses", d.StallAccesses, "while --stall has stopped a thread, an operation of another that makes this many region accesses (declared waits not counted) without returning is reported stuck")
 	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation; deterministic: a thread that keeps the turn this long without a region access that hands it on, or a new operation, is blocked")
 	fs.Var(newValue(&c.CrashMode, ParseCrashMode, CrashMode.String), "crash-mode", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
 	fs.StringVar(&c.Mutant, "mutant", c.Mutant, "planted bug of the target to run instead of its correct code (see pmlin mutants)")

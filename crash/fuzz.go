@@ -47,8 +47,9 @@ type FuzzConfig struct {
 	// instance Corrupt, to measure what the history alone exposes).
 	Ignore []analyzer.Kind
 	// Mix varies the runs (not the systematic ones): their shapes, a
-	// stalled thread, recoveries under fire. The zero Mix runs every run
-	// as Run says; pmlin fuzz uses DefaultMix.
+	// stalled thread, recoveries under fire, the target's optional
+	// operations. The zero Mix runs every run as Run says; pmlin fuzz uses
+	// DefaultMix.
 	Mix Mix
 	// Progress, if not nil, is called about every ProgressEvery (default
 	// 250 ms) from a goroutine of its own.
@@ -114,6 +115,9 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 	if err := fc.Mix.Check(); err != nil {
 		return FuzzStats{}, nil, err
 	}
+	if err := checkKinds(fc.Ignore); err != nil {
+		return FuzzStats{}, nil, fmt.Errorf("fuzz: ignore: %w", err)
+	}
 	jobs := fc.Jobs
 	if jobs <= 0 {
 		jobs = 1
@@ -121,7 +125,12 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 			jobs = runtime.GOMAXPROCS(0)
 		}
 	}
-	cp := &campaign{fc: fc, start: time.Now(), gen: &generator{fc: fc, c: c}}
+	gen, err := newGenerator(fc, c)
+	if err != nil {
+		return FuzzStats{}, nil, err
+	}
+	cp := &campaign{fc: fc, start: time.Now(), gen: gen}
+	cp.st.Mix.OptionalOps = gen.mix.String()
 	if fc.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, cp.start.Add(fc.Duration))
@@ -223,6 +232,7 @@ func (cp *campaign) snapshot() FuzzStats {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	s := cp.st
+	s.Mix = s.Mix.clone() // its maps go on counting
 	s.Elapsed = time.Since(cp.start)
 	return s
 }
@@ -267,6 +277,20 @@ type generator struct {
 	accesses int64
 	at       int64
 	pol      int
+	// mix adds the target's optional operations to runs (Mix.Optional).
+	mix mixer
+}
+
+// newGenerator is the generator of campaign fc whose template is c.
+func newGenerator(fc FuzzConfig, c Config) (*generator, error) {
+	g := &generator{fc: fc, c: c}
+	if fc.Mix.Optional && !fc.Systematic && c.Driver.Swaps == 0 && !c.Driver.FailValues && !fc.Mix.Keep["swaps"] && !fc.Mix.Keep["fail-values"] {
+		var err error
+		if g.mix, err = newMixer(c); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // next hands out the next run of the campaign that falls in the
@@ -291,6 +315,7 @@ func (g *generator) next(ctx context.Context) (int64, Config, drawn, bool, error
 			rc := g.c
 			rc.Driver.Seed = RunSeed(g.fc.Seed, i)
 			d := g.fc.Mix.draw(&rc)
+			d.optional = g.mix.apply(&rc, i)
 			return i, rc, d, true, nil
 		}
 		// A systematic run depends on the runs before it (a seed yields

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -17,7 +18,8 @@ import (
 // (FuzzConfig.Mix). Each run draws from its own seed whether it takes a
 // shape of its own (words, k, the target's layout parameters), stops a
 // thread in its segments (the progress check) and puts its recoveries
-// under fire. What a run drew is in its Config, so its replay command
+// under fire; one run in MixEvery also uses the target's optional
+// operations. What a run drew is in its Config, so its replay command
 // carries the values it ran with. A fixed workload misses what only
 // another layout shows: with the default 8 words on one cache line, one
 // flush persists them all.
@@ -34,9 +36,15 @@ type Mix struct {
 	// times, or, in half of them, right after each flush and fence of the
 	// recovery in turn (RecoverySweep). Emulated crashes only.
 	Fire float64
+	// Optional makes runs MixEvery-1, 2*MixEvery-1, ... of the campaign
+	// (0-based) also use the optional operations the target has
+	// (ProbeOptional): a MixSwaps share of swaps, and failed cas that
+	// report the values they read; not when the template uses either.
+	Optional bool
 	// Keep names the run flags the user set: the mix draws none of them
 	// ("words", "k", a target parameter, "stall", "recovery-crash",
-	// "recovery-crashes", "recovery-sweep").
+	// "recovery-crashes", "recovery-sweep"; "swaps" or "fail-values" turn
+	// Optional off).
 	Keep map[string]bool
 }
 
@@ -51,7 +59,7 @@ const (
 
 // DefaultMix is pmlin fuzz's mix.
 func DefaultMix() Mix {
-	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Fire: DefaultMixFire}
+	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Fire: DefaultMixFire, Optional: true}
 }
 
 // Check reports a mix that cannot be used.
@@ -69,7 +77,7 @@ func (m Mix) Check() error {
 
 // drawn is what a run drew from the mix.
 type drawn struct {
-	shaped, stalled, fire, swept bool
+	shaped, stalled, fire, swept, optional bool
 }
 
 // draw makes run c (whose seed is set) take what the mix draws for it.
@@ -171,6 +179,22 @@ type MixStats struct {
 	Fire            int64 `json:"fire"`
 	Swept           int64 `json:"swept"`
 	RecoveryCrashes int64 `json:"recovery_crashes"`
+	// Optional runs also used the target's optional operations, as
+	// OptionalOps says ("" if the campaign mixes none in).
+	Optional    int64  `json:"optional"`
+	OptionalOps string `json:"-"`
+}
+
+// clone is s with maps of its own.
+func (s MixStats) clone() MixStats {
+	if s.Params != nil {
+		ps := make(map[string]map[string]int64, len(s.Params))
+		for name, vals := range s.Params {
+			ps[name] = maps.Clone(vals)
+		}
+		s.Params = ps
+	}
+	return s
 }
 
 // add counts run c, which drew d and did res.
@@ -185,6 +209,9 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	}
 	if d.swept {
 		s.Swept++
+	}
+	if d.optional {
+		s.Optional++
 	}
 	if !d.shaped {
 		return
@@ -259,8 +286,109 @@ func (s MixStats) String(runs int64) string {
 		parts = append(parts, fmt.Sprintf("%s with recoveries under fire (%s of them crashed right after each flush and fence in turn)",
 			pct(s.Fire, runs), pct(s.Swept, s.Fire)))
 	}
+	if s.OptionalOps != "" {
+		parts = append(parts, fmt.Sprintf("%s also with %s (--swaps or --fail-values set the workload of every run)", pct(s.Optional, runs), s.OptionalOps))
+	}
 	if len(parts) == 0 {
 		return "every run as given"
 	}
 	return strings.Join(parts, "; ") + fmt.Sprintf("; %d crashes of recoveries in all", s.RecoveryCrashes)
+}
+
+// The optional operations in the mix (Mix.Optional): one run in MixEvery
+// also exercises the target's optional operations, those its instance has
+// (probed once, on a scratch region): a MixSwaps share of swaps, and
+// failed cas that report the values they read.
+const (
+	MixEvery = 4
+	MixSwaps = 0.2
+)
+
+// Optional says which optional operations of package target a target's
+// instance has.
+type Optional struct {
+	Swap       bool // a target.Swapper: --swaps
+	FailValues bool // a target.FailReporter: --fail-values
+}
+
+// String lists them as the flags that use them ("" for none).
+func (o Optional) String() string {
+	switch {
+	case o.Swap && o.FailValues:
+		return "--swaps, --fail-values"
+	case o.Swap:
+		return "--swaps"
+	case o.FailValues:
+		return "--fail-values"
+	}
+	return ""
+}
+
+// ProbeOptional tells which optional operations c's target has, from an
+// instance it builds on a scratch region in memory (and discards).
+func ProbeOptional(c Config) (Optional, error) {
+	tc, err := c.targetConfig()
+	if err != nil {
+		return Optional{}, err
+	}
+	n, err := c.Target.Size(tc)
+	if err != nil {
+		return Optional{}, fmt.Errorf("target %s: %w", c.Target.Name, err)
+	}
+	r, err := pmem.NewMemory(n, pmem.Options{})
+	if err != nil {
+		return Optional{}, err
+	}
+	defer r.Close()
+	in, err := c.Target.New(r, tc)
+	if err != nil {
+		return Optional{}, fmt.Errorf("target %s: a scratch instance (to see which optional operations it has): %w", c.Target.Name, err)
+	}
+	_, swap := in.(target.Swapper)
+	_, report := in.(target.FailReporter)
+	return Optional{Swap: swap, FailValues: report}, nil
+}
+
+// mixer applies the optional operations of the mix to the runs of a
+// campaign.
+type mixer struct {
+	swaps, report bool
+}
+
+// newMixer probes c's target for its optional operations.
+func newMixer(c Config) (mixer, error) {
+	o, err := ProbeOptional(c)
+	if err != nil {
+		return mixer{}, err
+	}
+	return mixer{swaps: o.Swap && c.Driver.Reads < 1, report: o.FailValues}, nil
+}
+
+// apply makes run i of the campaign (its configuration rc) one of the mix
+// if its turn has come, and says so. The swaps come out of the cas's
+// share, or out of the reads' when the cas's is smaller.
+func (m mixer) apply(rc *Config, i int64) bool {
+	if i%MixEvery != MixEvery-1 || !m.swaps && !m.report {
+		return false
+	}
+	d := &rc.Driver
+	if m.swaps {
+		d.Swaps = MixSwaps
+		d.Reads = min(d.Reads, 1-MixSwaps)
+	}
+	d.FailValues = m.report
+	return true
+}
+
+// String says what the runs of the mix also do ("" for nothing).
+func (m mixer) String() string {
+	switch {
+	case m.swaps && m.report:
+		return fmt.Sprintf("%g%% swaps and failed cas that report the values they read", 100*MixSwaps)
+	case m.swaps:
+		return fmt.Sprintf("%g%% swaps", 100*MixSwaps)
+	case m.report:
+		return "failed cas that report the values they read"
+	}
+	return ""
 }

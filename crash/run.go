@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
+	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
@@ -27,14 +29,37 @@ const (
 	Blocked analyzer.Kind = "blocked"
 )
 
+// Kinds lists every anomaly kind a run's verdict can carry: the analyzer's
+// and the run's own. FuzzConfig.Ignore must name only these.
+func Kinds() []analyzer.Kind {
+	return []analyzer.Kind{analyzer.Cycle, analyzer.Dangling, analyzer.UnexplainedFailure,
+		analyzer.Fork, analyzer.UnreachableWrite, Stuck, Corrupt, Blocked}
+}
+
+// checkKinds refuses a kind that no verdict carries, so a typo in an
+// ignore list does not silently ignore nothing.
+func checkKinds(ks []analyzer.Kind) error {
+	for _, k := range ks {
+		if !slices.Contains(Kinds(), k) {
+			names := make([]string, 0, len(Kinds()))
+			for _, x := range Kinds() {
+				names = append(names, string(x))
+			}
+			return fmt.Errorf("unknown anomaly kind %q (known: %s)", k, strings.Join(names, ", "))
+		}
+	}
+	return nil
+}
+
 // Result is what a run did.
 type Result struct {
 	Seed uint64 `json:"seed"`
-	// Operations are the workload operations invoked (Reads + CASes); the
-	// full reads after recovery and at the end are not counted.
+	// Operations are the workload operations invoked (Reads + CASes +
+	// Swaps); the full reads after recovery and at the end are not counted.
 	Operations int64 `json:"operations"`
 	Reads      int64 `json:"reads"`
 	CASes      int64 `json:"cas"`
+	Swaps      int64 `json:"swaps"`
 	Returned   int64 `json:"returned"`
 	Crashes    int   `json:"crashes"`
 	// RecoveryCrashes counts the crashes of recoveries (each then run
@@ -278,6 +303,7 @@ func (res *Result) add(ms driver.MergeStats) {
 	res.Operations += ms.Invoked
 	res.Reads += ms.Reads
 	res.CASes += ms.CASes
+	res.Swaps += ms.Swaps
 	res.Returned += ms.Returned
 }
 

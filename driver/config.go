@@ -74,9 +74,17 @@ type Config struct {
 	Words uint64
 	// K is the number of words of every operation (distinct, random order).
 	K int
-	// Reads is the probability that an operation is a read (the rest are
-	// CAS); with 0, the only reads are the ones a CAS needs (Assumption 2).
+	// Reads is the probability that an operation is a read, Swaps that it
+	// is a swap (the rest are CAS; Reads + Swaps <= 1). A process that has
+	// read nothing a CAS can expect yet (Assumption 2) reads instead of a
+	// CAS; with Reads 0, those are the only reads. Swaps need a target
+	// whose instance is a target.Swapper.
 	Reads float64
+	Swaps float64
+	// FailValues makes a failed CAS report the values it read ("ret fail
+	// a v1 ... vk"): the target's instance must be a target.FailReporter.
+	// A process remembers them as it remembers what it read.
+	FailValues bool
 	// Seed seeds every random choice: workload, schedule, yields.
 	Seed uint64
 	// Sched is the scheduler.
@@ -122,6 +130,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("words = %d (at most 2^30)", c.Words)
 	case !(c.Reads >= 0 && c.Reads <= 1):
 		return fmt.Errorf("reads = %v (a probability)", c.Reads)
+	case !(c.Swaps >= 0 && c.Swaps <= 1):
+		return fmt.Errorf("swaps = %v (a probability)", c.Swaps)
+	case c.Reads+c.Swaps > 1+1e-9:
+		return fmt.Errorf("reads %v + swaps %v > 1: the rest of the operations are cas", c.Reads, c.Swaps)
 	case !(c.Yield >= 0 && c.Yield <= 1):
 		return fmt.Errorf("yield = %v (a probability)", c.Yield)
 	case !(c.Stick <= 1):

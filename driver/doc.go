@@ -11,15 +11,21 @@
 //
 // A workload is a number of threads (processes), operations, words (the
 // address space) and k, the words per operation (distinct, in random
-// order), with a mix of reads and CAS. It keeps the two assumptions of the
-// OPODIS paper's Section 4 by construction:
+// order), with a mix of reads and CAS, and, for a target that has them
+// (target.Swapper, target.FailReporter), multi-word swaps (Config.Swaps)
+// and failed CAS that report the values they read (Config.FailValues). It
+// keeps the two assumptions of the OPODIS paper's Section 4 by
+// construction:
 //
-//  1. every new value is a unique tag, (process id + 1) << 32 | counter,
-//     below 1<<target.ValueBits (a target may keep flags above), so no
-//     value is written twice to a word and none equals the initial value 0;
+//  1. every new value (of a CAS or a swap) is a unique tag, (process id +
+//  1. << 32 | counter, below 1<<target.ValueBits (a target may keep
+//     flags above), so no value is written twice to a word and none
+//     equals the initial value 0;
 //  2. every CAS expects, at each of its words, the value its own process
 //     returned from an earlier, finished read of that word (a fresh read:
-//     a read-modify-write; or an older one: a CAS that will likely fail).
+//     a read-modify-write; or an older one: a CAS that will likely fail),
+//     or that an earlier failure of its own reported there (a retry). A
+//     swap expects nothing.
 //
 // # Logging
 //

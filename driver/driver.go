@@ -33,6 +33,11 @@ type Driver struct {
 	pids   []int32
 	tags   []Tag // each worker's goroutine, for the watchdogs
 
+	// swapper and reporter are the target's optional operations, when the
+	// workload uses them (Config.Swaps, Config.FailValues).
+	swapper  target.Swapper
+	reporter target.FailReporter
+
 	// segment state
 	aborted     atomic.Bool
 	crashAt     int64 // 0: no crash
@@ -69,6 +74,9 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
 	}
 	d := &Driver{cfg: c, target: ops, region: r, rec: rec}
+	if err := d.optional(); err != nil {
+		return nil, err
+	}
 	d.tags = make([]Tag, c.Threads)
 	for i := range d.tags {
 		d.tags[i] = NewTag(fmt.Sprintf("driver %p worker %d", d, i))
@@ -84,14 +92,36 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	return d, nil
 }
 
+// ErrUnsupported says that the workload asks for an operation the target
+// does not have (a swap, a failure that reports values).
+var ErrUnsupported = errors.New("the target does not support it")
+
+// optional finds the optional operations the workload uses.
+func (d *Driver) optional() error {
+	var ok bool
+	if d.cfg.Swaps > 0 {
+		if d.swapper, ok = d.target.(target.Swapper); !ok {
+			return fmt.Errorf("driver: swaps (--swaps %v): %w (its instance is no target.Swapper)", d.cfg.Swaps, ErrUnsupported)
+		}
+	}
+	if d.cfg.FailValues {
+		if d.reporter, ok = d.target.(target.FailReporter); !ok {
+			return fmt.Errorf("driver: failures that report values (--fail-values): %w (its instance is no target.FailReporter)", ErrUnsupported)
+		}
+	}
+	return nil
+}
+
 // Config is the driver's configuration.
 func (d *Driver) Config() Config { return d.cfg }
 
 // Rebind makes the next segments run on ops and the region r instead: the
 // target opened again on a region reopened after a crash, as a new process
-// would (package crash). The workload goes on where it was.
-func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) {
+// would (package crash). The workload goes on where it was, with the
+// optional operations of ops (an error if ops lacks one it uses).
+func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) error {
 	d.target, d.region = ops, r
+	return d.optional()
 }
 
 // SetTagBase makes every process's next tag counter start after base (a
@@ -528,24 +558,17 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		*left--
 		// Invocation: logged before the operation's first access.
 		ts := d.now()
-		if o.kind == history.Read {
-			rec, _ := l.record(recInvRead, k, ts)
-			copy(rec[recHeader:], o.addrs)
-			l.commitRecord(rec)
-		} else {
-			rec, _ := l.record(recInvCAS, k, ts)
-			for i := range o.addrs {
-				rec[recHeader+3*i] = o.addrs[i]
-				rec[recHeader+3*i+1] = o.exp[i]
-				rec[recHeader+3*i+2] = o.new[i]
-			}
-			l.commitRecord(rec)
-		}
+		logInvocation(l, o, k, ts)
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
 		d.invoked(w)
-		if o.kind == history.Read {
+		switch {
+		case o.kind == history.Read:
 			err = d.target.Read(w, o.addrs, o.vals)
-		} else {
+		case o.kind == history.Swap:
+			err = d.swapper.Swap(w, p.casWords(o), o.vals)
+		case o.report:
+			o.ok, o.fail, err = d.reporter.CASReport(w, p.casWords(o), o.vals)
+		default:
 			o.ok, o.fail, err = d.target.CAS(w, p.casWords(o))
 		}
 		ws.inOp = false
@@ -565,19 +588,54 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		// Response: logged after the operation's last access.
-		switch {
-		case o.kind == history.Read:
-			rec, _ := l.record(recRetRead, k, d.now())
-			copy(rec[recHeader:], o.vals)
-			l.commitRecord(rec)
-		case o.ok:
-			rec, _ := l.record(recRetOK, k, d.now())
-			l.commitRecord(rec)
-		default:
-			rec, _ := l.record(recRetFail, k, d.now())
-			rec[recHeader] = o.fail
-			l.commitRecord(rec)
-		}
+		logResponse(l, o, k, d.now())
 		p.done(o)
+	}
+}
+
+// logInvocation logs o's invocation at ts (the log has room: wlog.room).
+func logInvocation(l *wlog, o *op, k int, ts int64) {
+	switch o.kind {
+	case history.Read:
+		rec, _ := l.record(recInvRead, k, ts)
+		copy(rec[recHeader:], o.addrs)
+		l.commitRecord(rec)
+	case history.Swap:
+		rec, _ := l.record(recInvSwap, k, ts)
+		for i := range o.addrs {
+			rec[recHeader+2*i] = o.addrs[i]
+			rec[recHeader+2*i+1] = o.new[i]
+		}
+		l.commitRecord(rec)
+	default:
+		rec, _ := l.record(recInvCAS, k, ts)
+		for i := range o.addrs {
+			rec[recHeader+3*i] = o.addrs[i]
+			rec[recHeader+3*i+1] = o.exp[i]
+			rec[recHeader+3*i+2] = o.new[i]
+		}
+		l.commitRecord(rec)
+	}
+}
+
+// logResponse logs o's response at ts.
+func logResponse(l *wlog, o *op, k int, ts int64) {
+	switch {
+	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
+		rec, _ := l.record(recRetRead, k, ts)
+		copy(rec[recHeader:], o.vals)
+		l.commitRecord(rec)
+	case o.ok:
+		rec, _ := l.record(recRetOK, k, ts)
+		l.commitRecord(rec)
+	case o.report:
+		rec, _ := l.record(recRetFailValues, k, ts)
+		rec[recHeader] = o.fail
+		copy(rec[recHeader+1:], o.vals)
+		l.commitRecord(rec)
+	default:
+		rec, _ := l.record(recRetFail, k, ts)
+		rec[recHeader] = o.fail
+		l.commitRecord(rec)
 	}
 }

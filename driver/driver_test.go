@@ -149,43 +149,70 @@ func TestFreeScheduler(t *testing.T) {
 }
 
 // TestAssumptions checks, on a recorded history, the two assumptions the
-// driver promises: unique new values, and expected values that the same
-// process read before.
+// driver promises: unique new values (of cas and swaps), and expected
+// values that the same process read before (a read, or a failure that
+// reported values). With swaps and failures that report values, the
+// history has both, each well formed, and is linearizable.
 func TestAssumptions(t *testing.T) {
-	for _, sched := range []Sched{Deterministic, Free} {
-		c := cfg(4, 5, 2, 11)
-		c.Sched = sched
-		h, _ := record(t, c, 200, CrashPoint{})
-		hist, err := history.ReadAll(strings.NewReader(h), "<test>")
-		if err != nil {
-			t.Fatal(err)
+	for _, mix := range []bool{false, true} {
+		for _, sched := range []Sched{Deterministic, Free} {
+			c := cfg(4, 5, 2, 11)
+			c.Sched = sched
+			if mix {
+				c.Swaps, c.FailValues = 0.3, true
+			}
+			h, seg := record(t, c, 200, CrashPoint{})
+			if mix && (seg.Swaps == 0 || !strings.Contains(h, "inv swap")) {
+				t.Fatalf("no swap recorded: %+v", seg.MergeStats)
+			}
+			checkAssumptions(t, h, mix)
+			if res := check(t, h); !res.Linearizable {
+				t.Fatalf("not linearizable: %+v", res.Anomalies)
+			}
 		}
-		written := map[[2]uint64]bool{}
-		read := map[int32]map[[2]uint64]bool{}
-		for _, o := range hist.Ops {
-			if read[o.Proc] == nil {
-				read[o.Proc] = map[[2]uint64]bool{}
-			}
-			if o.Kind == history.Read {
-				for i, a := range o.Addrs {
-					read[o.Proc][[2]uint64{a, o.Values[i]}] = true
-				}
-				continue
-			}
+	}
+}
+
+func checkAssumptions(t *testing.T, h string, mix bool) {
+	t.Helper()
+	hist, err := history.ReadAll(strings.NewReader(h), "<test>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	written := map[[2]uint64]bool{}
+	read := map[int32]map[[2]uint64]bool{}
+	reported := 0
+	for _, o := range hist.Ops {
+		if read[o.Proc] == nil {
+			read[o.Proc] = map[[2]uint64]bool{}
+		}
+		if o.Kind == history.Read || o.Kind == history.CAS && o.Values != nil {
 			for i, a := range o.Addrs {
-				key := [2]uint64{a, o.New[i]}
-				if written[key] || o.New[i] == 0 || o.New[i]&^mwcas.ValueMask != 0 || o.New[i]>>32 != uint64(o.Proc)+1 {
-					t.Fatalf("line %d: value %#x at %d breaks Assumption 1", o.Line, o.New[i], a)
-				}
-				written[key] = true
-				if !read[o.Proc][[2]uint64{a, o.Expected[i]}] {
-					t.Fatalf("line %d: process %d expects %#x at %d without having read it", o.Line, o.Proc, o.Expected[i], a)
-				}
-			}
-			if !slices.Equal(slices.Sorted(slices.Values(o.Addrs)), slices.Compact(slices.Sorted(slices.Values(o.Addrs)))) {
-				t.Fatalf("line %d: repeated address", o.Line)
+				read[o.Proc][[2]uint64{a, o.Values[i]}] = true
 			}
 		}
+		if o.Kind == history.Read {
+			continue
+		}
+		if o.Kind == history.CAS && o.Values != nil {
+			reported++
+		}
+		for i, a := range o.Addrs {
+			key := [2]uint64{a, o.New[i]}
+			if written[key] || o.New[i] == 0 || o.New[i]&^mwcas.ValueMask != 0 || o.New[i]>>32 != uint64(o.Proc)+1 {
+				t.Fatalf("line %d: value %#x at %d breaks Assumption 1", o.Line, o.New[i], a)
+			}
+			written[key] = true
+			if o.Kind == history.CAS && !read[o.Proc][[2]uint64{a, o.Expected[i]}] {
+				t.Fatalf("line %d: process %d expects %#x at %d without having read it", o.Line, o.Proc, o.Expected[i], a)
+			}
+		}
+		if !slices.Equal(slices.Sorted(slices.Values(o.Addrs)), slices.Compact(slices.Sorted(slices.Values(o.Addrs)))) {
+			t.Fatalf("line %d: repeated address", o.Line)
+		}
+	}
+	if mix != (reported > 0) {
+		t.Fatalf("%d failures report values (mix %v)", reported, mix)
 	}
 }
 
@@ -485,12 +512,30 @@ func TestMergeOrder(t *testing.T) {
 	if ms.Invoked != 3 || ms.Returned != 3 || ms.LastInv[1] != 3 || ms.MaxTag[1] != 1 {
 		t.Fatalf("%+v", ms)
 	}
+	// Swaps and failures that report values: the swap's tag counts.
+	buf.Reset()
+	rec = NewRecorder(history.NewWriter(&buf))
+	l0 = []uint64{recInvSwap | 2<<8, 1, 7, 0x100000005, 8, 0x100000006, recRetRead | 2<<8, 3, 0, 0x200000001}
+	l1 = []uint64{recInvCAS | 2<<8, 2, 7, 0, 0x200000009, 8, 0, 0x20000000a, recRetFailValues | 2<<8, 4, 7, 0x100000005, 0}
+	if ms, err = rec.MergeLogs([][]uint64{l0, l1}, []int32{0, 1}, 2); err != nil {
+		t.Fatal(err)
+	}
+	rec.Flush()
+	want = "0 inv swap 7:0x100000005 8:0x100000006\n1 inv cas 7:0:0x200000009 8:0:0x20000000a\n0 ret 0 0x200000001\n1 ret fail 7 0x100000005 0\n"
+	if buf.String() != want {
+		t.Fatalf("got\n%swant\n%s", buf.String(), want)
+	}
+	if ms.Swaps != 1 || ms.CASes != 1 || ms.MaxTag[0] != 6 || ms.MaxTag[1] != 10 {
+		t.Fatalf("%+v", ms)
+	}
 	// A damaged log is refused.
 	for _, bad := range [][]uint64{
-		{recInvRead | 1<<8, 5},                             // cut short
-		{recRetOK | 1<<8, 5},                               // response first
-		{recInvRead | 1<<8, 5, 1, recInvRead | 1<<8, 6, 2}, // two invocations
-		{recInvRead | 1<<8, 5, 1, recRetRead | 1<<8, 4, 0}, // back in time
+		{recInvRead | 1<<8, 5},                                      // cut short
+		{recRetOK | 1<<8, 5},                                        // response first
+		{recInvRead | 1<<8, 5, 1, recInvRead | 1<<8, 6, 2},          // two invocations
+		{recInvRead | 1<<8, 5, 1, recRetRead | 1<<8, 4, 0},          // back in time
+		{recInvSwap | 1<<8, 5, 1, 9, recRetOK | 1<<8, 6},            // a swap returns ok
+		{recInvRead | 1<<8, 5, 1, recRetFailValues | 1<<8, 6, 1, 0}, // a read fails
 		{99, 5},
 	} {
 		if _, err := NewRecorder(history.NewWriter(&buf)).MergeLogs([][]uint64{bad}, []int32{0}, 1); err == nil {
@@ -551,6 +596,7 @@ func TestConfig(t *testing.T) {
 	for _, change := range []func(*Config){
 		func(c *Config) { c.Threads = -1 }, func(c *Config) { c.K = 65 }, func(c *Config) { c.Words, c.K = 1, 2 },
 		func(c *Config) { c.Reads = 2 }, func(c *Config) { c.Yield = -1 }, func(c *Config) { c.Stick = 2 },
+		func(c *Config) { c.Swaps = -0.1 }, func(c *Config) { c.Reads, c.Swaps = 0.6, 0.5 },
 	} {
 		c := DefaultConfig()
 		change(&c)

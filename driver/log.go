@@ -13,17 +13,23 @@ import (
 //	ts      the timestamp (nanoseconds of the monotonic clock, or the
 //	        deterministic scheduler's logical clock)
 //	payload inv read: k addresses; inv cas: k (address, expected, new)
-//	        triples; ret read: k values; ret ok: nothing; ret fail: the
-//	        blamed address
+//	        triples; inv swap: k (address, new) pairs; ret values (of a
+//	        read or a swap): k values; ret ok: nothing; ret fail: the
+//	        blamed address; ret fail values: the blamed address and k
+//	        values
 //
 // The encoding is private to the package (and to the versions of pmlin a
 // parent and its child process share).
 const (
 	recInvRead = 1 + iota
 	recInvCAS
-	recRetRead
+	recInvSwap
+	// Responses from here on (the merge puts an invocation first at equal
+	// timestamps).
+	recRetRead // of a read or a swap
 	recRetOK
 	recRetFail
+	recRetFailValues
 )
 
 const recHeader = 2 // words before the payload
@@ -34,13 +40,21 @@ func recWords(kind, k int) int {
 		return recHeader + k
 	case recInvCAS:
 		return recHeader + 3*k
+	case recInvSwap:
+		return recHeader + 2*k
 	case recRetOK:
 		return recHeader
 	case recRetFail:
 		return recHeader + 1
+	case recRetFailValues:
+		return recHeader + 1 + k
 	}
 	return -1
 }
+
+// opWords bounds the words of one operation's records (its invocation and
+// its response) with k words.
+func opWords(k int) int { return recWords(recInvCAS, k) + recWords(recRetFailValues, k) }
 
 // wlog is one worker's private log. In memory it is a list of chunks
 // (never copied while the worker runs); in a shared mapping (Log) it is one
@@ -120,7 +134,7 @@ func (l *wlog) chunks() [][]uint64 {
 // room reports whether a fixed log has room for one more operation of k
 // words (its invocation and response).
 func (l *wlog) room(k int) bool {
-	return !l.fixed || l.n+recWords(recInvCAS, k)+recWords(recRetRead, k) <= len(l.buf)
+	return !l.fixed || l.n+opWords(k) <= len(l.buf)
 }
 
 // MergeStats is what a merge of logs wrote.
@@ -129,6 +143,7 @@ type MergeStats struct {
 	Invoked  int64 // invocations
 	Reads    int64 // read invocations
 	CASes    int64 // cas invocations
+	Swaps    int64 // swap invocations
 	Returned int64
 	// LastInv is, per log, the line of its last invocation (0: none), and
 	// Pending whether that invocation has no response.
@@ -218,20 +233,30 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			st.InvokedBy[best]++
 			st.Reads++
 			st.LastInv[best], st.Pending[best] = rc.lines, true
-		case recInvCAS:
+		case recInvCAS, recInvSwap:
 			addrs, exp, nw = addrs[:0], exp[:0], nw[:0]
-			for j := 0; j < len(pay); j += 3 {
+			step := 3
+			if kind == recInvSwap {
+				step = 2
+			}
+			for j := 0; j < len(pay); j += step {
 				addrs = append(addrs, pay[j])
 				exp = append(exp, pay[j+1])
-				nw = append(nw, pay[j+2])
-				if v := pay[j+2]; v>>32 == uint64(p)+1 {
+				v := pay[j+step-1]
+				nw = append(nw, v)
+				if v>>32 == uint64(p)+1 {
 					st.MaxTag[best] = max(st.MaxTag[best], v&MaxTag)
 				}
 			}
-			hw.InvokeCAS(p, addrs, exp, nw)
+			if kind == recInvSwap {
+				hw.InvokeSwap(p, addrs, nw)
+				st.Swaps++
+			} else {
+				hw.InvokeCAS(p, addrs, exp, nw)
+				st.CASes++
+			}
 			st.Invoked++
 			st.InvokedBy[best]++
-			st.CASes++
 			st.LastInv[best], st.Pending[best] = rc.lines, true
 		case recRetRead:
 			hw.ReturnRead(p, pay)
@@ -243,6 +268,10 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			st.Pending[best] = false
 		case recRetFail:
 			hw.ReturnFail(p, pay[0])
+			st.Returned++
+			st.Pending[best] = false
+		case recRetFailValues:
+			hw.ReturnFailValues(p, pay[0], pay[1:])
 			st.Returned++
 			st.Pending[best] = false
 		}
@@ -278,17 +307,17 @@ func (v *validator) check(l []uint64, k int) error {
 			last = ts
 		}
 		switch kind {
-		case recInvRead, recInvCAS:
+		case recInvRead, recInvCAS, recInvSwap:
 			if pending != 0 {
 				return fmt.Errorf("record at word %d invokes with an operation pending", pos)
 			}
 			pending, pendingK = kind, kk
 		case recRetRead:
-			if pending != recInvRead || kk != pendingK {
-				return fmt.Errorf("record at word %d returns a read that was not invoked", pos)
+			if pending != recInvRead && pending != recInvSwap || kk != pendingK {
+				return fmt.Errorf("record at word %d returns a read or swap that was not invoked", pos)
 			}
 			pending = 0
-		case recRetOK, recRetFail:
+		case recRetOK, recRetFail, recRetFailValues:
 			if pending != recInvCAS || kk != pendingK {
 				return fmt.Errorf("record at word %d returns a cas that was not invoked", pos)
 			}

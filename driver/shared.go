@@ -27,7 +27,7 @@ func SharedLogWords(threads, k, ops int) int {
 }
 
 func sectionWords(k, ops int) int {
-	return ops * (recWords(recInvCAS, k) + recWords(recRetRead, k))
+	return ops * opWords(k)
 }
 
 // LayoutSharedLogs formats mem (SharedLogWords(threads, k, ops) words).

@@ -140,17 +140,36 @@ func (d *Driver) waitFree(ctx context.Context, c *crew, workers []int) []bool {
 		last[w], since[w] = d.ws[w].beat.Load(), start
 	}
 	return d.watch(ctx, c, workers, func(now time.Time) {
+		var silent []int
 		for _, w := range workers {
 			switch b := d.ws[w].beat.Load(); {
 			case c.returned[w].Load():
 			case b != last[w]:
 				last[w], since[w] = b, now
 			case now.Sub(since[w]) >= d.cfg.StuckAfter:
-				d.setSilent(w, now.Sub(since[w]), false)
-				return
+				silent = append(silent, w)
 			}
 		}
+		if len(silent) > 0 {
+			w := d.culprit(silent)
+			d.setSilent(w, now.Sub(since[w]), false)
+		}
 	})
+}
+
+// culprit is, of the silent workers (free scheduler), one found running:
+// a worker that spins starves the others of CPU, and one starved while it
+// waits in the runtime (a GC assist, an allocation) looks as silent as
+// the spinner, but it is its victim. The first one if none runs.
+func (d *Driver) culprit(silent []int) int {
+	if len(silent) > 1 {
+		for _, w := range silent {
+			if spot, found := d.tags[w].Locate(); found && !spot.Waiting {
+				return w
+			}
+		}
+	}
+	return silent[0]
 }
 
 // setSilent is a watchdog finding worker w silent for quiet: no region

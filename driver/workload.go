@@ -17,10 +17,13 @@ type op struct {
 	kind  history.OpKind
 	addrs []uint64
 	exp   []uint64 // cas
-	new   []uint64 // cas
-	vals  []uint64 // read: the values returned
-	ok    bool     // cas
-	fail  uint64   // cas: the blamed address
+	new   []uint64 // cas, swap
+	// vals are the values a read returned, a swap replaced, or a failed
+	// cas reported (if report).
+	vals   []uint64
+	ok     bool   // cas
+	fail   uint64 // cas: the blamed address
+	report bool   // cas: a failure reports vals (Config.FailValues)
 }
 
 // proc is the workload state of one process. It survives crashes: after
@@ -28,12 +31,14 @@ type op struct {
 // the values it read (which stay valid expected values: Assumption 2 asks
 // only that they were returned before the CAS is invoked).
 type proc struct {
-	id    int32
-	rng   *rand.Rand
-	words uint64
-	k     int
-	reads float64
-	ctr   uint64 // the last tag counter used
+	id     int32
+	rng    *rand.Rand
+	words  uint64
+	k      int
+	reads  float64
+	swaps  float64
+	report bool
+	ctr    uint64 // the last tag counter used
 
 	recentAddrs [recentReads][]uint64
 	recentVals  [recentReads][]uint64
@@ -47,7 +52,8 @@ type proc struct {
 }
 
 func newProc(id int32, c Config, seed uint64) *proc {
-	p := &proc{id: id, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^uint64(id))), words: c.Words, k: c.K, reads: c.Reads}
+	p := &proc{id: id, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^uint64(id))), words: c.Words, k: c.K, reads: c.Reads,
+		swaps: c.Swaps, report: c.FailValues}
 	for i := range recentReads {
 		p.recentAddrs[i] = make([]uint64, c.K)
 		p.recentVals[i] = make([]uint64, c.K)
@@ -71,10 +77,26 @@ func (p *proc) tag() (uint64, error) {
 	return uint64(p.id+1)<<32 | p.ctr, nil
 }
 
-// next chooses the next operation.
+// next chooses the next operation. Without swaps it draws exactly what it
+// drew before swaps existed: the same seed, the same history.
 func (p *proc) next() (*op, error) {
 	o := &p.op
-	if p.nRecent == 0 || p.rng.Float64() < p.reads {
+	if p.nRecent == 0 && p.swaps == 0 {
+		o.kind = history.Read
+		p.randomAddrs(o.addrs)
+		return o, nil
+	}
+	switch u := p.rng.Float64(); {
+	case u < p.reads:
+		o.kind = history.Read
+		p.randomAddrs(o.addrs)
+		return o, nil
+	case u < p.reads+p.swaps:
+		// New values are tags, as a cas's: Assumption 1.
+		o.kind = history.Swap
+		p.randomAddrs(o.addrs)
+		return o, p.tags(o.new)
+	case p.nRecent == 0:
 		o.kind = history.Read
 		p.randomAddrs(o.addrs)
 		return o, nil
@@ -85,7 +107,7 @@ func (p *proc) next() (*op, error) {
 		// fails, and the failure path gets exercised.
 		src = p.rng.IntN(p.nRecent)
 	}
-	o.kind = history.CAS
+	o.kind, o.report = history.CAS, p.report
 	for i := range p.perm {
 		p.perm[i] = i
 	}
@@ -93,13 +115,20 @@ func (p *proc) next() (*op, error) {
 	for i, j := range p.perm {
 		o.addrs[i] = p.recentAddrs[src][j]
 		o.exp[i] = p.recentVals[src][j]
+	}
+	return o, p.tags(o.new)
+}
+
+// tags fills vs with fresh tags.
+func (p *proc) tags(vs []uint64) error {
+	for i := range vs {
 		v, err := p.tag()
 		if err != nil {
-			return nil, err
+			return err
 		}
-		o.new[i] = v
+		vs[i] = v
 	}
-	return o, nil
+	return nil
 }
 
 // randomAddrs fills a with distinct random addresses, in random order.
@@ -116,9 +145,11 @@ func (p *proc) randomAddrs(a []uint64) {
 	}
 }
 
-// done takes note of a returned operation.
+// done takes note of a returned operation: what a read returned, or a
+// failed cas reported, is what the process read (a swap's values were
+// replaced by the swap itself: no use to a cas).
 func (p *proc) done(o *op) {
-	if o.kind != history.Read {
+	if o.kind != history.Read && !(o.kind == history.CAS && !o.ok && o.report) {
 		p.lastWasRead = false
 		return
 	}
@@ -136,10 +167,13 @@ func (p *proc) done(o *op) {
 // interrupted takes note of an operation cut off by a crash.
 func (p *proc) interrupted() { p.lastWasRead = false }
 
-// casWords returns the operation as target words.
+// casWords returns the operation as target words (a swap's Old is 0).
 func (p *proc) casWords(o *op) []target.Word {
 	for i := range o.addrs {
-		p.cas[i] = target.Word{Addr: o.addrs[i], Old: o.exp[i], New: o.new[i]}
+		p.cas[i] = target.Word{Addr: o.addrs[i], New: o.new[i]}
+		if o.kind == history.CAS {
+			p.cas[i].Old = o.exp[i]
+		}
 	}
 	return p.cas
 }

@@ -53,6 +53,9 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 	if line[0] != '{' {
 		return nil, r.fail(ErrSyntax, nil, "expected a JSON object (this history is JSON Lines: its first line is one)")
 	}
+	if k, dup := repeatedKey(line); dup {
+		return nil, r.fail(ErrSyntax, nil, "key %q appears twice on the line", k)
+	}
 	var j jsonLine
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
@@ -238,4 +241,32 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 		return nil, err
 	}
 	return r.respond(idx, ps, response{kind: retFail, failAddr: a})
+}
+
+// repeatedKey finds a key that appears twice in the line's top-level
+// object: encoding/json would keep the last value silently, and a line
+// that says two things must not be read as either. A line that is not
+// valid JSON reports nothing here: the decoder names its error.
+func repeatedKey(line []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		k, _ := t.(string)
+		if seen[k] {
+			return k, true
+		}
+		seen[k] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
 }

@@ -25,7 +25,10 @@
 //  4. it retires the log (the commit record back to 0), flushes and fences
 //     it, and only then releases the locks.
 //
-// A multi-word read takes the same locks and reads the words. Whatever a
+// A multi-word swap takes the same locks, reads the old values and commits
+// the new ones the same way; a failed CAS that reports what it read
+// (CASReport) reads every word before it releases the locks. A
+// multi-word read takes the same locks and reads the words. Whatever a
 // worker can read under a lock is durable: values become visible to others
 // only when the locks are released, after step 4.
 //
@@ -297,30 +300,35 @@ func (m *LockMwCAS) unlock(a *pmem.Steps, s *scratch) {
 
 // CAS is the multi-word CAS (see the package documentation).
 func (m *LockMwCAS) CAS(worker int, words []target.Word) (bool, uint64, error) {
-	s, a, err := m.begin(worker)
+	return m.cas(worker, words, nil)
+}
+
+// CASReport is CAS, and a failure reads every word under the locks it
+// holds: a snapshot (target.FailReporter).
+func (m *LockMwCAS) CASReport(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
+	if len(read) < len(words) {
+		return false, 0, fmt.Errorf("lockmwcas: room for %d values, %d words", len(read), len(words))
+	}
+	return m.cas(worker, words, read)
+}
+
+// cas is CAS, and CASReport when read is not nil.
+func (m *LockMwCAS) cas(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
+	s, a, err := m.lockWords(worker, words)
 	if err != nil {
 		return false, 0, err
 	}
-	if len(words) == 0 || uint64(len(words)) > m.l.maxK {
-		return false, 0, fmt.Errorf("lockmwcas: %d words (1..%d)", len(words), m.l.maxK)
-	}
-	s.words = append(s.words[:0], words...)
-	slices.SortFunc(s.words, func(x, y target.Word) int { return cmp.Compare(x.Addr, y.Addr) })
-	for i := 1; i < len(s.words); i++ {
-		if s.words[i].Addr == s.words[i-1].Addr {
-			return false, 0, fmt.Errorf("lockmwcas: address %d twice", s.words[i].Addr)
-		}
-	}
-	if err := m.stripesOf(s, addrsOf(s.words)); err != nil {
-		return false, 0, err
-	}
-	m.lock(&a, s, uint64(worker)+1)
 	for _, x := range s.words {
 		v := a.Load(m.l.data(x.Addr))
 		if a.Err != nil {
 			return false, 0, a.Err
 		}
 		if v != x.Old {
+			if read != nil {
+				for i, y := range words {
+					read[i] = a.Load(m.l.data(y.Addr))
+				}
+			}
 			if m.mut != lockLeakedOnFailure {
 				m.unlock(&a, s)
 			}
@@ -330,6 +338,48 @@ func (m *LockMwCAS) CAS(worker int, words []target.Word) (bool, uint64, error) {
 	m.commit(&a, uint64(worker), s.words)
 	m.unlock(&a, s)
 	return a.Err == nil, 0, a.Err
+}
+
+// Swap is the multi-word swap (target.Swapper): under the locks, it reads
+// the old values and commits the new ones as a CAS does.
+func (m *LockMwCAS) Swap(worker int, words []target.Word, old []uint64) error {
+	if len(old) < len(words) {
+		return fmt.Errorf("lockmwcas: room for %d values, %d words", len(old), len(words))
+	}
+	s, a, err := m.lockWords(worker, words)
+	if err != nil {
+		return err
+	}
+	for i, x := range words {
+		old[i] = a.Load(m.l.data(x.Addr))
+	}
+	m.commit(&a, uint64(worker), s.words)
+	m.unlock(&a, s)
+	return a.Err
+}
+
+// lockWords checks an operation's words, sorts them into the worker's
+// scratch space and takes their locks.
+func (m *LockMwCAS) lockWords(worker int, words []target.Word) (*scratch, pmem.Steps, error) {
+	s, a, err := m.begin(worker)
+	if err != nil {
+		return nil, a, err
+	}
+	if len(words) == 0 || uint64(len(words)) > m.l.maxK {
+		return nil, a, fmt.Errorf("lockmwcas: %d words (1..%d)", len(words), m.l.maxK)
+	}
+	s.words = append(s.words[:0], words...)
+	slices.SortFunc(s.words, func(x, y target.Word) int { return cmp.Compare(x.Addr, y.Addr) })
+	for i := 1; i < len(s.words); i++ {
+		if s.words[i].Addr == s.words[i-1].Addr {
+			return nil, a, fmt.Errorf("lockmwcas: address %d twice", s.words[i].Addr)
+		}
+	}
+	if err := m.stripesOf(s, addrsOf(s.words)); err != nil {
+		return nil, a, err
+	}
+	m.lock(&a, s, uint64(worker)+1)
+	return s, a, nil
 }
 
 func addrsOf(words []target.Word) iter.Seq[uint64] {

@@ -167,3 +167,33 @@ func TestBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestSwapAndReport: a swap returns what it replaced, in the caller's
+// order; a failure that reports values reads every word; a success does
+// not touch read.
+func TestSwapAndReport(t *testing.T) {
+	_, m := newRegion(t, config(""))
+	old := make([]uint64, 2)
+	if err := m.Swap(0, []target.Word{{Addr: 3, New: 30}, {Addr: 1, New: 10}}, old); err != nil || old[0] != 0 || old[1] != 0 {
+		t.Fatal(old, err)
+	}
+	if err := m.Swap(1, []target.Word{{Addr: 1, New: 11}, {Addr: 3, New: 31}}, old); err != nil || old[0] != 10 || old[1] != 30 {
+		t.Fatal(old, err)
+	}
+	read := []uint64{7, 7}
+	ok, failed, err := m.CASReport(0, []target.Word{{Addr: 3, Old: 31, New: 32}, {Addr: 1, Old: 10, New: 12}}, read)
+	if err != nil || ok || failed != 1 || read[0] != 31 || read[1] != 11 {
+		t.Fatal(ok, failed, read, err)
+	}
+	read = []uint64{7, 7}
+	ok, _, err = m.CASReport(0, []target.Word{{Addr: 3, Old: 31, New: 32}, {Addr: 1, Old: 11, New: 12}}, read)
+	if err != nil || !ok || read[0] != 7 {
+		t.Fatal(ok, read, err)
+	}
+	if _, _, err := m.CASReport(0, []target.Word{{Addr: 3}}, nil); err == nil {
+		t.Error("no room for the values accepted")
+	}
+	if err := m.Swap(0, []target.Word{{Addr: 3}, {Addr: 3}}, old); err == nil {
+		t.Error("an address twice accepted")
+	}
+}

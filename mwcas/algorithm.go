@@ -4,14 +4,15 @@ package mwcas
 // descriptor's owner or by any helper; all of them are idempotent, so any
 // number of workers can run them on the same descriptor at once.
 
-// initDescriptor fills descriptor d from w.sorted and persists it before any
-// pointer to it can be installed: recovery must find, behind every durable
-// pointer, the operation that put it there.
-func (w *wstate) initDescriptor(d uint64) {
+// initDescriptor fills descriptor d from w.sorted, with kind 0 for a MwCAS
+// or swapFlag for a swap, and persists it before any pointer to it can be
+// installed: recovery must find, behind every durable pointer, the
+// operation that put it there.
+func (w *wstate) initDescriptor(d, kind uint64) {
 	l := &w.m.l
 	k := uint64(len(w.sorted))
 	w.store(l.status(d), stUndecided)
-	w.store(l.count(d), k)
+	w.store(l.count(d), k|kind)
 	for s, x := range w.sorted {
 		e := l.entry(d, uint64(s))
 		w.store(e, x.Addr)
@@ -27,13 +28,15 @@ func (w *wstate) initDescriptor(d uint64) {
 	w.fence()
 }
 
-// count reads and checks the number of words of descriptor d.
-func (w *wstate) count(d uint64) uint64 {
-	n := w.load(w.m.l.count(d))
+// count reads and checks the number of words of descriptor d, and tells
+// whether it is a swap.
+func (w *wstate) count(d uint64) (uint64, bool) {
+	c := w.load(w.m.l.count(d))
+	n := c &^ swapFlag
 	if n == 0 || n > w.m.l.maxK {
-		corrupt("descriptor %d has %d words", d, n)
+		corrupt("descriptor %d has count word %#x", d, c)
 	}
-	return n
+	return n, c&swapFlag != 0
 }
 
 // entryAddr reads and checks the data address of slot s of descriptor d, and
@@ -63,6 +66,9 @@ func (w *wstate) help(d uint64) {
 	if d >= w.m.l.descs {
 		corrupt("pointer to descriptor %d of %d", d, w.m.l.descs)
 	}
+	if w.m.mut == mutHelpSkipped {
+		return
+	}
 	w.run(d)
 }
 
@@ -70,11 +76,17 @@ func (w *wstate) help(d uint64) {
 // and decides the status.
 func (w *wstate) phase1(d uint64) {
 	l := &w.m.l
-	n := w.count(d)
+	n, swap := w.count(d)
 	mine := descPtr(d)
 	outcome := stSucceeded
 slots:
 	for s := range n {
+		if swap {
+			if !w.installSwap(d, s) {
+				return // decided by a helper
+			}
+			continue
+		}
 		off := w.entryAddr(d, s)
 		old := w.load(l.entry(d, s) + 1)
 		for {
@@ -130,6 +142,68 @@ slots:
 	w.decide(d, outcome)
 }
 
+// installSwap installs swap descriptor d in the word of slot s over
+// whatever value the word holds, and leaves in the slot's old field, frozen,
+// the value it displaced. It reports false if the status was decided
+// first (by a helper: every slot is then installed and frozen).
+//
+// Any number of workers run it at once, so the old field is a protocol of
+// its own. Before installing over a clean value v, a worker makes the old
+// field say v (a CAS from the value it held), durably: recovery rolls a
+// word back to it, and completeInstall undoes an RDCSS to it. A worker
+// changes a recorded value o only after reading o there and then a clean v
+// != o in the word: the word held o before o was recorded, so o was
+// replaced by a write since and never comes back (a rollback restores the
+// value its descriptor displaced, and new values are unique), so nobody
+// can still install over o. While the word holds this descriptor it holds
+// no clean value, so the field stays as the install found it; whoever sees
+// the descriptor installed freezes the field (frozenBit), and a frozen
+// field never changes: a late helper that finds the word moved on after
+// phase 2 cannot rewrite the displaced value the owner returns.
+func (w *wstate) installSwap(d, s uint64) bool {
+	l := &w.m.l
+	off := w.entryAddr(d, s)
+	field := l.entry(d, s) + 1
+	mine := descPtr(d)
+	for {
+		if st := w.load(l.status(d)); state(st) != stUndecided {
+			return false
+		}
+		o := w.load(field)
+		if o&frozenBit != 0 {
+			return true
+		}
+		v := w.load(off)
+		switch {
+		case v == mine || v == mine|DirtyBit:
+			w.cas(field, o, o|frozenBit)
+			continue
+		case isDesc(v):
+			w.help(ptrDesc(v))
+			continue
+		case isRDCSS(v):
+			w.completeInstall(ptrDesc(v), ptrSlot(v))
+			continue
+		case v&DirtyBit != 0:
+			// Displace only durable values, as a MwCAS does.
+			w.persistWord(off, v)
+			continue
+		case v != o && !w.cas(field, o, v):
+			continue
+		}
+		// The field says v: durably, then install over v.
+		w.flush(field)
+		w.fence()
+		if w.cas(off, v, rdcssPtr(d, s)) {
+			// The status stays undecided until this slot is frozen, so
+			// the RDCSS lands and the field keeps v: freeze it.
+			w.completeInstall(d, s)
+			w.cas(field, v, v|frozenBit)
+			return true
+		}
+	}
+}
+
 // decide sets the status of d to outcome if it is still undecided, and
 // persists it.
 func (w *wstate) decide(d, outcome uint64) {
@@ -179,7 +253,7 @@ func (w *wstate) completeInstall(d, s uint64) {
 // is flushed and then cleared.
 func (w *wstate) phase2(d, st uint64) {
 	l := &w.m.l
-	n := w.count(d)
+	n, _ := w.count(d)
 	mine := descPtr(d)
 	for s := range n {
 		off := w.entryAddr(d, s)

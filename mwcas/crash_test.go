@@ -21,6 +21,15 @@ func singlePlans() []plan {
 			cas([]uint64{0, 9}, []uint64{0, 0}, []uint64{1, 2}),
 			cas([]uint64{0, 17}, []uint64{1, 0}, []uint64{3, 4}),
 		}}},
+		{name: "swap k=1", words: 24, workers: [][]step{{swap(3)}}},
+		{name: "swap k=3, cas, swap, one descriptor", words: 24, perWorker: 1, workers: [][]step{{
+			swap(17, 0, 9),
+			cas([]uint64{0}, []uint64{0}, []uint64{5}), // fails: the swap's value is there
+			swap(9, 0),
+		}}},
+		{name: "failing cas k=3, reporting", words: 24, workers: [][]step{{
+			reporting(cas([]uint64{0, 9, 17}, []uint64{0, 0, 5}, []uint64{1, 2, 3})),
+		}}},
 	}
 }
 
@@ -35,6 +44,14 @@ func concurrentPlans() []plan {
 		{name: "contending read-modify-writes", words: 24, perWorker: 1, workers: [][]step{
 			{rmw(0, 9)},
 			{rmw(9, 17)},
+		}},
+		{name: "contending swaps", words: 24, perWorker: 1, workers: [][]step{
+			{swap(0, 9)},
+			{swap(9, 17)},
+		}},
+		{name: "swap and a reporting read-modify-write", words: 24, perWorker: 1, workers: [][]step{
+			{swap(9, 0)},
+			{reporting(rmw(0, 9))},
 		}},
 	}
 }
@@ -70,12 +87,21 @@ func TestSystematicCrashes(t *testing.T) {
 	t.Logf("systematic crash points covered: %d", total)
 }
 
-// TestCrashDuringRecovery crashes a k=2 MwCAS at each access under min and
-// random, then crashes the recovery (of the image reopened as a new process
-// would) at each of its accesses under min or max and two random images,
-// reopens and recovers again, and wants the state a single recovery gives.
+// TestCrashDuringRecovery crashes a k=2 MwCAS, and a k=2 swap, at each
+// access under min and random, then crashes the recovery (of the image
+// reopened as a new process would) at each of its accesses under min or
+// max and two random images, reopens and recovers again, and wants the
+// state a single recovery gives.
 func TestCrashDuringRecovery(t *testing.T) {
-	p := plan{name: "cas k=2", words: 24, workers: [][]step{{cas([]uint64{9, 0}, []uint64{0, 0}, []uint64{100, 200})}}}
+	for _, p := range []plan{
+		{name: "cas k=2", words: 24, workers: [][]step{{cas([]uint64{9, 0}, []uint64{0, 0}, []uint64{100, 200})}}},
+		{name: "swap k=2", words: 24, workers: [][]step{{swap(9, 0)}}},
+	} {
+		crashDuringRecovery(t, p)
+	}
+}
+
+func crashDuringRecovery(t *testing.T, p plan) {
 	base := execute(run{plan: p}, false)
 	points, recoveryPoints := 0, 0
 	stride := 1
@@ -106,7 +132,7 @@ func TestCrashDuringRecovery(t *testing.T) {
 			img.Close()
 		}
 	}
-	t.Logf("%d crash images, %d crashes during recovery", points, recoveryPoints)
+	t.Logf("%s: %d crash images, %d crashes during recovery", p.name, points, recoveryPoints)
 }
 
 // crashedImage runs plan p, crashes at access c and returns the crash image
@@ -209,8 +235,9 @@ func recoverClone(t *testing.T, img *pmem.Region, crashAt int, pol pmem.Policy, 
 	return out
 }
 
-// randomPlan makes a small random workload of reads and read-modify-writes
-// over a few words spread on two lines.
+// randomPlan makes a small random workload of reads, read-modify-writes
+// (some of them reporting the values on failure) and swaps over a few
+// words spread on two lines.
 func randomPlan(rng *rand.Rand, workers, steps int) plan {
 	addrs := []uint64{0, 1, 9, 10}
 	p := plan{name: "random", words: 16, perWorker: 1, workers: make([][]step, workers)}
@@ -222,9 +249,14 @@ func randomPlan(rng *rand.Rand, workers, steps int) plan {
 			for i, j := range perm {
 				as[i] = addrs[j]
 			}
-			if rng.IntN(3) == 0 {
+			switch rng.IntN(6) {
+			case 0, 1:
 				p.workers[w] = append(p.workers[w], read(as...))
-			} else {
+			case 2:
+				p.workers[w] = append(p.workers[w], swap(as...))
+			case 3:
+				p.workers[w] = append(p.workers[w], reporting(rmw(as...)))
+			default:
 				p.workers[w] = append(p.workers[w], rmw(as...))
 			}
 		}
@@ -273,5 +305,24 @@ func ExampleMutants() {
 	// recovery-wrong-way
 	// status-unpersisted
 	// status-without-cas
+	// swap-stale-old
 	// words-unpersisted
+}
+
+// TestInterleavings runs the interleaving plans (mutants_test.go), among
+// them swaps contending for a word, under many schedule seeds without a
+// crash: the races between helpers that record the value a swap displaces
+// need none.
+func TestInterleavings(t *testing.T) {
+	seeds := uint64(1500)
+	if testing.Short() {
+		seeds = 300
+	}
+	for _, p := range interleavingPlans() {
+		for seed := range seeds {
+			if o := execute(run{plan: p, seed: seed}, false); o.violation != "" {
+				t.Fatalf("%s, schedule seed %d: %s", p.name, seed, o.violation)
+			}
+		}
+	}
 }

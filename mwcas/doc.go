@@ -37,6 +37,21 @@
 // The paper's section titles are given, not numbers, because numbering differs
 // between the versions of the paper in circulation.
 //
+// Beyond the paper, for the OPODIS paper's second codebase (a persistent
+// multi-word swap, its Figure 10):
+//
+//   - Swap is a PMwCAS whose expected values are whatever the words hold:
+//     its descriptor says "swap", and phase 1 records in each slot's old
+//     field the value it is about to displace (made durable before the
+//     install, so recovery rolls back to it), then freezes the field once
+//     the descriptor is in the word, before the status is decided; the
+//     frozen fields are the values the swap returns. Helpers, dirty bits,
+//     phase 2 and recovery are the MwCAS's (installSwap says why the old
+//     field needs no lock).
+//   - CASReport is a MwCAS whose failure also reports the values it read: a
+//     snapshot of every word (as Read takes it) after the failure was
+//     decided.
+//
 // # Words and values
 //
 // The data words are addressed by a dense index 0 .. Words-1 (not a byte
@@ -48,8 +63,8 @@
 //
 // Region word 0-7 hold a superblock (magic, version, geometry, data layout,
 // checksum), the data words follow from word 8, then the descriptor pool,
-// each descriptor on whole cache lines: status, count, then address, old and
-// new per word. RegionWords tells how big a region a configuration needs.
+// each descriptor on whole cache lines: status, count (with a flag for a
+// swap), then address, old and new per word. RegionWords tells how big a region a configuration needs.
 //
 // By default the data words are dense, eight to a 64-byte line, so one
 // flush persists a word's neighbours too and a missing per-word flush goes
@@ -70,7 +85,7 @@
 //
 // Every region access can fail with pmem.ErrCrashed once a crash has been
 // requested; the operation then unwinds (internally by a panic confined to
-// this package) and CAS or Read return an error wrapping pmem.ErrCrashed.
+// this package) and the operation returns an error wrapping pmem.ErrCrashed.
 // After pmem.Region.Crash, call Recover before any new operation, on the
 // same object or, as a new process would, on the PMwCAS that Open returns
 // for the reopened region.

@@ -19,16 +19,22 @@ import (
 
 // step is one thing a worker does.
 type step struct {
-	read  bool
-	rmw   bool     // a read of addrs, then a CAS of them to fresh values
-	addrs []uint64 // distinct
-	olds  []uint64 // CAS only
-	news  []uint64 // CAS only
+	read   bool
+	rmw    bool     // a read of addrs, then a CAS of them to fresh values
+	swap   bool     // a swap of addrs to fresh values
+	report bool     // the CAS is a CASReport: a failure reports the values
+	addrs  []uint64 // distinct
+	olds   []uint64 // CAS only
+	news   []uint64 // CAS only
 }
 
 func cas(addrs, olds, news []uint64) step { return step{addrs: addrs, olds: olds, news: news} }
 func read(addrs ...uint64) step           { return step{read: true, addrs: addrs} }
 func rmw(addrs ...uint64) step            { return step{rmw: true, addrs: addrs} }
+func swap(addrs ...uint64) step           { return step{swap: true, addrs: addrs} }
+
+// reporting makes a CAS or read-modify-write report the values on failure.
+func reporting(st step) step { st.report = true; return st }
 
 // plan is a workload: one script per worker.
 type plan struct {
@@ -44,6 +50,8 @@ type plan struct {
 type hop struct {
 	worker   int
 	read     bool
+	swap     bool // vals: the values it replaced
+	report   bool // a CASReport: vals, if it failed, the values reported
 	addrs    []uint64
 	olds     []uint64
 	news     []uint64
@@ -288,7 +296,32 @@ func execute(rn run, keep bool) (out outcome) {
 
 func workerLoop(m *PMwCAS, s *sched, id int, steps []step) error {
 	tag := uint64(0)
+	fresh := func(n int) []uint64 {
+		news := make([]uint64, n)
+		for i := range news {
+			tag++
+			news[i] = uint64(id+1)<<32 | tag
+		}
+		return news
+	}
 	for _, st := range steps {
+		if st.swap {
+			news := fresh(len(st.addrs))
+			h := &hop{worker: id, swap: true, addrs: st.addrs, news: news, inv: s.clock, ret: -1}
+			s.clock++
+			s.hist = append(s.hist, h)
+			ws := make([]Word, len(st.addrs))
+			for i := range ws {
+				ws[i] = Word{Addr: st.addrs[i], New: news[i]}
+			}
+			old := make([]uint64, len(ws))
+			if err := m.Swap(id, ws, old); err != nil {
+				return err
+			}
+			h.vals, h.ret, h.ok = old, s.clock, true
+			s.clock++
+			continue
+		}
 		if st.read || st.rmw {
 			h := &hop{worker: id, read: true, addrs: st.addrs, inv: s.clock, ret: -1}
 			s.clock++
@@ -303,20 +336,25 @@ func workerLoop(m *PMwCAS, s *sched, id int, steps []step) error {
 				continue
 			}
 			st.olds = vals
-			st.news = make([]uint64, len(vals))
-			for i := range vals {
-				tag++
-				st.news[i] = uint64(id+1)<<32 | tag
-			}
+			st.news = fresh(len(vals))
 		}
-		h := &hop{worker: id, addrs: st.addrs, olds: st.olds, news: st.news, inv: s.clock, ret: -1}
+		h := &hop{worker: id, report: st.report, addrs: st.addrs, olds: st.olds, news: st.news, inv: s.clock, ret: -1}
 		s.clock++
 		s.hist = append(s.hist, h)
 		ws := make([]Word, len(st.addrs))
 		for i := range ws {
 			ws[i] = Word{st.addrs[i], st.olds[i], st.news[i]}
 		}
-		ok, failed, err := m.CAS(id, ws)
+		var ok bool
+		var failed uint64
+		var err error
+		if st.report {
+			vals := make([]uint64, len(ws))
+			ok, failed, err = m.CASReport(id, ws, vals)
+			h.vals = vals
+		} else {
+			ok, failed, err = m.CAS(id, ws)
+		}
 		if err != nil {
 			return err
 		}
@@ -376,22 +414,26 @@ func check(hist []*hop, final []uint64, crashed bool) string {
 					return true
 				}
 			}
-			if h.read {
-				match := true
+			// holds tells whether the state holds vals at the addresses.
+			holds := func(vals []uint64) bool {
 				for j, a := range h.addrs {
-					match = match && state[a] == h.vals[j]
+					if state[a] != vals[j] {
+						return false
+					}
 				}
-				if match && dfs(done|bit) {
+				return true
+			}
+			if h.read {
+				if holds(h.vals) && dfs(done|bit) {
 					return true
 				}
 				continue
 			}
-			match := true
-			for j, a := range h.addrs {
-				match = match && state[a] == h.olds[j]
-			}
+			// A swap replaced the values it returned (a cut one: whatever
+			// was there); a MwCAS only the values it expected.
+			takes := h.swap && (h.ret < 0 || holds(h.vals)) || !h.swap && holds(h.olds) && (h.ok || h.ret < 0)
 			switch {
-			case match && (h.ok || h.ret < 0):
+			case takes:
 				// ... or took effect.
 				saved := slices.Clone(state)
 				for j, a := range h.addrs {
@@ -401,9 +443,10 @@ func check(hist []*hop, final []uint64, crashed bool) string {
 					return true
 				}
 				copy(state, saved)
-			case !match && h.ret >= 0 && !h.ok:
+			case !h.swap && h.ret >= 0 && !h.ok:
+				// A failure that reports values read them all at once.
 				j := slices.Index(h.addrs, h.failed)
-				if j >= 0 && state[h.failed] != h.olds[j] && dfs(done|bit) {
+				if j >= 0 && state[h.failed] != h.olds[j] && (!h.report || holds(h.vals)) && dfs(done|bit) {
 					return true
 				}
 			}
@@ -423,6 +466,13 @@ func formatHistory(hist []*hop, crashed bool, final []uint64) string {
 		switch {
 		case h.read:
 			fmt.Fprintf(&b, "read %v -> %#x", h.addrs, h.vals)
+		case h.swap:
+			fmt.Fprintf(&b, "swap %v -> %#x", h.addrs, h.news)
+			if h.ret >= 0 {
+				fmt.Fprintf(&b, " replaced %#x", h.vals)
+			}
+		case h.report && h.ret >= 0 && !h.ok:
+			fmt.Fprintf(&b, "cas %v %#x -> %#x fail %d, read %#x", h.addrs, h.olds, h.news, h.failed, h.vals)
 		default:
 			fmt.Fprintf(&b, "cas %v %#x -> %#x", h.addrs, h.olds, h.news)
 			if h.ret >= 0 {

@@ -24,6 +24,17 @@ const (
 	MaxK = 64
 )
 
+// Swap descriptors (Swap): the count word carries swapFlag beside the
+// number of words; a slot's old field holds swapUnknown until phase 1
+// records the value it is about to displace, and gets frozenBit once the
+// descriptor is installed over that value, before the status is decided:
+// then it is final, the value the swap displaced (installSwap).
+const (
+	swapFlag    uint64 = 1 << 32
+	swapUnknown        = descBit | rdcssBit // no data word holds both flags
+	frozenBit          = DirtyBit
+)
+
 // Status states (bits 0-7 of a status word; bits 8-15 hold the slot that
 // failed, bit 63 the dirty bit).
 const (

@@ -76,15 +76,23 @@ const (
 	// is durable and during phase 2: a word whose pointer never became
 	// durable keeps its old value while the others get new ones.
 	mutWordsUnpersisted
+	// mutSwapStaleOld: a swap returns as its old values the values it read
+	// before installing its descriptor, instead of the ones phase 1
+	// displaced. Exposed by an interleaving: another swap or MwCAS
+	// replaces a word between the read and the install; both then claim to
+	// have replaced the same value, the fork of the OPODIS paper's Figure
+	// 10 (no crash needed).
+	mutSwapStaleOld
 	mutCount
 )
 
 // Variants that only this package's tests plant: no name selects them, so
 // the harness's campaigns over Mutants() do not expect to find them. The
 // first three break New's durability and are found only by reopening crash
-// images (reopen_test.go); the last hides behind a dense data layout
-// (layout_test.go). A harness that reopens images and varies the layout can
-// promote them to the table.
+// images (reopen_test.go); the fourth hides behind a dense data layout
+// (layout_test.go); the last is linearizable and only blocks, which only
+// the harness's progress check finds (progress_test.go). A harness that
+// reopens images and varies the layout can promote them to the table.
 const (
 	// mutSuperblockUnflushed: New stores the superblock and fences without
 	// flushing its line: a crash right after New loses the PMwCAS.
@@ -99,6 +107,10 @@ const (
 	// installed word only: harmless while all of a MwCAS's words share a
 	// line.
 	mutFlushFirstWordOnly
+	// mutHelpSkipped: help does nothing, so whoever meets another
+	// operation's descriptor in a word spins until its owner finishes: still
+	// linearizable, but blocked for good if the owner stops.
+	mutHelpSkipped
 )
 
 var hiddenNames = map[mutant]string{
@@ -106,6 +118,7 @@ var hiddenNames = map[mutant]string{
 	mutSuperblockMagicFirst: "superblock-magic-first",
 	mutFormatUnfenced:       "format-unfenced",
 	mutFlushFirstWordOnly:   "flush-first-word-only",
+	mutHelpSkipped:          "help-skipped",
 }
 
 // Mutant names a planted bug.
@@ -125,6 +138,7 @@ var mutantTable = [mutCount]Mutant{
 	mutReadSingleCollect:    {"read-single-collect", "the multi-word read takes a single collect (no double collect)"},
 	mutPhase2Unflushed:      {"phase2-unflushed", "phase 2 writes the final values without dirty bit or flush"},
 	mutWordsUnpersisted:     {"words-unpersisted", "installed descriptor pointers are not persisted before the status is decided"},
+	mutSwapStaleOld:         {"swap-stale-old", "a swap returns the values it read before installing its descriptor, not the ones it displaced (the fork of the OPODIS paper's Figure 10)"},
 }
 
 // Mutants lists the planted bugs, sorted by name.

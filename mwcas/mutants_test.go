@@ -24,6 +24,10 @@ func interleavingPlans() []plan {
 			{read(0, 9)},
 			{read(9, 0)},
 		}},
+		{name: "a swap twice and another swap (Figure 10)", words: 24, workers: [][]step{
+			{swap(0), swap(0)},
+			{swap(0, 9)},
+		}},
 	}
 }
 

@@ -1,6 +1,7 @@
 package mwcas
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -44,6 +45,7 @@ type wstate struct {
 	limbo    []retired
 	sorted   []Word
 	collect  []uint64
+	addrs    []uint64
 	_        [64]byte // keep announce words of different workers on different lines
 }
 
@@ -275,12 +277,109 @@ func (m *PMwCAS) worker(id int) (*wstate, error) {
 // pmem.ErrCrashed means the region crashed during the operation: its outcome
 // is decided by recovery.
 func (m *PMwCAS) CAS(worker int, words []Word) (ok bool, failedAddr uint64, err error) {
+	return m.cas(worker, words, nil)
+}
+
+// CASReport is CAS; when it fails, it also sets read[i] (len(read) >=
+// len(words)) to the value at words[i].Addr in one atomic snapshot taken
+// after the failure was decided, inside the call, as Read takes it. Phase
+// 1 saw the words only up to the one it blames, so the snapshot is taken
+// anew; the value it shows at failedAddr still differs from the expected
+// one whenever that value had been at the word before the call (as a
+// caller that expects only values it read makes sure): a word's value,
+// once replaced, never comes back.
+func (m *PMwCAS) CASReport(worker int, words []Word, read []uint64) (ok bool, failedAddr uint64, err error) {
+	if len(read) < len(words) {
+		return false, 0, fmt.Errorf("mwcas: read has room for %d values, %d words given", len(read), len(words))
+	}
+	return m.cas(worker, words, read)
+}
+
+// cas is CAS, and CASReport when read is not nil.
+func (m *PMwCAS) cas(worker int, words []Word, read []uint64) (ok bool, failedAddr uint64, err error) {
 	w, err := m.worker(worker)
 	if err != nil {
 		return false, 0, err
 	}
+	if err := w.prepare(words, false); err != nil {
+		return false, 0, err
+	}
+	defer catch(&err)
+	d := w.alloc()
+	w.enter()
+	defer w.exit()
+	w.initDescriptor(d, 0)
+	st := w.run(d)
+	w.retire(d)
+	if state(st) == stSucceeded {
+		return true, 0, nil
+	}
+	s := failedSlot(st)
+	if state(st) != stFailed || s >= len(w.sorted) {
+		corrupt("descriptor %d ended with status %#x", d, st)
+	}
+	if read != nil {
+		w.addrs = w.addrs[:0]
+		for _, x := range words {
+			w.addrs = append(w.addrs, x.Addr)
+		}
+		w.snapshot(w.addrs, read)
+	}
+	return false, w.sorted[s].Addr, nil
+}
+
+// Swap atomically writes, for every w in words, w.New at w.Addr (w.Old is
+// not used), and sets old[i] (len(old) >= len(words)) to the value it
+// replaced at words[i].Addr: the value its phase 1 displaced when it
+// installed the descriptor there. It is a MwCAS whose expected values are
+// whatever the words hold (see installSwap), so it is helped, persisted
+// and recovered as one, and always succeeds. The rules of CAS hold for the
+// arguments and errors.
+func (m *PMwCAS) Swap(worker int, words []Word, old []uint64) (err error) {
+	w, err := m.worker(worker)
+	if err != nil {
+		return err
+	}
+	if len(old) < len(words) {
+		return fmt.Errorf("mwcas: old has room for %d values, %d words given", len(old), len(words))
+	}
+	if err := w.prepare(words, true); err != nil {
+		return err
+	}
+	defer catch(&err)
+	d := w.alloc()
+	w.enter()
+	defer w.exit()
+	if m.mut == mutSwapStaleOld {
+		// The planted bug: the values read before the descriptor went in.
+		for i, x := range words {
+			old[i] = w.pread(m.l.data(x.Addr))
+		}
+	}
+	w.initDescriptor(d, swapFlag)
+	if st := w.run(d); state(st) != stSucceeded {
+		corrupt("swap descriptor %d ended with status %#x", d, st)
+	}
+	for i, x := range words {
+		s, _ := slices.BinarySearchFunc(w.sorted, x.Addr, func(y Word, a uint64) int { return cmp.Compare(y.Addr, a) })
+		o := w.load(m.l.entry(d, uint64(s)) + 1)
+		if o&frozenBit == 0 || o&^frozenBit > MaxValue {
+			corrupt("swap descriptor %d succeeded with %#x as the value displaced from address %d", d, o, x.Addr)
+		}
+		if m.mut != mutSwapStaleOld {
+			old[i] = o &^ frozenBit
+		}
+	}
+	w.retire(d) // only now: a reused descriptor gets new old fields
+	return nil
+}
+
+// prepare checks the words of a MwCAS or a swap and puts them in
+// w.sorted, by address; a swap's expected values are swapUnknown.
+func (w *wstate) prepare(words []Word, swap bool) error {
+	m := w.m
 	if len(words) == 0 || uint64(len(words)) > m.l.maxK {
-		return false, 0, fmt.Errorf("mwcas: %d words in a MwCAS (1..%d allowed)", len(words), m.l.maxK)
+		return fmt.Errorf("mwcas: %d words in a MwCAS (1..%d allowed)", len(words), m.l.maxK)
 	}
 	w.sorted = append(w.sorted[:0], words...)
 	slices.SortFunc(w.sorted, func(a, b Word) int {
@@ -294,30 +393,19 @@ func (m *PMwCAS) CAS(worker int, words []Word) (ok bool, failedAddr uint64, err 
 	})
 	for i, x := range w.sorted {
 		if x.Addr >= m.l.words {
-			return false, 0, fmt.Errorf("mwcas: address %d out of range (0..%d)", x.Addr, m.l.words-1)
+			return fmt.Errorf("mwcas: address %d out of range (0..%d)", x.Addr, m.l.words-1)
+		}
+		if swap {
+			w.sorted[i].Old, x.Old = swapUnknown, 0
 		}
 		if x.Old > MaxValue || x.New > MaxValue {
-			return false, 0, fmt.Errorf("mwcas: value at address %d exceeds MaxValue", x.Addr)
+			return fmt.Errorf("mwcas: value at address %d exceeds MaxValue", x.Addr)
 		}
 		if i > 0 && w.sorted[i-1].Addr == x.Addr {
-			return false, 0, fmt.Errorf("mwcas: address %d appears twice", x.Addr)
+			return fmt.Errorf("mwcas: address %d appears twice", x.Addr)
 		}
 	}
-	defer catch(&err)
-	d := w.alloc()
-	w.enter()
-	defer w.exit()
-	w.initDescriptor(d)
-	st := w.run(d)
-	w.retire(d)
-	if state(st) == stSucceeded {
-		return true, 0, nil
-	}
-	s := failedSlot(st)
-	if state(st) != stFailed || s >= len(w.sorted) {
-		corrupt("descriptor %d ended with status %#x", d, st)
-	}
-	return false, w.sorted[s].Addr, nil
+	return nil
 }
 
 // Read reads the values at addrs into out (len(out) >= len(addrs)) as one
@@ -340,11 +428,19 @@ func (m *PMwCAS) Read(worker int, addrs []uint64, out []uint64) (err error) {
 	defer catch(&err)
 	w.enter()
 	defer w.exit()
+	w.snapshot(addrs, out)
+	return nil
+}
+
+// snapshot reads the values at addrs into out as one atomic snapshot
+// (see Read), inside the worker's epoch.
+func (w *wstate) snapshot(addrs []uint64, out []uint64) {
+	m := w.m
 	for i, a := range addrs {
 		out[i] = w.pread(m.l.data(a))
 	}
 	if len(addrs) == 1 || m.mut == mutReadSingleCollect {
-		return nil
+		return
 	}
 	// Two equal collects in a row are a snapshot: each word kept its value
 	// from its read in the first to its read in the second, and all first
@@ -361,7 +457,6 @@ func (m *PMwCAS) Read(worker int, addrs []uint64, out []uint64) (err error) {
 		prev, cur = cur, prev
 	}
 	// prev and cur are equal, and out is one of them.
-	return nil
 }
 
 // --- region accesses that unwind on error ---

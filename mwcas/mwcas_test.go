@@ -80,6 +80,34 @@ func TestCASAndRead(t *testing.T) {
 	}
 }
 
+// TestSwapAndReport: a swap returns what it replaced, in the caller's
+// order, whatever its Old fields say; a failure that reports values reads
+// every word, in the caller's order; a success leaves read alone.
+func TestSwapAndReport(t *testing.T) {
+	m, _ := newTest(t, Config{Words: 16, MaxWorkers: 2}, pmem.Options{Emulate: true})
+	old := make([]uint64, 3)
+	if err := m.Swap(0, []Word{{Addr: 3, Old: 99, New: 30}, {Addr: 1, New: 10}}, old); err != nil || old[0] != 0 || old[1] != 0 {
+		t.Fatal(old, err)
+	}
+	if err := m.Swap(1, []Word{{Addr: 1, New: 11}, {Addr: 5, New: 50}, {Addr: 3, New: 31}}, old); err != nil || !slices.Equal(old, []uint64{10, 0, 30}) {
+		t.Fatal(old, err)
+	}
+	read := []uint64{7, 7}
+	ok, failed, err := m.CASReport(0, []Word{{5, 50, 51}, {1, 10, 12}}, read)
+	if err != nil || ok || failed != 1 || !slices.Equal(read, []uint64{50, 11}) {
+		t.Fatal(ok, failed, read, err)
+	}
+	read = []uint64{7, 7}
+	if ok, _, err := m.CASReport(0, []Word{{5, 50, 51}, {1, 11, 12}}, read); err != nil || !ok || read[0] != 7 {
+		t.Fatal(ok, read, err)
+	}
+	for a, v := range dataWords(m) {
+		if v&flagBits != 0 {
+			t.Fatalf("word %d holds flags after quiescence: %#x", a, v)
+		}
+	}
+}
+
 func TestArgumentErrors(t *testing.T) {
 	m, _ := newTest(t, Config{Words: 8, MaxWorkers: 2, MaxK: 3}, pmem.Options{})
 	bad := [][]Word{
@@ -103,6 +131,20 @@ func TestArgumentErrors(t *testing.T) {
 	}
 	if err := m.Read(0, []uint64{1, 2}, make([]uint64, 1)); err == nil {
 		t.Error("short out accepted")
+	}
+	for _, ws := range bad[:4] {
+		if err := m.Swap(0, ws, make([]uint64, 4)); err == nil {
+			t.Errorf("Swap(%v) accepted", ws)
+		}
+	}
+	if err := m.Swap(0, []Word{{1, 0, DirtyBit}}, make([]uint64, 1)); err == nil {
+		t.Error("Swap of a value with flags accepted")
+	}
+	if err := m.Swap(0, []Word{{1, 0, 1}, {2, 0, 1}}, make([]uint64, 1)); err == nil {
+		t.Error("Swap with a short old accepted")
+	}
+	if _, _, err := m.CASReport(0, []Word{{1, 0, 1}, {2, 0, 1}}, make([]uint64, 1)); err == nil {
+		t.Error("CASReport with a short read accepted")
 	}
 	if _, err := RegionWords(Config{Words: 8, MaxK: 65}); err == nil {
 		t.Error("MaxK 65 accepted")

@@ -112,7 +112,7 @@ func (w *wstate) findSlot(a, d uint64) uint64 {
 	if d >= l.descs {
 		corrupt("word %d holds a pointer to descriptor %d of %d", a, d, l.descs)
 	}
-	n := w.load(l.count(d))
+	n := w.load(l.count(d)) &^ swapFlag
 	if n > l.maxK {
 		corrupt("word %d points to descriptor %d, which has %d words", a, d, n)
 	}
@@ -125,8 +125,10 @@ func (w *wstate) findSlot(a, d uint64) uint64 {
 	return 0
 }
 
+// recoverValue reads the value for word a in a descriptor's old or new
+// field (a swap's old field may carry frozenBit: the value is the same).
 func (w *wstate) recoverValue(a, off uint64) uint64 {
-	v := w.load(off)
+	v := w.load(off) &^ frozenBit
 	if v > MaxValue {
 		corrupt("descriptor value %#x for word %d has flag bits", v, a)
 	}

@@ -82,7 +82,7 @@ func instance(r *pmem.Region, c target.Config, build func(*pmem.Region, Config) 
 }
 
 // AsTarget returns m as an instance of a target: its CAS takes the
-// harness's words, its Recover says what it did in a sentence, and
+// harness's words, it is a target.Swapper and a target.FailReporter, its Recover says what it did in a sentence, and
 // DataOffset (PMwCAS.DataOffset) follows its layout.
 func AsTarget(m *PMwCAS) target.Instance {
 	x := targetInstance{PMwCAS: m, words: make([][]Word, len(m.ws))}
@@ -97,16 +97,32 @@ type targetInstance struct {
 	words [][]Word // per worker: the operation's words, as this package's
 }
 
-func (x targetInstance) CAS(worker int, words []target.Word) (bool, uint64, error) {
+// convert returns words as this package's, in the worker's scratch
+// space, or nil for a worker out of range (whose error the PMwCAS gives).
+func (x targetInstance) convert(worker int, words []target.Word) []Word {
 	if worker < 0 || worker >= len(x.words) {
-		return x.PMwCAS.CAS(worker, nil) // its error
+		return nil
 	}
 	ws := x.words[worker][:0]
 	for _, w := range words {
 		ws = append(ws, Word{Addr: w.Addr, Old: w.Old, New: w.New})
 	}
 	x.words[worker] = ws
-	return x.PMwCAS.CAS(worker, ws)
+	return ws
+}
+
+func (x targetInstance) CAS(worker int, words []target.Word) (bool, uint64, error) {
+	return x.PMwCAS.CAS(worker, x.convert(worker, words))
+}
+
+// CASReport makes the PMwCAS a target.FailReporter.
+func (x targetInstance) CASReport(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
+	return x.PMwCAS.CASReport(worker, x.convert(worker, words), read)
+}
+
+// Swap makes the PMwCAS a target.Swapper.
+func (x targetInstance) Swap(worker int, words []target.Word, old []uint64) error {
+	return x.PMwCAS.Swap(worker, x.convert(worker, words), old)
 }
 
 func (x targetInstance) Recover(worker int) (string, error) {
@@ -117,3 +133,8 @@ func (x targetInstance) Recover(worker int) (string, error) {
 	return fmt.Sprintf("%d words rolled forward, %d rolled back, %d RDCSS undone, %d dirty bits cleared, %d descriptors freed",
 		st.RolledForward, st.RolledBack, st.RDCSSUndone, st.DirtyCleared, st.Descriptors), nil
 }
+
+var (
+	_ target.Swapper      = targetInstance{}
+	_ target.FailReporter = targetInstance{}
+)

@@ -249,7 +249,7 @@ func cutOffText(o analyzer.OpInfo) string {
 		s = fmt.Sprintf("cut off by the crash at line %d", o.CrashLine)
 	}
 	if o.Completed {
-		s += ", completed as a success"
+		s += ", completed: it took effect"
 	}
 	return s
 }

@@ -439,7 +439,7 @@ var markers = func() string {
 	return b.String()
 }()
 
-const legend = `<p class="legend"><span class="kind k-hb">hb</span> happens-before (returned before the other was invoked) <span class="kind k-rf">rf</span> reads-from (the other read or expected a value it wrote) <span class="kind k-aux">aux</span> auxiliary (a read came before the write that replaced its value; a failed cas after a write that replaced its expected value) <span class="kind k-recovery">recovery</span> a cut-off cas took effect before its process's next operation; edges are labelled with their address and value (<code>rf @3=0x5</code>). <span class="badge crash">crash</span> a crash: a red line on the timeline (bold when the anomaly's evidence names it), a red octagon in the graph, joined to the operations it cut off, the reads after it that show what recovery left, and the anomaly's operations after it. Highlighted: the anomaly's operations. Bars run from invocation to response, their values under them (<code>3=0x5</code> a read, <code>3:0x5→0x9</code> a cas); a bar cut off by a crash or the end has a dashed outline; a grey band folds lines not shown (its line is red if they hold crashes).</p>
+const legend = `<p class="legend"><span class="kind k-hb">hb</span> happens-before (returned before the other was invoked) <span class="kind k-rf">rf</span> reads-from (the other read, expected or replaced a value it wrote) <span class="kind k-aux">aux</span> auxiliary (a read came before the write that replaced its value; a failed cas after a write that replaced its expected value) <span class="kind k-recovery">recovery</span> a cut-off cas or swap took effect before its process's next operation; edges are labelled with their address and value (<code>rf @3=0x5</code>). <span class="badge crash">crash</span> a crash: a red line on the timeline (bold when the anomaly's evidence names it), a red octagon in the graph, joined to the operations it cut off, the reads after it that show what recovery left, and the anomaly's operations after it. Highlighted: the anomaly's operations. Bars run from invocation to response, their values under them (<code>3=0x5</code> a read, <code>3:0x5→0x9</code> a cas, expected→new, or a swap, replaced→new; <code>read 3=0x7</code> what a failed cas reports it read); a bar cut off by a crash or the end has a dashed outline; a grey band folds lines not shown (its line is red if they hold crashes).</p>
 `
 
 const css = `
@@ -458,7 +458,7 @@ svg text{font:10px monospace;fill:#333}
 .lane{fill:#fff;stroke:#f0f0f0}.pl{font-weight:bold}.ax{fill:#888;text-anchor:middle}
 .gap rect{fill:#f3f3f3}.gap line{stroke:#bbb;stroke-dasharray:2 3}.gap.crashed line{stroke:#d93025}
 .crash line{stroke:#d93025;stroke-width:2;stroke-dasharray:5 3}.crash text{fill:#d93025;font-weight:bold}
-.op rect{stroke:#6b8db5;fill:#dbe8f7}.op.cas rect{stroke:#5f9a6e;fill:#dcefe1}.op.cas.s-fail rect{stroke:#a08850;fill:#f4ecd6}
+.op rect{stroke:#6b8db5;fill:#dbe8f7}.op.cas rect{stroke:#5f9a6e;fill:#dcefe1}.op.cas.s-fail rect{stroke:#a08850;fill:#f4ecd6}.op.swap rect{stroke:#8a6bb5;fill:#ebe2f5}
 .op.cut rect{stroke-dasharray:4 2}.op.out rect{opacity:.45}
 .op.hl rect{stroke:#c5221f!important;stroke-width:2.5;fill:#ffd6a5!important}
 .op text{pointer-events:none}
@@ -490,8 +490,8 @@ function text(line){
   if(!o)return "line "+line;
   var s=o.d+"\n"+"line "+line+": "+(o.i||"(invocation)");
   if(o.r)s+="\nline "+o.rl+": "+o.r;
-  else if(o.cl)s+="\ncut off by the crash at line "+o.cl+(o.c?" (completed as a success)":"");
-  else s+="\n(no response: "+o.s+")"+(o.c?" (completed as a success)":"");
+  else if(o.cl)s+="\ncut off by the crash at line "+o.cl+(o.c?" (completed: it took effect)":"");
+  else s+="\n(no response: "+o.s+")"+(o.c?" (completed: it took effect)":"");
   return s;
 }
 function mark(line,on){

@@ -79,6 +79,7 @@ var cases = []struct {
 	{"crash.hist", history.Strict},
 	{"crash.hist", history.Recoverable},
 	{"linearizable.hist", history.Strict},
+	{"swap.hist", history.Strict},
 }
 
 func TestGoldenTextAndJSON(t *testing.T) {
@@ -257,6 +258,27 @@ func TestHTML(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTMLSwaps: swaps are drawn as swaps: a returned swap's status is
+// "returned" (not a cas's "ok"), its values read replaced→new.
+func TestHTMLSwaps(t *testing.T) {
+	_, d := analyzeFile(t, "swap.hist", history.Strict)
+	var buf bytes.Buffer
+	if err := report.HTML(&buf, d); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{
+		`<g class="op swap s-returned hl" data-line="22"`, `"s":"returned"`, "10:0x100000001→0x100000002",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	if strings.Contains(page, `"s":"ok"`) {
+		t.Error(`a swap's status reads "ok"`)
 	}
 }
 

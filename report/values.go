@@ -10,8 +10,10 @@ import (
 
 // opValues writes an operation's values compactly, for the drawings: a
 // read's "3=0x5 4=0x7", a cas's "3:0x5→0x9" (and "fail@3" when it
-// failed), the words in focus (the anomaly's) first; "" when the input
-// could not be re-read.
+// failed, then "read 3=0x7 4=0x8" when the failure reports values), a
+// swap's "3:0x5→0x9" (the value it replaced, "?" if it was cut off, and
+// its new value), the words in focus (the anomaly's) first; "" when the
+// input could not be re-read.
 func opValues(op *history.Op, focus []uint64) string {
 	if op == nil {
 		return ""
@@ -34,15 +36,30 @@ func opValues(op *history.Op, focus []uint64) string {
 	if op.Status == history.Failed {
 		parts = append(parts, fmt.Sprintf("fail@%d", op.FailAddr))
 	}
+	value := func(vs []uint64, k int) string {
+		if vs == nil {
+			return "?"
+		}
+		return history.FormatValue(vs[k])
+	}
 	for _, k := range idx {
 		a := op.Addrs[k]
-		switch {
-		case op.Kind == history.CAS:
+		switch op.Kind {
+		case history.CAS:
 			parts = append(parts, fmt.Sprintf("%d:%s→%s", a, history.FormatValue(op.Expected[k]), history.FormatValue(op.New[k])))
-		case op.Values != nil:
-			parts = append(parts, fmt.Sprintf("%d=%s", a, history.FormatValue(op.Values[k])))
+		case history.Swap:
+			parts = append(parts, fmt.Sprintf("%d:%s→%s", a, value(op.Values, k), history.FormatValue(op.New[k])))
 		default:
-			parts = append(parts, fmt.Sprintf("%d=?", a))
+			parts = append(parts, fmt.Sprintf("%d=%s", a, value(op.Values, k)))
+		}
+	}
+	if op.Kind == history.CAS && op.Values != nil {
+		for n, k := range idx {
+			prefix := ""
+			if n == 0 {
+				prefix = "read "
+			}
+			parts = append(parts, fmt.Sprintf("%s%d=%s", prefix, op.Addrs[k], history.FormatValue(op.Values[k])))
 		}
 	}
 	return strings.Join(parts, " ")

@@ -14,10 +14,11 @@
 //     check the configuration), makes a region of that many zero words (in
 //     memory for emulated crashes, a file for process kills), and calls
 //     New on it.
-//  2. Worker goroutines 0 .. Config.Workers-1 invoke CAS and Read
-//     concurrently, one goroutine per worker id at a time. Every value a
-//     CAS writes is new to its word (no value is written twice), below
-//     1<<ValueBits, and every word starts at 0.
+//  2. Worker goroutines 0 .. Config.Workers-1 invoke CAS and Read (and
+//     the optional operations below) concurrently, one goroutine per
+//     worker id at a time. Every value a CAS or a swap writes is new to
+//     its word (no value is written twice), below 1<<ValueBits, and every
+//     word starts at 0.
 //  3. At a region access of its choosing, the harness crashes the region:
 //     that access and every later one of every worker returns an error
 //     wrapping pmem.ErrCrashed. The operations in progress must return
@@ -74,6 +75,16 @@
 // the expected one (the OPODIS paper's gray-box assumption), and Read one
 // atomic snapshot of its words.
 //
+// # Optional operations
+//
+// An Instance may implement two more interfaces, which the harness
+// detects with a type assertion: Swapper, a multi-word swap that returns
+// the values it replaced (the workload then mixes swaps in, --swaps P,
+// their new values unique as the CAS's are), and FailReporter, a CAS whose
+// failure also reports the values it read (--fail-values; the history's
+// "ret fail a v1 ... vk"). Asking for either of a target whose instance
+// lacks it is an error of the run, not a finding.
+//
 // # Planted variants and parameters
 //
 // Mutants lists the target's planted bugs, if any; the harness passes the
@@ -81,9 +92,7 @@
 // target's knobs (a pool size, a layout), each a flag of pmlin run and
 // fuzz of its name: Config.Params holds every one, its default unless the
 // user set it, and Config.Int parses the integer ones. Later issues will
-// let the harness vary layout parameters per run; operation kinds beyond
-// CAS and Read (a swap) will be optional interfaces an Instance may
-// implement.
+// let the harness vary layout parameters per run.
 //
 // # Linking a target into pmlin
 //

@@ -45,8 +45,36 @@ type Ops interface {
 	Read(worker int, addrs []uint64, out []uint64) error
 }
 
+// Swapper is an Instance that also has a multi-word unconditional swap
+// (MwSwap, the OPODIS paper's second codebase). It is optional: the
+// harness gives swaps a share of the workload (pmlin run and fuzz
+// --swaps) only on instances that implement it.
+type Swapper interface {
+	// Swap writes, for every w in words, w.New at w.Addr, atomically, and
+	// sets old[i] to the value it replaced at words[i].Addr (w.Old is not
+	// used). The rules of CAS hold for the addresses, the new values
+	// (each new to its word) and the errors; old has room for len(words)
+	// values and, like words, is only valid during the call.
+	Swap(worker int, words []Word, old []uint64) error
+}
+
+// FailReporter is an Instance whose failed CAS can also report the
+// values it read (the OPODIS paper, Section 5.2: such a failure is judged
+// like a read). It is optional: the harness asks for the values (pmlin run
+// and fuzz --fail-values) only of instances that implement it.
+type FailReporter interface {
+	// CASReport is CAS; when it fails, it also sets read[i] to the value
+	// of words[i].Addr at one moment inside the call, for every i, as one
+	// atomic snapshot (what Read would have returned then), in which the
+	// value at failedAddr differs from its expected one. read has room
+	// for len(words) values and is only valid during the call; on success
+	// it is not used.
+	CASReport(worker int, words []Word, read []uint64) (ok bool, failedAddr uint64, err error)
+}
+
 // Instance is a primitive living on a region: its operations, its
-// recovery, and where its data words are.
+// recovery, and where its data words are. It may also implement Swapper
+// and FailReporter.
 type Instance interface {
 	Ops
 	// Recover repairs the region after a crash image replaced its

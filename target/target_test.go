@@ -2,11 +2,15 @@ package target_test
 
 import (
 	"context"
+	"errors"
+	"io"
 	"strings"
 	"testing"
 
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -91,5 +95,35 @@ func TestInPlaceWithoutCrashes(t *testing.T) {
 	_, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 20, Jobs: 1})
 	if err != nil || found != nil {
 		t.Fatal(err, found)
+	}
+}
+
+// TestOptionalOperations: a target without them is run without them by a
+// campaign's mix, and refused, with a clear error, by a workload that asks
+// for them; the PMwCAS has both.
+func TestOptionalOperations(t *testing.T) {
+	run := crash.DefaultConfig()
+	run.Target, run.Crashes = sample(), 0
+	if o, err := crash.ProbeOptional(run); err != nil || o != (crash.Optional{}) {
+		t.Fatal(o, err)
+	}
+	st, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 8, Jobs: 1, Mix: crash.Mix{Optional: true}})
+	if err != nil || found != nil || st.Mix.OptionalOps != "" || st.Mix.Optional != 0 {
+		t.Fatal(err, found, st.Mix)
+	}
+	for _, ask := range []func(*crash.Config){
+		func(c *crash.Config) { c.Driver.Swaps = 0.2 },
+		func(c *crash.Config) { c.Driver.FailValues = true },
+	} {
+		c := run
+		ask(&c)
+		_, err := crash.Run(context.Background(), c, io.Discard)
+		if !errors.Is(err, driver.ErrUnsupported) {
+			t.Errorf("%+v: %v", c.Driver, err)
+		}
+	}
+	run.Target = mwcas.Target()
+	if o, err := crash.ProbeOptional(run); err != nil || !o.Swap || !o.FailValues {
+		t.Fatal(o, err)
 	}
 }
