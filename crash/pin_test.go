@@ -13,17 +13,20 @@ import (
 
 // pinned are the SHA-256 sums of the histories (and the verdicts) that
 // fuzz's runs recorded before the deterministic scheduler's hand-off and
-// the fuzz path were made faster (issue 15). A run is its seed: whatever
+// the fuzz path were made faster (issue 15; computed at c16a877 and at
+// fuzz-blind 09d8bd2, the text path only). A run is its seed: whatever
 // the harness does to go faster, a seed must replay the same history, byte
 // for byte, and reach the same verdict. The runs are those of a campaign
 // with the default mix (shapes, stalls, recoveries under fire and sweeps
-// all occur among them), of the lock-based target, and of planted bugs
-// that are caught.
+// all occur among them), of the lock-based target, of swaps and failures
+// that report values, and of planted bugs that are caught.
 var pinned = map[string]string{
 	"lockmwcas/0":                   "f962b518cbfeaca4205164f3ead346d669a9ed83d6ca1308905938d6bb008fc3",
 	"lockmwcas/1":                   "995644ac7e6902e0d3c6cfd9222ecc9163e38117306ff339b630401e2bcd19e0",
 	"lockmwcas/2":                   "b7999c4d66e41dc9e9df13b7e71135633f0689a33e0a7b328297f95fc679d51f",
-	"lockmwcas/data-unflushed":      "3f62de5b3423813205f829b954c073c4ebe881e123e83e8d48d7291c0ba5e55e",
+	"lockmwcas/data-unflushed":      "540397a9a5949de8f9fafdd193caf0fe1cd8cfc2da6c17b0b0c3bf763c130014",
+	"lockmwcas/swaps/1":             "50c6eb2d49d6a7395db8f6116ffedf9ad934227542a9cf489ccee0a9a7e5d057",
+	"lockmwcas/swaps/3":             "d0e8f440cb2d5c5ba003a592f22975f8391f7070896aa9839b50133763e78d61",
 	"mix/0":                         "e6a801e842c9e1120f0c53358a6a27b181491a93f855af7f2c840f6a06de90dc",
 	"mix/1":                         "171361b7b2f77b7ae03765e22b97f3a7fb070d9d8b4a2cb6967862785f29b0a4",
 	"mix/10":                        "92a205b008f7b3a1c489fad180830be0da3ace494382414ef8e888aca7d9bd9f",
@@ -39,6 +42,8 @@ var pinned = map[string]string{
 	"pmwcas/dirty-spurious-failure": "5f65a3d279d89beb2d9934aac5dde852527c4640b4be08acad1c8418e1d10785",
 	"pmwcas/read-single-collect":    "5607cb15ddeb95135f843871419da217bd43f5fbda93f1f990cab9586e86fa83",
 	"pmwcas/recovery-wrong-way":     "e3efd50e424f92478d3f92d60b26b0277acae4caad5d72361871d841db3d4c44",
+	"pmwcas/swaps/0":                "cfc5b8b812192d088c5830302fb42ff80e46de25869cf0d9d4b4c887cee4fac1",
+	"pmwcas/swaps/2":                "0689a43d075d46723527ba214e69ae6f05d78a8f8fc70659d38aa30814f9a6cb",
 }
 
 // pinnedRuns are the runs whose histories are pinned, by name.
@@ -61,6 +66,13 @@ func pinnedRuns(t *testing.T) map[string]Config {
 		c.Target = testTargets[1]
 		c.Driver.Seed = RunSeed(7, int64(i))
 		runs[fmt.Sprintf("lockmwcas/%d", i)] = c
+	}
+	for i := range 4 {
+		c := pmwcasRun()
+		c.Target = testTargets[i%2]
+		c.Driver.Swaps, c.Driver.FailValues = 0.3, i < 2
+		c.Driver.Seed = RunSeed(9, int64(i))
+		runs[fmt.Sprintf("%s/swaps/%d", c.Target.Name, i)] = c
 	}
 	for _, m := range []struct {
 		target int
