@@ -68,7 +68,7 @@ type Options struct {
 	// Reps is the repetitions of a measurement, whose minimum is reported
 	// (default 3).
 	Reps int
-	// Duration is the measuring time of one run of logging (default 1 s)
+	// Duration is the measuring time of one run of logging (default 500 ms)
 	// and of one point of mwcas (default 300 ms).
 	Duration time.Duration
 	// GOMAXPROCS, if positive, is set in the children's environment. The
@@ -84,6 +84,9 @@ type Options struct {
 	// Emulate selects the persistence emulation of logging's PMwCAS region:
 	// "off", "on", or "both" (the default: off first, then on).
 	Emulate string
+	// Clock is the timestamp source of logging's recorded runs: "auto"
+	// (the default), "tsc" or "monotonic" (driver.ClockSource).
+	Clock string
 }
 
 func (o *Options) seed() uint64 {
@@ -139,6 +142,13 @@ func (o *Options) gomaxprocs(def int) int {
 		return def
 	}
 	return o.GOMAXPROCS
+}
+
+func orString(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 func orInts(v, def []int) []int {

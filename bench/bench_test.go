@@ -259,7 +259,9 @@ func TestLogging(t *testing.T) {
 		t.Errorf("report %+v", lr)
 	}
 	for _, p := range lr.Points {
-		if p.OpsPlain <= 0 || p.OpsLogged <= 0 || p.HistoryBytes <= 0 || p.OpsPerSecLoggedWork < p.OpsPerSecLogged {
+		if p.OpsPlain <= 0 || p.OpsLogged <= 0 || p.HistoryBytes <= 0 || p.TextBytes <= 0 || p.OpsPerSecText <= 0 ||
+			p.OpsPerSecLoggedWork < p.OpsPerSecLogged || p.OverheadMin > p.Overhead || p.Overhead > p.OverheadMax ||
+			p.OverheadTextMin > p.OverheadText || p.OverheadText > p.OverheadTextMax || p.Clock == "" {
 			t.Errorf("point %+v", p)
 		}
 	}

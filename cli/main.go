@@ -153,6 +153,7 @@ the pmlin repository.`,
 	root.AddCommand(genCommand(e))
 	root.AddCommand(benchCommand(e))
 	root.AddCommand(mergeCommand(e))
+	root.AddCommand(convertCommand(e))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

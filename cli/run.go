@@ -14,7 +14,9 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/report"
 )
 
@@ -63,6 +65,7 @@ func runCommand(e env) *cobra.Command {
 		check    bool
 		asJSON   bool
 		modeName string
+		format   string
 		force    bool
 	)
 	cmd := &cobra.Command{
@@ -88,7 +91,10 @@ could not decide (UNDECIDED is not a pass).`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
-			return runRun(cmd.Context(), e, c, runOut{outPath, force}, check || asJSON, asJSON, mode)
+			if format != "text" && format != "binary" {
+				return &exitError{exitInput, fmt.Errorf("--format %q: text or binary", format)}
+			}
+			return runRun(cmd.Context(), e, c, runOut{outPath, force, format == "binary"}, check || asJSON, asJSON, mode)
 		},
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
@@ -97,44 +103,57 @@ could not decide (UNDECIDED is not a pass).`,
 	cmd.Flags().BoolVar(&check, "check", false, "also check the history and print the verdict (to standard error when the history goes to standard output)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
+	cmd.Flags().StringVar(&format, "format", "text", "text, or binary: the workers' logs go to the file as they fill, with no merge (the least recording overhead; pmlin check reads it, pmlin convert turns it into text)")
 	return cmd
 }
 
 // runOut is where run writes its history: a path ("" or "-": standard
-// output) and whether an existing file may be replaced.
+// output), whether an existing file may be replaced, and whether the
+// history is binary.
 type runOut struct {
-	path  string
-	force bool
+	path   string
+	force  bool
+	binary bool
 }
 
 func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSON bool, mode history.Mode) error {
 	outPath := out.path
+	binary := out.binary
 	var w io.Writer = e.stdout
 	name := "<stdout>"
 	msg := e.stdout // where the summary goes: not into the history
 	var buf bytes.Buffer
-	var f *os.File
+	var f io.WriteCloser
 	if outPath != "" && outPath != "-" {
-		var err error
-		flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+		// Direct I/O: a history of hundreds of megabytes written through
+		// the page cache costs the run a copy and a page for every byte.
+		create := directio.CreateExcl
 		if out.force {
-			flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+			create = directio.Create
 		}
-		if f, err = os.OpenFile(outPath, flags, 0o644); err != nil {
+		df, err := create(outPath, 0o644)
+		if err != nil {
 			if errors.Is(err, os.ErrExist) {
 				err = fmt.Errorf("%s: the file exists (use --force to overwrite it)", outPath)
 			}
 			return &exitError{exitInput, err}
 		}
-		defer f.Close()
-		w, name = f, outPath
+		defer df.Close()
+		w, name, f = df, outPath, df
 	} else {
 		msg = e.stderr
+		if sf, ok := e.stdout.(*os.File); ok && binary && isTerminal(sf) {
+			return &exitError{exitInput, errors.New("a binary history is not for a terminal: write it to a file (-o FILE) or a pipe")}
+		}
 	}
 	if check {
 		w = io.MultiWriter(w, &buf)
 	}
-	res, err := crash.Run(ctx, c, w)
+	rec := driver.NewRecorder(history.NewWriter(w))
+	if binary {
+		rec = driver.NewBinaryRecorder(history.NewBinaryWriter(w))
+	}
+	res, err := crash.RunTo(ctx, c, rec)
 	if err != nil {
 		return &exitError{exitInput, err}
 	}

@@ -307,3 +307,35 @@ func TestCheckedRunExit(t *testing.T) {
 		t.Fatalf("linearizable: %v %v", err, checkedExit(v))
 	}
 }
+
+// TestRunTextGolden: pmlin run's text history is byte for byte the one
+// that pmlin recorded before the binary history and the TSC timestamps
+// came (testdata/run-*.hist, written by that version with the flags
+// below), so that text stays the interchange it was. The binary
+// recording of the same flags converts to the same bytes.
+func TestRunTextGolden(t *testing.T) {
+	for _, tc := range []struct{ file, target, seed string }{
+		{"run-pmwcas.hist", "pmwcas", "0x2b"},
+		{"run-lockmwcas.hist", "lockmwcas", "0x2c"},
+	} {
+		t.Run(tc.target, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"run", "--target", tc.target, "--threads", "3", "--ops", "60", "--words", "5", "--k", "2",
+				"--crashes", "2", "--swaps", "0.3", "--fail-values", "--seed", tc.seed}
+			code, got, errs := pmlin(t, "", args...)
+			if code != 0 || got != string(want) {
+				t.Fatalf("exit %d, %s\ngot:\n%s\nwant:\n%s", code, errs, got, want)
+			}
+			bin := filepath.Join(t.TempDir(), "h.pmlb")
+			if code, _, errs := pmlin(t, "", append(args, "--format", "binary", "-o", bin)...); code != 0 {
+				t.Fatalf("binary: exit %d, %s", code, errs)
+			}
+			if code, txt, errs := pmlin(t, "", "convert", bin); code != 0 || txt != string(want) {
+				t.Fatalf("binary converted: exit %d, %s\n%s", code, errs, txt)
+			}
+		})
+	}
+}

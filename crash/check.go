@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 )
 
@@ -48,7 +49,7 @@ func Check(ctx context.Context, c Config, mode history.Mode, buf *bytes.Buffer) 
 // (Recording.WriteTo).
 func checkRecording(ctx context.Context, c Config, mode history.Mode, rec *history.Recording) (*Verdict, error) {
 	rec.Reset()
-	res, err := record(ctx, c, rec)
+	res, err := RunTo(ctx, c, driver.NewRecorder(rec))
 	if err != nil {
 		return nil, err
 	}

@@ -142,17 +142,16 @@ type recovery struct {
 	addrs, vals []uint64
 }
 
-// Run records one run of c as a history written to w.
+// Run records one run of c as a history written to w, as text.
 func Run(ctx context.Context, c Config, w io.Writer) (*Result, error) {
-	return record(ctx, c, history.NewWriter(w))
+	return RunTo(ctx, c, driver.NewRecorder(history.NewWriter(w)))
 }
 
-// record records one run of c as a history, through hw.
-func record(ctx context.Context, c Config, hw history.EventWriter) (*Result, error) {
+// RunTo records one run of c with rec (text or a binary history).
+func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	rec := driver.NewRecorder(hw)
 	var rs rounds
 	var err error
 	if c.CrashMode == Emulated {

@@ -27,6 +27,7 @@ type Driver struct {
 	target target.Ops
 	region *pmem.Region
 	rec    *Recorder
+	dump   *dumper // binary recording
 	procs  []*proc
 	logs   []wlog
 	ws     []wstate
@@ -47,6 +48,7 @@ type Driver struct {
 	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
+	clk         clock // free: the timestamps' source
 	det         *detSched
 
 	mu      sync.Mutex
@@ -73,7 +75,11 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if r == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
 	}
-	d := &Driver{cfg: c, target: ops, region: r, rec: rec}
+	clk, err := newClock(ClockAuto)
+	if err != nil {
+		return nil, err
+	}
+	d := &Driver{cfg: c, target: ops, region: r, rec: rec, clk: clk}
 	if err := d.optional(); err != nil {
 		return nil, err
 	}
@@ -88,6 +94,9 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	for i := range c.Threads {
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
+	}
+	if rec.Binary() {
+		d.dump = newDumper(rec.bw, c.Threads)
 	}
 	return d, nil
 }
@@ -124,6 +133,21 @@ func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) error {
 	return d.optional()
 }
 
+// SetClock chooses where the free scheduler's timestamps come from
+// (default ClockAuto). It fails for ClockTSC where the TSC cannot order
+// steps across cores (TSCUsable).
+func (d *Driver) SetClock(s ClockSource) error {
+	clk, err := newClock(s)
+	if err != nil {
+		return err
+	}
+	d.clk = clk
+	return nil
+}
+
+// Clock is the source of the free scheduler's timestamps in use.
+func (d *Driver) Clock() ClockSource { return d.clk.source() }
+
 // SetTagBase makes every process's next tag counter start after base (a
 // process that goes on after another process used its id, as in the
 // process-kill mode).
@@ -145,6 +169,7 @@ func (d *Driver) UseSharedLogs(mem []uint64) error {
 		d.logs[i] = wlog{buf: secs[i].data, fixed: true, commit: secs[i].commit}
 		d.logs[i].reset()
 	}
+	d.dump = nil // the parent merges them (MergeLogs)
 	return nil
 }
 
@@ -286,7 +311,7 @@ func (d *Driver) setStuck(w int) {
 		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
 			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
 		if d.det == nil {
-			d.stuck.Elapsed = time.Since(d.base) - time.Duration(ws.opStart)
+			d.stuck.Elapsed = d.opElapsed(ws)
 		} else if s := d.det; s.stalled >= 0 {
 			st := *s.stall
 			d.stuck.Stalled = &st
@@ -353,6 +378,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.crashAt, d.crashWorker, d.crashAction, d.stallAt, d.silent = cp.Access, cp.Worker, cp.Action, cp.Stall, -1
 	d.segAccesses = 0
 	d.base = time.Now()
+	d.clk.start(d.base)
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
 	for i := range d.ws {
 		d.ws[i] = wstate{}
@@ -364,6 +390,14 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		}
 	}
 	left := append([]int(nil), quota...)
+	if d.dump != nil {
+		live := make([]bool, len(left))
+		for i, q := range left {
+			live[i] = q > 0
+			d.logs[i].dump, d.logs[i].w = d.dump, i
+		}
+		d.dump.start(d.pids, live)
+	}
 	full := make([]bool, d.cfg.Threads)
 	var abandoned []bool
 	if d.cfg.Sched == Deterministic {
@@ -389,12 +423,8 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	if d.region != nil {
 		res.Crashed = d.region.Crashing()
 	}
-	logs := make([][][]uint64, len(d.logs))
-	for i := range d.logs {
-		logs[i] = d.logs[i].chunks()
-	}
 	mstart := time.Now()
-	ms, err := d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+	ms, err := d.history()
 	res.MergeStats = ms
 	res.Merge = time.Since(mstart)
 	if err != nil {
@@ -422,6 +452,29 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		return res, fmt.Errorf("driver: %d operations made no region access: the deterministic scheduler switches workers only at region accesses, so they ran one after another, whole, with no interleaving, and no crash could fall inside one; every access of the target to shared state must go through the workers of the region the driver was given (pmem.Worker)", ms.Invoked)
 	}
 	return res, nil
+}
+
+// history writes the segment's logs to the history: merged into text, or
+// (binary) what the dumper has not written yet.
+func (d *Driver) history() (MergeStats, error) {
+	if d.dump != nil {
+		ms := d.dump.finish(d.logs, d.rec.lines)
+		d.rec.lines += ms.Events
+		return ms, nil
+	}
+	logs := make([][][]uint64, len(d.logs))
+	for i := range d.logs {
+		logs[i] = d.logs[i].chunks()
+	}
+	return d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+}
+
+// stopWorker is what worker w does when it stops working in a segment: in
+// a binary recording, it hands its last chunk to the dumper.
+func (d *Driver) stopWorker(w int) {
+	if d.dump != nil {
+		d.logs[w].retire(true)
+	}
 }
 
 // runDeterministic works the segment with one worker at a time, the next
@@ -455,6 +508,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 			}
 			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
+			d.stopWorker(w)
 			s.finish(w)
 		})
 	}
@@ -489,9 +543,18 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) []bool {
 			defer d.catch(w)
 			d.tags[w].Set()
 			d.work(ctx, w, &left[w], &full[w])
+			d.stopWorker(w)
 		}()
 	}
 	return d.waitFree(ctx, c, workers)
+}
+
+// opElapsed is the time since the invocation of a worker's current
+// operation (free scheduler). The worker keeps the invocation's raw
+// timestamp: the stuck watch converts it, once in a thousand accesses,
+// rather than every operation.
+func (d *Driver) opElapsed(ws *wstate) time.Duration {
+	return time.Since(d.base) - d.clk.nanos(ws.opStart)
 }
 
 // now is a log timestamp.
@@ -500,22 +563,24 @@ func (d *Driver) now() int64 {
 		d.det.clock++
 		return d.det.clock
 	}
-	return int64(time.Since(d.base))
+	return d.clk.now()
 }
 
 // point is a scheduling point outside region accesses (operation
-// boundaries).
-func (d *Driver) point(w int) {
+// boundaries). It reports whether the worker yielded.
+func (d *Driver) point(w int) bool {
 	if s := d.det; s != nil {
 		if s.stalled >= 0 {
 			s.notWaiting(w)
 		}
 		s.yield(w)
-		return
+		return true
 	}
 	if ws := &d.ws[w]; ws.yield != nil && ws.yield.Float64() < d.cfg.Yield {
 		runtime.Gosched()
+		return true
 	}
+	return false
 }
 
 // stopped tells a worker to stop between operations. ctx is watched
@@ -541,8 +606,23 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	ws := &d.ws[w]
 	k := d.cfg.K
 	done := ctx.Done()
+	// Under the free scheduler an operation's response and the worker's
+	// next invocation share one timestamp, read right after the operation
+	// returns: the clock is read once per operation, not twice (a read that
+	// orders it with the accesses before and after costs as much as the
+	// monotonic clock, about 30 ns here). The stamp is after every access
+	// of the operation that returned and before every access of the next
+	// one, so both steps are in their true order with every other
+	// worker's; the next operation's recorded interval starts a little
+	// early (by the worker's bookkeeping between the two), which may hide
+	// an order but never invents one. A yield in between takes a fresh
+	// stamp.
+	var shared int64
+	haveShared := false
 	for *left > 0 {
-		d.point(w)
+		if d.point(w) {
+			haveShared = false
+		}
 		if d.stopped(done) {
 			return
 		}
@@ -557,8 +637,14 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		}
 		*left--
 		// Invocation: logged before the operation's first access.
-		ts := d.now()
+		ts := shared
+		if !haveShared {
+			ts = d.now()
+		}
 		logInvocation(l, o, k, ts)
+		if o.kind != history.Read {
+			l.tag = p.ctr // the largest tag in the log
+		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
 		d.invoked(w)
 		switch {
@@ -588,7 +674,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		// Response: logged after the operation's last access.
-		logResponse(l, o, k, d.now())
+		rts := d.now()
+		shared, haveShared = rts, d.det == nil
+		logResponse(l, o, k, rts)
 		p.done(o)
 	}
 }

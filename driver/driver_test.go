@@ -247,8 +247,12 @@ func (s spinner) Read(w int, addrs, out []uint64) error {
 }
 
 func TestStuck(t *testing.T) {
-	for _, sched := range []Sched{Deterministic, Free} {
-		t.Run(sched.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		sched Sched
+		clock ClockSource
+	}{{Deterministic, ClockAuto}, {Free, ClockAuto}, {Free, ClockMonotonic}} {
+		sched := tc.sched
+		t.Run(sched.String()+"-"+tc.clock.String(), func(t *testing.T) {
 			r, err := pmem.NewMemory(8, pmem.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -261,6 +265,9 @@ func TestStuck(t *testing.T) {
 			c.Sched, c.StuckAccesses, c.StuckAfter = sched, 5000, 50*time.Millisecond
 			d, err := New(c, spinner{r}, r, rec)
 			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.SetClock(tc.clock); err != nil {
 				t.Fatal(err)
 			}
 			start := time.Now()
@@ -283,6 +290,11 @@ func TestStuck(t *testing.T) {
 			}
 			if s.Accesses < 5000 || !strings.Contains(s.String(), "without returning") {
 				t.Fatalf("%+v", s)
+			}
+			// Under the free scheduler the watch measured the time since
+			// the invocation from its timestamp, in whatever clock.
+			if el := s.Elapsed; sched == Free && (el < c.StuckAfter || el > time.Since(start)) {
+				t.Fatalf("stuck for %v by the %v clock; the segment took %v", el, d.Clock(), time.Since(start))
 			}
 			// The history is still well formed, the stuck op pending.
 			check(t, buf.String())

@@ -5,12 +5,13 @@ import (
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/target"
 )
 
 // A worker's log is a flat array of 64-bit words holding records:
 //
 //	header  kind | k<<8
-//	ts      the timestamp (nanoseconds of the monotonic clock, or the
+//	ts      the timestamp (the free scheduler's clock, or the
 //	        deterministic scheduler's logical clock)
 //	payload inv read: k addresses; inv cas: k (address, expected, new)
 //	        triples; inv swap: k (address, new) pairs; ret values (of a
@@ -18,36 +19,24 @@ import (
 //	        blamed address; ret fail values: the blamed address and k
 //	        values
 //
-// The encoding is private to the package (and to the versions of pmlin a
-// parent and its child process share).
+// These are the stream records of the binary history (history/binary.go),
+// so that a binary recording writes the logs to the file as they are.
 const (
-	recInvRead = 1 + iota
-	recInvCAS
-	recInvSwap
-	// Responses from here on (the merge puts an invocation first at equal
-	// timestamps).
-	recRetRead // of a read or a swap
-	recRetOK
-	recRetFail
-	recRetFailValues
+	recInvRead       = history.RecInvRead
+	recInvCAS        = history.RecInvCAS
+	recInvSwap       = history.RecInvSwap
+	recRetRead       = history.RecRetValues // of a read or a swap
+	recRetOK         = history.RecRetOK
+	recRetFail       = history.RecRetFail
+	recRetFailValues = history.RecRetFailValues
 )
 
 const recHeader = 2 // words before the payload
 
 func recWords(kind, k int) int {
 	switch kind {
-	case recInvRead, recRetRead:
-		return recHeader + k
-	case recInvCAS:
-		return recHeader + 3*k
-	case recInvSwap:
-		return recHeader + 2*k
-	case recRetOK:
-		return recHeader
-	case recRetFail:
-		return recHeader + 1
-	case recRetFailValues:
-		return recHeader + 1 + k
+	case recInvRead, recInvCAS, recInvSwap, recRetRead, recRetOK, recRetFail, recRetFailValues:
+		return recHeader + history.RecWords(kind, k)
 	}
 	return -1
 }
@@ -57,7 +46,8 @@ func recWords(kind, k int) int {
 func opWords(k int) int { return recWords(recInvCAS, k) + recWords(recRetFailValues, k) }
 
 // wlog is one worker's private log. In memory it is a list of chunks
-// (never copied while the worker runs); in a shared mapping (Log) it is one
+// (never copied while the worker runs), or, in a binary recording, chunks
+// handed to the dumper as they fill; in a shared mapping (Log) it is one
 // fixed array that publishes its length after every record, so a reader in
 // another process sees whole records only.
 type wlog struct {
@@ -67,6 +57,20 @@ type wlog struct {
 	spare  [][]uint64 // chunks to reuse
 	fixed  bool
 	commit *uint64 // where the length is published (shared logs)
+
+	// What the segment logged so far, counted as the records commit
+	// (a binary recording's statistics: no merge counts them).
+	counts   [history.RecRetFailValues + 1]int64 // by kind
+	lastKind int                                 // of the last record
+	lastTS   uint64                              // of the last record
+	invTS    uint64                              // of the last invocation
+	tag      uint64                              // the largest tag counter of a cas or swap logged
+	chunkEv  int64                               // records in buf
+
+	dump *dumper // binary recording: full chunks go there
+	w    int     // the worker, for the dumper
+
+	_ [64]byte // the workers' logs are in one slice: no false sharing
 }
 
 // A log's first chunk has firstChunkWords words, each later one twice the
@@ -78,6 +82,10 @@ const (
 	chunkWords      = 1 << 16
 )
 
+// maxRecord is the most words a record takes (k = target.MaxK): a chunk
+// has room for one at least.
+var maxRecord = opWords(target.MaxK)
+
 // record reserves a record of the given kind and k and returns it with the
 // header and timestamp filled in; the caller fills the payload and calls
 // commitRecord. ok is false if a fixed log is full.
@@ -87,15 +95,7 @@ func (l *wlog) record(kind, k int, ts int64) (rec []uint64, ok bool) {
 		if l.fixed {
 			return nil, false
 		}
-		if l.n > 0 {
-			l.full = append(l.full, l.buf[:l.n])
-		}
-		if m := len(l.spare); m > 0 && len(l.spare[m-1]) >= n {
-			l.buf, l.spare = l.spare[m-1], l.spare[:m-1]
-		} else {
-			l.buf = make([]uint64, max(n, min(chunkWords, max(firstChunkWords, 2*cap(l.buf)))))
-		}
-		l.n = 0
+		l.retire(false)
 	}
 	rec = l.buf[l.n : l.n+n]
 	rec[0] = uint64(kind) | uint64(k)<<8
@@ -103,8 +103,36 @@ func (l *wlog) record(kind, k int, ts int64) (rec []uint64, ok bool) {
 	return rec, true
 }
 
+// retire puts the current chunk aside (or hands it to the dumper, last
+// when the worker is done) and starts a new one.
+func (l *wlog) retire(last bool) {
+	if l.dump != nil {
+		if l.n > 0 || last {
+			l.dump.put(dumpChunk{w: l.w, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: last})
+		}
+		l.buf, l.n, l.chunkEv = l.dump.chunk(), 0, 0
+		return
+	}
+	if l.n > 0 {
+		l.full = append(l.full, l.buf[:l.n])
+	}
+	if m := len(l.spare); m > 0 && len(l.spare[m-1]) >= maxRecord {
+		l.buf, l.spare = l.spare[m-1], l.spare[:m-1]
+	} else {
+		l.buf = make([]uint64, max(maxRecord, min(chunkWords, max(firstChunkWords, 2*cap(l.buf)))))
+	}
+	l.n, l.chunkEv = 0, 0
+}
+
 func (l *wlog) commitRecord(rec []uint64) {
 	l.n += len(rec)
+	kind := int(rec[0] & 0xff)
+	l.counts[kind]++
+	l.chunkEv++
+	l.lastKind, l.lastTS = kind, rec[1]
+	if history.IsInvocation(kind) {
+		l.invTS = rec[1]
+	}
 	if l.commit != nil {
 		// A sequentially consistent store: the record is visible (and, in
 		// a shared file mapping, in the page cache that outlives a killed
@@ -113,12 +141,18 @@ func (l *wlog) commitRecord(rec []uint64) {
 	}
 }
 
+// invoked is the number of invocations logged in the segment.
+func (l *wlog) invoked() int64 {
+	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap]
+}
+
 func (l *wlog) reset() {
 	for _, c := range l.full {
 		l.spare = append(l.spare, c[:cap(c)])
 	}
 	l.full = l.full[:0]
-	l.n = 0
+	l.n, l.chunkEv = 0, 0
+	l.counts, l.lastKind, l.lastTS, l.invTS, l.tag = [len(l.counts)]int64{}, 0, 0, 0, 0
 	if l.commit != nil {
 		atomic.StoreUint64(l.commit, 0)
 	}
@@ -180,6 +214,9 @@ func (c *cursor) head() (kind int, ts uint64, ok bool) {
 // then the lower log index. The logs are validated first: a log that does
 // not decode (a damaged shared log) is an error, and nothing is written.
 func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats, error) {
+	if rc.bw != nil {
+		return rc.streamLogs(logs, procs, k)
+	}
 	chunked := make([][][]uint64, len(logs))
 	for i, l := range logs {
 		chunked[i] = [][]uint64{l}
@@ -187,8 +224,40 @@ func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats
 	return rc.mergeChunks(chunked, procs, k)
 }
 
+// streamLogs is MergeLogs for a binary history: the logs, validated, go
+// to the file as the streams of a section.
+func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStats, error) {
+	st := newMergeStats(len(logs))
+	chunked := make([][][]uint64, len(logs))
+	for i, l := range logs {
+		var v validator
+		if err := v.check(l, k); err != nil {
+			return st, fmt.Errorf("log of process %d: %w", procs[i], err)
+		}
+		chunked[i] = [][]uint64{l}
+		var counts [history.RecRetFailValues + 1]int64
+		lastKind := 0
+		for pos := 0; pos < len(l); {
+			kind, kk := int(l[pos]&0xff), int(l[pos]>>8)
+			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
+			counts[kind]++
+			lastKind = kind
+			pos += recWords(kind, kk)
+		}
+		st.add(i, counts, lastKind, st.MaxTag[i])
+	}
+	st.LastInv = lastInvLines(rc.lines, chunked, make([]int64, len(logs)))
+	rc.bw.BeginSection(procs)
+	for i, l := range logs {
+		rc.bw.StreamBlock(i, l, true)
+	}
+	rc.bw.EndSection(st.Events)
+	rc.lines += st.Events
+	return st, nil
+}
+
 func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeStats, error) {
-	st := MergeStats{LastInv: make([]int64, len(logs)), Pending: make([]bool, len(logs)), InvokedBy: make([]int64, len(logs)), MaxTag: make([]uint64, len(logs))}
+	st := newMergeStats(len(logs))
 	cs := make([]cursor, len(logs))
 	for i, l := range logs {
 		var v validator
@@ -199,7 +268,7 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 		}
 		cs[i] = cursor{chunks: l}
 	}
-	hw := rc.hw
+	hw := rc.ew
 	var addrs, exp, nw []uint64
 	for {
 		best, bestRet := -1, false
@@ -209,7 +278,7 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			if !ok {
 				continue
 			}
-			ret := kind >= recRetRead
+			ret := !history.IsInvocation(kind)
 			if best < 0 || ts < bestTS || (ts == bestTS && !ret && bestRet) {
 				best, bestTS, bestRet = i, ts, ret
 			}
@@ -242,12 +311,9 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			for j := 0; j < len(pay); j += step {
 				addrs = append(addrs, pay[j])
 				exp = append(exp, pay[j+1])
-				v := pay[j+step-1]
-				nw = append(nw, v)
-				if v>>32 == uint64(p)+1 {
-					st.MaxTag[best] = max(st.MaxTag[best], v&MaxTag)
-				}
+				nw = append(nw, pay[j+step-1])
 			}
+			st.MaxTag[best] = max(st.MaxTag[best], maxTag(kind, pay, p))
 			if kind == recInvSwap {
 				hw.InvokeSwap(p, addrs, nw)
 				st.Swaps++
@@ -278,6 +344,26 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 	}
 }
 
+// maxTag returns the largest tag counter of process p among the new values
+// of an invocation record's payload (0 for a read or a response).
+func maxTag(kind int, pay []uint64, p int32) uint64 {
+	step := 3
+	switch kind {
+	case recInvSwap:
+		step = 2
+	case recInvCAS:
+	default:
+		return 0
+	}
+	var m uint64
+	for j := step - 1; j < len(pay); j += step {
+		if v := pay[j]; v>>32 == uint64(p)+1 {
+			m = max(m, v&MaxTag)
+		}
+	}
+	return m
+}
+
 // validator checks that a log is a sequence of whole records (none across
 // chunks) that alternate invocation and response (of the same kind and
 // k), with timestamps that do not decrease.
@@ -295,7 +381,7 @@ func (v *validator) check(l []uint64, k int) error {
 		}
 		kind, kk := int(l[pos]&0xff), int(l[pos]>>8)
 		n := recWords(kind, kk)
-		if n < 0 || kk < 1 || kk > k || l[pos]>>40 != 0 {
+		if n < 0 || kk < 1 || kk > k || l[pos]>>32 != 0 {
 			return fmt.Errorf("record at word %d has header %#x", pos, l[pos])
 		}
 		if pos+n > len(l) {
@@ -329,34 +415,44 @@ func (v *validator) check(l []uint64, k int) error {
 }
 
 // Recorder writes a history and counts its lines, so that operations can
-// be named by the line of their invocation as every report does.
+// be named by the line of their invocation as every report does. It
+// writes text (NewRecorder) or a binary history (NewBinaryRecorder),
+// where the workers' logs go to the file as they fill, without a merge.
 type Recorder struct {
-	hw    history.EventWriter
+	ew    history.EventWriter
+	bw    *history.BinaryWriter // binary
 	lines int64
 }
 
-// NewRecorder returns a Recorder writing to hw: a history.Writer, or a
-// history.Recording that keeps the history in memory.
-func NewRecorder(hw history.EventWriter) *Recorder { return &Recorder{hw: hw} }
+// NewRecorder returns a Recorder writing text to hw (a history.Writer), or
+// keeping the history in memory (a history.Recording).
+func NewRecorder(hw history.EventWriter) *Recorder { return &Recorder{ew: hw} }
 
-// Lines is the number of lines written so far.
+// NewBinaryRecorder returns a Recorder writing a binary history to bw.
+func NewBinaryRecorder(bw *history.BinaryWriter) *Recorder { return &Recorder{ew: bw, bw: bw} }
+
+// Binary reports whether the Recorder writes a binary history.
+func (rc *Recorder) Binary() bool { return rc.bw != nil }
+
+// Lines is the number of lines written so far (of the text form, for a
+// binary history).
 func (rc *Recorder) Lines() int64 { return rc.lines }
 
 // Header writes the magic line (every word starts at 0: no init line).
 func (rc *Recorder) Header() {
-	rc.hw.Header(0, nil)
+	rc.ew.Header(0, nil)
 	rc.lines++
 }
 
 // Comment writes "# text".
 func (rc *Recorder) Comment(text string) {
-	rc.hw.Comment(text)
+	rc.ew.Comment(text)
 	rc.lines++
 }
 
 // Crash writes a crash line and returns its line number.
 func (rc *Recorder) Crash() int64 {
-	rc.hw.Crash()
+	rc.ew.Crash()
 	rc.lines++
 	return rc.lines
 }
@@ -369,13 +465,14 @@ func (rc *Recorder) Read(p int32, addrs, vals []uint64) int64 {
 	first := rc.lines + 1
 	for len(addrs) > 0 {
 		n := min(len(addrs), history.DefaultMaxWords)
-		rc.hw.InvokeRead(p, addrs[:n])
-		rc.hw.ReturnRead(p, vals[:n])
+		rc.ew.InvokeRead(p, addrs[:n])
+		rc.ew.ReturnRead(p, vals[:n])
 		rc.lines += 2
 		addrs, vals = addrs[n:], vals[n:]
 	}
 	return first
 }
 
-// Flush flushes the writer and returns its first error.
-func (rc *Recorder) Flush() error { return rc.hw.Flush() }
+// Flush flushes the writer and returns its first error. A binary history
+// may end after a Flush (it writes an end block).
+func (rc *Recorder) Flush() error { return rc.ew.Flush() }

@@ -7,7 +7,6 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/pmlin/pmlin/pmem"
 )
@@ -23,7 +22,7 @@ var errAborted = errors.New("driver: segment aborted")
 type wstate struct {
 	accesses int64 // region accesses in this segment
 	opAcc    int64 // accesses of the current operation
-	opStart  int64 // when the current operation was invoked (its timestamp)
+	opStart  int64 // the current operation's invocation timestamp (Driver.opElapsed)
 	inOp     bool
 	lastKind pmem.AccessKind
 	lastOff  uint64
@@ -296,7 +295,7 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		ws.pub++
 		ws.beat.Store(ws.pub)
 	}
-	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses && ws.opAcc&1023 == 0 && time.Since(d.base)-time.Duration(ws.opStart) > d.cfg.StuckAfter {
+	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses && ws.opAcc&1023 == 0 && d.opElapsed(ws) > d.cfg.StuckAfter {
 		d.setStuck(w)
 		return errAborted
 	}

@@ -62,6 +62,9 @@ func FuzzReader(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
+		if bytes.HasPrefix(in, []byte(history.BinaryMagic[:6])) {
+			return // a binary history: FuzzBinary
+		}
 		lines := int64(bytes.Count(in, []byte("\n")) + 1)
 		evs, err := fuzzRead(t, in, history.Options{}, lines)
 		// Tight limits must not panic either, nor accept more.

@@ -33,6 +33,9 @@ var magics = []struct {
 // sniff names, before the first line is read, an input that is not a
 // history but something recognisable.
 func (r *Reader) sniff() error {
+	if ok, err := r.sniffBinary(); ok || err != nil {
+		return err
+	}
 	head, _ := r.br.Peek(6) // fewer bytes at the end of a short input
 	for _, m := range magics {
 		if bytes.HasPrefix(head, []byte(m.prefix)) && (m.prefix != "BZh" || len(head) > 3 && '1' <= head[3] && head[3] <= '9') {

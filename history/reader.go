@@ -31,6 +31,8 @@ const (
 	// JSONL is its JSON Lines twin (one JSON object per line), detected
 	// when the first line that is not blank or a comment starts with '{'.
 	JSONL
+	// Binary is the binary history (binary.go), detected by its magic.
+	Binary
 )
 
 func (f Format) String() string {
@@ -39,6 +41,8 @@ func (f Format) String() string {
 		return "text"
 	case JSONL:
 		return "jsonl"
+	case Binary:
+		return "binary"
 	}
 	return "unknown"
 }
@@ -47,6 +51,11 @@ func (f Format) String() string {
 type Options struct {
 	MaxLineBytes int // default DefaultMaxLineBytes
 	MaxWords     int // default DefaultMaxWords
+	// Lines, if set, is called with every line that holds no event (the
+	// header, init lines, comments, blank lines), its number and its text
+	// in the input's syntax, after the Reader took it up (pmlin convert
+	// keeps them).
+	Lines func(line int64, text []byte)
 }
 
 // procState is what the Reader remembers of one process: whether it has a
@@ -86,6 +95,7 @@ type Reader struct {
 	peeked   []byte // a line read during format detection, not yet parsed
 	hasPeek  bool
 	sawMagic bool
+	bin      *binReader // a binary history's decoder
 
 	initDefault    uint64
 	initDefaultSet bool
@@ -263,9 +273,15 @@ func (r *Reader) Next() (*Event, error) {
 	if r.rec != nil {
 		return r.nextRecorded()
 	}
+	if r.bin != nil {
+		return r.nextBinary()
+	}
 	if r.line == 0 && !r.hasPeek {
 		if err := r.sniff(); err != nil {
 			return nil, err
+		}
+		if r.bin != nil {
+			return r.nextBinary()
 		}
 	}
 	for {
@@ -305,6 +321,7 @@ func (r *Reader) Next() (*Event, error) {
 			return nil, err
 		}
 		if len(line) == 0 {
+			r.nonEvent(raw)
 			continue
 		}
 		if r.format == 0 {
@@ -327,6 +344,14 @@ func (r *Reader) Next() (*Event, error) {
 			r.events++
 			return ev, nil
 		}
+		r.nonEvent(raw)
+	}
+}
+
+// nonEvent hands a line that holds no event to Options.Lines.
+func (r *Reader) nonEvent(raw []byte) {
+	if r.opts.Lines != nil {
+		r.opts.Lines(r.line, raw)
 	}
 }
 

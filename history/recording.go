@@ -7,22 +7,6 @@ import (
 	"slices"
 )
 
-// EventWriter is what records a history: a Writer (text) or a Recording
-// (memory). The calls are the Writer's, one line each but Header.
-type EventWriter interface {
-	Header(initDefault uint64, init map[uint64]uint64)
-	Comment(text string)
-	Crash()
-	InvokeRead(p int32, addrs []uint64)
-	InvokeCAS(p int32, addrs, expected, new []uint64)
-	InvokeSwap(p int32, addrs, new []uint64)
-	ReturnRead(p int32, values []uint64)
-	ReturnOK(p int32)
-	ReturnFail(p int32, addr uint64)
-	ReturnFailValues(p int32, addr uint64, values []uint64)
-	Flush() error
-}
-
 // Recording is a history kept in memory as the calls that wrote it, for a
 // producer and a consumer in one process (pmlin fuzz records and checks a
 // history per run): Reader hands its events to the analyzer with the same
@@ -49,6 +33,7 @@ type header struct {
 const (
 	rHeader = iota + 1
 	rComment
+	rText // a line as it is (TextLine)
 	rCrash
 	rInvRead  // payload: k addresses
 	rInvCAS   // k (address, expected, new)
@@ -95,6 +80,12 @@ func (rc *Recording) Header(initDefault uint64, init map[uint64]uint64) {
 func (rc *Recording) Comment(text string) {
 	rc.record(rComment, 0, len(rc.comments))
 	rc.comments = append(rc.comments, text)
+}
+
+// TextLine keeps line (a comment, a blank line, a header or init line).
+func (rc *Recording) TextLine(line []byte) {
+	rc.record(rText, 0, len(rc.comments))
+	rc.comments = append(rc.comments, string(line))
 }
 
 func (rc *Recording) Crash() { rc.record(rCrash, 0, 0) }
@@ -153,6 +144,8 @@ func (rc *Recording) WriteTo(out io.Writer) (int64, error) {
 			w.Header(rc.headers[n].initDefault, rc.headers[n].init)
 		case rComment:
 			w.Comment(rc.comments[n])
+		case rText:
+			w.TextLine([]byte(rc.comments[n]))
 		case rCrash:
 			w.Crash()
 		case rInvRead:
@@ -235,11 +228,20 @@ func (r *Reader) nextRecorded() (*Event, error) {
 // recordedEvent takes one recorded line: an event, or nil (a comment, the
 // header).
 func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, error) {
+	rc := r.rec
 	switch {
 	case kind == rComment:
 		return nil, nil
+	case kind == rText:
+		// As the text's line is read (the general path).
+		r.raw = append(r.raw[:0], rc.comments[n]...)
+		line, err := r.content(r.raw)
+		if err != nil || len(line) == 0 {
+			return nil, err
+		}
+		return r.parseText(line)
 	case kind == rHeader:
-		return nil, r.recordedHeader(r.rec.headers[n])
+		return nil, r.recordedHeader(rc.headers[n])
 	case kind == rCrash:
 		return r.crashEvent(), nil
 	case p < 0:

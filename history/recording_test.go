@@ -63,6 +63,12 @@ func script(rng *rand.Rand, bad bool, w history.EventWriter) {
 			clear(pending)
 		case rng.IntN(15) == 0:
 			w.Comment(fmt.Sprintf("comment %d", rng.IntN(100)))
+		case rng.IntN(30) == 0:
+			line := []string{"", "  # a line as it is", "\t"}[rng.IntN(3)]
+			if bad && rng.IntN(3) == 0 {
+				line = "garbage 1 2"
+			}
+			w.TextLine([]byte(line))
 		case !ok && !(bad && rng.IntN(20) == 0):
 			n := 1 + rng.IntN(5)
 			k[p] = n

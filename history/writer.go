@@ -8,6 +8,23 @@ import (
 	"strconv"
 )
 
+// EventWriter writes the events of a history one after another, in
+// history order: Writer (text) and BinaryWriter (binary) both do.
+type EventWriter interface {
+	Header(initDefault uint64, init map[uint64]uint64)
+	TextLine(line []byte)
+	Comment(text string)
+	Crash()
+	InvokeRead(p int32, addrs []uint64)
+	InvokeCAS(p int32, addrs, expected, new []uint64)
+	InvokeSwap(p int32, addrs, new []uint64)
+	ReturnRead(p int32, values []uint64)
+	ReturnOK(p int32)
+	ReturnFail(p int32, addr uint64)
+	ReturnFailValues(p int32, addr uint64, values []uint64)
+	Flush() error
+}
+
 // Writer writes a history in text format v1. It does not validate: it is
 // the recorder's job to emit events in real-time order and to keep the
 // format's rules (the Reader checks them). Errors are sticky and reported
@@ -62,33 +79,40 @@ func (w *Writer) emit() {
 // Header writes the magic line and the initial values (only those that
 // differ from the format's default of 0, in address order).
 func (w *Writer) Header(initDefault uint64, init map[uint64]uint64) {
-	w.buf = append(w.buf, "pmlin-history v1"...)
-	w.emit()
-	if initDefault != 0 {
-		w.buf = append(w.buf, "init "...)
-		w.buf = AppendValue(w.buf, initDefault)
+	for _, l := range headerLines(initDefault, init) {
+		w.buf = append(w.buf, l...)
 		w.emit()
+	}
+}
+
+// headerLines renders the header's lines (Writer and BinaryWriter).
+func headerLines(initDefault uint64, init map[uint64]uint64) [][]byte {
+	out := [][]byte{[]byte("pmlin-history v1")}
+	if initDefault != 0 {
+		out = append(out, AppendValue([]byte("init "), initDefault))
 	}
 	addrs := make([]uint64, 0, len(init))
 	for a := range init {
 		addrs = append(addrs, a)
 	}
 	slices.Sort(addrs)
+	var b []byte
 	for i, a := range addrs {
 		if i%8 == 0 {
 			if i > 0 {
-				w.emit()
+				out = append(out, b)
 			}
-			w.buf = append(w.buf, "init"...)
+			b = []byte("init")
 		}
-		w.buf = append(w.buf, ' ')
-		w.buf = strconv.AppendUint(w.buf, a, 10)
-		w.buf = append(w.buf, '=')
-		w.buf = AppendValue(w.buf, init[a])
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, a, 10)
+		b = append(b, '=')
+		b = AppendValue(b, init[a])
 	}
 	if len(addrs) > 0 {
-		w.emit()
+		out = append(out, b)
 	}
+	return out
 }
 
 // The append functions render one event line each (without its newline):
@@ -200,6 +224,13 @@ func (w *Writer) ReturnFailValues(p int32, addr uint64, values []uint64) {
 // Crash writes "crash".
 func (w *Writer) Crash() {
 	w.buf = append(w.buf, "crash"...)
+	w.emit()
+}
+
+// TextLine writes line as it is (no newline in it): a comment, a blank
+// line, the header or an init line.
+func (w *Writer) TextLine(line []byte) {
+	w.buf = append(w.buf, line...)
 	w.emit()
 }
 

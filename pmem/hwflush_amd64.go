@@ -1,5 +1,7 @@
 package pmem
 
+import "github.com/pmlin/pmlin/internal/cpuid"
+
 const hwFlushSupported = true
 
 // flushKind is the best write-back instruction of this CPU: 2 CLWB,
@@ -8,7 +10,7 @@ var flushKind = detectFlush()
 
 func detectFlush() int {
 	// CPUID leaf 7, sub-leaf 0: EBX bit 24 is CLWB, bit 23 CLFLUSHOPT.
-	_, ebx, _, _ := cpuid(7, 0)
+	_, ebx, _, _ := cpuid.CPUID(7, 0)
 	switch {
 	case ebx&(1<<24) != 0:
 		return 2
@@ -18,7 +20,6 @@ func detectFlush() int {
 	return 0
 }
 
-func cpuid(eax, ecx uint32) (a, b, c, d uint32)
 func clwb(p *uint64)
 func clflushopt(p *uint64)
 func clflush(p *uint64)

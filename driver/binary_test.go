@@ -1,0 +1,259 @@
+package driver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// toText converts a binary history to text, as pmlin convert does.
+func toText(t testing.TB, bin []byte) string {
+	t.Helper()
+	var out bytes.Buffer
+	if _, err := history.Convert(context.Background(), history.NewWriter(&out), bytes.NewReader(bin), "<binary>", history.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}
+
+// recordBoth records the same segments in text and in binary.
+func recordBinary(t testing.TB, c Config, quotas [][]int) (string, []SegmentResult) {
+	t.Helper()
+	r, m := setup(t, c, "")
+	var buf bytes.Buffer
+	rec := NewBinaryRecorder(history.NewBinaryWriter(&buf))
+	rec.Header()
+	d, err := New(c, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var segs []SegmentResult
+	for _, q := range quotas {
+		seg, err := d.Segment(context.Background(), q, CrashPoint{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		segs = append(segs, seg)
+		rec.Comment(fmt.Sprint("after a segment of ", seg.Invoked))
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Lines() != int64(strings.Count(toText(t, buf.Bytes()), "\n")) {
+		t.Fatalf("the recorder counts %d lines", rec.Lines())
+	}
+	return buf.String(), segs
+}
+
+// TestBinaryRecordingIsTheText: under the deterministic scheduler, a
+// binary recording converted to text is the text recording, byte for
+// byte, with the same statistics.
+func TestBinaryRecordingIsTheText(t *testing.T) {
+	plain := cfg(3, 8, 2, 7)
+	mixed := cfg(3, 8, 3, 11) // swaps and failures that report values
+	mixed.Reads, mixed.Swaps, mixed.FailValues = 0.3, 0.35, true
+	for name, c := range map[string]Config{"cas": plain, "swaps": mixed} {
+		t.Run(name, func(t *testing.T) { binaryIsText(t, c) })
+	}
+}
+
+func binaryIsText(t *testing.T, c Config) {
+	r, m := setup(t, c, "")
+	var tb bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&tb))
+	rec.Header()
+	d, err := New(c, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	quotas := [][]int{{300, 200, 0}, {100, 100, 100}}
+	var want []SegmentResult
+	for _, q := range quotas {
+		seg, err := d.Segment(context.Background(), q, CrashPoint{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, seg)
+		rec.Comment(fmt.Sprint("after a segment of ", seg.Invoked))
+	}
+	rec.Flush()
+	bin, got := recordBinary(t, c, quotas)
+	if txt := toText(t, []byte(bin)); txt != tb.String() {
+		t.Fatalf("binary as text:\n%s\ntext:\n%s", txt, tb.String())
+	}
+	if c.Swaps > 0 && (!strings.Contains(tb.String(), "inv swap") || !regexp.MustCompile(`ret fail \d+ \d+`).MatchString(tb.String())) {
+		t.Fatalf("no swap or no failure that reports values recorded:\n%s", tb.String())
+	}
+	for i := range want {
+		if fmt.Sprint(want[i].MergeStats) != fmt.Sprint(got[i].MergeStats) {
+			t.Fatalf("segment %d: text %+v, binary %+v", i, want[i].MergeStats, got[i].MergeStats)
+		}
+	}
+}
+
+// TestBinaryFreeRecording records enough under the free scheduler for the
+// workers to hand chunks to the dumper while they run, and checks the
+// history (read back, linearizable) and the statistics against it.
+func TestBinaryFreeRecording(t *testing.T) {
+	c := cfg(4, 64, 3, 3)
+	c.Sched = Free
+	c.Reads, c.Swaps, c.FailValues = 0.4, 0.2, true
+	ops := 20_000
+	if testing.Short() {
+		ops = 5_000
+	}
+	bin, segs := recordBinary(t, c, [][]int{{ops, ops, ops, ops / 2}, {ops / 4, 0, ops / 4, ops / 4}})
+	txt := toText(t, []byte(bin))
+	if res := check(t, txt); !res.Linearizable {
+		t.Fatalf("correct PMwCAS not linearizable: %+v", res.Anomalies)
+	}
+	// The statistics, from the text: per segment (between comments), the
+	// counts, each process's last invocation's line and largest tag.
+	lines := strings.Split(strings.TrimSuffix(txt, "\n"), "\n")
+	seg, tally := 0, newTally()
+	for i, l := range lines[1:] {
+		if strings.HasPrefix(l, "#") {
+			tally.compare(t, seg, segs[seg])
+			seg, tally = seg+1, newTally()
+			continue
+		}
+		tally.add(t, l, int64(i+2))
+	}
+	if seg != 2 {
+		t.Fatalf("%d segments in the history", seg)
+	}
+	if !strings.Contains(txt, "inv swap") || !regexp.MustCompile(`ret fail \d+ \d+`).MatchString(txt) {
+		t.Fatal("no swap or no failure that reports values recorded")
+	}
+}
+
+// tally is what a segment's text says of it, to compare with the
+// statistics the recording computed without a merge.
+type tally struct {
+	invoked, swaps int64
+	lastInv        map[int32]int64
+	maxTag         map[int32]uint64
+}
+
+func newTally() *tally { return &tally{lastInv: map[int32]int64{}, maxTag: map[int32]uint64{}} }
+
+// add counts the event line l, the history's line number line.
+func (y *tally) add(t *testing.T, l string, line int64) {
+	f := strings.Fields(l)
+	if len(f) < 3 || f[1] != "inv" {
+		return
+	}
+	p64, err := strconv.ParseInt(f[0], 10, 32)
+	if err != nil {
+		t.Fatalf("line %d: %q", line, l)
+	}
+	p := int32(p64)
+	y.lastInv[p], y.invoked = line, y.invoked+1
+	if f[2] == "swap" {
+		y.swaps++
+	}
+	for _, w := range f[3:] {
+		parts := strings.Split(w, ":")
+		v, err := strconv.ParseUint(parts[len(parts)-1], 0, 64)
+		if err != nil {
+			t.Fatalf("line %d: %q", line, l)
+		}
+		if len(parts) > 1 && v>>32 == uint64(p)+1 {
+			y.maxTag[p] = max(y.maxTag[p], v&MaxTag)
+		}
+	}
+}
+
+func (y *tally) compare(t *testing.T, seg int, s SegmentResult) {
+	t.Helper()
+	if s.Invoked != y.invoked || s.Swaps != y.swaps {
+		t.Fatalf("segment %d: %d invocations and %d swaps counted, %d and %d in the history", seg, s.Invoked, s.Swaps, y.invoked, y.swaps)
+	}
+	for w, line := range s.LastInv {
+		if line != y.lastInv[int32(w)] {
+			t.Fatalf("segment %d: process %d's last invocation at line %d, the history has it at %d", seg, w, line, y.lastInv[int32(w)])
+		}
+		if s.MaxTag[w] < y.maxTag[int32(w)] {
+			t.Fatalf("segment %d: process %d's largest tag %d, the history has %d", seg, w, s.MaxTag[w], y.maxTag[int32(w)])
+		}
+	}
+}
+
+// TestLastInvLines checks the lines lastInvLines computes against the text
+// merge, on random logs with many equal timestamps, whole and with the
+// chunks before the last invocations let go.
+func TestLastInvLines(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for trial := range 300 {
+		n := 1 + rng.IntN(4)
+		logs := make([][]uint64, n)
+		procs := make([]int32, n)
+		for i := range logs {
+			procs[i] = int32(i)
+			ts := uint64(0)
+			for range rng.IntN(12) {
+				ts += uint64(rng.IntN(2))
+				logs[i] = append(logs[i], recInvRead|1<<8, ts, 3)
+				if rng.IntN(5) == 0 {
+					break // pending
+				}
+				ts += uint64(rng.IntN(2))
+				logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
+			}
+		}
+		var buf bytes.Buffer
+		trec := NewRecorder(history.NewWriter(&buf))
+		want, err := trec.MergeLogs(logs, procs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		trec.Flush()
+		chunked := make([][][]uint64, n)
+		for i, l := range logs {
+			chunked[i] = [][]uint64{l}
+		}
+		if got := lastInvLines(0, chunked, make([]int64, n)); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+			t.Fatalf("trial %d: %v, the merge says %v\n%v\n%s", trial, got, want.LastInv, logs, buf.String())
+		}
+		// Let go of each log's records below the least last invocation.
+		low := ^uint64(0)
+		for _, l := range logs {
+			if ts, ok := lastInvTS([][]uint64{l}); ok {
+				low = min(low, ts)
+			}
+		}
+		recycled := make([]int64, n)
+		for i, l := range logs {
+			pos := 0
+			for pos < len(l) && l[pos+1] < low {
+				pos += 3
+				recycled[i]++
+			}
+			chunked[i] = [][]uint64{l[pos:]}
+		}
+		if got := lastInvLines(0, chunked, recycled); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+			t.Fatalf("trial %d, recycled %v: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
+		}
+		// And the binary recorder's MergeLogs says the same.
+		var bb bytes.Buffer
+		rec := NewBinaryRecorder(history.NewBinaryWriter(&bb))
+		got, err := rec.MergeLogs(logs, procs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Flush()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("trial %d: binary %+v, text %+v", trial, got, want)
+		}
+		if txt := toText(t, bb.Bytes()); txt != buf.String() {
+			t.Fatalf("trial %d: binary as text\n%s\ntext\n%s", trial, txt, buf.String())
+		}
+	}
+}

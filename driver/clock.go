@@ -1,0 +1,199 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ClockSource is where the free scheduler takes its log timestamps. The
+// deterministic scheduler uses a logical clock whatever the source.
+//
+// A timestamp is only ever compared with another: the merge orders the
+// workers' steps by it. So a source must order steps across cores: if one
+// worker's step finishes before another's begins (in real time), the
+// later step must not get an earlier stamp. The monotonic clock does
+// (time.Since: a vDSO read of the kernel's clocksource). Where the kernel
+// itself counts time with the TSC, the TSC read directly does too, and
+// with a fence on both sides (see tscOrdered): a stamp is after every
+// memory access before it and before every one after it, which the free
+// scheduler's one stamp per operation leans on (Driver.work). RDTSCP
+// waits for earlier loads, not for stores still in the store buffer; but
+// every region write is an atomic store or CAS, a locked instruction on
+// x86-64 that drains the buffer, so the writes are visible first. The vDSO's
+// read is ordered after the accesses before it, and before those after it
+// only by the instructions in between (as for any recorder that calls
+// clock_gettime). Both cost about 30 ns here, most of it the wait for the
+// accesses in flight.
+type ClockSource uint8
+
+const (
+	// ClockAuto takes the TSC where it is usable (see TSCUsable), else
+	// the monotonic clock.
+	ClockAuto ClockSource = iota
+	// ClockMonotonic is the monotonic clock of package time.
+	ClockMonotonic
+	// ClockTSC is the TSC, read with RDTSCP then LFENCE; a driver refuses
+	// it where it is not usable.
+	ClockTSC
+)
+
+func (s ClockSource) String() string {
+	switch s {
+	case ClockAuto:
+		return "auto"
+	case ClockMonotonic:
+		return "monotonic"
+	case ClockTSC:
+		return "tsc"
+	}
+	return fmt.Sprintf("ClockSource(%d)", uint8(s))
+}
+
+// ParseClockSource parses "auto", "monotonic" and "tsc".
+func ParseClockSource(s string) (ClockSource, error) {
+	for _, c := range []ClockSource{ClockAuto, ClockMonotonic, ClockTSC} {
+		if s == c.String() {
+			return c, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown clock %q (auto, monotonic or tsc)", s)
+}
+
+// tscInfo is what this machine's TSC allows: computed once per process,
+// since it is a property of the CPU and the kernel, not of a driver.
+type tscInfo struct {
+	usable    bool
+	why       string  // why not, or what was checked
+	nsPerTick float64 // calibrated against the monotonic clock
+}
+
+var machineTSC = sync.OnceValue(func() tscInfo {
+	return detectTSC(tscProbe{instructions: tscInstructions, cpu: cpuHasInvariantTSC, clocksource: clocksourceFile})
+})
+
+// TSCUsable reports whether log timestamps may come from the TSC, and why
+// (or why not). The TSC is usable when:
+//   - the CPU is x86-64 with RDTSCP and an invariant TSC (CPUID: it ticks
+//     at a constant rate in every power state; Linux shows constant_tsc
+//     and nonstop_tsc in /proc/cpuinfo), and
+//   - the kernel counts time with it (its current clocksource is "tsc"):
+//     Linux checks at boot, and keeps watching, that the TSCs of all CPUs
+//     are synchronised, and moves to another clocksource if they are not.
+//     On such a machine the monotonic clock is itself the TSC, scaled:
+//     reading it directly orders steps across cores exactly as the
+//     monotonic clock does (TestTSCOrdersAcrossCores checks it).
+func TSCUsable() (bool, string) {
+	t := machineTSC()
+	return t.usable, t.why
+}
+
+// clocksourceFile names the kernel's current clocksource (Linux).
+const clocksourceFile = "/sys/devices/system/clocksource/clocksource0/current_clocksource"
+
+// tscProbe is what detectTSC asks of the machine (a test gives others).
+type tscProbe struct {
+	instructions bool                  // RDTSCP and CPUID can be executed
+	cpu          func() (bool, string) // the CPU's invariant TSC and RDTSCP
+	clocksource  string                // the file naming the kernel's clocksource
+}
+
+func detectTSC(m tscProbe) tscInfo {
+	if !m.instructions {
+		return tscInfo{why: "not an x86-64 CPU"}
+	}
+	if ok, why := m.cpu(); !ok {
+		return tscInfo{why: why}
+	}
+	b, err := os.ReadFile(m.clocksource)
+	if err != nil {
+		return tscInfo{why: "the kernel's clocksource is unknown: " + err.Error()}
+	}
+	if cs := strings.TrimSpace(string(b)); cs != "tsc" {
+		return tscInfo{why: fmt.Sprintf("the kernel's clocksource is %s, not tsc (the kernel does not vouch for the TSCs' synchronisation across CPUs)", cs)}
+	}
+	return tscInfo{usable: true, why: "invariant TSC with RDTSCP, and the kernel's clocksource is tsc", nsPerTick: calibrateTSC()}
+}
+
+// calibrateTSC measures the TSC's period against the monotonic clock over
+// a millisecond or so (the stuck watch needs durations from timestamps;
+// an error of a fraction of a percent does not matter there).
+func calibrateTSC() float64 {
+	t0, c0 := time.Now(), tscOrdered()
+	for time.Since(t0) < 2*time.Millisecond {
+	}
+	el, c1 := time.Since(t0), tscOrdered()
+	if c1 <= c0 {
+		return 1
+	}
+	return float64(el) / float64(c1-c0)
+}
+
+// clock is a driver's timestamp source for the free scheduler, restarted
+// at every segment.
+type clock struct {
+	tsc       bool
+	base      time.Time
+	baseTick  uint64
+	nsPerTick float64
+}
+
+// newClock returns the clock of source s, or an error if s is ClockTSC
+// where the TSC is not usable.
+func newClock(s ClockSource) (clock, error) { return clockOf(s, machineTSC()) }
+
+// clockOf is newClock on a machine whose TSC is t.
+func clockOf(s ClockSource, t tscInfo) (clock, error) {
+	switch s {
+	case ClockMonotonic:
+		return clock{}, nil
+	case ClockTSC:
+		if !t.usable {
+			return clock{}, fmt.Errorf("driver: the TSC cannot order steps across cores here: %s", t.why)
+		}
+	case ClockAuto:
+		if !t.usable {
+			return clock{}, nil
+		}
+	default:
+		return clock{}, fmt.Errorf("driver: unknown clock source %d", s)
+	}
+	return clock{tsc: true, nsPerTick: t.nsPerTick}, nil
+}
+
+// start begins a segment at base: timestamps count from there.
+func (c *clock) start(base time.Time) {
+	c.base = base
+	if c.tsc {
+		c.baseTick = tscOrdered()
+	}
+}
+
+// now is a timestamp: TSC ticks or nanoseconds since the segment's start.
+// It is ordered with the caller's memory accesses (see tscOrdered); the
+// monotonic clock, read through the vDSO, is ordered as the kernel orders
+// it.
+func (c *clock) now() int64 {
+	if c.tsc {
+		return int64(tscOrdered() - c.baseTick)
+	}
+	return int64(time.Since(c.base))
+}
+
+// nanos converts a timestamp of now into nanoseconds since the start.
+func (c *clock) nanos(ts int64) time.Duration {
+	if c.tsc {
+		return time.Duration(float64(ts) * c.nsPerTick)
+	}
+	return time.Duration(ts)
+}
+
+// source names the clock in use.
+func (c *clock) source() ClockSource {
+	if c.tsc {
+		return ClockTSC
+	}
+	return ClockMonotonic
+}

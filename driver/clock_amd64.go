@@ -1,0 +1,29 @@
+package driver
+
+import "github.com/pmlin/pmlin/internal/cpuid"
+
+// tscInstructions: this architecture has RDTSCP and LFENCE, if the CPU
+// says so (cpuHasInvariantTSC).
+const tscInstructions = true
+
+// tscOrdered reads the TSC after every earlier instruction and before
+// every later one (RDTSCP; LFENCE). Callers check TSCUsable first.
+func tscOrdered() uint64
+
+func tscSkewed(skew uint64) uint64
+
+// cpuHasInvariantTSC checks CPUID: leaf 0x80000001 EDX bit 27 is RDTSCP,
+// leaf 0x80000007 EDX bit 8 the invariant TSC.
+func cpuHasInvariantTSC() (bool, string) {
+	maxExt, _, _, _ := cpuid.CPUID(0x80000000, 0)
+	if maxExt < 0x80000007 {
+		return false, "the CPU does not report whether its TSC is invariant"
+	}
+	if _, _, _, d := cpuid.CPUID(0x80000001, 0); d&(1<<27) == 0 {
+		return false, "the CPU has no RDTSCP"
+	}
+	if _, _, _, d := cpuid.CPUID(0x80000007, 0); d&(1<<8) == 0 {
+		return false, "the CPU's TSC is not invariant (its rate may change with power states)"
+	}
+	return true, ""
+}

@@ -1,0 +1,225 @@
+package driver
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// crossCore plays ping-pong between two threads pinned to CPUs 0 and 1
+// (when the machine lets it pin them) for about d: a thread stamps, then
+// publishes its stamp; the other waits for it, then stamps. Its stamp is
+// causally after the first (it read what was written after the first
+// stamp), so it must not be lower. It returns the round trips, the
+// violations and whether the threads were pinned.
+func crossCore(t *testing.T, stamp func() int64, d time.Duration) (trips, bad int, pinned bool) {
+	t.Helper()
+	return crossCoreOf(t, func(int) int64 { return stamp() }, d)
+}
+
+// crossCoreOf is crossCore with a stamp that knows its thread (0 or 1).
+func crossCoreOf(t *testing.T, stamp func(me int) int64, d time.Duration) (trips, bad int, pinned bool) {
+	t.Helper()
+	var (
+		turn  atomic.Int64 // even: A's move, odd: B's
+		slot  atomic.Int64 // the stamp published by the last mover
+		stop  atomic.Bool
+		wg    sync.WaitGroup
+		fails [2]int
+		pins  [2]bool
+		moves [2]int
+	)
+	player := func(me int) {
+		defer wg.Done()
+		// Locked, and never unlocked: when the goroutine ends, its thread
+		// (pinned to one CPU) ends with it instead of serving others.
+		runtime.LockOSThread()
+		var set unix.CPUSet
+		set.Set(me)
+		pins[me] = unix.SchedSetaffinity(0, &set) == nil
+		for spins := 0; !stop.Load(); {
+			n := turn.Load()
+			if int(n%2) != me {
+				if spins++; spins%64 == 0 {
+					runtime.Gosched() // the other may share our core with others
+				}
+				continue
+			}
+			spins = 0
+			if n > 0 && stamp(me) < slot.Load() {
+				fails[me]++ // stamped after reading the other's stamp, yet lower
+			}
+			slot.Store(stamp(me))
+			turn.Store(n + 1)
+			moves[me]++
+		}
+	}
+	wg.Add(2)
+	go player(0)
+	go player(1)
+	time.Sleep(d)
+	stop.Store(true)
+	wg.Wait()
+	return min(moves[0], moves[1]), fails[0] + fails[1], pins[0] && pins[1]
+}
+
+// TestTSCOrdersAcrossCores checks the driver's clock the way the merge
+// relies on it: a step on one core that is causally after a step on
+// another gets a timestamp no lower.
+func TestTSCOrdersAcrossCores(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU")
+	}
+	for _, src := range []ClockSource{ClockTSC, ClockMonotonic} {
+		t.Run(src.String(), func(t *testing.T) {
+			c, err := newClock(src)
+			if err != nil {
+				ok, why := TSCUsable()
+				if ok {
+					t.Fatal(err)
+				}
+				t.Skip(why)
+			}
+			c.start(time.Now())
+			trips, bad, pinned := crossCore(t, c.now, 200*time.Millisecond)
+			t.Logf("%d round trips, pinned to CPUs 0 and 1: %v", trips, pinned)
+			if bad > 0 {
+				t.Fatalf("%d of %d causally later stamps were lower", bad, trips)
+			}
+			if trips < 100 {
+				t.Fatalf("only %d round trips", trips)
+			}
+		})
+	}
+}
+
+// TestCrossCoreCatchesPerThreadClocks: the ping-pong catches timestamps
+// that are per thread (each thread's own monotonic clock, started when the
+// thread starts, as a recorder that stamped with time since its worker
+// began would), so that TestTSCOrdersAcrossCores can fail. It needs no TSC
+// and no pinning.
+func TestCrossCoreCatchesPerThreadClocks(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU")
+	}
+	var starts [2]atomic.Int64 // per thread: its start, in ns since base
+	base := time.Now()
+	perThread := func(me int) int64 {
+		if starts[me].Load() == 0 {
+			// Thread 1 starts its clock a millisecond after thread 0.
+			starts[me].Store(int64(time.Since(base)) + int64(me)*int64(time.Millisecond) + 1)
+		}
+		return int64(time.Since(base)) - starts[me].Load()
+	}
+	trips, bad, _ := crossCoreOf(t, perThread, 100*time.Millisecond)
+	if bad == 0 {
+		t.Fatalf("%d round trips on per-thread clocks, no violation seen", trips)
+	}
+}
+
+// TestCrossCoreCatchesSkew: the ping-pong catches a clock that is wrong
+// across cores (the TSC minus a millisecond's worth of ticks on odd CPUs),
+// so that TestTSCOrdersAcrossCores can fail.
+func TestCrossCoreCatchesSkew(t *testing.T) {
+	if ok, why := TSCUsable(); !ok {
+		t.Skip(why)
+	}
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU")
+	}
+	skew := uint64(1e6 / machineTSC().nsPerTick)
+	trips, bad, pinned := crossCore(t, func() int64 { return int64(tscSkewed(skew)) }, 100*time.Millisecond)
+	if !pinned {
+		t.Skip("the threads cannot be pinned to CPUs 0 and 1")
+	}
+	if bad == 0 {
+		t.Fatalf("%d round trips on a skewed clock, no violation seen", trips)
+	}
+}
+
+// TestTSCFallback: the TSC is used only on an x86-64 CPU with RDTSCP and
+// an invariant TSC whose kernel counts time with it; anywhere else auto
+// takes the monotonic clock and tsc is refused, saying why.
+func TestTSCFallback(t *testing.T) {
+	dir := t.TempDir()
+	cs := func(name, content string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	good := func() (bool, string) { return true, "" }
+	variant := func() (bool, string) { return false, "the CPU's TSC is not invariant" }
+	tsc, hpet := cs("tsc", "tsc\n"), cs("hpet", "hpet\n")
+	for _, tc := range []struct {
+		name string
+		m    tscProbe
+		why  string // "" if usable
+	}{
+		{"usable", tscProbe{true, good, tsc}, ""},
+		{"not x86-64", tscProbe{false, good, tsc}, "not an x86-64 CPU"},
+		{"not invariant", tscProbe{true, variant, tsc}, "not invariant"},
+		{"kernel on hpet", tscProbe{true, good, hpet}, "clocksource is hpet, not tsc"},
+		{"no sysfs", tscProbe{true, good, filepath.Join(dir, "missing")}, "clocksource is unknown"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info := detectTSC(tc.m)
+			if info.usable != (tc.why == "") || !strings.Contains(info.why, tc.why) {
+				t.Fatalf("usable %v (%s), want %q", info.usable, info.why, tc.why)
+			}
+			auto, err := clockOf(ClockAuto, info)
+			if err != nil || auto.tsc != info.usable {
+				t.Fatalf("auto: tsc %v, %v", auto.tsc, err)
+			}
+			_, err = clockOf(ClockTSC, info)
+			if info.usable == (err != nil) || err != nil && !strings.Contains(err.Error(), tc.why) {
+				t.Fatalf("tsc: %v", err)
+			}
+			if mono, err := clockOf(ClockMonotonic, info); err != nil || mono.tsc {
+				t.Fatalf("monotonic: tsc %v, %v", mono.tsc, err)
+			}
+		})
+	}
+	// A monotonic clock counts nanoseconds from its start.
+	c, _ := clockOf(ClockAuto, detectTSC(tscProbe{true, variant, tsc}))
+	c.start(time.Now())
+	time.Sleep(5 * time.Millisecond)
+	if el := c.nanos(c.now()); el < 5*time.Millisecond || el > time.Second || c.source() != ClockMonotonic {
+		t.Fatalf("5ms measured as %v by %v", el, c.source())
+	}
+}
+
+func TestClockSource(t *testing.T) {
+	for _, s := range []string{"auto", "monotonic", "tsc"} {
+		if c, err := ParseClockSource(s); err != nil || c.String() != s {
+			t.Fatalf("%s: %v %v", s, c, err)
+		}
+	}
+	if _, err := ParseClockSource("hpet"); err == nil {
+		t.Fatal("hpet accepted")
+	}
+	ok, why := TSCUsable()
+	t.Logf("TSC usable: %v (%s)", ok, why)
+	c, err := newClock(ClockAuto)
+	if err != nil || c.tsc != ok {
+		t.Fatalf("auto: %+v, %v", c, err)
+	}
+	if ok {
+		// The calibration: a sleep measured in ticks is the sleep.
+		c.start(time.Now())
+		t0 := c.now()
+		time.Sleep(20 * time.Millisecond)
+		el := c.nanos(c.now() - t0)
+		if el < 19*time.Millisecond || el > 200*time.Millisecond {
+			t.Fatalf("20ms measured as %v", el)
+		}
+	}
+}

@@ -1,0 +1,307 @@
+package driver
+
+import (
+	"sync"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// A binary recording writes each worker's log to the history as it fills,
+// chunk by chunk, as one stream of a section of the binary history
+// (history/binary.go): no merge, no text. The workers hand their full
+// chunks to the dumper, a goroutine that writes them while they go on
+// (on a machine with a core to spare, the write costs them nothing), and
+// their last chunk when they stop. The reader merges the streams by
+// timestamp, as the text recording's merge does.
+//
+// What the merge would count (SegmentResult.MergeStats) the workers count
+// as they log; the line of each process's last invocation, which names a
+// stuck or failed operation, comes from the chunks the dumper keeps (see
+// recycle and lastInvLines).
+
+// dumpChunk is a chunk of a worker's log, with what the worker knew of it.
+type dumpChunk struct {
+	w        int
+	words    []uint64
+	events   int64  // records in words
+	lastTS   uint64 // the timestamp of its last record
+	lastKind int    // the kind of its last record
+	invTS    uint64 // the timestamp of the log's latest invocation so far
+	hasInv   bool   // the log has an invocation so far
+	last     bool   // the worker stopped: its last chunk of the segment
+}
+
+// dumpLog is what the dumper knows of one worker's log in a segment.
+type dumpLog struct {
+	kept     []dumpChunk // written, and kept for lastInvLines
+	recycled int64       // records of the chunks written and no longer kept
+	invTS    uint64
+	hasInv   bool
+	done     bool // its last chunk came
+}
+
+// dumper writes the workers' chunks during a segment. put and chunk are
+// the workers'; start and finish the driver's, before and after them.
+type dumper struct {
+	bw   *history.BinaryWriter
+	in   chan dumpChunk
+	free chan []uint64 // chunks written and no longer kept, to reuse
+	done chan struct{}
+	logs []dumpLog
+	live []bool // workers that run in the segment
+
+	// mu orders put with finish: a worker that the deterministic
+	// scheduler abandoned may wake after the segment and must not send
+	// on a closed channel.
+	mu     sync.Mutex
+	closed bool
+}
+
+func newDumper(bw *history.BinaryWriter, threads int) *dumper {
+	return &dumper{bw: bw, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
+}
+
+// start opens the segment's section, of streams procs, for the workers
+// marked live.
+func (dp *dumper) start(procs []int32, live []bool) {
+	dp.bw.BeginSection(procs)
+	for i := range dp.logs {
+		dp.logs[i] = dumpLog{kept: dp.logs[i].kept[:0]}
+	}
+	dp.live = live
+	dp.in = make(chan dumpChunk, 2*len(dp.logs)+4)
+	dp.done = make(chan struct{})
+	dp.closed = false
+	go dp.run()
+}
+
+// put hands a chunk over (a worker).
+func (dp *dumper) put(c dumpChunk) {
+	dp.mu.Lock()
+	defer dp.mu.Unlock()
+	if !dp.closed {
+		dp.in <- c
+	}
+}
+
+// chunk returns an empty chunk (a worker).
+func (dp *dumper) chunk() []uint64 {
+	select {
+	case c := <-dp.free:
+		return c[:cap(c)]
+	default:
+		return make([]uint64, chunkWords)
+	}
+}
+
+func (dp *dumper) run() {
+	defer close(dp.done)
+	for c := range dp.in {
+		dp.write(c)
+	}
+}
+
+// write writes a chunk as a block of its worker's stream and keeps it.
+func (dp *dumper) write(c dumpChunk) {
+	dp.bw.StreamBlock(c.w, c.words, c.last)
+	l := &dp.logs[c.w]
+	l.kept = append(l.kept, c)
+	if c.hasInv {
+		l.invTS, l.hasInv = c.invTS, true
+	}
+	l.done = l.done || c.last
+	dp.recycle()
+}
+
+// recycle lets go of the chunks that lastInvLines will not need. It needs
+// the records from the last invocation of each log on: a log's last
+// invocation is no earlier than the latest invocation the dumper has seen
+// of it, so a chunk whose every timestamp is below the least of those
+// (over the logs that run) only counts, and is let go.
+func (dp *dumper) recycle() {
+	low := ^uint64(0)
+	for i, l := range dp.logs {
+		switch {
+		case !dp.live[i] || l.done && !l.hasInv:
+		case !l.hasInv:
+			return // its last invocation could come anywhere
+		default:
+			low = min(low, l.invTS)
+		}
+	}
+	for i := range dp.logs {
+		l := &dp.logs[i]
+		n := 0
+		for n < len(l.kept) && l.kept[n].lastTS < low {
+			l.recycled += l.kept[n].events
+			dp.reuse(l.kept[n].words)
+			n++
+		}
+		l.kept = append(l.kept[:0], l.kept[n:]...)
+	}
+}
+
+func (dp *dumper) reuse(words []uint64) {
+	if cap(words) < chunkWords {
+		return
+	}
+	select {
+	case dp.free <- words:
+	default:
+	}
+}
+
+// finish ends the segment once its workers have returned (or been
+// abandoned): it writes what the workers did not hand over, closes the
+// section and returns the merge's statistics, the lines before the
+// section being before.
+func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
+	dp.mu.Lock()
+	dp.closed = true
+	close(dp.in)
+	dp.mu.Unlock()
+	<-dp.done
+	for i := range logs {
+		l := &logs[i]
+		if !dp.logs[i].done && l.n > 0 {
+			// A worker that never returned (abandoned): its log as it is,
+			// as the text merge takes it.
+			dp.write(dumpChunk{w: i, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: true})
+			l.buf, l.n, l.chunkEv = make([]uint64, chunkWords), 0, 0
+		}
+	}
+	st := newMergeStats(len(logs))
+	chunks := make([][][]uint64, len(logs))
+	recycled := make([]int64, len(logs))
+	for i := range logs {
+		l := &logs[i]
+		st.add(i, l.counts, l.lastKind, l.tag)
+		for _, c := range dp.logs[i].kept {
+			chunks[i] = append(chunks[i], c.words)
+		}
+		recycled[i] = dp.logs[i].recycled
+	}
+	st.LastInv = lastInvLines(before, chunks, recycled)
+	dp.bw.EndSection(st.Events)
+	for i := range dp.logs {
+		for _, c := range dp.logs[i].kept {
+			dp.reuse(c.words)
+		}
+		dp.logs[i].kept = dp.logs[i].kept[:0]
+	}
+	return st
+}
+
+// newMergeStats returns empty statistics of n logs.
+func newMergeStats(n int) MergeStats {
+	return MergeStats{LastInv: make([]int64, n), Pending: make([]bool, n), InvokedBy: make([]int64, n), MaxTag: make([]uint64, n)}
+}
+
+// add counts log i's records by kind (counts), its last record's kind and
+// the largest tag counter of its cas and swaps.
+func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, lastKind int, tag uint64) {
+	inv := counts[recInvRead] + counts[recInvCAS] + counts[recInvSwap]
+	ret := counts[recRetRead] + counts[recRetOK] + counts[recRetFail] + counts[recRetFailValues]
+	st.Events += inv + ret
+	st.Invoked += inv
+	st.Reads += counts[recInvRead]
+	st.CASes += counts[recInvCAS]
+	st.Swaps += counts[recInvSwap]
+	st.Returned += ret
+	st.InvokedBy[i] = inv
+	st.Pending[i] = inv > 0 && history.IsInvocation(lastKind)
+	st.MaxTag[i] = tag
+}
+
+// lastInvLines returns, for each log, the line its last invocation gets in
+// the merge of the logs (0 if it has none), as mergeChunks orders them:
+// before is the lines before the merge; logs[i] are the chunks of log i
+// from its last invocation on, and recycled[i] the number of its records
+// before them.
+//
+// A record with a lower timestamp than another's always comes out of the
+// merge first (the merge takes only heads, and each log's timestamps do
+// not decrease), and one with a higher timestamp after. So the line of a
+// record with timestamp t is 1 + before + the records with timestamps
+// below t + those with timestamp t that the merge takes before it: a merge
+// of those few, replayed.
+func lastInvLines(before int64, logs [][][]uint64, recycled []int64) []int64 {
+	out := make([]int64, len(logs))
+	for w := range logs {
+		ts, ok := lastInvTS(logs[w])
+		if !ok {
+			continue
+		}
+		var lower int64
+		ties := make([][]bool, len(logs)) // per log: the records with timestamp ts, invocation or not
+		for j := range logs {
+			n, tie := countBelow(logs[j], ts, j == w)
+			lower += recycled[j] + n
+			ties[j] = tie
+		}
+		out[w] = before + lower + replayTies(ties, w) + 1
+	}
+	return out
+}
+
+// lastInvTS is the timestamp of the last invocation in chunks.
+func lastInvTS(chunks [][]uint64) (uint64, bool) {
+	var ts uint64
+	ok := false
+	for _, c := range chunks {
+		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
+			if history.IsInvocation(int(c[pos] & 0xff)) {
+				ts, ok = c[pos+1], true
+			}
+		}
+	}
+	return ts, ok
+}
+
+// countBelow counts the records of chunks with a timestamp below ts and
+// lists, in order, whether each record with timestamp ts is an
+// invocation; upTo stops the list at the log's last invocation.
+func countBelow(chunks [][]uint64, ts uint64, upTo bool) (int64, []bool) {
+	var n int64
+	var tie []bool
+	lastInv := -1
+	for _, c := range chunks {
+		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
+			switch t := c[pos+1]; {
+			case t < ts:
+				n++
+			case t == ts:
+				inv := history.IsInvocation(int(c[pos] & 0xff))
+				if inv {
+					lastInv = len(tie)
+				}
+				tie = append(tie, inv)
+			}
+		}
+	}
+	if upTo {
+		tie = tie[:lastInv+1]
+	}
+	return n, tie
+}
+
+// replayTies merges records of equal timestamps as mergeChunks does
+// (invocations first, then the lower log) and returns how many come out
+// before the last record of log w.
+func replayTies(ties [][]bool, w int) int64 {
+	pos := make([]int, len(ties))
+	var n int64
+	for {
+		best := -1
+		for j, t := range ties {
+			if pos[j] < len(t) && (best < 0 || t[pos[j]] && !ties[best][pos[best]]) {
+				best = j
+			}
+		}
+		if best == w && pos[w] == len(ties[w])-1 {
+			return n
+		}
+		pos[best]++
+		n++
+	}
+}

@@ -1,0 +1,283 @@
+package history_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// convert converts in to text (binary false) or to a binary history.
+func convert(t testing.TB, in []byte, toBinary bool) ([]byte, error) {
+	t.Helper()
+	var out bytes.Buffer
+	var dst history.EventWriter = history.NewWriter(&out)
+	if toBinary {
+		dst = history.NewBinaryWriter(&out)
+	}
+	_, err := history.Convert(context.Background(), dst, bytes.NewReader(in), "in", history.Options{})
+	return out.Bytes(), err
+}
+
+// TestBinaryRoundTrip converts every test history to binary and back: the
+// text is the text converted to text (each line where it was: the
+// operations keep their names), and the events are the same.
+func TestBinaryRoundTrip(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.hist")
+	more, _ := filepath.Glob("testdata/*.jsonl")
+	for _, name := range append(files, more...) {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			in, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			txt, terr := convert(t, in, false)
+			bin, berr := convert(t, in, true)
+			if (terr == nil) != (berr == nil) {
+				t.Fatalf("to text: %v; to binary: %v", terr, berr)
+			}
+			if terr != nil {
+				if !strings.HasPrefix(name, "testdata/bad-") {
+					t.Fatal(terr)
+				}
+				return
+			}
+			back, err := convert(t, bin, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(back, txt) {
+				t.Fatalf("binary back to text:\n%s\nthe text as text:\n%s", back, txt)
+			}
+			if strings.HasSuffix(name, ".hist") && bytes.Count(txt, []byte("\n")) != bytes.Count(in, []byte("\n")) {
+				t.Fatalf("%d lines became %d", bytes.Count(in, []byte("\n")), bytes.Count(txt, []byte("\n")))
+			}
+			h1, err := history.ReadAll(bytes.NewReader(in), "in")
+			if err != nil {
+				t.Fatal(err)
+			}
+			h2, err := history.ReadAll(bytes.NewReader(bin), "bin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(h1, h2) {
+				t.Fatalf("the binary history reads as\n%+v\nnot\n%+v", h2, h1)
+			}
+		})
+	}
+}
+
+// binFile builds binary histories by hand.
+type binFile struct{ b []byte }
+
+func newBin() *binFile { return &binFile{b: []byte(history.BinaryMagic)} }
+
+func (f *binFile) words(ws ...uint64) *binFile {
+	for _, w := range ws {
+		f.b = binary.LittleEndian.AppendUint64(f.b, w)
+	}
+	return f
+}
+
+func (f *binFile) block(typ, flags int, field uint32, payload ...uint64) *binFile {
+	return f.words(uint64(typ)|uint64(flags)|uint64(field)<<32, uint64(len(payload))).words(payload...)
+}
+
+func (f *binFile) end(lines uint64) []byte { return f.block(history.BlockEnd, 0, 0, lines).b }
+
+func rec(kind, k int) uint64 { return history.RecHeader(kind, k, 0) }
+
+func srec(kind, k int, proc int32) uint64 { return history.RecHeader(kind, k, proc) }
+
+// text is a text record of s.
+func text(s string) []uint64 {
+	out := []uint64{rec(history.RecText, len(s))}
+	for i := 0; i < len(s); i += 8 {
+		var w [8]byte
+		copy(w[:], s[i:])
+		out = append(out, binary.LittleEndian.Uint64(w[:]))
+	}
+	return out
+}
+
+// TestBinarySections checks the merge of a section's streams: by
+// timestamp, invocations first on equal timestamps, then the stream
+// listed first; blocks of the streams in any order.
+func TestBinarySections(t *testing.T) {
+	inv := func(ts, a uint64) []uint64 { return []uint64{rec(history.RecInvRead, 1), ts, a} }
+	ret := func(ts, v uint64) []uint64 { return []uint64{rec(history.RecRetValues, 1), ts, v} }
+	cat := func(rs ...[]uint64) (out []uint64) {
+		for _, r := range rs {
+			out = append(out, r...)
+		}
+		return out
+	}
+	f := newBin().
+		block(history.BlockSerial, 0, 0, srec(history.RecInvRead, 1, 9), 1, srec(history.RecRetValues, 1, 9), 0).
+		block(history.BlockSection, 0, 0, 5, 3). // stream 0 is process 5, stream 1 process 3
+		block(history.BlockStream, 0, 1, cat(inv(10, 1), ret(20, 0))...).
+		block(history.BlockStream, 0, 0, cat(inv(5, 2), ret(10, 0))...).
+		block(history.BlockStream, history.BlockLast, 1, cat(inv(20, 3))...).
+		block(history.BlockStream, 0, 0, cat(inv(20, 4), ret(30, 0))...).
+		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0))
+	got, err := convert(t, f.end(10), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `9 inv read 1
+9 ret 0
+5 inv read 2
+3 inv read 1
+5 ret 0
+5 inv read 4
+3 ret 0
+3 inv read 3
+5 ret 0
+crash
+`
+	if string(got) != want {
+		t.Fatalf("got\n%swant\n%s", got, want)
+	}
+}
+
+// TestBinarySectionSwaps: swaps and failures that report values in the
+// streams of a section, merged and written as the contract spells them.
+func TestBinarySectionSwaps(t *testing.T) {
+	f := newBin().
+		block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, 0, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 0x100000002).
+		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 0x200000001, rec(history.RecRetFailValues, 1), 8, 10, 0x100000001).
+		block(history.BlockStream, history.BlockLast, 0, rec(history.RecRetValues, 2), 6, 0, 0)
+	got, err := convert(t, f.end(4), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `1 inv swap 10:0x100000001 11:0x100000002
+2 inv cas 10:0:0x200000001
+1 ret 0 0
+2 ret fail 10 0x100000001
+`
+	if string(got) != want {
+		t.Fatalf("got\n%swant\n%s", got, want)
+	}
+	bin, err := convert(t, got, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back, err := convert(t, bin, false); err != nil || string(back) != want {
+		t.Fatalf("round trip: %v\n%s", err, back)
+	}
+}
+
+// TestBinaryErrors: damaged or impossible binary histories are refused
+// with an error that says what and where, never a panic.
+func TestBinaryErrors(t *testing.T) {
+	read1 := []uint64{srec(history.RecInvRead, 1, 1), 7}
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want string
+	}{
+		{"version", []byte("\x89PMLINB2rest"), "another version"},
+		{"no end", newBin().block(history.BlockSerial, 0, 0, read1...).b, "cut short"},
+		{"cut block", newBin().block(history.BlockSerial, 0, 0, read1...).b[:20], "cut short"},
+		{"end count", newBin().block(history.BlockSerial, 0, 0, read1...).end(2), "counts 2 lines"},
+		{"block type", newBin().block(9, 0, 0).end(0), "unknown block type 9"},
+		{"block flags", newBin().block(history.BlockSerial, history.BlockLast, 0).end(0), "flags"},
+		{"huge block", newBin().words(history.BlockSerial, 1<<40).b, "at most"},
+		{"stream outside", newBin().block(history.BlockStream, 0, 0).end(0), "outside a section"},
+		{"unknown stream", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 1).end(0), "stream 1 in a section of 1"},
+		{"two streams", newBin().block(history.BlockSection, 0, 0, 1, 1).end(0), "two streams"},
+		{"proc over", newBin().block(history.BlockSection, 0, 0, 1<<31).end(0), "over"},
+		{"after last", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, history.BlockLast, 0).block(history.BlockStream, 0, 0).end(0), "after its last block"},
+		{"back in time", newBin().block(history.BlockSection, 0, 0, 1).
+			block(history.BlockStream, 0, 0, rec(history.RecInvRead, 1), 5, 1).
+			block(history.BlockStream, 0, 0, rec(history.RecRetValues, 1), 4, 0).end(2), "back in time"},
+		{"record kind", newBin().block(history.BlockSerial, 0, 0, 77).end(1), "unknown record kind 77"},
+		{"crash in stream", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 0, rec(history.RecCrash, 0), 1).end(1), "unknown record kind 8"},
+		{"k zero", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvRead, 0, 1)).end(1), "from 1 to"},
+		{"cut record", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvRead, 2, 1), 7).end(1), "cut short by the end of its block"},
+		{"text event", newBin().block(history.BlockSerial, 0, 0, text("1 inv read 5")...).end(1), "only the header"},
+		{"text crash", newBin().block(history.BlockSerial, 0, 0, text("crash")...).end(1), "only the header"},
+		{"text bad init", newBin().block(history.BlockSerial, 0, 0, text("init x")...).end(1), "h.pmlb:1:6: initial value"},
+		{"text newline", newBin().block(history.BlockSerial, 0, 0, text("#\n")...).end(1), "line break"},
+		{"text utf8", newBin().block(history.BlockSerial, 0, 0, text("# \xff")...).end(1), "UTF-8"},
+		{"text padding", newBin().block(history.BlockSerial, 0, 0, rec(history.RecText, 1), 0x0123).end(1), "padding"},
+		{"ret k", newBin().block(history.BlockSerial, 0, 0, append(read1, srec(history.RecRetValues, 2, 1), 0, 0)...).end(2), "record of 2 words"},
+		{"ret kind", newBin().block(history.BlockSerial, 0, 0, append(read1, srec(history.RecRetOK, 1, 1))...).end(2), "a cas's outcome"},
+		{"ret nothing", newBin().block(history.BlockSerial, 0, 0, srec(history.RecRetOK, 1, 1)).end(1), "no pending operation"},
+		{"fail addr", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetFail, 1, 1), 8).end(2), "not one of its addresses"},
+		{"swap ok", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvSwap, 1, 1), 7, 5, srec(history.RecRetOK, 1, 1)).end(2), "the response to the swap of line 1 is a cas's outcome"},
+		{"swap fails", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvSwap, 1, 1), 7, 5, srec(history.RecRetFailValues, 1, 1), 7, 0).end(2), "is a cas's outcome"},
+		{"fail values addr", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetFailValues, 1, 1), 9, 0).end(2), "not one of its addresses"},
+		{"fail values k", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 2, 1), 7, 0, 5, 8, 0, 6, srec(history.RecRetFailValues, 1, 1), 7, 0).end(2), "the operation has 2"},
+		{"cas values", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetValues, 1, 1), 0).end(2), "is values"},
+		{"section open at end", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 0, rec(history.RecInvRead, 1), 5, 1).b, "cut short"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := history.ReadAll(bytes.NewReader(tc.in), "h.pmlb")
+			var he *history.Error
+			if !errors.As(err, &he) || !strings.Contains(err.Error(), tc.want) || he.File != "h.pmlb" {
+				t.Fatalf("error %v, want a *history.Error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// FuzzBinary: any input after the magic is read without a panic; an
+// accepted one converts to text and back to the same events.
+func FuzzBinary(f *testing.F) {
+	for _, s := range fuzzSeeds {
+		if b, err := convert(f, []byte(s), true); err == nil {
+			f.Add(b[len(history.BinaryMagic):])
+		}
+	}
+	f.Add(newBin().block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, 0, 1, rec(history.RecInvCAS, 1), 3, 1, 0, 9).
+		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvRead, 1), 3, 1, rec(history.RecRetValues, 1), 4, 9).
+		block(history.BlockStream, 0, 1, rec(history.RecRetFailValues, 1), 3, 1, 7).end(4)[len(history.BinaryMagic):])
+	f.Add(newBin().block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 5, rec(history.RecRetValues, 2), 5, 0, 0).
+		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 6, rec(history.RecRetFailValues, 1), 6, 10, 0x100000001).
+		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0), srec(history.RecInvSwap, 1, 1), 10, 7).end(6)[len(history.BinaryMagic):])
+	f.Fuzz(func(t *testing.T, in []byte) {
+		in = append([]byte(history.BinaryMagic), in...)
+		var evs []history.Event
+		r := history.NewReader(bytes.NewReader(in), "fuzz", history.Options{})
+		for {
+			ev, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				var he *history.Error
+				if !errors.As(err, &he) || he.File != "fuzz" || he.Msg == "" {
+					t.Fatalf("error %v is not a *history.Error naming the file", err)
+				}
+				return
+			}
+			evs = append(evs, copyEvent(ev))
+		}
+		txt, err := convert(t, in, false)
+		if err != nil {
+			t.Fatalf("read, but not converted: %v", err)
+		}
+		evs2, err := fuzzRead(t, txt, history.Options{}, int64(bytes.Count(txt, []byte("\n"))+1))
+		if err != nil || len(evs2) != len(evs) {
+			t.Fatalf("the text form: %d events, %v; want %d\n%s", len(evs2), err, len(evs), txt)
+		}
+		for i := range evs {
+			if !reflect.DeepEqual(evs[i], evs2[i]) {
+				t.Fatalf("event %d:\n binary %+v\n text   %+v", i, evs[i], evs2[i])
+			}
+		}
+	})
+}

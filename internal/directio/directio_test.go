@@ -1,0 +1,60 @@
+package directio
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestWrite writes sizes around the alignment and the buffer in pieces of
+// every size, and reads back the same bytes, on the temporary directory
+// and (where there is one) on a tmpfs, which refuses direct I/O.
+func TestWrite(t *testing.T) {
+	dirs := []string{t.TempDir()}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "directio")
+		if err == nil {
+			defer os.RemoveAll(d)
+			dirs = append(dirs, d)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, dir := range dirs {
+		for _, size := range []int{0, 1, align - 1, align, align + 1, bufSize - 1, bufSize, bufSize + 5*align + 7, 3*bufSize + 1} {
+			want := make([]byte, size)
+			for i := range want {
+				want[i] = byte(rng.Uint32())
+			}
+			path := filepath.Join(dir, "f")
+			f, err := Create(path, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for p := want; len(p) > 0; {
+				n := min(len(p), 1+rng.IntN(3*align))
+				if rng.IntN(50) == 0 {
+					n = min(len(p), 2*bufSize)
+				}
+				if m, err := f.Write(p[:n]); m != n || err != nil {
+					t.Fatalf("write: %d, %v", m, err)
+				}
+				p = p[n:]
+			}
+			if err := f.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(path)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("%s, %d bytes: read back %d bytes (%v), direct %v", dir, size, len(got), err, f.Direct())
+			}
+			if _, err := f.Write([]byte{1}); err == nil {
+				t.Fatal("a write after Close")
+			}
+		}
+	}
+	if _, err := CreateExcl(filepath.Join(dirs[0], "f"), 0o644); !os.IsExist(err) {
+		t.Fatalf("CreateExcl of an existing file: %v", err)
+	}
+}
