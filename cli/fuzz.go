@@ -35,9 +35,11 @@ type fuzzJSON struct {
 	Target        string  `json:"target"`
 	Mutant        string  `json:"mutant"`
 	Mode          string  `json:"mode"`
-	// Mix describes the runs that also use the target's optional
-	// operations (absent when there are none).
-	Mix string `json:"mix,omitempty"`
+	// Mix says what the runs drew from the campaign's mix (the text
+	// summary's "mix:" line; absent with --systematic), MixCounts counts
+	// it.
+	Mix       string          `json:"mix,omitempty"`
+	MixCounts *crash.MixStats `json:"mix_counts,omitempty"`
 	// Shard is "I/N" for a shard of a campaign (--shard), absent for a
 	// whole campaign.
 	Shard   string       `json:"shard,omitempty"`
@@ -60,6 +62,7 @@ type findingJSON struct {
 func fuzzCommand(e env) *cobra.Command {
 	var (
 		c          = runConfig(e)
+		mix        = crash.DefaultMix()
 		seconds    float64
 		modeName   string
 		asJSON     bool
@@ -69,6 +72,7 @@ func fuzzCommand(e env) *cobra.Command {
 		systematic bool
 		ignore     []string
 		shard      string
+		cpuProf    string
 	)
 	cmd := &cobra.Command{
 		Use:   "fuzz [flags]",
@@ -97,9 +101,7 @@ repository runs them as a Kubernetes Indexed Job).`,
 			if seconds <= 0 && maxRuns <= 0 {
 				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
 			}
-			// Swaps and failures that report values in one run of a few,
-			// unless the user said how many (--swaps 0 says none).
-			mix := !cmd.Flags().Changed("swaps") && !cmd.Flags().Changed("fail-values")
+			mix.KeepSet(cmd.Flags())
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
 				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix}
 			if fc.Shard, fc.Shards, err = parseShard(shard); err != nil {
@@ -108,10 +110,18 @@ repository runs them as a Kubernetes Indexed Job).`,
 			for _, k := range ignore {
 				fc.Ignore = append(fc.Ignore, analyzer.Kind(k))
 			}
+			if cpuProf != "" {
+				stop, err := startCPUProfile(cpuProf)
+				if err != nil {
+					return &exitError{exitInput, err}
+				}
+				defer stop()
+			}
 			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
 		},
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
+	mix.RegisterFlags(cmd.Flags())
 	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
@@ -120,6 +130,7 @@ repository runs them as a Kubernetes Indexed Job).`,
 	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
 	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
 	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
+	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the campaign to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
 	return cmd
 }
@@ -153,7 +164,13 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String(), Mix: st.Mix}
+		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+	if !fc.Systematic {
+		out.Mix, out.MixCounts = st.Mix.String(st.Runs), &st.Mix
+		if fc.Mix.Stall > 0 && c.Target.Blocking {
+			out.Mix += fmt.Sprintf("; no thread stopped (progress check): target %s declares that it blocks", c.Target.Name)
+		}
+	}
 	campaign := fmt.Sprintf("seed %d", fc.Seed)
 	if fc.Shards > 0 {
 		out.Shard = fmt.Sprintf("%d/%d", fc.Shard, fc.Shards)
@@ -180,8 +197,8 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
 	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
 		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())
-	if st.Mix != "" {
-		fmt.Fprintf(w, "  %s (--swaps or --fail-values set the workload of every run)\n", st.Mix)
+	if out.Mix != "" {
+		fmt.Fprintf(w, "  mix: %s\n", out.Mix)
 	}
 	if st.Undecided > 0 {
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
@@ -345,7 +362,7 @@ func crashesText(c crash.Config, systematic bool) string {
 	if c.CrashMode != crash.Emulated {
 		return fmt.Sprintf("%d process kills (SIGKILL; the page cache survives)", c.Crashes)
 	}
-	return fmt.Sprintf("%d emulated crashes, image policies %s", c.Crashes, crash.PolicyNames(c.Policies))
+	return fmt.Sprintf("%d emulated crashes, image policies %s, each image reopened and opened by the target as after a restart", c.Crashes, crash.PolicyNames(c.Policies))
 }
 
 func progressLine(s crash.FuzzStats) string {

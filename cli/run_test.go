@@ -72,10 +72,10 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"run", "--crash-at", "5", "--sched", "free"}, 2, "deterministic"},
 		{[]string{"run", "--mode", "eventual", "--check"}, 2, "unknown mode"},
 		{[]string{"run", "extra"}, 2, "unknown command"},
-		{[]string{"run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "6", "--check"}, 1, "NOT LINEARIZABLE"},
+		{[]string{"run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "5", "--check"}, 1, "NOT LINEARIZABLE"},
 		{[]string{"fuzz", "--seconds", "0"}, 2, "must be positive"},
 		{[]string{"run", "--target", "nope"}, 2, `unknown target "nope" (known: pmwcas, lockmwcas)`},
-		{[]string{"run", "--stripes", "2"}, 2, "--stripes is not a parameter of target pmwcas (its parameters: --descriptors)"},
+		{[]string{"run", "--stripes", "2"}, 2, "--stripes is not a parameter of target pmwcas (its parameters: --descriptors, --stride, --line-offset)"},
 		{[]string{"run", "--target", "lockmwcas", "--stripes", "0"}, 2, "--stripes 0: out of range"},
 		{[]string{"run", "--target", "lockmwcas", "--mutant", "recovery-wrong-way"}, 2, "unknown mutant \"recovery-wrong-way\" of target lockmwcas"},
 		{[]string{"mutants", "--target", "nope"}, 2, "unknown target"},
@@ -224,7 +224,7 @@ func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) 
 
 func TestRunJSON(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "h.hist")
-	code, out, _ := pmlin(t, "", "run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "6", "--json", "-o", p)
+	code, out, _ := pmlin(t, "", "run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "5", "--json", "-o", p)
 	var v verdictJSON
 	if code != 1 || jsonUnmarshal(strings.TrimSpace(out), &v) != nil || v.Linearizable || len(v.Anomalies) == 0 || v.Run == nil {
 		t.Fatalf("exit %d\n%s", code, out)

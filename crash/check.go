@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 )
 
@@ -42,13 +43,30 @@ func Check(ctx context.Context, c Config, mode history.Mode, buf *bytes.Buffer) 
 	return Decide(ctx, res, buf.Bytes(), mode)
 }
 
+// checkRecording is Check with the history kept in rec (which it resets),
+// as fuzz makes its runs: the analyzer reads the recorded events, with the
+// line numbers of the text, and the text is written only if it is wanted
+// (Recording.WriteTo).
+func checkRecording(ctx context.Context, c Config, mode history.Mode, rec *history.Recording) (*Verdict, error) {
+	rec.Reset()
+	res, err := RunTo(ctx, c, driver.NewRecorder(rec))
+	if err != nil {
+		return nil, err
+	}
+	return decide(ctx, res, rec.Reader("<run>", history.Options{}), rec.Size(), mode)
+}
+
 // Decide checks a recorded history with the analyzer and adds the run's
 // own anomalies.
 func Decide(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*Verdict, error) {
+	return decide(ctx, res, history.NewReader(bytes.NewReader(hist), "<run>", history.Options{}), int64(len(hist)), mode)
+}
+
+// decide is Decide of the history r reads, about size bytes long.
+func decide(ctx context.Context, res *Result, r *history.Reader, size int64, mode history.Mode) (*Verdict, error) {
 	v := &Verdict{Run: res, Mode: mode}
 	v.Anomalies = append(v.Anomalies, res.Anomalies...)
-	r := history.NewReader(bytes.NewReader(hist), "<run>", history.Options{})
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: int64(len(hist))})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size})
 	var ae *analyzer.AssumptionError
 	var ue *analyzer.UndecidedError
 	switch {

@@ -17,6 +17,9 @@ const (
 	DefaultOps           = 1000
 	DefaultCrashes       = 6
 	DefaultRecoveryCrash = 0.1
+	// MaxRecoveryCrashes bounds Config.RecoveryCrashes, and the runs of a
+	// recovery in a sweep (RecoverySweep).
+	MaxRecoveryCrashes = 1000
 	// DefaultRoundTimeout bounds one child process of the process-kill
 	// modes.
 	DefaultRoundTimeout = 20 * time.Second
@@ -93,8 +96,23 @@ type Config struct {
 	// PolicyMax.
 	Policies []pmem.Policy
 	// RecoveryCrash is the probability that a recovery is itself crashed at
-	// a random access and run again (emulated mode).
-	RecoveryCrash float64
+	// a random access and run again (emulated mode), and RecoveryCrashes
+	// the most times one recovery is: each run again is crashed with the
+	// same probability, up to that many times (1: at most once).
+	RecoveryCrash   float64
+	RecoveryCrashes int
+	// RecoverySweep crashes every recovery right after each of its flushes
+	// and fences in turn (emulated mode): the first run of a recovery
+	// right after its first flush or fence, the run on that image right
+	// after its second, and so on, until a run makes fewer; then
+	// RecoveryCrash does not apply.
+	RecoverySweep bool
+	// Stall is the probability that a segment stops one worker for good at
+	// a seeded region access inside an operation, to check that the
+	// others still finish theirs (the progress check, driver.Stall;
+	// deterministic scheduler; never for a target that declares itself
+	// Blocking).
+	Stall float64
 	// CrashMode says where the segments run and what a crash is. The
 	// process-kill modes run their children under the free scheduler,
 	// whatever Driver.Sched says (see Scheduler).
@@ -126,7 +144,7 @@ type ChildOptions struct {
 func DefaultConfig() Config {
 	return Config{
 		Driver: driver.DefaultConfig(), Ops: DefaultOps, Crashes: DefaultCrashes, Policies: pmem.Policies(),
-		RecoveryCrash: DefaultRecoveryCrash, CrashMode: Emulated,
+		RecoveryCrash: DefaultRecoveryCrash, RecoveryCrashes: 1, CrashMode: Emulated,
 		Child: ChildOptions{RoundTimeout: DefaultRoundTimeout},
 	}
 }
@@ -157,6 +175,12 @@ func (c Config) Check() error {
 		return errors.New("no crash image policy")
 	case !(c.RecoveryCrash >= 0 && c.RecoveryCrash <= 1):
 		return fmt.Errorf("recovery crash probability %v", c.RecoveryCrash)
+	case c.RecoveryCrashes < 1 || c.RecoveryCrashes > MaxRecoveryCrashes:
+		return fmt.Errorf("recovery-crashes = %d (1..%d allowed)", c.RecoveryCrashes, MaxRecoveryCrashes)
+	case !(c.Stall >= 0 && c.Stall <= 1):
+		return fmt.Errorf("stall probability %v", c.Stall)
+	case c.Stall > 0 && c.Scheduler() != driver.Deterministic:
+		return errors.New("the progress check (--stall) needs the deterministic scheduler, which stops a worker by never scheduling it")
 	case int(c.CrashMode) >= len(crashModeNames):
 		return fmt.Errorf("unknown crash mode %d", c.CrashMode)
 	case c.CrashMode != Emulated && c.Child.Command == nil:

@@ -207,7 +207,7 @@ func TestMutantsCaught(t *testing.T) {
 				t.Parallel()
 				run := pmwcasRun()
 				run.Target, run.Mutant = tg, mu.Name
-				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1, Mix: true})
+				st, f, err := Fuzz(context.Background(), FuzzConfig{Run: run, Seed: 1, MaxRuns: runs, Jobs: 1, Mix: DefaultMix()})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -385,14 +385,30 @@ func TestKillModeChildFailures(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	// A child that never becomes ready is an error, bounded in time.
-	c := pmwcasRun()
-	c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, 2*time.Second
-	c.Child.Command = func(string) *exec.Cmd { return exec.Command("sleep", "30") }
-	start := time.Now()
-	_, err := Run(context.Background(), c, &bytes.Buffer{})
-	if err == nil || time.Since(start) > 10*time.Second {
-		t.Fatalf("err %v after %v", err, time.Since(start))
+	// A child that never becomes ready, dies before it is or after, or
+	// panics is a finding of the run (with the history up to there),
+	// bounded in time.
+	for _, tc := range []struct {
+		script, kind, says string
+	}{
+		{"sleep 30", "stuck", "not ready to run operations in time"},
+		{"echo cannot map the file >&2; exit 3", "corrupt", "ended before it was ready to run operations (exit status 3): cannot map the file"},
+		{"printf 'panic: oops\\n\\ngoroutine 1 [running]:\\nmain.f(...)\\n\\t/src/main.go:8 +0x1d\\n' >&2; exit 2", "corrupt",
+			"(exit status 2): panic: oops (at main.f, /src/main.go:8)"},
+		{"echo ready; echo '{\"failed\":\"boom\",\"failed_worker\":-1,\"stuck_worker\":-1}'; exit 4", "corrupt", "in the child process: boom"},
+		{"echo ready; printf 'fatal error: unexpected signal during runtime execution\\n' >&2; exit 2", "corrupt",
+			"the child process ended (exit status 2): fatal error: unexpected signal during runtime execution"},
+		{"echo ready; kill -SEGV $$", "corrupt", "the child process ended (killed by a signal)"},
+	} {
+		c := pmwcasRun()
+		c.Ops, c.CrashMode, c.Child.RoundTimeout = 10, Kill, time.Second
+		c.Child.Command = func(string) *exec.Cmd { return exec.Command("sh", "-c", tc.script) }
+		start := time.Now()
+		res, h := mustRun(t, c)
+		if len(res.Anomalies) != 1 || string(res.Anomalies[0].Kind) != tc.kind || !strings.Contains(res.Anomalies[0].Explanation, tc.says) ||
+			time.Since(start) > 10*time.Second || !strings.HasPrefix(h, "pmlin-history v1\n# pmlin run ") {
+			t.Errorf("%s: %+v after %v", tc.script, res.Anomalies, time.Since(start))
+		}
 	}
 	// A bad spec makes the child report a failure.
 	var out bytes.Buffer
@@ -407,7 +423,7 @@ func TestConfigFlags(t *testing.T) {
 	c.Crashes, c.RecoveryCrash, c.Mutant = 0, 0, "phase2-unflushed"
 	c.Policies = []pmem.Policy{pmem.PolicyMin, pmem.PolicyTargeted}
 	got := c.Flags()
-	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
+	want := "--target pmwcas --threads 2 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 0 --policy min,targeted --recovery-crash 0 --descriptors 4 --stride 1 --line-offset 0 --sched deterministic --stick 0 --mutant phase2-unflushed --seed 7"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

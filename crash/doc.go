@@ -17,9 +17,13 @@
 // FuzzConfig.Systematic): every worker unwinds at its next access, the
 // history gets a "crash" line, the crash image is built by the chosen
 // policy (min, max, random or targeted, see package pmem; one is drawn per
-// crash from Config.Policies), the target's recovery runs (itself crashed
-// at a random one of the accesses a recovery makes, with probability
-// Config.RecoveryCrash, then run again), and a read of every word, made
+// crash from Config.Policies), the region is reopened from the image and
+// the target opened on it as a new process would (an image its Open
+// refuses is a finding), the target's recovery runs (itself crashed at a
+// random one of the accesses a recovery makes, with probability
+// Config.RecoveryCrash, up to Config.RecoveryCrashes times, or right
+// after each of its flushes and fences in turn, Config.RecoverySweep, and
+// run again), and a read of every word, made
 // directly on the region where the target says its data words are so that
 // it shows exactly what recovery left, is recorded as an operation of a
 // process of its own (Threads). The workload then goes on with the same
@@ -54,11 +58,17 @@
 //
 // Check records a run into memory and decides it with package analyzer;
 // Fuzz does so over fresh seeds until a time budget is spent or a violation
-// is found; with FuzzConfig.Mix, one run in MixEvery also uses the optional
-// operations the target has (ProbeOptional: swaps, failures that report
-// values), as pmlin fuzz does unless told the workload's. Besides the analyzer's anomalies a run reports three of its
-// own: "stuck" (an operation that made no progress while it could run:
-// Lawrence and Lowe's progressibility), "corrupt" (an operation or a
+// is found; FuzzConfig.Mix varies the runs from their seeds (Mix: their
+// shapes and the target's layout, a thread stopped for good in each
+// segment by the progress check, recoveries under fire, and in one run in
+// MixEvery the optional operations the target has, ProbeOptional), as
+// pmlin fuzz does unless told the workload's. Target code runs guarded
+// (guard.go): a panic is a finding, and a call that loops or waits outside
+// region accesses is stopped by wall time. Besides the analyzer's
+// anomalies a run reports three of its own: "stuck" (an operation that
+// made no progress while it could run, or that waited for a thread the
+// progress check stopped: Lawrence and Lowe's progressibility), "corrupt"
+// (an operation or a
 // recovery failed on a region state the correct code never produces) and
 // "blocked" (under the deterministic scheduler, the target waited outside
 // region accesses, see driver.Blocked).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
@@ -13,13 +14,20 @@ import (
 
 // emulated runs a run's segments in this process, on an emulated region:
 // a crash stops every worker at its next region access, and the image is
-// built by a policy drawn per crash.
+// built by a policy drawn per crash. After each crash the image is opened
+// as a new process would open it (pmem.Region.Reopen: the header checked,
+// no volatile state kept), the target opened on it (Target.Open) and then
+// recovered: what a target's New or recovery failed to make durable, and
+// what its Open cannot read back, is found.
 type emulated struct {
-	c  Config
-	r  *pmem.Region
-	in target.Instance
-	d  *driver.Driver
-	rn rngs
+	c    Config
+	tc   target.Config
+	opts pmem.Options // of every region of the run
+	r    *pmem.Region
+	in   target.Instance
+	d    *driver.Driver
+	rn   rngs
+	tag  driver.Tag // the goroutine of guarded calls
 	// perOp is the region accesses per operation: a first guess, then
 	// what the run measured (accesses over ops); it scales the random
 	// crash points to the segment.
@@ -29,9 +37,12 @@ type emulated struct {
 	// first guess before one is measured): the range of the points where
 	// a recovery is crashed.
 	perRecovery int64
+	// abandoned: a guarded call never returned; its goroutine may still
+	// touch the region, which is therefore never closed.
+	abandoned bool
 }
 
-func newEmulated(c Config, rec *driver.Recorder) (*emulated, error) {
+func newEmulated(ctx context.Context, c Config, rec *driver.Recorder) (*emulated, error) {
 	tc, err := c.targetConfig()
 	if err != nil {
 		return nil, err
@@ -44,38 +55,73 @@ func newEmulated(c Config, rec *driver.Recorder) (*emulated, error) {
 	for _, p := range c.Policies {
 		emulate = emulate || p != pmem.PolicyMax
 	}
-	r, err := pmem.NewMemory(n, pmem.Options{Emulate: emulate})
-	if err != nil {
+	e := &emulated{c: c, tc: tc, opts: pmem.Options{Emulate: emulate}, rn: newRNGs(c.Driver.Seed),
+		perOp: float64(8 + 6*c.Driver.K), perRecovery: int64(c.Driver.Words) + 8}
+	e.tag = driver.NewTag(fmt.Sprintf("run %p", e))
+	if e.r, err = pmem.NewMemory(n, e.opts); err != nil {
 		return nil, err
 	}
-	e := &emulated{c: c, r: r, rn: newRNGs(c.Driver.Seed), perOp: float64(8 + 6*c.Driver.K), perRecovery: int64(c.Driver.Words) + 8}
-	if e.in, err = c.Target.New(r, tc); err != nil {
+	err = e.call(ctx, 0, 0, func() (err error) {
+		e.in, err = c.Target.New(e.r, tc)
+		return err
+	})
+	if err != nil {
 		err = fmt.Errorf("target %s: new: %w", c.Target.Name, err)
 	} else {
-		e.d, err = driver.New(c.Driver, e.in, r, rec)
+		e.d, err = driver.New(c.Driver, e.in, e.r, rec)
 	}
 	if err != nil {
-		r.Close()
+		e.close()
 		return nil, err
 	}
 	return e, nil
 }
 
+// call runs f, the target's code, guarded (guard.go) on the region, which
+// it crashes at access at or right after its afterPersist-th flush or
+// fence (0: never). It returns f's error, the guard's, or the crash.
+func (e *emulated) call(ctx context.Context, at, afterPersist int64, f func() error) error {
+	_, err := e.callOn(ctx, at, afterPersist, f)
+	return err
+}
+
+// callOn is call, also returning the hook (its counts).
+func (e *emulated) callOn(ctx context.Context, at, afterPersist int64, f func() error) (*callHook, error) {
+	h := &callHook{at: at, afterPersist: afterPersist, bound: e.c.Driver.StuckAccesses + 16*int64(e.r.Words())}
+	e.r.SetHook(h)
+	err := guarded(ctx, e.tag, h, e.c.Driver.StuckAfter, f)
+	if h.dead.Load() {
+		e.abandoned = true // the hook stays: it fails every access
+	} else {
+		e.r.SetHook(nil)
+	}
+	return h, err
+}
+
 func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment, error) {
 	var cp driver.CrashPoint
+	total := 0
+	for _, q := range quota {
+		total += q
+	}
 	switch {
 	case last:
 	case e.c.CrashAt > 0:
 		cp.Access = e.c.CrashAt
 	case e.c.Driver.Sched == driver.Deterministic:
-		total := 0
-		for _, q := range quota {
-			total += q
-		}
 		cp.Access = 1 + e.rn.crash.Int64N(max(1, int64(float64(total)*e.perOp)))
 	default:
 		cp.Worker = e.rn.crash.IntN(e.c.Driver.Threads)
 		cp.Access = 1 + e.rn.crash.Int64N(max(1, int64(float64(quota[cp.Worker])*e.perOp)))
+	}
+	if e.c.Stall > 0 && !e.c.Target.Blocking && e.rn.stall.Float64() < e.c.Stall {
+		// Before the crash point, if any: a stall stops its worker for the
+		// rest of the segment.
+		span := int64(float64(total) * e.perOp)
+		if cp.Access > 0 {
+			span = cp.Access - 1
+		}
+		cp.Stall = 1 + e.rn.stall.Int64N(max(1, span))
 	}
 	res, err := e.d.Segment(ctx, quota, cp)
 	if err != nil {
@@ -86,7 +132,7 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	if res.Invoked > 0 {
 		e.perOp = float64(e.accesses) / float64(e.ops)
 	}
-	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, anomaly: stopped(res)}, nil
+	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, anomaly: stopped(res)}, nil
 }
 
 // stopped turns a segment's stuck, failed or blocked operation into an
@@ -118,59 +164,125 @@ func (e *emulated) crash(seg segment) (string, error) {
 	return how, nil
 }
 
-// recover recovers the target, crashing the recovery itself first with
-// probability RecoveryCrash, at a random one of the accesses a recovery
-// makes (as measured so far).
-func (e *emulated) recover() (recovery, error) {
-	c, rn := e.c, e.rn
+// recover recovers the target from the crash image, as a new process
+// would: the image reopened, the target opened on it, its recovery run;
+// the recovery itself crashed per the configuration (plan), each time on a
+// new image by a policy drawn as for any crash, then opened and recovered
+// again, until a recovery runs to its end.
+func (e *emulated) recover(ctx context.Context) (recovery, error) {
 	var rv recovery
-	if c.RecoveryCrash > 0 && rn.crash.Float64() < c.RecoveryCrash {
-		at := 1 + rn.crash.Int64N(e.perRecovery)
-		said, err := e.recoverOnce(at)
-		if !errors.Is(err, pmem.ErrCrashed) { // finished (or failed) before its crash point
-			return e.read(recovery{said: said, err: err})
+	var notes []string
+	for n := 1; ; n++ {
+		at, after := e.plan(n)
+		said, h, err := e.reopenAndRecover(ctx, at, after)
+		switch {
+		case ctx.Err() != nil:
+			return rv, nil // the run is canceled: Run's loop sees it
+		case h != nil && h.crashedAt > 0 && errors.Is(err, pmem.ErrCrashed):
+			p := e.c.Policies[e.rn.policy.IntN(len(e.c.Policies))]
+			if err := e.r.Crash(p, e.rn.image); err != nil {
+				return rv, err
+			}
+			rv.crashes++
+			how := fmt.Sprintf("recovery crashed at its access %d", h.crashedAt)
+			if after > 0 {
+				how += fmt.Sprintf(" (right after its flush or fence %d)", after)
+			}
+			notes = append(notes, how+", image policy "+p.String())
+			continue
+		case h != nil && (at == 0 && after == 0 || h.crashedAt == 0):
+			e.perRecovery = max(e.perRecovery, h.seen.Load())
 		}
-		p := c.Policies[rn.policy.IntN(len(c.Policies))]
-		if err := e.r.Crash(p, rn.image); err != nil {
-			return rv, err
+		if len(notes) > 0 {
+			rv.note = "; " + strings.Join(notes, "; ") + ", recovered again"
 		}
-		rv.crashes++
-		rv.note = fmt.Sprintf("; recovery crashed at its access %d, image policy %s, recovered again", at, p)
+		rv.said, rv.err = said, err
+		if err != nil {
+			if stuckCall(err) {
+				rv.kind = Stuck
+			}
+			return rv, nil
+		}
+		return e.read(ctx, rv)
 	}
-	rv.said, rv.err = e.recoverOnce(0)
-	return e.read(rv)
 }
 
-// recoverOnce runs the target's recovery, crashing the region at its
-// access at (0: never), and keeps count of the accesses a whole recovery
-// makes.
-func (e *emulated) recoverOnce(at int64) (string, error) {
-	h := &crashAfter{n: at}
-	e.r.SetHook(h)
-	said, err := e.in.Recover(0)
-	e.r.SetHook(nil)
-	if at == 0 || h.seen < at {
-		e.perRecovery = max(e.perRecovery, h.seen)
+// plan says where the n-th run (1-based) of a recovery is crashed: at its
+// access at, or right after its after-th flush or fence (0: not crashed).
+// The first random draw is the one runs always made (same seed, same run).
+func (e *emulated) plan(n int) (at, after int64) {
+	c, rn := e.c, e.rn
+	switch {
+	case c.RecoverySweep:
+		if n <= MaxRecoveryCrashes {
+			return 0, int64(n)
+		}
+	case n > c.RecoveryCrashes || c.RecoveryCrash == 0:
+	case n == 1 && rn.crash.Float64() < c.RecoveryCrash:
+		return 1 + rn.crash.Int64N(e.perRecovery), 0
+	case n > 1 && rn.fire.Float64() < c.RecoveryCrash:
+		return 1 + rn.fire.Int64N(e.perRecovery), 0
 	}
-	return said, err
+	return 0, 0
+}
+
+// reopenAndRecover reopens the region (the crash image is in it) as a new
+// process would, opens the target on it and recovers it, crashing the
+// recovery at access at or right after its after-th flush or fence (0:
+// never). It returns what Recover said, the hook of the guarded call (nil
+// if it was not made), and the error of Open (wrapped: "the target's Open
+// ..."), of Recover, of the guard, or the crash.
+func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (string, *callHook, error) {
+	if e.abandoned {
+		return "", nil, errors.New("crash: a call of the target never returned")
+	}
+	r, err := e.r.Reopen(e.opts)
+	if err != nil {
+		return "", nil, fmt.Errorf("crash: reopen the crash image: %w", err)
+	}
+	e.r = r
+	var in target.Instance
+	var said string
+	opened := false
+	h, err := e.callOn(ctx, at, after, func() (err error) {
+		if in, err = e.c.Target.Open(r, e.tc); err != nil {
+			return err
+		}
+		opened = true
+		said, err = in.Recover(0)
+		return err
+	})
+	switch {
+	case err == nil:
+		e.in = in
+		err = e.d.Rebind(in, r)
+	case !opened && !errors.Is(err, pmem.ErrCrashed) && !stuckCall(err):
+		err = fmt.Errorf("the target's Open refused the crash image, reopened as a new process would: %w", err)
+	}
+	return said, h, err
 }
 
 // read adds the direct read of every data word after a recovery that
 // succeeded.
-func (e *emulated) read(rv recovery) (recovery, error) {
-	if rv.err != nil {
-		return rv, nil
-	}
+func (e *emulated) read(ctx context.Context, rv recovery) (recovery, error) {
 	var err error
 	rv.addrs, rv.vals, err = rawRead(e.r, e.in, e.c.Driver.Words)
 	return rv, err
 }
 
-func (e *emulated) final() (recovery, error) {
+// final reads every word through the target, guarded.
+func (e *emulated) final(ctx context.Context) (recovery, error) {
 	rv := recovery{addrs: allAddrs(e.c.Driver.Words)}
 	rv.vals = make([]uint64, len(rv.addrs))
-	rv.err = e.in.Read(0, rv.addrs, rv.vals)
+	rv.err = e.call(ctx, 0, 0, func() error { return e.in.Read(0, rv.addrs, rv.vals) })
+	if stuckCall(rv.err) {
+		rv.kind = Stuck
+	}
 	return rv, nil
 }
 
-func (e *emulated) close() { e.r.Close() }
+func (e *emulated) close() {
+	if !e.abandoned {
+		e.r.Close()
+	}
+}

@@ -37,6 +37,9 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Var(newValue(&c.Policies, ParsePolicies, PolicyNames), "policy", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
 	fs.Float64Var(&c.RecoveryCrash, "recovery-crash", c.RecoveryCrash, "probability that a recovery is itself crashed at a random access and run again")
 	always := []string{"target", "threads", "ops", "words", "k", "reads", "crashes", "policy", "recovery-crash", "sched", "seed"}
+	fs.IntVar(&c.RecoveryCrashes, "recovery-crashes", c.RecoveryCrashes, "the most times one recovery is crashed (each run again with probability --recovery-crash)")
+	fs.BoolVar(&c.RecoverySweep, "recovery-sweep", c.RecoverySweep, "crash every recovery right after each of its flushes and fences in turn, until a run of it makes fewer")
+	fs.Float64Var(&c.Stall, "stall", c.Stall, "probability that a segment stops one thread for good inside an operation (right after one of its writes, from a seeded region access on), to check that the others still finish theirs (progress check; deterministic scheduler)")
 	for _, p := range params(targets) {
 		fs.Var(&paramValue{m: &c.Params, name: p.Name, def: p.Default}, p.Name, p.Usage)
 		always = append(always, p.Name)
@@ -45,6 +48,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Float64Var(&d.Yield, "yield", d.Yield, "free scheduler: probability of a seeded yield at each region access")
 	fs.Float64Var(&d.Stick, "stick", d.Stick, "deterministic scheduler: probability that the running thread keeps running (-1: chosen by the seed among 0, 0.8 and 0.95)")
 	fs.Int64Var(&d.StuckAccesses, "stuck-accesses", d.StuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
+	fs.Int64Var(&d.StallAccesses, "stall-accesses", d.StallAccesses, "while --stall has stopped a thread, an operation of another that makes this many region accesses (declared waits not counted) without returning is reported stuck")
 	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation; deterministic: a thread that keeps the turn this long without a region access that hands it on, or a new operation, is blocked")
 	fs.Var(newValue(&c.CrashMode, ParseCrashMode, CrashMode.String), "crash-mode", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
 	fs.StringVar(&c.Mutant, "mutant", c.Mutant, "planted bug of the target to run instead of its correct code (see pmlin mutants)")
@@ -160,4 +164,18 @@ func (v *value[T]) Set(s string) error {
 		*v.p = x
 	}
 	return err
+}
+
+// RegisterFlags binds m's shares to flags of pmlin fuzz.
+func (m *Mix) RegisterFlags(fs *pflag.FlagSet) {
+	fs.Float64Var(&m.Shapes, "mix-shapes", m.Shapes, "share of runs whose words, k and target layout parameters (e.g. one data word per cache line) are drawn from their seed, unless set by a flag")
+	fs.Float64Var(&m.Stall, "mix-stall", m.Stall, "share of runs that stop a thread in each segment to check that the others still finish (progress check; see --stall)")
+	fs.Float64Var(&m.Fire, "mix-fire", m.Fire, "share of runs whose recoveries are crashed often, or right after each of their flushes and fences (see --recovery-crashes, --recovery-sweep)")
+}
+
+// KeepSet makes m keep every run flag the user set on fs: the mix draws
+// none of them.
+func (m *Mix) KeepSet(fs *pflag.FlagSet) {
+	m.Keep = map[string]bool{}
+	fs.Visit(func(f *pflag.Flag) { m.Keep[f.Name] = true })
 }

@@ -76,10 +76,10 @@ func randomize(t *testing.T, rng *rand.Rand, v reflect.Value) {
 			f.Set(reflect.ValueOf(ps))
 		case int, int64, time.Duration:
 			f.SetInt([]int64{0, -1, 1, rng.Int64N(1 << 20), -rng.Int64(), rng.Int64()}[rng.IntN(6)])
-		case uint64:
-			f.SetUint([]uint64{0, 1, rng.Uint64N(1 << 20), rng.Uint64(), math.MaxUint64}[rng.IntN(5)])
 		case bool:
 			f.SetBool(rng.IntN(2) == 0)
+		case uint64:
+			f.SetUint([]uint64{0, 1, rng.Uint64N(1 << 20), rng.Uint64(), math.MaxUint64}[rng.IntN(5)])
 		case float64:
 			f.SetFloat([]float64{0, -1, 0.5, rng.Float64(), rng.NormFloat64() * 1e6, math.SmallestNonzeroFloat64}[rng.IntN(6)])
 		case string:
@@ -101,7 +101,7 @@ func TestFlagsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range 2000 {
 		c := DefaultConfig()
-		c.Target, c.Params = flagTargets[0], map[string]string{"descriptors": "4"}
+		c.Target, c.Params = flagTargets[0], map[string]string{"descriptors": "4", "stride": "1", "line-offset": "0"}
 		if i > 0 {
 			randomize(t, rng, reflect.ValueOf(&c).Elem())
 		}
@@ -118,13 +118,13 @@ func TestFlagsRoundTrip(t *testing.T) {
 func TestArgs(t *testing.T) {
 	def := DefaultConfig()
 	def.Target = flagTargets[0]
-	want := "--target pmwcas --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --sched deterministic --seed 1"
+	want := "--target pmwcas --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --stride 1 --line-offset 0 --sched deterministic --seed 1"
 	if got := def.Flags(); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
 	c := def
 	c.Driver.Sched, c.Driver.Yield, c.Driver.StuckAfter, c.CrashMode = driver.Free, 0.25, time.Second, KillAsync
-	want = "--target pmwcas --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --sched free --yield 0.25 --stuck-after 1s --crash-mode kill-async --seed 1"
+	want = "--target pmwcas --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --stride 1 --line-offset 0 --sched free --yield 0.25 --stuck-after 1s --crash-mode kill-async --seed 1"
 	if got := c.Flags(); got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}

@@ -43,13 +43,14 @@ type FuzzConfig struct {
 	// exactly its M runs between them, each once. Shards 0 or 1: the whole
 	// campaign.
 	Shard, Shards int64
-	// Mix makes one run in MixEvery (not in systematic sweeps) also use
-	// the optional operations the target has (swaps, failures that report
-	// values), for a template that uses neither (see MixEvery).
-	Mix bool
 	// Ignore lists anomaly kinds that do not count as violations (for
 	// instance Corrupt, to measure what the history alone exposes).
 	Ignore []analyzer.Kind
+	// Mix varies the runs (not the systematic ones): their shapes, a
+	// stalled thread, recoveries under fire, the target's optional
+	// operations. The zero Mix runs every run as Run says; pmlin fuzz uses
+	// DefaultMix.
+	Mix Mix
 	// Progress, if not nil, is called about every ProgressEvery (default
 	// 250 ms) from a goroutine of its own.
 	Progress      func(FuzzStats)
@@ -58,15 +59,15 @@ type FuzzConfig struct {
 
 // FuzzStats are the totals of a campaign so far.
 type FuzzStats struct {
-	Runs       int64         `json:"runs"`
-	Operations int64         `json:"operations"`
-	Crashes    int64         `json:"crashes"`
-	Violations int64         `json:"violations"`
-	Undecided  int64         `json:"undecided"`
-	Accesses   int64         `json:"accesses"`
-	Elapsed    time.Duration `json:"-"`
-	// Mix describes the campaign's mix (FuzzConfig.Mix), "" for none.
-	Mix string `json:"-"`
+	Runs       int64 `json:"runs"`
+	Operations int64 `json:"operations"`
+	Crashes    int64 `json:"crashes"`
+	Violations int64 `json:"violations"`
+	Undecided  int64 `json:"undecided"`
+	Accesses   int64 `json:"accesses"`
+	// Mix counts what the runs drew from the campaign's Mix.
+	Mix     MixStats      `json:"mix"`
+	Elapsed time.Duration `json:"-"`
 }
 
 // Finding is a run with a violation.
@@ -111,6 +112,9 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 	case fc.Shards < 0 || fc.Shard < 0 || (fc.Shard > 0 && fc.Shard >= fc.Shards):
 		return FuzzStats{}, nil, fmt.Errorf("fuzz: shard %d of %d: a shard is 0 to N-1 of N >= 1", fc.Shard, fc.Shards)
 	}
+	if err := fc.Mix.Check(); err != nil {
+		return FuzzStats{}, nil, err
+	}
 	if err := checkKinds(fc.Ignore); err != nil {
 		return FuzzStats{}, nil, fmt.Errorf("fuzz: ignore: %w", err)
 	}
@@ -121,15 +125,12 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 			jobs = runtime.GOMAXPROCS(0)
 		}
 	}
-	gen := &generator{fc: fc, c: c}
-	if fc.Mix && !fc.Systematic && c.Driver.Swaps == 0 && !c.Driver.FailValues {
-		var err error
-		if gen.mix, err = newMixer(c); err != nil {
-			return FuzzStats{}, nil, err
-		}
+	gen, err := newGenerator(fc, c)
+	if err != nil {
+		return FuzzStats{}, nil, err
 	}
 	cp := &campaign{fc: fc, start: time.Now(), gen: gen}
-	cp.st.Mix = gen.mix.String()
+	cp.st.Mix.OptionalOps = gen.mix.String()
 	if fc.Duration > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, cp.start.Add(fc.Duration))
@@ -172,9 +173,9 @@ type campaign struct {
 
 // work is one job: runs until the generator or the campaign stops.
 func (cp *campaign) work(ctx context.Context) {
-	var buf bytes.Buffer
+	var rec history.Recording // the history in memory, reused run after run
 	for ctx.Err() == nil {
-		i, rc, ok, err := cp.gen.next(ctx)
+		i, rc, d, ok, err := cp.gen.next(ctx)
 		if err != nil && ctx.Err() == nil {
 			cp.fail(err)
 			return
@@ -183,7 +184,7 @@ func (cp *campaign) work(ctx context.Context) {
 			return
 		}
 		began := time.Since(cp.start)
-		v, err := Check(ctx, rc, cp.fc.Mode, &buf)
+		v, err := checkRecording(ctx, rc, cp.fc.Mode, &rec)
 		if ctx.Err() != nil || (v != nil && v.Run.Canceled) {
 			return
 		}
@@ -191,7 +192,7 @@ func (cp *campaign) work(ctx context.Context) {
 			cp.fail(err)
 			return
 		}
-		cp.count(i, rc, v, buf.Bytes(), began)
+		cp.count(i, rc, d, v, &rec, began)
 	}
 }
 
@@ -205,9 +206,10 @@ func (cp *campaign) fail(err error) {
 
 // count adds run i to the totals; a violation stops the campaign and is
 // kept if it is the earliest run found.
-func (cp *campaign) count(i int64, rc Config, v *Verdict, hist []byte, began time.Duration) {
+func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history.Recording, began time.Duration) {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
+	cp.st.Mix.add(rc, d, v.Run)
 	cp.st.Runs++
 	cp.st.Operations += v.Run.Operations
 	cp.st.Crashes += int64(v.Run.Crashes)
@@ -218,7 +220,9 @@ func (cp *campaign) count(i int64, rc Config, v *Verdict, hist []byte, began tim
 	if v.violates(cp.fc.Ignore) {
 		cp.st.Violations++
 		if cp.found == nil || i < cp.found.Index {
-			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: bytes.Clone(hist), After: began}
+			var text bytes.Buffer
+			hist.WriteTo(&text) // cannot fail
+			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: text.Bytes(), After: began}
 		}
 		cp.stop()
 	}
@@ -228,6 +232,7 @@ func (cp *campaign) snapshot() FuzzStats {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	s := cp.st
+	s.Mix = s.Mix.clone() // its maps go on counting
 	s.Elapsed = time.Since(cp.start)
 	return s
 }
@@ -272,42 +277,56 @@ type generator struct {
 	accesses int64
 	at       int64
 	pol      int
-	// mix varies the runs (FuzzConfig.Mix).
+	// mix adds the target's optional operations to runs (Mix.Optional).
 	mix mixer
+}
+
+// newGenerator is the generator of campaign fc whose template is c.
+func newGenerator(fc FuzzConfig, c Config) (*generator, error) {
+	g := &generator{fc: fc, c: c}
+	if fc.Mix.Optional && !fc.Systematic && c.Driver.Swaps == 0 && !c.Driver.FailValues && !fc.Mix.Keep["swaps"] && !fc.Mix.Keep["fail-values"] {
+		var err error
+		if g.mix, err = newMixer(c); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
 }
 
 // next hands out the next run of the campaign that falls in the
 // generator's shard.
-func (g *generator) next(ctx context.Context) (int64, Config, bool, error) {
+func (g *generator) next(ctx context.Context) (int64, Config, drawn, bool, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	shards := max(g.fc.Shards, 1)
 	for {
 		if g.fc.MaxRuns > 0 && g.i >= g.fc.MaxRuns {
-			return 0, Config{}, false, nil
+			return 0, Config{}, drawn{}, false, nil
 		}
 		i := g.i
 		g.i++
 		if !g.fc.Systematic {
-			// Run i's seed depends on i alone: skip to the shard's next.
+			// Run i's seed, and what it draws from the mix, depend on i
+			// alone: skip to the shard's next.
 			if r := i % shards; r != g.fc.Shard {
 				g.i = i + (g.fc.Shard-r+shards)%shards
 				continue
 			}
 			rc := g.c
 			rc.Driver.Seed = RunSeed(g.fc.Seed, i)
-			g.mix.apply(&rc, i)
-			return i, rc, true, nil
+			d := g.fc.Mix.draw(&rc)
+			d.optional = g.mix.apply(&rc, i)
+			return i, rc, d, true, nil
 		}
 		// A systematic run depends on the runs before it (a seed yields
 		// as many runs as its crash-free run makes accesses): walk them
 		// all, keep the shard's.
 		rc, ok, err := g.systematic(ctx)
 		if err != nil || !ok {
-			return 0, Config{}, false, err
+			return 0, Config{}, drawn{}, false, err
 		}
 		if i%shards == g.fc.Shard {
-			return i, rc, true, nil
+			return i, rc, drawn{}, true, nil
 		}
 	}
 }

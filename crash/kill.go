@@ -168,6 +168,7 @@ type killer struct {
 	cleanup     []func()
 	lastSpec    childSpec     // the last segment's child
 	lastOut     *childOutcome // and how it ended
+	tag         driver.Tag    // the goroutine of guarded calls
 }
 
 func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
@@ -176,6 +177,7 @@ func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
 		return nil, err
 	}
 	k := &killer{c: c, rec: rec, rn: newRNGs(c.Driver.Seed), tc: tc}
+	k.tag = driver.NewTag(fmt.Sprintf("run %p", k))
 	if err := k.makeFiles(); err != nil {
 		k.close()
 		return nil, err
@@ -312,27 +314,51 @@ func (k *killer) crash(segment) (string, error) {
 }
 
 // open opens the region file, and opens and recovers the target on it, as
-// the next process would. An error is the run's (the file does not open);
-// a target that does not open or recover is a finding, in rv.err.
-func (k *killer) open() (r *pmem.Region, in target.Instance, rv recovery, err error) {
-	if r, err = pmem.Open(k.region, pmem.Options{}); err != nil {
+// the next process would, then calls then (if not nil) on the recovered
+// target; the target's code runs guarded (guard.go). An error is the
+// run's (the file does not open); a target that does not open, recover or
+// do what then does is a finding, in rv.err (rv.kind). The caller closes
+// r unless it is nil.
+func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r *pmem.Region, in target.Instance, rv recovery, err error) {
+	h := &callHook{bound: k.c.Driver.StuckAccesses}
+	if r, err = pmem.Open(k.region, pmem.Options{Hook: h}); err != nil {
 		return nil, nil, rv, err
 	}
-	in, rv.err = k.c.Target.Open(r, k.tc)
-	if rv.err != nil {
-		rv.err = fmt.Errorf("open: %w", rv.err)
+	h.bound += 16 * int64(r.Words())
+	stage := "open"
+	rv.err = guarded(ctx, k.tag, h, k.c.Driver.StuckAfter, func() (err error) {
+		if in, err = k.c.Target.Open(r, k.tc); err != nil {
+			return err
+		}
+		stage = "recovery"
+		if rv.said, err = in.Recover(0); err != nil || then == nil {
+			return err
+		}
+		stage = "read"
+		return then(in)
+	})
+	if h.dead.Load() {
+		// The call never returned: its goroutine may touch the region,
+		// whose hook fails every access; it is left open.
+		r = nil
 	} else {
-		rv.said, rv.err = in.Recover(0)
+		r.SetHook(nil)
 	}
 	if rv.err != nil {
-		r.Close()
+		if stuckCall(rv.err) {
+			rv.kind = Stuck
+		}
+		rv.err = fmt.Errorf("%s: %w", stage, rv.err)
+		if r != nil {
+			r.Close()
+		}
 		return nil, nil, rv, nil
 	}
 	return r, in, rv, nil
 }
 
-func (k *killer) recover() (recovery, error) {
-	r, in, rv, err := k.open()
+func (k *killer) recover(ctx context.Context) (recovery, error) {
+	r, in, rv, err := k.open(ctx, nil)
 	if err != nil || rv.err != nil {
 		return rv, err
 	}
@@ -345,25 +371,22 @@ func (k *killer) recover() (recovery, error) {
 
 // final reads every word through the target that the last child left,
 // opened and recovered as the next process would.
-func (k *killer) final() (recovery, error) {
-	r, in, rv, err := k.open()
+func (k *killer) final(ctx context.Context) (recovery, error) {
+	addrs := allAddrs(k.c.Driver.Words)
+	vals := make([]uint64, len(addrs))
+	r, _, rv, err := k.open(ctx, func(in target.Instance) error { return in.Read(0, addrs, vals) })
 	if err != nil || rv.err != nil {
-		if rv.err != nil {
-			rv.err = fmt.Errorf("recovery: %w", rv.err)
-		}
 		return rv, err
 	}
-	defer r.Close()
-	rv.addrs = allAddrs(k.c.Driver.Words)
-	rv.vals = make([]uint64, len(rv.addrs))
-	rv.err = in.Read(0, rv.addrs, rv.vals)
-	return rv, nil
+	rv.addrs, rv.vals = addrs, vals
+	return rv, r.Close()
 }
 
 // childOutcome is how a child process ended.
 type childOutcome struct {
 	killed   bool  // by SIGKILL at the kill point
 	timedOut bool  // killed at the round timeout
+	unready  bool  // it ended before it was ready to run operations
 	progress int64 // log words committed when it ended
 	code     int
 	report   childReport
@@ -383,6 +406,12 @@ func (o *childOutcome) anomaly(ms driver.MergeStats) *analyzer.Anomaly {
 		return &analyzer.Anomaly{Kind: Stuck, Ops: line(o.report.StuckWorker), Words: []uint64{}, Explanation: "in the child process: " + o.report.Stuck}
 	case o.report.Failed != "":
 		return &analyzer.Anomaly{Kind: Corrupt, Ops: line(o.report.FailedWorker), Words: []uint64{}, Explanation: "in the child process: " + o.report.Failed}
+	case o.unready && !o.timedOut:
+		return &analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
+			Explanation: fmt.Sprintf("the child process ended before it was ready to run operations (%s): %s", o.status(), childError(o.stderr))}
+	case o.timedOut && o.unready:
+		return &analyzer.Anomaly{Kind: Stuck, Ops: []int64{}, Words: []uint64{},
+			Explanation: "the child process was not ready to run operations in time: opening or recovering the region did not end"}
 	case o.timedOut:
 		var ops []int64
 		for w, p := range ms.Pending {
@@ -394,9 +423,48 @@ func (o *childOutcome) anomaly(ms driver.MergeStats) *analyzer.Anomaly {
 			Explanation: "the child process did not finish its segment in time; its pending operations made no progress"}
 	case !o.killed && o.code != 0:
 		return &analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
-			Explanation: fmt.Sprintf("the child process exited with status %d: %s", o.code, strings.TrimSpace(o.stderr))}
+			Explanation: fmt.Sprintf("the child process ended (%s): %s", o.status(), childError(o.stderr))}
 	}
 	return nil
+}
+
+// status says how the child ended.
+func (o *childOutcome) status() string {
+	if o.code < 0 {
+		return "killed by a signal"
+	}
+	return fmt.Sprintf("exit status %d", o.code)
+}
+
+// childError is what a child process said on standard error, cut to what
+// a report needs: a Go panic or fatal error as its message and the
+// innermost frame outside the runtime, anything else as its last lines.
+func childError(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic: ") && !strings.HasPrefix(l, "fatal error: ") {
+			continue
+		}
+		for j := i + 1; j+1 < len(lines); j++ {
+			f := lines[j]
+			if f == "" || strings.HasPrefix(f, "\t") || strings.HasPrefix(f, "goroutine ") || strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "panic(") {
+				continue
+			}
+			loc := strings.TrimSpace(lines[j+1])
+			if c := strings.LastIndex(loc, " +0x"); c > 0 {
+				loc = loc[:c]
+			}
+			return fmt.Sprintf("%s (at %s, %s)", l, strings.TrimSuffix(f, "(...)"), loc)
+		}
+		return l
+	}
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	if s := strings.Join(lines, " / "); s != "" {
+		return s
+	}
+	return "it said nothing on standard error"
 }
 
 // runChild starts a child, kills it once its logs hold killAt words (never
@@ -404,6 +472,9 @@ func (o *childOutcome) anomaly(ms driver.MergeStats) *analyzer.Anomaly {
 func runChild(ctx context.Context, kc ChildOptions, spec string, mem []uint64, threads int, killAt int64) (*childOutcome, error) {
 	cmd := kc.Command(spec)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A process the child started may hold its output open after the
+	// child is killed: Wait waits for the output that long at most.
+	cmd.WaitDelay = time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -427,27 +498,29 @@ func runChild(ctx context.Context, kc ChildOptions, spec string, mem []uint64, t
 	kill := func() { cmd.Process.Signal(syscall.SIGKILL) }
 	deadline := time.NewTimer(kc.RoundTimeout)
 	defer deadline.Stop()
-	// Wait until ready.
-	ready := false
-	for !ready {
+	// Wait until ready. A child that ends first (it could not open or
+	// recover the region, it panicked) or is not ready in time is a
+	// finding: its outcome says how it ended.
+	var last string
+	for ready := false; !ready; {
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				err := cmd.Wait()
-				return nil, fmt.Errorf("crash: the child process ended before it was ready (%v): %s", err, strings.TrimSpace(stderr.String()))
+				o.unready = true
+				return o, o.ended(cmd.Wait(), last, &stderr)
 			}
 			ready = l == childReady
+			last = l
 		case <-deadline.C:
 			kill()
-			cmd.Wait()
-			return nil, fmt.Errorf("crash: the child process was not ready within %v", kc.RoundTimeout)
+			o.unready, o.timedOut = true, true
+			return o, o.ended(cmd.Wait(), last, &stderr)
 		case <-ctx.Done():
 			kill()
 			cmd.Wait()
 			return nil, ctx.Err()
 		}
 	}
-	var last string
 	go func() {
 		for l := range lines {
 			last = l
@@ -480,21 +553,28 @@ wait:
 	if o.progress == 0 {
 		o.progress = driver.SharedLogEvents(mem, threads)
 	}
+	return o, o.ended(werr, last, &stderr)
+}
+
+// ended records how the child ended: werr is what cmd.Wait returned, last
+// its last line on standard output (its report, if it is JSON). An error
+// is one of waiting, not of the child.
+func (o *childOutcome) ended(werr error, last string, stderr *bytes.Buffer) error {
 	o.stderr = stderr.String()
 	var ee *exec.ExitError
 	o.killed = false
 	if errors.As(werr, &ee) {
 		if st, ok := ee.Sys().(syscall.WaitStatus); ok && st.Signaled() {
 			o.code = -1
-			o.killed = st.Signal() == syscall.SIGKILL && !o.timedOut
+			o.killed = st.Signal() == syscall.SIGKILL && !o.timedOut && !o.unready
 		} else {
 			o.code = ee.ExitCode()
 		}
 	} else if werr != nil {
-		return nil, werr
+		return werr
 	}
-	if last != "" && strings.HasPrefix(last, "{") {
+	if strings.HasPrefix(last, "{") {
 		json.Unmarshal([]byte(last), &o.report)
 	}
-	return o, nil
+	return nil
 }

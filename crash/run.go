@@ -62,8 +62,12 @@ type Result struct {
 	Swaps      int64 `json:"swaps"`
 	Returned   int64 `json:"returned"`
 	Crashes    int   `json:"crashes"`
-	// RecoveryCrashes counts recoveries that were crashed and run again.
+	// RecoveryCrashes counts the crashes of recoveries (each then run
+	// again on the new image).
 	RecoveryCrashes int `json:"recovery_crashes"`
+	// Stalls counts the segments in which the progress check stopped a
+	// worker (driver.Stall).
+	Stalls int `json:"stalls"`
 	// Accesses are the region accesses of the workload.
 	Accesses int64 `json:"accesses"`
 	// Lines is the length of the history.
@@ -74,9 +78,12 @@ type Result struct {
 	Canceled bool `json:"canceled,omitempty"`
 }
 
-// rngs are the run's random streams, all from its seed.
+// rngs are the run's random streams, all from its seed. Each choice has a
+// stream of its own, so that a new kind of choice leaves the others, and
+// the histories of runs that do not make it, as they were.
 type rngs struct {
 	crash, policy, image *rand.Rand
+	stall, fire          *rand.Rand
 }
 
 func newRNGs(seed uint64) rngs {
@@ -84,6 +91,8 @@ func newRNGs(seed uint64) rngs {
 		crash:  rand.New(rand.NewPCG(seed, 0xc4a5)),
 		policy: rand.New(rand.NewPCG(seed, 0x9011)),
 		image:  rand.New(rand.NewPCG(seed, 0x1a6e)),
+		stall:  rand.New(rand.NewPCG(seed, 0x57a1)),
+		fire:   rand.New(rand.NewPCG(seed, 0xf12e)),
 	}
 }
 
@@ -103,10 +112,10 @@ type rounds interface {
 	// recover recovers the target from the image and reads every data word
 	// directly on the region (rawRead). An error is the run's; a failed
 	// recovery is a finding, in recovery.err.
-	recover() (recovery, error)
+	recover(ctx context.Context) (recovery, error)
 	// final reads every word through the target at the end of the run. An
 	// error is the run's; a failed read is a finding, in recovery.err.
-	final() (recovery, error)
+	final(ctx context.Context) (recovery, error)
 	// close releases what the run holds (regions, files).
 	close()
 }
@@ -116,6 +125,7 @@ type segment struct {
 	driver.MergeStats
 	accesses int64 // region accesses of the workload, where counted
 	crashed  bool  // at its crash point (else the workload finished first)
+	stalled  bool  // the progress check stopped a worker (driver.Stall)
 	// anomaly, if set, stopped the segment (stuck, corrupt).
 	anomaly *analyzer.Anomaly
 }
@@ -126,6 +136,8 @@ type recovery struct {
 	note    string // what happened on the way, added to the crash comment
 	crashes int    // times the recovery itself was crashed
 	err     error  // the recovery failed: a finding
+	// kind is the finding's kind: Corrupt (the zero value) or Stuck.
+	kind analyzer.Kind
 	// addrs and vals are the read of every data word afterwards.
 	addrs, vals []uint64
 }
@@ -143,7 +155,7 @@ func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error)
 	var rs rounds
 	var err error
 	if c.CrashMode == Emulated {
-		rs, err = newEmulated(c, rec)
+		rs, err = newEmulated(ctx, c, rec)
 	} else {
 		rs, err = newKiller(c, rec)
 	}
@@ -185,6 +197,9 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 		}
 		res.add(seg.MergeStats)
 		res.Accesses += seg.accesses
+		if seg.stalled {
+			res.Stalls++
+		}
 		for i := range rem {
 			rem[i] = max(0, rem[i]-int(seg.InvokedBy[i]))
 		}
@@ -197,17 +212,21 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 			return nil
 		case last:
 		default:
-			if ok, err := crashRound(rs, seg, rec, reader, res); !ok || err != nil {
+			if ok, err := crashRound(ctx, rs, seg, rec, reader, res); !ok || err != nil {
 				return err
 			}
 		}
 	}
-	rv, err := rs.final()
+	rv, err := rs.final(ctx)
 	if err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		res.Canceled = true
+		return nil
+	}
 	if rv.err != nil {
-		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{rec.Lines() + 1}, Words: []uint64{},
+		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: rv.findingKind(), Ops: []int64{rec.Lines() + 1}, Words: []uint64{},
 			Explanation: fmt.Sprintf("the final read of every word failed: %v", rv.err)})
 		return nil
 	}
@@ -218,21 +237,25 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 // crashRound records the crash that ends a segment (at its crash point,
 // or at its end if the workload finished first), recovers, and records
 // what recovery left. It reports whether the run goes on.
-func crashRound(rs rounds, seg segment, rec *driver.Recorder, reader int32, res *Result) (bool, error) {
+func crashRound(ctx context.Context, rs rounds, seg segment, rec *driver.Recorder, reader int32, res *Result) (bool, error) {
 	crashLine := rec.Crash()
 	res.Crashes++
 	how, err := rs.crash(seg)
 	if err != nil {
 		return false, err
 	}
-	rv, err := rs.recover()
+	rv, err := rs.recover(ctx)
 	if err != nil {
 		return false, err
+	}
+	if ctx.Err() != nil {
+		res.Canceled = true
+		return false, nil
 	}
 	res.RecoveryCrashes += rv.crashes
 	rec.Comment(fmt.Sprintf("crash %d: %s%s", res.Crashes, how, rv.note))
 	if rv.err != nil {
-		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
+		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: rv.findingKind(), Ops: []int64{}, Words: []uint64{},
 			Explanation: fmt.Sprintf("recovery after the crash at line %d failed: %v", crashLine, rv.err)})
 		return false, nil
 	}
@@ -243,16 +266,12 @@ func crashRound(rs rounds, seg segment, rec *driver.Recorder, reader int32, res 
 	return true, nil
 }
 
-// crashAfter counts the region's accesses, and crashes it at the n-th (0:
-// never).
-type crashAfter struct{ n, seen int64 }
-
-func (h *crashAfter) Access(int, pmem.AccessKind, uint64) error {
-	h.seen++
-	if h.seen == h.n {
-		return pmem.ErrCrashed
+// findingKind is the kind of the anomaly of a failed recovery or read.
+func (rv recovery) findingKind() analyzer.Kind {
+	if rv.kind != "" {
+		return rv.kind
 	}
-	return nil
+	return Corrupt
 }
 
 // rawRead reads every data word directly, where the recovered instance

@@ -15,6 +15,7 @@ type planned struct {
 	seed    uint64
 	crashAt int64
 	policy  string
+	flags   string // everything else, what the mix drew included
 }
 
 // plan lists the runs a campaign's generator hands out, in order.
@@ -23,14 +24,14 @@ func plan(t *testing.T, fc FuzzConfig) []planned {
 	g := &generator{fc: fc, c: fc.Run}
 	var out []planned
 	for {
-		i, rc, ok, err := g.next(context.Background())
+		i, rc, _, ok, err := g.next(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !ok {
 			return out
 		}
-		out = append(out, planned{i, rc.Driver.Seed, rc.CrashAt, PolicyNames(rc.Policies)})
+		out = append(out, planned{i, rc.Driver.Seed, rc.CrashAt, PolicyNames(rc.Policies), rc.Flags()})
 	}
 }
 
@@ -45,7 +46,7 @@ func TestShardsPartitionTheCampaign(t *testing.T) {
 		name string
 		fc   FuzzConfig
 	}{
-		{"random", FuzzConfig{Run: pmwcasRun(), Seed: 7, MaxRuns: 103}},
+		{"random", FuzzConfig{Run: pmwcasRun(), Seed: 7, MaxRuns: 103, Mix: DefaultMix()}},
 		{"systematic", FuzzConfig{Run: systematic, Seed: 3, MaxRuns: 157, Systematic: true}},
 	} {
 		whole := plan(t, tc.fc)
@@ -81,7 +82,7 @@ func TestShardsPartitionTheCampaign(t *testing.T) {
 func TestShardSummariesAddUp(t *testing.T) {
 	run := pmwcasRun()
 	run.Ops = 100
-	fc := FuzzConfig{Run: run, Seed: 11, MaxRuns: 10, Jobs: 2}
+	fc := FuzzConfig{Run: run, Seed: 11, MaxRuns: 10, Jobs: 2, Mix: DefaultMix()}
 	whole, f, err := Fuzz(context.Background(), fc)
 	if err != nil || f != nil {
 		t.Fatal(err, f)
@@ -100,10 +101,14 @@ func TestShardSummariesAddUp(t *testing.T) {
 		sum.Operations += st.Operations
 		sum.Crashes += st.Crashes
 		sum.Accesses += st.Accesses
+		sum.Mix.Shaped += st.Mix.Shaped
+		sum.Mix.Stalls += st.Mix.Stalls
+		sum.Mix.RecoveryCrashes += st.Mix.RecoveryCrashes
 	}
 	// Accesses depend on each run's seed: they add up only if the shards
 	// ran the campaign's very runs.
-	if sum.Runs != whole.Runs || sum.Operations != whole.Operations || sum.Crashes != whole.Crashes || sum.Accesses != whole.Accesses {
+	if sum.Runs != whole.Runs || sum.Operations != whole.Operations || sum.Crashes != whole.Crashes || sum.Accesses != whole.Accesses ||
+		sum.Mix.Shaped != whole.Mix.Shaped || sum.Mix.Stalls != whole.Mix.Stalls || sum.Mix.RecoveryCrashes != whole.Mix.RecoveryCrashes {
 		t.Fatalf("shards %+v, campaign %+v", sum, whole)
 	}
 }

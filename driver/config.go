@@ -57,6 +57,7 @@ const (
 	DefaultSeed          = 1
 	DefaultStuckAccesses = 100_000
 	DefaultStuckAfter    = 2 * time.Second
+	DefaultStallAccesses = 10_000
 )
 
 // StickBySeed, as Config.Stick (any negative value), lets the seed choose
@@ -100,6 +101,11 @@ type Config struct {
 	StuckAccesses int64
 	// StuckAfter is the wall-clock bound of the free scheduler.
 	StuckAfter time.Duration
+	// StallAccesses replaces StuckAccesses for the operations of the other
+	// workers while the progress check has stopped one (CrashPoint.Stall):
+	// an operation that makes this many accesses (declared waits not
+	// counted) without returning waits for the stopped worker.
+	StallAccesses int64
 }
 
 // DefaultConfig is the default workload: DefaultThreads workers, each
@@ -107,7 +113,8 @@ type Config struct {
 // the deterministic scheduler with the stick probability chosen by the seed.
 func DefaultConfig() Config {
 	return Config{Threads: DefaultThreads, Words: DefaultWords, K: DefaultK, Reads: DefaultReads, Seed: DefaultSeed,
-		Sched: Deterministic, Stick: StickBySeed, StuckAccesses: DefaultStuckAccesses, StuckAfter: DefaultStuckAfter}
+		Sched: Deterministic, Stick: StickBySeed, StuckAccesses: DefaultStuckAccesses, StuckAfter: DefaultStuckAfter,
+		StallAccesses: DefaultStallAccesses}
 }
 
 // Check reports a configuration that cannot run.
@@ -131,8 +138,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("yield = %v (a probability)", c.Yield)
 	case !(c.Stick <= 1):
 		return fmt.Errorf("stick = %v (a probability, or negative: chosen by the seed)", c.Stick)
-	case c.StuckAccesses < 1:
-		return errors.New("the stuck bound must be positive")
+	case c.StuckAccesses < 1 || c.StallAccesses < 1:
+		return errors.New("the stuck bounds must be positive")
 	case c.StuckAfter < 0:
 		return fmt.Errorf("stuck-after = %v (not negative)", c.StuckAfter)
 	case c.Sched != Deterministic && c.Sched != Free:

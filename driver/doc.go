@@ -52,7 +52,9 @@
 // pmem.AccessHook) and at every operation boundary a seeded choice picks
 // who runs next, so the same configuration and seed give the same history
 // byte for byte and every violation replays. Timestamps are a logical
-// clock. A "stick" probability keeps the running worker running, which
+// clock. Each worker runs in a coroutine of its own (iter.Pull), and the
+// turn passes from one to the next by a coroutine switch, not through the
+// Go scheduler. A "stick" probability keeps the running worker running, which
 // makes the long solo runs some interleavings need likely; by default the
 // seed chooses one of three styles (0, 0.8, 0.95).
 //

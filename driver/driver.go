@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -31,6 +32,7 @@ type Driver struct {
 	logs   []wlog
 	ws     []wstate
 	pids   []int32
+	tags   []Tag // each worker's goroutine, for the watchdogs
 
 	// swapper and reporter are the target's optional operations, when the
 	// workload uses them (Config.Swaps, Config.FailValues).
@@ -42,6 +44,8 @@ type Driver struct {
 	crashAt     int64 // 0: no crash
 	crashWorker int   // free: the worker whose crashAt-th access crashes
 	crashAction func()
+	stallAt     int64 // deterministic: CrashPoint.Stall
+	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
 	clk         clock // free: the timestamps' source
@@ -79,6 +83,10 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if err := d.optional(); err != nil {
 		return nil, err
 	}
+	d.tags = make([]Tag, c.Threads)
+	for i := range d.tags {
+		d.tags[i] = NewTag(fmt.Sprintf("driver %p worker %d", d, i))
+	}
 	d.procs = make([]*proc, c.Threads)
 	d.logs = make([]wlog, c.Threads)
 	d.ws = make([]wstate, c.Threads)
@@ -115,6 +123,15 @@ func (d *Driver) optional() error {
 
 // Config is the driver's configuration.
 func (d *Driver) Config() Config { return d.cfg }
+
+// Rebind makes the next segments run on ops and the region r instead: the
+// target opened again on a region reopened after a crash, as a new process
+// would (package crash). The workload goes on where it was, with the
+// optional operations of ops (an error if ops lacks one it uses).
+func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) error {
+	d.target, d.region = ops, r
+	return d.optional()
+}
 
 // SetClock chooses where the free scheduler's timestamps come from
 // (default ClockAuto). It fails for ClockTSC where the TSC cannot order
@@ -167,6 +184,12 @@ type CrashPoint struct {
 	// worker's goroutine, before the access): the process-kill mode kills
 	// its own process there. If it returns, the region crashes as usual.
 	Action func()
+	// Stall, if positive, is the progress check (deterministic scheduler
+	// only; see stall.go): from the segment's Stall-th access (counted
+	// over all workers) on, the first worker to make an access right after
+	// one of its writes within an operation, while another worker is live,
+	// is stopped there.
+	Stall int64
 }
 
 // Stuck describes an operation that made no progress.
@@ -181,12 +204,29 @@ type Stuck struct {
 	LastKind pmem.AccessKind
 	LastOff  uint64
 	Elapsed  time.Duration
-	worker   int
+	// Stalled, if set, is the worker the progress check had stopped: the
+	// operation waited for it.
+	Stalled *Stall
+	// Quiet, if positive, is how long the operation ran without a region
+	// access (the watchdog's finding: it spins outside the region), and
+	// Where the function and line it was found at.
+	Quiet  time.Duration
+	Where  string
+	worker int
 }
 
 func (s *Stuck) String() string {
-	return fmt.Sprintf("process %d's %s of addresses %v (line %d) made %d region accesses without returning, while the scheduler kept running it; its last access was a %s of region word %d",
-		s.Proc, s.Kind, s.Addrs, s.Line, s.Accesses, s.LastKind, s.LastOff)
+	op := fmt.Sprintf("process %d's %s of addresses %v (line %d)", s.Proc, s.Kind, s.Addrs, s.Line)
+	switch {
+	case s.Quiet > 0:
+		return fmt.Sprintf("%s ran for %v without a region access (%s), after %d accesses: it loops outside the region, where no scheduler can run the other workers and no crash can stop it; a wait must be a loop of region accesses",
+			op, s.Quiet.Round(time.Millisecond), s.Where, s.Accesses)
+	case s.Stalled != nil:
+		return fmt.Sprintf("%s made %d region accesses without returning while %s; its last access was a %s of region word %d: it waits for the stopped process instead of finishing on its own (helping), so the target is not lock-free. A target that blocks by design declares it (target.Target.Blocking), and a wait that is part of a lock-free design (memory reclamation) is marked with pmem.Worker.Wait",
+			op, s.Accesses, s.Stalled, s.LastKind, s.LastOff)
+	}
+	return fmt.Sprintf("%s made %d region accesses without returning, while the scheduler kept running it; its last access was a %s of region word %d",
+		op, s.Accesses, s.LastKind, s.LastOff)
 }
 
 // OpError is an operation that returned an error other than a crash (for
@@ -219,8 +259,10 @@ type Blocked struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
-	// Quiet is how long the turn stayed with it.
+	// Quiet is how long the turn stayed with it, and Where what it was
+	// found waiting in (the watchdog's Spot).
 	Quiet  time.Duration
+	Where  string
 	worker int
 }
 
@@ -228,8 +270,8 @@ type Blocked struct {
 const BlockedAdvice = "the deterministic scheduler runs one worker at a time and switches only at region accesses, so a worker that waits in Go (a sync.Mutex, a channel, a WaitGroup, a sleep) for another one waits forever: make every wait a loop of region accesses (for instance a lock word taken with a region CAS), or run it under the free scheduler (--sched free)"
 
 func (b *Blocked) String() string {
-	return fmt.Sprintf("process %d's %s of addresses %v (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses; %s",
-		b.Proc, b.Kind, b.Addrs, b.Line, b.Quiet.Round(time.Millisecond), BlockedAdvice)
+	return fmt.Sprintf("process %d's %s of addresses %v (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses (%s); %s",
+		b.Proc, b.Kind, b.Addrs, b.Line, b.Quiet.Round(time.Millisecond), b.Where, BlockedAdvice)
 }
 
 // SegmentResult is what a segment did.
@@ -244,6 +286,9 @@ type SegmentResult struct {
 	Stuck   *Stuck
 	Failed  *OpError
 	Blocked *Blocked
+	// Stall is where the progress check stopped a worker (nil: it did
+	// not, CrashPoint.Stall being 0 or past the segment's end).
+	Stall *Stall
 	// Left is, per worker, the operations of its quota not invoked.
 	Left []int
 	// Full: some worker stopped because its (shared) log was full.
@@ -267,6 +312,9 @@ func (d *Driver) setStuck(w int) {
 			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
 		if d.det == nil {
 			d.stuck.Elapsed = d.opElapsed(ws)
+		} else if s := d.det; s.stalled >= 0 {
+			st := *s.stall
+			d.stuck.Stalled = &st
 		}
 	}
 	d.abort()
@@ -296,14 +344,15 @@ func (d *Driver) setBlocked(w int, quiet time.Duration) {
 
 // abort stops the segment: every region access fails with errAborted from
 // now on, and under the deterministic scheduler every worker waiting for
-// the turn is woken, so that they all return without waiting for each
-// other (the worker holding the turn may never hand it on).
+// the turn is run to its end by a rescue of its own, so that they all
+// return without waiting for each other (the worker holding the turn may
+// never hand it on, and the conductor waits for it).
 func (d *Driver) abort() {
-	d.aborted.Store(true)
+	if d.aborted.Swap(true) {
+		return
+	}
 	if s := d.det; s != nil {
-		for w := range s.turn {
-			s.hand(w)
-		}
+		go s.drain(true)
 	}
 }
 
@@ -326,7 +375,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.stops++
 	d.aborted.Store(false)
 	d.stuck, d.opErr, d.blocked = nil, nil, nil
-	d.crashAt, d.crashWorker, d.crashAction = cp.Access, cp.Worker, cp.Action
+	d.crashAt, d.crashWorker, d.crashAction, d.stallAt, d.silent = cp.Access, cp.Worker, cp.Action, cp.Stall, -1
 	d.segAccesses = 0
 	d.base = time.Now()
 	d.clk.start(d.base)
@@ -354,7 +403,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	if d.cfg.Sched == Deterministic {
 		abandoned = d.runDeterministic(ctx, segSeed, left, full)
 	} else {
-		d.runFree(ctx, left, full)
+		abandoned = d.runFree(ctx, left, full)
 	}
 	res := SegmentResult{Left: left, Work: time.Since(d.base)}
 	for i := range d.ws {
@@ -383,7 +432,13 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	}
 	if d.stuck != nil {
 		d.stuck.Line = ms.LastInv[d.stuck.worker]
+		if st := d.stuck.Stalled; st != nil {
+			st.Line = ms.LastInv[st.worker] // still in its operation
+		}
 		res.Stuck = d.stuck
+	}
+	if d.det != nil {
+		res.Stall = d.det.stall
 	}
 	if d.opErr != nil {
 		d.opErr.Line = ms.LastInv[d.opErr.w]
@@ -423,14 +478,16 @@ func (d *Driver) stopWorker(w int) {
 }
 
 // runDeterministic works the segment with one worker at a time, the next
-// chosen by the scheduler's seeded choices. It returns, if it had to
-// abandon some, which workers' goroutines never returned (see wait).
+// chosen by the scheduler's seeded choices: each worker a coroutine, run
+// by a conductor goroutine (sched.go). It returns, if it had to abandon
+// some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
+	n := d.cfg.Threads
 	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-		turn: make([]chan struct{}, d.cfg.Threads), returned: make([]atomic.Bool, d.cfg.Threads), done: make(chan struct{})}
+		resume: make([]func() (int, bool), n), yields: make([]func(int) bool, n), drive: make([]sync.Mutex, n),
+		stallAt: d.stallAt, stalled: -1}
 	d.det = s
-	for i := range s.turn {
-		s.turn[i] = make(chan struct{}, 1)
+	for i := range n {
 		if left[i] > 0 {
 			s.live = append(s.live, i)
 		}
@@ -438,47 +495,58 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	if len(s.live) == 0 {
 		return nil
 	}
-	workers := slices.Clone(s.live) // s.live is theirs once they run
-	s.running.Store(int32(len(workers)))
-	for _, w := range workers {
-		go func() {
+	s.workers = slices.Clone(s.live) // s.live is theirs once they run
+	s.crew = newCrew(n, s.workers)
+	for _, w := range s.workers {
+		s.resume[w], _ = iter.Pull(func(yield func(int) bool) {
+			s.yields[w] = yield
 			defer s.exit(w)
-			<-s.turn[w]
+			defer d.catch(w)
+			d.tags[w].Set()
 			if d.aborted.Load() {
-				return // woken by an abort before its first turn
+				return // run by an abort before its first turn
 			}
 			s.took(w)
 			d.work(ctx, w, &left[w], &full[w])
 			d.stopWorker(w)
 			s.finish(w)
-		}()
+		})
 	}
 	if d.region != nil {
 		d.region.SetHook(s)
 	}
-	s.hand(s.pick(-1))
-	return s.wait(workers)
+	go s.conduct(s.pick(-1))
+	return s.wait(ctx, s.workers)
 }
 
 // runFree works the segment with every worker on a goroutine of its own.
-func (d *Driver) runFree(ctx context.Context, left []int, full []bool) {
+// It returns, if it had to abandon some, which workers' goroutines never
+// returned (see waitFree).
+func (d *Driver) runFree(ctx context.Context, left []int, full []bool) []bool {
 	d.det = nil
 	if d.region != nil {
 		d.region.SetHook(freeHook{d})
 	}
-	var wg sync.WaitGroup
+	var workers []int
 	for w := range d.cfg.Threads {
-		if left[w] == 0 {
-			continue
+		if left[w] > 0 {
+			workers = append(workers, w)
 		}
-		wg.Add(1)
+	}
+	if len(workers) == 0 {
+		return nil
+	}
+	c := newCrew(d.cfg.Threads, workers)
+	for _, w := range workers {
 		go func() {
-			defer wg.Done()
+			defer c.exit(w)
+			defer d.catch(w)
+			d.tags[w].Set()
 			d.work(ctx, w, &left[w], &full[w])
 			d.stopWorker(w)
 		}()
 	}
-	wg.Wait()
+	return d.waitFree(ctx, c, workers)
 }
 
 // opElapsed is the time since the invocation of a worker's current
@@ -501,8 +569,11 @@ func (d *Driver) now() int64 {
 // point is a scheduling point outside region accesses (operation
 // boundaries). It reports whether the worker yielded.
 func (d *Driver) point(w int) bool {
-	if d.det != nil {
-		d.det.yield(w)
+	if s := d.det; s != nil {
+		if s.stalled >= 0 {
+			s.notWaiting(w)
+		}
+		s.yield(w)
 		return true
 	}
 	if ws := &d.ws[w]; ws.yield != nil && ws.yield.Float64() < d.cfg.Yield {
@@ -575,12 +646,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			l.tag = p.ctr // the largest tag in the log
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
-		if d.det != nil {
-			// What the watchdog may read of this worker if the target
-			// never comes back (the invocation, the operation, the
-			// counters) is published before the target runs.
-			d.det.took(w)
-		}
+		d.invoked(w)
 		switch {
 		case o.kind == history.Read:
 			err = d.target.Read(w, o.addrs, o.vals)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/target"
 )
 
 // A worker's log is a flat array of 64-bit words holding records:
@@ -72,7 +73,18 @@ type wlog struct {
 	_ [64]byte // the workers' logs are in one slice: no false sharing
 }
 
-const chunkWords = 1 << 16
+// A log's first chunk has firstChunkWords words, each later one twice the
+// one before, up to chunkWords: a fuzz run logs a few hundred words per
+// worker and segment, and clearing a full chunk per worker for each run
+// cost more than the logging itself.
+const (
+	firstChunkWords = 1 << 10
+	chunkWords      = 1 << 16
+)
+
+// maxRecord is the most words a record takes (k = target.MaxK): a chunk
+// has room for one at least.
+var maxRecord = opWords(target.MaxK)
 
 // record reserves a record of the given kind and k and returns it with the
 // header and timestamp filled in; the caller fills the payload and calls
@@ -104,10 +116,10 @@ func (l *wlog) retire(last bool) {
 	if l.n > 0 {
 		l.full = append(l.full, l.buf[:l.n])
 	}
-	if m := len(l.spare); m > 0 {
+	if m := len(l.spare); m > 0 && len(l.spare[m-1]) >= maxRecord {
 		l.buf, l.spare = l.spare[m-1], l.spare[:m-1]
 	} else {
-		l.buf = make([]uint64, chunkWords)
+		l.buf = make([]uint64, max(maxRecord, min(chunkWords, max(firstChunkWords, 2*cap(l.buf)))))
 	}
 	l.n, l.chunkEv = 0, 0
 }
@@ -256,7 +268,7 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 		}
 		cs[i] = cursor{chunks: l}
 	}
-	hw := rc.hw
+	hw := rc.ew
 	var addrs, exp, nw []uint64
 	for {
 		best, bestRet := -1, false
@@ -408,13 +420,13 @@ func (v *validator) check(l []uint64, k int) error {
 // where the workers' logs go to the file as they fill, without a merge.
 type Recorder struct {
 	ew    history.EventWriter
-	hw    *history.Writer       // text: the merge writes here
 	bw    *history.BinaryWriter // binary
 	lines int64
 }
 
-// NewRecorder returns a Recorder writing text to hw.
-func NewRecorder(hw *history.Writer) *Recorder { return &Recorder{ew: hw, hw: hw} }
+// NewRecorder returns a Recorder writing text to hw (a history.Writer), or
+// keeping the history in memory (a history.Recording).
+func NewRecorder(hw history.EventWriter) *Recorder { return &Recorder{ew: hw} }
 
 // NewBinaryRecorder returns a Recorder writing a binary history to bw.
 func NewBinaryRecorder(bw *history.BinaryWriter) *Recorder { return &Recorder{ew: bw, bw: bw} }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
+	"sync"
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/pmem"
@@ -25,42 +27,69 @@ type wstate struct {
 	lastKind pmem.AccessKind
 	lastOff  uint64
 	yield    *rand.Rand // free: seeded yields
-	_        [64]byte
+	// waiting (deterministic, while a worker is stalled): the worker's
+	// last access was a declared wait (pmem.Worker.Wait).
+	waiting bool
+	// limit (deterministic) is the stuck bound of the current operation:
+	// StuckAccesses, or StallAccesses from the stall on.
+	limit int64
+	// beat (free) publishes the worker's progress to the watchdog: pub,
+	// counted up every beatEvery accesses and at every invocation.
+	beat atomic.Int64
+	pub  int64
+	_    [64]byte
 }
+
+// beatEvery is how often (in accesses, a power of two) a worker of the
+// free scheduler publishes its progress to the watchdog: an atomic store
+// per access would cost the free scheduler more than the watchdog is worth.
+const beatEvery = 64
 
 // detSched is the deterministic scheduler: one worker runs at a time, and
 // at every scheduling point a seeded choice picks the next one. A worker
-// holds the turn from receiving on its channel until it hands the turn on;
-// everything a worker does, including logging, happens while it holds it,
-// so the scheduler's fields need no lock. Once the segment is aborted
-// nobody holds the turn: every worker is woken and returns without
-// touching the scheduler's state.
+// holds the turn while it runs; everything it does, including logging,
+// happens then, so the scheduler's fields need no lock. Once the segment is
+// aborted nobody holds the turn: every worker is run to its end and
+// returns without touching the scheduler's state.
+//
+// The turn is handed on through coroutines (iter.Pull), not channels:
+// each worker runs in a coroutine of its own, and a conductor goroutine
+// resumes, one at a time, the worker the last one chose (see conduct). A
+// coroutine switch hands the thread over directly, where a channel hand-off
+// parks one goroutine and readies another through the Go scheduler (at
+// every region access, that was half of what a fuzz campaign did). The
+// choices, and so the histories, are those the channels made.
 type detSched struct {
 	d     *Driver
 	rng   *rand.Rand
 	stick float64
-	turn  []chan struct{}
 	live  []int
 	clock int64 // the logical clock of the log timestamps
+	// The coroutines: resume[w] runs worker w until it hands the turn on
+	// (it returns the worker chosen to run next) or returns (ok false;
+	// then after is the worker its finish chose, -1: none). yields[w] is
+	// what worker w hands the turn on with. drive[w] is held by whoever
+	// resumes worker w: the conductor, or after an abort the rescue.
+	resume  []func() (int, bool)
+	yields  []func(int) bool
+	drive   []sync.Mutex
+	after   int
+	workers []int // the workers that have a coroutine
 	// beat is the watchdog's sign of progress, which it reads from its own
 	// goroutine: a count of the hand-overs of the turn and of the
 	// invocations (ticks, under the turn), times 1<<16, plus the worker
 	// holding the turn.
 	beat  atomic.Int64
 	ticks int64
-	// returned[w] is set when worker w's goroutine returns; the last one
-	// to return closes done.
-	returned []atomic.Bool
-	running  atomic.Int32
-	done     chan struct{}
-}
-
-// exit is the last thing worker w's goroutine does.
-func (s *detSched) exit(w int) {
-	s.returned[w].Store(true)
-	if s.running.Add(-1) == 0 {
-		close(s.done)
-	}
+	*crew
+	// The progress check (stall.go): the worker that makes the segment's
+	// stallAt-th access (0: none) inside an operation is stopped, stalled
+	// (-1: none) until released; waiters counts the live workers whose
+	// last access was a declared wait meanwhile.
+	stallAt int64
+	stalled int
+	stall   *Stall
+	waiters int
 }
 
 func (s *detSched) pick(cur int) int {
@@ -70,26 +99,84 @@ func (s *detSched) pick(cur int) int {
 	return s.live[s.rng.IntN(len(s.live))]
 }
 
-// hand gives the turn to worker n. It never blocks: the one turn, or an
-// abort's wake-up, is all a worker's channel ever holds.
-func (s *detSched) hand(n int) {
-	select {
-	case s.turn[n] <- struct{}{}:
-	default:
+// pickOther picks a live worker other than w, if there is one.
+func (s *detSched) pickOther(w int) int {
+	n := len(s.live)
+	if n < 2 {
+		return s.pick(w)
 	}
+	i := s.rng.IntN(n - 1)
+	if s.live[i] == w {
+		i = n - 1 // w's place taken by the last one
+	}
+	return s.live[i]
 }
 
 // yield is a scheduling point of worker w, which holds the turn.
-func (s *detSched) yield(w int) {
+func (s *detSched) yield(w int) { s.yieldTo(w, s.pick(w)) }
+
+// yieldTo is a scheduling point of worker w at which worker n (maybe w)
+// is chosen to run next.
+func (s *detSched) yieldTo(w, n int) {
 	if s.d.aborted.Load() {
 		return
 	}
-	if n := s.pick(w); n != w {
-		s.hand(n)
-		<-s.turn[w]
-		if !s.d.aborted.Load() { // else woken by an abort, with the others
-			s.took(w)
+	if n != w {
+		s.handOver(w, n)
+	}
+}
+
+// handOver is worker w, which holds the turn, handing it to worker n
+// (another live worker, or the next one the scheduler picks when w stops)
+// and waiting until it is handed back: w's coroutine goes back to the
+// conductor, which resumes n.
+func (s *detSched) handOver(w, n int) {
+	s.yields[w](n)
+	if !s.d.aborted.Load() { // else resumed by an abort, to return
+		s.took(w)
+	}
+}
+
+// conduct is the conductor: it resumes first, then every worker the one
+// before it chose, until none is chosen (every worker finished) or the
+// segment is aborted; then it runs every worker left to its end.
+func (s *detSched) conduct(first int) {
+	d := s.d
+	for w := first; w >= 0 && !d.aborted.Load(); {
+		s.after = -1
+		s.drive[w].Lock()
+		n, ok := s.resume[w]()
+		s.drive[w].Unlock()
+		if !ok {
+			n = s.after
 		}
+		w = n
+	}
+	if d.aborted.Load() {
+		s.drain(false)
+	}
+}
+
+// drain runs every worker's coroutine to its end (they return at once:
+// the segment is aborted). The conductor waits for each one in turn; the
+// rescue (try, on a goroutine of its own, started by an abort) skips the
+// worker someone else is running, which may never come back: the worker a
+// watchdog found silent, or one the conductor is running and will drain.
+func (s *detSched) drain(try bool) {
+	for _, w := range s.workers {
+		if try {
+			if !s.drive[w].TryLock() {
+				continue
+			}
+		} else {
+			s.drive[w].Lock()
+		}
+		for {
+			if _, ok := s.resume[w](); !ok {
+				break
+			}
+		}
+		s.drive[w].Unlock()
 	}
 }
 
@@ -105,6 +192,23 @@ func (s *detSched) took(w int) {
 	s.beat.Store(s.ticks<<16 | int64(w))
 }
 
+// invoked is worker w's invocation of an operation, logged: what a
+// watchdog may read of it if the target never comes back (the operation,
+// the counters) is published before the target runs.
+func (d *Driver) invoked(w int) {
+	if s := d.det; s != nil {
+		d.ws[w].limit = d.cfg.StuckAccesses
+		if s.stalled >= 0 {
+			d.ws[w].limit = d.cfg.StallAccesses
+		}
+		s.took(w)
+		return
+	}
+	ws := &d.ws[w]
+	ws.pub++
+	ws.beat.Store(ws.pub)
+}
+
 // holder is the worker holding the turn at beat b.
 func holder(b int64) int { return int(b & (1<<16 - 1)) }
 
@@ -113,14 +217,12 @@ func (s *detSched) finish(w int) {
 	if s.d.aborted.Load() {
 		return
 	}
-	for i, x := range s.live {
-		if x == w {
-			s.live = append(s.live[:i], s.live[i+1:]...)
-			break
-		}
+	s.drop(w)
+	if s.stalled >= 0 {
+		s.leftStall(w)
 	}
 	if len(s.live) > 0 {
-		s.hand(s.pick(-1))
+		s.after = s.pick(-1) // the conductor resumes it
 	}
 }
 
@@ -133,6 +235,7 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	ws := &d.ws[w]
 	ws.accesses++
 	ws.opAcc++
+	prev := ws.lastKind
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
 	if d.crashAt > 0 && d.segAccesses == d.crashAt {
@@ -141,11 +244,26 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		}
 		return pmem.ErrCrashed
 	}
-	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses {
+	if s.stalled >= 0 {
+		s.stalledStep(ws, kind)
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
+		s.stop(w, kind, off) // until released: then the access is made
+		if d.aborted.Load() {
+			return errAborted
+		}
+		return nil
+	}
+	if ws.inOp && ws.opAcc > ws.limit {
 		d.setStuck(w)
 		return errAborted
 	}
-	s.yield(w)
+	if kind == pmem.AccessWait {
+		// A worker that waits by design waits for the others: it does
+		// not keep the turn (the stick probability would have it spin on).
+		s.yieldTo(w, s.pickOther(w))
+	} else {
+		s.yield(w)
+	}
 	if d.aborted.Load() {
 		return errAborted // woken by an abort
 	}
@@ -173,6 +291,10 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		}
 		return pmem.ErrCrashed
 	}
+	if ws.accesses&(beatEvery-1) == 0 {
+		ws.pub++
+		ws.beat.Store(ws.pub)
+	}
 	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses && ws.opAcc&1023 == 0 && d.opElapsed(ws) > d.cfg.StuckAfter {
 		d.setStuck(w)
 		return errAborted
@@ -181,4 +303,21 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		runtime.Gosched()
 	}
 	return nil
+}
+
+// catch, deferred by a worker's goroutine, turns a panic of the target's
+// code (during an operation) into a failed operation, as an error would
+// be: it stops the segment and is reported. A panic of the driver's own
+// code goes on.
+func (d *Driver) catch(w int) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	if !d.ws[w].inOp {
+		panic(p)
+	}
+	d.ws[w].inOp = false
+	d.procs[w].interrupted()
+	d.setOpErr(w, NewPanicError(p, debug.Stack()))
 }

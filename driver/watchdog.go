@@ -1,54 +1,201 @@
 package driver
 
-import "time"
+import (
+	"context"
+	"sync/atomic"
+	"time"
+)
 
-// The deterministic scheduler's watchdog. One worker runs at a time and
-// hands the turn on only at region accesses; a worker that waits in Go for
-// another one (a mutex, a channel) holds the turn forever, and every
-// goroutine of the segment waits (until Go ends the process: "all
-// goroutines are asleep"). The goroutine that waits for the segment to end
-// (wait) also looks, every watchPeriod: if the turn has not changed hands
-// and no operation was invoked for StuckAfter, it reports the worker
-// holding the turn as Blocked, which aborts the segment and wakes the
-// others; once a segment is aborted, it gives up on the workers that have
-// not returned StuckAfter later (at least abandonAfter).
+// The watchdogs. A segment's workers run target code, which may loop or
+// wait forever outside region accesses, where no access hook can stop it:
+// the goroutine that waits for the segment to end (wait, waitFree) also
+// watches them, every tick.
+//
+// Deterministic scheduler: one worker runs at a time and hands the turn on
+// only at region accesses. If the turn has not changed hands and no
+// operation was invoked for StuckAfter, the worker holding it is found in
+// the goroutine profile (Tag.Locate): running Go code that never touches
+// the region, it is Stuck (Stuck.Quiet); parked by the Go runtime (a mutex,
+// a channel, a sleep: waiting for another worker, which never gets the
+// turn), it is Blocked.
+//
+// Free scheduler: every worker publishes its progress (accesses and
+// invocations) every beatEvery accesses; one whose progress has not moved
+// for StuckAfter while its goroutine has not returned is Stuck, spinning
+// or waiting in Go (its Stuck.Where says which and where).
+//
+// Either way the finding aborts the segment (every later access fails)
+// and wakes the other workers; ctx ending aborts it too. Healthy workers
+// return at their next access; the watchdog gives up on the others
+// StuckAfter later (at least abandonAfter; cancelGrace after ctx ended, so
+// that a campaign ends on time): their goroutines are abandoned (Go cannot
+// stop a goroutine: one that spins keeps a CPU busy until the process
+// ends), and so is the driver.
 
 // abandonAfter is the least time the watchdog gives the workers of an
 // aborted segment to return (their next region access fails: healthy ones
-// return within microseconds).
-const abandonAfter = time.Second
+// return within microseconds). cancelGrace is that time when the segment
+// was aborted because ctx ended.
+const (
+	abandonAfter = time.Second
+	cancelGrace  = 250 * time.Millisecond
+)
 
-// wait waits for the goroutines of workers to return, watching them (see
-// above). It returns the workers whose goroutines it gave up on (nil if
-// all returned).
-func (s *detSched) wait(workers []int) []bool {
-	d := s.d
+// crew is what a watchdog knows of a segment's worker goroutines.
+type crew struct {
+	// returned[w] is set when worker w's goroutine returns; the last one
+	// to return closes done.
+	returned []atomic.Bool
+	running  atomic.Int32
+	done     chan struct{}
+}
+
+func newCrew(threads int, workers []int) *crew {
+	c := &crew{returned: make([]atomic.Bool, threads), done: make(chan struct{})}
+	c.running.Store(int32(len(workers)))
+	return c
+}
+
+// exit is the last thing worker w's goroutine does.
+func (c *crew) exit(w int) {
+	c.returned[w].Store(true)
+	if c.running.Add(-1) == 0 {
+		close(c.done)
+	}
+}
+
+// onlySilent reports whether every worker but silent (a worker the
+// watchdog found silent, which will never return; -1: none) returned.
+func (c *crew) onlySilent(workers []int, silent int) bool {
+	if silent < 0 {
+		return false
+	}
+	for _, w := range workers {
+		if w != silent && !c.returned[w].Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// watch waits for the crew's goroutines to return, calling check every
+// tick while the segment is not aborted (check may abort it). It returns
+// the workers whose goroutines it gave up on (nil if all returned).
+func (d *Driver) watch(ctx context.Context, c *crew, workers []int, check func(now time.Time)) []bool {
 	bound := d.cfg.StuckAfter
 	tick := time.NewTicker(min(max(bound/4, time.Millisecond), 100*time.Millisecond))
 	defer tick.Stop()
-	last, quiet := s.beat.Load(), time.Now()
 	var aborted time.Time
+	grace := max(bound, abandonAfter)
+	ctxDone := ctx.Done()
 	for {
 		select {
-		case <-s.done:
+		case <-c.done:
 			return nil
+		case <-ctxDone:
+			ctxDone = nil
+			if !d.aborted.Load() {
+				grace = cancelGrace
+				d.mu.Lock()
+				d.abort()
+				d.mu.Unlock()
+			}
 		case now := <-tick.C:
-			switch b := s.beat.Load(); {
-			case d.aborted.Load():
-				if aborted.IsZero() {
-					aborted = now
-				} else if now.Sub(aborted) >= max(bound, abandonAfter) {
-					running := make([]bool, len(s.turn))
-					for _, w := range workers {
-						running[w] = !s.returned[w].Load()
-					}
-					return running
+			switch {
+			case !d.aborted.Load():
+				check(now)
+			case aborted.IsZero():
+				aborted = now
+			case now.Sub(aborted) >= grace || c.onlySilent(workers, d.silent):
+				running := make([]bool, len(c.returned))
+				for _, w := range workers {
+					running[w] = !c.returned[w].Load()
 				}
-			case b != last:
-				last, quiet = b, now
-			case now.Sub(quiet) >= bound:
-				d.setBlocked(holder(b), now.Sub(quiet))
+				return running
 			}
 		}
 	}
+}
+
+// wait is the deterministic scheduler's watchdog (see above).
+func (s *detSched) wait(ctx context.Context, workers []int) []bool {
+	d := s.d
+	last, quiet := s.beat.Load(), time.Now()
+	return d.watch(ctx, s.crew, workers, func(now time.Time) {
+		switch b := s.beat.Load(); {
+		case b != last:
+			last, quiet = b, now
+		case now.Sub(quiet) >= d.cfg.StuckAfter:
+			d.setSilent(holder(b), now.Sub(quiet), true)
+		}
+	})
+}
+
+// waitFree is the free scheduler's watchdog (see above).
+func (d *Driver) waitFree(ctx context.Context, c *crew, workers []int) []bool {
+	last := make([]int64, len(c.returned))
+	since := make([]time.Time, len(c.returned))
+	start := time.Now()
+	for _, w := range workers {
+		last[w], since[w] = d.ws[w].beat.Load(), start
+	}
+	return d.watch(ctx, c, workers, func(now time.Time) {
+		var silent []int
+		for _, w := range workers {
+			switch b := d.ws[w].beat.Load(); {
+			case c.returned[w].Load():
+			case b != last[w]:
+				last[w], since[w] = b, now
+			case now.Sub(since[w]) >= d.cfg.StuckAfter:
+				silent = append(silent, w)
+			}
+		}
+		if len(silent) > 0 {
+			w := d.culprit(silent)
+			d.setSilent(w, now.Sub(since[w]), false)
+		}
+	})
+}
+
+// culprit is, of the silent workers (free scheduler), one found running:
+// a worker that spins starves the others of CPU, and one starved while it
+// waits in the runtime (a GC assist, an allocation) looks as silent as
+// the spinner, but it is its victim. The first one if none runs.
+func (d *Driver) culprit(silent []int) int {
+	if len(silent) > 1 {
+		for _, w := range silent {
+			if spot, found := d.tags[w].Locate(); found && !spot.Waiting {
+				return w
+			}
+		}
+	}
+	return silent[0]
+}
+
+// setSilent is a watchdog finding worker w silent for quiet: no region
+// access that handed the turn on, nor an invocation (deterministic), or
+// no progress at all (free). It runs on the watchdog's goroutine: what it
+// reads of worker w was published by w's last heartbeat. Found running,
+// the worker spins outside the region: Stuck. Found parked by the Go
+// runtime under the deterministic scheduler: Blocked (it waits for a
+// worker that cannot get the turn); under the free scheduler, Stuck.
+func (d *Driver) setSilent(w int, quiet time.Duration, det bool) {
+	spot, found := d.tags[w].Locate()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.silent = w // the watchdog waits no more for it
+	if !d.stopping() {
+		o := &d.procs[w].op
+		addrs := append([]uint64(nil), o.addrs...)
+		where := "not found in the goroutine profile"
+		if found {
+			where = spot.String()
+		}
+		if det && (!found || spot.Waiting) {
+			d.blocked = &Blocked{Proc: d.pids[w], Kind: o.kind, Addrs: addrs, Quiet: quiet, Where: where, worker: w}
+		} else {
+			d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: addrs, Quiet: quiet, Where: where, worker: w}
+		}
+	}
+	d.abort()
 }

@@ -13,7 +13,10 @@
 // process, never the whole file, so histories larger than memory can be
 // analysed. It enforces every well-formedness rule of the format and names
 // the file and line of the first violation. ReadAll builds an in-memory
-// History for small histories (tests, the exact checker, shrinking).
+// History for small histories (tests, the exact checker, shrinking). A
+// Recording keeps a history in memory as the Writer's calls, for a
+// producer and a consumer in one process (pmlin fuzz): its Reader gives
+// the text's events, lines and errors without the text.
 package history
 
 import (

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -110,6 +111,10 @@ type Reader struct {
 	events int64
 	ops    int64
 	crash  int64
+
+	// rec, if set, is the Recording read instead of text, from recPos.
+	rec    *Recording
+	recPos int
 }
 
 // NewReader returns a Reader of the history in r. name is used in error
@@ -124,6 +129,13 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 	// The buffer holds the longest accepted line plus "\r\n", so a line
 	// that fills it is too long whatever its ending.
 	bufSize := max(opts.MaxLineBytes+2, 16)
+	switch in := r.(type) {
+	case *bytes.Reader, *strings.Reader:
+		// A history in memory (pmlin fuzz checks one per run): no line is
+		// longer than what is left of it, and a buffer of the longest
+		// line accepted would be cleared for nothing.
+		bufSize = min(bufSize, max(in.(interface{ Len() int }).Len()+1, 16))
+	}
 	return &Reader{
 		name:      name,
 		br:        bufio.NewReaderSize(r, bufSize),
@@ -262,6 +274,9 @@ func (r *Reader) Next() (*Event, error) {
 func (r *Reader) next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
+	}
+	if r.rec != nil {
+		return r.nextRecorded()
 	}
 	if r.bin != nil {
 		return r.nextBinary()

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"slices"
 	"strconv"
@@ -37,7 +38,11 @@ type Writer struct {
 
 // NewWriter returns a Writer that buffers its output.
 func NewWriter(w io.Writer) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 256<<10), buf: make([]byte, 0, 256)}
+	size := 256 << 10
+	if _, ok := w.(*bytes.Buffer); ok {
+		size = 4 << 10 // memory: a large buffer would only be cleared and copied
+	}
+	return &Writer{bw: bufio.NewWriterSize(w, size), buf: make([]byte, 0, 256)}
 }
 
 // Written is the number of bytes written so far (including buffered ones).

@@ -73,8 +73,9 @@ func Target() *target.Target {
 		Name:        "lockmwcas",
 		Description: "a lock-striped persistent MwCAS with a redo log per worker (locks made of region CAS; package lockmwcas)",
 		Mutants:     muts,
-		Params: []target.Param{{Name: "stripes", Default: fmt.Sprint(DefaultStripes),
+		Params: []target.Param{{Name: "stripes", Default: fmt.Sprint(DefaultStripes), Fuzz: []string{"1", "2", "3", "4", "4", "16"},
 			Usage: "lock stripes: data word a is guarded by lock a mod stripes (1 to 4096)"}},
+		Blocking: true, // an operation waits for the owner of a lock
 		Size: func(c target.Config) (uint64, error) {
 			l, err := newLayout(c)
 			return l.total, err

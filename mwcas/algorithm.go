@@ -66,6 +66,9 @@ func (w *wstate) help(d uint64) {
 	if d >= w.m.l.descs {
 		corrupt("pointer to descriptor %d of %d", d, w.m.l.descs)
 	}
+	if w.m.mut == mutHelpSkipped {
+		return
+	}
 	w.run(d)
 }
 

@@ -89,9 +89,10 @@ const (
 // Variants that only this package's tests plant: no name selects them, so
 // the harness's campaigns over Mutants() do not expect to find them. The
 // first three break New's durability and are found only by reopening crash
-// images (reopen_test.go); the last hides behind a dense data layout
-// (layout_test.go). A harness that reopens images and varies the layout can
-// promote them to the table.
+// images (reopen_test.go); the fourth hides behind a dense data layout
+// (layout_test.go); the last is linearizable and only blocks, which only
+// the harness's progress check finds (progress_test.go). A harness that
+// reopens images and varies the layout can promote them to the table.
 const (
 	// mutSuperblockUnflushed: New stores the superblock and fences without
 	// flushing its line: a crash right after New loses the PMwCAS.
@@ -106,6 +107,10 @@ const (
 	// installed word only: harmless while all of a MwCAS's words share a
 	// line.
 	mutFlushFirstWordOnly
+	// mutHelpSkipped: help does nothing, so whoever meets another
+	// operation's descriptor in a word spins until its owner finishes: still
+	// linearizable, but blocked for good if the owner stops.
+	mutHelpSkipped
 )
 
 var hiddenNames = map[mutant]string{
@@ -113,6 +118,7 @@ var hiddenNames = map[mutant]string{
 	mutSuperblockMagicFirst: "superblock-magic-first",
 	mutFormatUnfenced:       "format-unfenced",
 	mutFlushFirstWordOnly:   "flush-first-word-only",
+	mutHelpSkipped:          "help-skipped",
 }
 
 // Mutant names a planted bug.

@@ -489,6 +489,12 @@ func (w *wstate) flush(off uint64) {
 	}
 }
 
+func (w *wstate) wait() {
+	if err := w.pw.Wait(); err != nil {
+		panic(unwind{err})
+	}
+}
+
 func (w *wstate) fence() {
 	if err := w.pw.Fence(); err != nil {
 		panic(unwind{err})
@@ -523,8 +529,10 @@ func (w *wstate) alloc() uint64 {
 		}
 		// Every descriptor waits for a slower worker. Wait with a region
 		// access, so that a scheduling hook can run that worker and a crash
-		// stops this one.
-		w.load(0)
+		// stops this one; a declared wait (pmem.Worker.Wait), since
+		// epoch-based reclamation blocks by design while a worker stays in
+		// an old epoch: the one wait of the PMwCAS that is not lock-free.
+		w.wait()
 		runtime.Gosched()
 	}
 }

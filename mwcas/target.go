@@ -13,8 +13,12 @@ import (
 const DefaultDescriptors = 4
 
 // Target is the PMwCAS as a target of pmlin's harness (package target):
-// pmlin's built-in "pmwcas", with its planted bugs (Mutants) and one
-// parameter, --descriptors.
+// pmlin's built-in "pmwcas", with its planted bugs (Mutants) and three
+// parameters: --descriptors, and the data layout's --stride and
+// --line-offset (Config.Stride, Config.LineOffset), which pmlin fuzz
+// varies run by run. It is lock-free: its one wait by design, for a
+// descriptor that epoch-based reclamation holds back, is declared
+// (pmem.Worker.Wait).
 func Target() *target.Target {
 	ms := Mutants()
 	muts := make([]target.Mutant, len(ms))
@@ -26,7 +30,11 @@ func Target() *target.Target {
 		Description: "the built-in persistent multi-word CAS (Wang, Levandoski, Larson, ICDE 2018): descriptors, dirty bits, helping, recovery",
 		Mutants:     muts,
 		Params: []target.Param{{Name: "descriptors", Default: fmt.Sprint(DefaultDescriptors),
-			Usage: "pmwcas: descriptors per thread (1 to 65536; small pools reuse them often)"}},
+			Usage: "pmwcas: descriptors per thread (1 to 65536; small pools reuse them often)"},
+			{Name: "stride", Default: "1", Fuzz: []string{"1", "1", "2", "8"},
+				Usage: "pmwcas: region words from one data word to the next (1 to 64; 8 puts each data word on a cache line of its own)"},
+			{Name: "line-offset", Default: "0", Fuzz: []string{"0", "0", "3", "5", "7"},
+				Usage: "pmwcas: position of data word 0 in its cache line (0 to 7)"}},
 		Size: func(c target.Config) (uint64, error) {
 			mc, err := targetConfig(c)
 			if err != nil {
@@ -49,7 +57,16 @@ func targetConfig(c target.Config) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Words: c.Words, MaxWorkers: c.Workers, DescriptorsPerWorker: d, MaxK: c.MaxK, Mutant: c.Mutant}, nil
+	stride, err := c.Int("stride", 1, maxStride)
+	if err != nil {
+		return Config{}, err
+	}
+	off, err := c.Int("line-offset", 0, lineWords-1)
+	if err != nil {
+		return Config{}, err
+	}
+	return Config{Words: c.Words, MaxWorkers: c.Workers, DescriptorsPerWorker: d, MaxK: c.MaxK,
+		Stride: uint64(stride), LineOffset: uint64(off), Mutant: c.Mutant}, nil
 }
 
 func instance(r *pmem.Region, c target.Config, build func(*pmem.Region, Config) (*PMwCAS, error)) (target.Instance, error) {

@@ -23,9 +23,12 @@ const (
 	AccessCAS
 	AccessFlush
 	AccessFence
+	// AccessWait is a step of a wait loop (Worker.Wait): it reads and
+	// writes nothing.
+	AccessWait
 )
 
-var kindNames = [...]string{"load", "store", "cas", "flush", "fence"}
+var kindNames = [...]string{"load", "store", "cas", "flush", "fence", "wait"}
 
 func (k AccessKind) String() string {
 	if int(k) < len(kindNames) {
@@ -370,7 +373,7 @@ func (r *Region) access(w int, kind AccessKind, off uint64) error {
 		}
 		return ErrCrashed
 	}
-	if off >= r.n && kind != AccessFence {
+	if off >= r.n && kind < AccessFence {
 		return fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
 	}
 	return nil

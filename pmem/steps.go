@@ -58,3 +58,10 @@ func (s *Steps) Persist(off uint64) {
 		s.Err = s.W.Persist(off)
 	}
 }
+
+// Wait is W.Wait, unless an access failed.
+func (s *Steps) Wait() {
+	if s.Err == nil {
+		s.Err = s.W.Wait()
+	}
+}

@@ -103,6 +103,18 @@ func (w *Worker) Fence() error {
 	return nil
 }
 
+// Wait is one step of a loop in which the worker waits by design for
+// others to take steps: for a lock to be released, or for memory that a
+// reclamation scheme (epochs) cannot hand out before the other workers
+// move on. It reads and writes nothing, but it is an access: the hook
+// sees it (AccessWait, offset 0), so that a scheduler can run another
+// worker, and it fails once a crash has been requested, so that a crash
+// stops the waiting worker. A wait loop that loads a word instead is fine
+// too; Wait tells a progress check (pmlin's stalled thread, package
+// driver) that this worker waits on purpose, not because it failed to
+// help an operation of the worker it waits for.
+func (w *Worker) Wait() error { return w.r.access(w.id, AccessWait, 0) }
+
 // Persist is Flush of word off followed by Fence.
 func (w *Worker) Persist(off uint64) error {
 	if err := w.Flush(off); err != nil {

@@ -140,6 +140,13 @@ type Param struct {
 	Name    string
 	Default string
 	Usage   string
+	// Fuzz, if not empty, are values that pmlin fuzz draws this parameter
+	// from, run by run, from each run's seed (each value equally likely;
+	// list one twice to make it likelier), in the share of runs whose
+	// shape it varies, unless the user set the parameter: a layout knob
+	// (where data words fall on cache lines), a pool size. Every value
+	// must be one that Size accepts with any workload shape.
+	Fuzz []string
 }
 
 // Target is a persistent primitive that the harness can build, crash,
@@ -155,6 +162,12 @@ type Target struct {
 	Mutants []Mutant
 	// Params are its knobs, if any: each is a flag of pmlin run and fuzz.
 	Params []Param
+	// Blocking declares that an operation may wait for another worker to
+	// take steps (a lock), so that the target is not lock-free by design:
+	// the harness never stalls one of its workers to check that the others
+	// still finish (see the package documentation, "Progress"). A
+	// lock-free target leaves it false.
+	Blocking bool
 	// Size returns the number of region words an instance with this
 	// configuration needs, or why the configuration cannot run. The
 	// harness calls it before anything else, also to check a

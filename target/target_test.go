@@ -107,8 +107,8 @@ func TestOptionalOperations(t *testing.T) {
 	if o, err := crash.ProbeOptional(run); err != nil || o != (crash.Optional{}) {
 		t.Fatal(o, err)
 	}
-	st, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 8, Jobs: 1, Mix: true})
-	if err != nil || found != nil || st.Mix != "" {
+	st, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 8, Jobs: 1, Mix: crash.Mix{Optional: true}})
+	if err != nil || found != nil || st.Mix.OptionalOps != "" || st.Mix.Optional != 0 {
 		t.Fatal(err, found, st.Mix)
 	}
 	for _, ask := range []func(*crash.Config){

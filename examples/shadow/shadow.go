@@ -31,9 +31,10 @@ func Target() *target.Target {
 		Description: "a MwCAS under one lock that writes a shadow copy and flips a durable pointer",
 		Mutants: []target.Mutant{{Name: "flip-unpersisted",
 			Description: "the flip of the current copy is not persisted before the lock is released"}},
-		Size: func(c target.Config) (uint64, error) { return copies + 2*stride(c.Words), nil },
-		New:  New,
-		Open: Open,
+		Size:     func(c target.Config) (uint64, error) { return copies + 2*stride(c.Words), nil },
+		New:      New,
+		Open:     Open,
+		Blocking: true, // one lock: an operation waits for its holder
 	}
 }
 

@@ -1,0 +1,339 @@
+package history
+
+import (
+	"bytes"
+	"io"
+	"maps"
+	"slices"
+)
+
+// Recording is a history kept in memory as the calls that wrote it, for a
+// producer and a consumer in one process (pmlin fuzz records and checks a
+// history per run): Reader hands its events to the analyzer with the same
+// checks and line numbers as the text, without writing the text and
+// parsing it back, and WriteTo writes the text, byte for byte what a
+// Writer given the same calls writes, only when it is wanted (a finding).
+//
+// The calls are kept as records in one array of words: a head (record
+// kind, process id, count of words or values) then the payload. A Reset
+// keeps the memory for the next history.
+type Recording struct {
+	words    []uint64
+	comments []string
+	headers  []header
+}
+
+// header is what a Header call was given.
+type header struct {
+	initDefault uint64
+	init        map[uint64]uint64
+}
+
+// The records' kinds.
+const (
+	rHeader = iota + 1
+	rComment
+	rText // a line as it is (TextLine)
+	rCrash
+	rInvRead  // payload: k addresses
+	rInvCAS   // k (address, expected, new)
+	rInvSwap  // k (address, new)
+	rRetRead  // k values
+	rRetOK    // nothing
+	rRetFail  // the blamed address, then the values if any (count n)
+	rRetFailV // (as rRetFail)
+)
+
+// record appends a record's head: kind, process p and count n.
+func (rc *Recording) record(kind int, p int32, n int) {
+	rc.words = append(rc.words, uint64(kind)|uint64(uint32(p))<<8|uint64(n)<<40)
+}
+
+// payload is the number of words a record of kind and count n carries.
+func payload(kind, n int) int {
+	switch kind {
+	case rInvRead, rRetRead:
+		return n
+	case rInvCAS:
+		return 3 * n
+	case rInvSwap:
+		return 2 * n
+	case rRetFail, rRetFailV:
+		return 1 + n
+	}
+	return 0
+}
+
+// Reset empties the recording, keeping its memory.
+func (rc *Recording) Reset() {
+	rc.words, rc.comments, rc.headers = rc.words[:0], rc.comments[:0], rc.headers[:0]
+}
+
+// Size is about the size of the history in text, in bytes (a hint).
+func (rc *Recording) Size() int64 { return int64(len(rc.words))*10 + 1 }
+
+func (rc *Recording) Header(initDefault uint64, init map[uint64]uint64) {
+	rc.record(rHeader, 0, len(rc.headers))
+	rc.headers = append(rc.headers, header{initDefault, maps.Clone(init)})
+}
+
+func (rc *Recording) Comment(text string) {
+	rc.record(rComment, 0, len(rc.comments))
+	rc.comments = append(rc.comments, text)
+}
+
+// TextLine keeps line (a comment, a blank line, a header or init line).
+func (rc *Recording) TextLine(line []byte) {
+	rc.record(rText, 0, len(rc.comments))
+	rc.comments = append(rc.comments, string(line))
+}
+
+func (rc *Recording) Crash() { rc.record(rCrash, 0, 0) }
+
+func (rc *Recording) InvokeRead(p int32, addrs []uint64) {
+	rc.record(rInvRead, p, len(addrs))
+	rc.words = append(rc.words, addrs...)
+}
+
+func (rc *Recording) InvokeCAS(p int32, addrs, expected, new []uint64) {
+	rc.record(rInvCAS, p, len(addrs))
+	for i, a := range addrs {
+		rc.words = append(rc.words, a, expected[i], new[i])
+	}
+}
+
+func (rc *Recording) InvokeSwap(p int32, addrs, new []uint64) {
+	rc.record(rInvSwap, p, len(addrs))
+	for i, a := range addrs {
+		rc.words = append(rc.words, a, new[i])
+	}
+}
+
+func (rc *Recording) ReturnRead(p int32, values []uint64) {
+	rc.record(rRetRead, p, len(values))
+	rc.words = append(rc.words, values...)
+}
+
+func (rc *Recording) ReturnOK(p int32) { rc.record(rRetOK, p, 0) }
+
+func (rc *Recording) ReturnFail(p int32, addr uint64) {
+	rc.record(rRetFail, p, 0)
+	rc.words = append(rc.words, addr)
+}
+
+func (rc *Recording) ReturnFailValues(p int32, addr uint64, values []uint64) {
+	rc.record(rRetFailV, p, len(values))
+	rc.words = append(rc.words, addr)
+	rc.words = append(rc.words, values...)
+}
+
+// Flush is a no-op: a recording has no error to report.
+func (rc *Recording) Flush() error { return nil }
+
+// WriteTo writes the history in text format v1, as a Writer given the
+// same calls would have.
+func (rc *Recording) WriteTo(out io.Writer) (int64, error) {
+	w := NewWriter(out)
+	var addrs, exp, nw []uint64
+	for pos := 0; pos < len(rc.words); {
+		kind, p, n := rc.head(pos)
+		pay := rc.words[pos+1 : pos+1+payload(kind, n)]
+		pos += 1 + len(pay)
+		switch kind {
+		case rHeader:
+			w.Header(rc.headers[n].initDefault, rc.headers[n].init)
+		case rComment:
+			w.Comment(rc.comments[n])
+		case rText:
+			w.TextLine([]byte(rc.comments[n]))
+		case rCrash:
+			w.Crash()
+		case rInvRead:
+			w.InvokeRead(p, pay)
+		case rInvCAS, rInvSwap:
+			addrs, exp, nw = splitWords(pay, kind == rInvCAS, addrs[:0], exp[:0], nw[:0])
+			if kind == rInvCAS {
+				w.InvokeCAS(p, addrs, exp, nw)
+			} else {
+				w.InvokeSwap(p, addrs, nw)
+			}
+		case rRetRead:
+			w.ReturnRead(p, pay)
+		case rRetOK:
+			w.ReturnOK(p)
+		case rRetFail:
+			w.ReturnFail(p, pay[0])
+		case rRetFailV:
+			w.ReturnFailValues(p, pay[0], pay[1:])
+		}
+	}
+	err := w.Flush()
+	return w.Written(), err
+}
+
+// head decodes the head of the record at pos.
+func (rc *Recording) head(pos int) (kind int, p int32, n int) {
+	h := rc.words[pos]
+	return int(h & 0xff), int32(uint32(h >> 8)), int(h >> 40)
+}
+
+// splitWords appends the addresses, expected values (a cas) and new values
+// of an invocation's payload to addrs, exp and nw.
+func splitWords(pay []uint64, cas bool, addrs, exp, nw []uint64) ([]uint64, []uint64, []uint64) {
+	step := 2
+	if cas {
+		step = 3
+	}
+	for j := 0; j < len(pay); j += step {
+		addrs = append(addrs, pay[j])
+		if cas {
+			exp = append(exp, pay[j+1])
+		}
+		nw = append(nw, pay[j+step-1])
+	}
+	return addrs, exp, nw
+}
+
+// Reader returns a Reader of the recorded history: its events, line
+// numbers, checks and errors are those of a Reader of the text WriteTo
+// writes (name is used in errors). The recording must not change while it
+// is read.
+func (rc *Recording) Reader(name string, opts Options) *Reader {
+	r := NewReader(bytes.NewReader(nil), name, opts) // no text: the smallest buffer
+	r.rec, r.format = rc, Text
+	return r
+}
+
+// nextRecorded is Next for a Reader of a Recording.
+func (r *Reader) nextRecorded() (*Event, error) {
+	rc := r.rec
+	for r.recPos < len(rc.words) {
+		kind, p, n := rc.head(r.recPos)
+		pay := rc.words[r.recPos+1 : r.recPos+1+payload(kind, n)]
+		r.recPos += 1 + len(pay)
+		r.line++
+		ev, err := r.recordedEvent(kind, p, n, pay)
+		if err != nil {
+			return nil, err
+		}
+		if ev != nil {
+			r.events++
+			return ev, nil
+		}
+	}
+	r.started = true
+	return nil, io.EOF
+}
+
+// recordedEvent takes one recorded line: an event, or nil (a comment, the
+// header).
+func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, error) {
+	rc := r.rec
+	switch {
+	case kind == rComment:
+		return nil, nil
+	case kind == rText:
+		// As the text's line is read (the general path).
+		r.raw = append(r.raw[:0], rc.comments[n]...)
+		line, err := r.content(r.raw)
+		if err != nil || len(line) == 0 {
+			return nil, err
+		}
+		return r.parseText(line)
+	case kind == rHeader:
+		return nil, r.recordedHeader(rc.headers[n])
+	case kind == rCrash:
+		return r.crashEvent(), nil
+	case p < 0:
+		// Not a process id: the text's error, from the text.
+		return r.parseText(r.recordedLine(kind, p, pay))
+	case kind <= rInvSwap:
+		ev := r.clearEvent()
+		ev.Op = [...]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}[kind]
+		if kind == rInvRead {
+			ev.Addrs = append(ev.Addrs, pay...)
+		} else {
+			ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == rInvCAS, ev.Addrs, ev.Expected, ev.New)
+		}
+		return r.invoke(p)
+	}
+	return r.recordedReturn(kind, p, pay)
+}
+
+// recordedHeader takes a header's lines: the magic line (read), the
+// default initial value's and the initial words' lines, eight a line.
+func (r *Reader) recordedHeader(h header) error {
+	if err := r.header("v1"); err != nil {
+		return err
+	}
+	if h.initDefault != 0 {
+		r.line++
+		if err := r.setInitDefault(h.initDefault); err != nil {
+			return err
+		}
+	}
+	for i, a := range slices.Sorted(maps.Keys(h.init)) {
+		if i%8 == 0 {
+			r.line++
+		}
+		if err := r.setInitWord(a, h.init[a]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordedReturn is a recorded response, matched with the pending
+// operation as the text's would be.
+func (r *Reader) recordedReturn(kind int, p int32, pay []uint64) (*Event, error) {
+	idx, ps, err := r.pendingFor(p)
+	if err != nil {
+		return nil, err
+	}
+	ev := &r.ev
+	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
+	var resp response
+	switch kind {
+	case rRetRead:
+		resp.kind = retValues
+		ev.Values = append(ev.Values, pay...)
+	case rRetOK:
+		resp.kind = retOK
+	default:
+		resp = response{kind: retFail, failAddr: pay[0]}
+		ev.Values = append(ev.Values, pay[1:]...)
+	}
+	if (ps.op == CAS) != (resp.kind != retValues) {
+		// A response of the wrong kind: the text's error, from the text.
+		return r.parseText(r.recordedLine(kind, p, pay))
+	}
+	return r.respond(idx, ps, resp)
+}
+
+// recordedLine renders a recorded event as the text's line (r.raw, for
+// the columns of errors): the rare malformed record is parsed as its text
+// is, so that its error is the text's.
+func (r *Reader) recordedLine(kind int, p int32, pay []uint64) []byte {
+	b := r.raw[:0]
+	switch kind {
+	case rCrash:
+		b = append(b, "crash"...)
+	case rInvRead:
+		b = appendInvokeRead(b, p, pay)
+	case rInvCAS, rInvSwap:
+		addrs, exp, nw := splitWords(pay, kind == rInvCAS, nil, nil, nil)
+		if kind == rInvCAS {
+			b = appendInvokeCAS(b, p, addrs, exp, nw)
+		} else {
+			b = appendInvokeSwap(b, p, addrs, nw)
+		}
+	case rRetRead:
+		b = appendReturnRead(b, p, pay)
+	case rRetOK:
+		b = appendProc(b, p, " ret ok")
+	default:
+		b = appendReturnFail(b, p, pay[0], pay[1:])
+	}
+	r.raw = b
+	return b
+}
