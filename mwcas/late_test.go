@@ -1,0 +1,105 @@
+package mwcas
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// accessLimit is an access hook that fails every access past a budget: a
+// worker that spins instead of finishing is stopped with errSpin.
+type accessLimit struct{ left int }
+
+var errSpin = errors.New("access budget spent: the worker spins")
+
+func (a *accessLimit) Access(int, pmem.AccessKind, uint64) error {
+	if a.left--; a.left < 0 {
+		return errSpin
+	}
+	return nil
+}
+
+// TestPhase2CompletesLateRDCSS: phase 2 must undo an RDCSS of its own
+// descriptor that a late helper left in a word, not wait for that helper.
+// The schedule, by hand, of three workers on a MwCAS of words 0 and 1 by
+// worker 0 (the owner) that fails at word 1:
+//
+//  1. worker 2 helps the descriptor: in phase 1 at slot 0 it reads the
+//     status (undecided) and is descheduled before its CAS;
+//  2. the owner installs slot 0, finds word 1 changed and decides failed;
+//  3. worker 1, which met the descriptor, runs phase 2 first: word 0 gets
+//     its old value back, persisted;
+//  4. worker 2 makes its CAS of word 0 from the old value to its RDCSS
+//     pointer (the word holds the old value again, so it lands) and stops
+//     for good right after it;
+//  5. the owner runs its phase 2 and meets that RDCSS at slot 0.
+//
+// The owner must finish on its own (lock-freedom; the fuzzer's progress
+// check asks the same), leaving word 0 with its old value. A phase 2 that
+// waits for the RDCSS's installer to complete it (mutant p2-no-help-rdcss
+// of internal/mutmwcas) spins forever here; its schedule is rare enough
+// that fuzz campaigns of a minute miss it.
+func TestPhase2CompletesLateRDCSS(t *testing.T) {
+	c := Config{Words: 4, MaxWorkers: 3, DescriptorsPerWorker: 2, MaxK: 2}
+	n, err := RegionWords(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := pmem.NewMemory(n, pmem.Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m, err := New(r, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := m.CAS(0, []Word{{Addr: 0, Old: 0, New: 10}, {Addr: 1, Old: 0, New: 11}}); err != nil || !ok {
+		t.Fatalf("set up: %v %v", ok, err)
+	}
+	owner, helper, late := m.ws[0], m.ws[1], m.ws[2]
+	for _, w := range []*wstate{owner, helper, late} {
+		w.enter()
+	}
+	// The owner's MwCAS expects 10 at word 0 and 99 at word 1 (which holds
+	// 11): it fails at slot 1.
+	if err := owner.prepare([]Word{{Addr: 0, Old: 10, New: 20}, {Addr: 1, Old: 99, New: 21}}, false); err != nil {
+		t.Fatal(err)
+	}
+	d := owner.alloc()
+	owner.initDescriptor(d, 0)
+	off0 := m.l.data(0)
+	// 1: the late helper's status check.
+	if state(late.load(m.l.status(d))) != stUndecided {
+		t.Fatal("status decided before phase 1")
+	}
+	// 2, 3: the owner's phase 1, the helper's phase 2.
+	owner.phase1(d)
+	st := owner.pstatus(d)
+	if state(st) != stFailed {
+		t.Fatalf("status %#x, want failed", st)
+	}
+	helper.phase2(d, st)
+	if v := helper.load(off0); v != 10 {
+		t.Fatalf("word 0 holds %#x after the rollback, want 10", v)
+	}
+	// 4: the late CAS, the next step of phase1's loop after its check.
+	if !late.cas(off0, 10, rdcssPtr(d, 0)) {
+		t.Fatal("the late RDCSS did not land")
+	}
+	// 5: the owner's phase 2, within a budget of accesses.
+	r.SetHook(&accessLimit{left: 10_000})
+	err = func() (err error) {
+		defer catch(&err)
+		owner.phase2(d, st)
+		return nil
+	}()
+	r.SetHook(nil)
+	if err != nil {
+		t.Fatalf("the owner's phase 2 did not finish while the late helper was stopped: %v", err)
+	}
+	if v := owner.load(off0); v != 10 {
+		t.Fatalf("word 0 holds %#x after the owner's phase 2, want 10", v)
+	}
+}
