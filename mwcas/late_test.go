@@ -20,6 +20,17 @@ func (a *accessLimit) Access(int, pmem.AccessKind, uint64) error {
 	return nil
 }
 
+// lateStart is a PMwCAS of configuration c on an emulated region, with 10
+// and 11 at words 0 and 1, durably: the start of the schedules below.
+func lateStart(t *testing.T, c Config) (*PMwCAS, *pmem.Region) {
+	t.Helper()
+	m, r := newTest(t, c, pmem.Options{Emulate: true})
+	if ok, _, err := m.CAS(0, []Word{{Addr: 0, Old: 0, New: 10}, {Addr: 1, Old: 0, New: 11}}); err != nil || !ok {
+		t.Fatalf("set up: %v %v", ok, err)
+	}
+	return m, r
+}
+
 // TestPhase2CompletesLateRDCSS: phase 2 must undo an RDCSS of its own
 // descriptor that a late helper left in a word, not wait for that helper.
 // The schedule, by hand, of three workers on a MwCAS of words 0 and 1 by
@@ -41,23 +52,7 @@ func (a *accessLimit) Access(int, pmem.AccessKind, uint64) error {
 // of internal/mutmwcas) spins forever here; its schedule is rare enough
 // that fuzz campaigns of a minute miss it.
 func TestPhase2CompletesLateRDCSS(t *testing.T) {
-	c := Config{Words: 4, MaxWorkers: 3, DescriptorsPerWorker: 2, MaxK: 2}
-	n, err := RegionWords(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := pmem.NewMemory(n, pmem.Options{Emulate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	m, err := New(r, c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ok, _, err := m.CAS(0, []Word{{Addr: 0, Old: 0, New: 10}, {Addr: 1, Old: 0, New: 11}}); err != nil || !ok {
-		t.Fatalf("set up: %v %v", ok, err)
-	}
+	m, r := lateStart(t, Config{Words: 4, MaxWorkers: 3, DescriptorsPerWorker: 2, MaxK: 2})
 	owner, helper, late := m.ws[0], m.ws[1], m.ws[2]
 	for _, w := range []*wstate{owner, helper, late} {
 		w.enter()
@@ -90,7 +85,7 @@ func TestPhase2CompletesLateRDCSS(t *testing.T) {
 	}
 	// 5: the owner's phase 2, within a budget of accesses.
 	r.SetHook(&accessLimit{left: 10_000})
-	err = func() (err error) {
+	err := func() (err error) {
 		defer catch(&err)
 		owner.phase2(d, st)
 		return nil
@@ -129,25 +124,9 @@ func TestPhase2CompletesLateRDCSS(t *testing.T) {
 // its line, the descriptor's reuse before the line is flushed again and a
 // crash in that window rarely come together.
 func TestUndoneRDCSSDurable(t *testing.T) {
-	c := Config{Words: 12, MaxWorkers: 3, DescriptorsPerWorker: 1, MaxK: 2}
-	n, err := RegionWords(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := pmem.NewMemory(n, pmem.Options{Emulate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	m, err := New(r, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, r := lateStart(t, Config{Words: 12, MaxWorkers: 3, DescriptorsPerWorker: 1, MaxK: 2})
 	if m.l.data(0)/pmem.LineWords != m.l.data(1)/pmem.LineWords || m.l.data(0)/pmem.LineWords == m.l.data(8)/pmem.LineWords {
 		t.Fatal("layout: words 0 and 1 must share a line, word 8 not")
-	}
-	if ok, _, err := m.CAS(0, []Word{{Addr: 0, Old: 0, New: 10}, {Addr: 1, Old: 0, New: 11}}); err != nil || !ok {
-		t.Fatalf("set up: %v %v", ok, err)
 	}
 	owner, late := m.ws[0], m.ws[2]
 	if err := owner.prepare([]Word{{Addr: 0, Old: 10, New: 20}, {Addr: 1, Old: 99, New: 21}}, false); err != nil {
