@@ -327,3 +327,35 @@ func TestBudgetsHold(t *testing.T) {
 		t.Fatalf("a 0.3 s campaign took %v", took)
 	}
 }
+
+// TestMixLone: the lone share takes a stalled run to two threads and
+// changes nothing else the run drew (its draw is a stream of its own, so
+// the pinned runs that do not draw it keep their histories).
+func TestMixLone(t *testing.T) {
+	lone, stalled := 0, 0
+	for i := range int64(400) {
+		with, without := pmwcasRun(), pmwcasRun()
+		with.Driver.Seed, without.Driver.Seed = RunSeed(3, i), RunSeed(3, i)
+		m := DefaultMix()
+		dw := m.draw(&with)
+		m.Lone = 0
+		dn := m.draw(&without)
+		if dw.lone {
+			lone++
+			if !dw.stalled || with.Driver.Threads != 2 {
+				t.Fatalf("run %d: lone with stalled %v, %d threads", i, dw.stalled, with.Driver.Threads)
+			}
+			with.Driver.Threads = without.Driver.Threads
+		}
+		dw.lone = false
+		if dw != dn || !reflect.DeepEqual(with, without) {
+			t.Fatalf("run %d: the lone draw moved another: %+v %s, %+v %s", i, dw, with.Flags(), dn, without.Flags())
+		}
+		if dn.stalled {
+			stalled++
+		}
+	}
+	if stalled == 0 || lone < stalled/3 || lone > 2*stalled/3 {
+		t.Fatalf("%d lone runs of %d stalled (share %v)", lone, stalled, DefaultMixLone)
+	}
+}
