@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,6 +48,9 @@ func TestMaxMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Sampled after returning what can be returned, so resident memory
+	// can only grow from here (else a later scavenge could make room).
+	debug.FreeOSMemory()
 	statm, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		t.Skip("no /proc/self/statm")
@@ -54,7 +58,11 @@ func TestMaxMemory(t *testing.T) {
 	pages, _ := strconv.ParseInt(strings.Fields(string(statm))[1], 10, 64)
 	_, err = analyzer.Check(context.Background(), history.NewReader(bytes.NewReader(big), "b.hist", history.Options{}),
 		analyzer.Options{MaxMemory: pages*int64(os.Getpagesize()) + 4<<20})
-	if !errors.As(err, &me) || me.Line <= 1 || me.Line >= st.Events || !strings.Contains(err.Error(), "(stopped at line") {
+	// Where it stops depends on when resident memory is sampled (every 64k
+	// events, and once after the last line): under the race detector or a
+	// busy machine it may be the last check. What matters is that it is
+	// stopped with the line reached, not killed.
+	if !errors.As(err, &me) || me.Line <= 1 || me.Line > st.Events+1 || !strings.Contains(err.Error(), "(stopped at line") {
 		t.Fatalf("bound 4 MiB above the memory in use: %v (%+v)", err, me)
 	}
 	res, err := check(analyzer.Options{SizeHint: size, MaxMemory: 1 << 40})
