@@ -161,7 +161,7 @@ func TestSweepFindsFragileRecovery(t *testing.T) {
 // renders (its replay command): the drawn words, k, layout, stall and
 // recoveries under fire are all in them.
 func TestMixReplays(t *testing.T) {
-	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Fire: 0.5, Optional: true}}
+	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Lone: 0.5, Fire: 0.5, Optional: true}}
 	fc.Run.Ops = 200
 	g, err := newGenerator(fc, fc.Run)
 	if err != nil {
@@ -176,7 +176,7 @@ func TestMixReplays(t *testing.T) {
 		if !ok {
 			break
 		}
-		seen.shaped, seen.stalled, seen.fire, seen.swept, seen.optional = seen.shaped || d.shaped, seen.stalled || d.stalled, seen.fire || d.fire, seen.swept || d.swept, seen.optional || d.optional
+		seen.shaped, seen.stalled, seen.lone, seen.fire, seen.swept, seen.optional = seen.shaped || d.shaped, seen.stalled || d.stalled, seen.lone || d.lone, seen.fire || d.fire, seen.swept || d.swept, seen.optional || d.optional
 		if !d.shaped && !d.stalled && !d.fire && !d.optional {
 			continue
 		}
@@ -196,18 +196,19 @@ func TestMixReplays(t *testing.T) {
 			t.Fatalf("%s: the replay records another history", rc.Flags())
 		}
 	}
-	if seen != (drawn{true, true, true, true, true}) {
+	if seen != (drawn{true, true, true, true, true, true}) {
 		t.Fatalf("the mix drew %+v in 60 runs", seen)
 	}
 	// What the user set is kept.
-	fc.Mix.Keep = map[string]bool{"words": true, "k": true, "stride": true, "stall": true, "recovery-sweep": true, "swaps": true}
+	fc.Mix.Keep = map[string]bool{"words": true, "k": true, "stride": true, "stall": true, "threads": true, "recovery-sweep": true, "swaps": true}
 	fc.Run.Driver.Words, fc.Run.Driver.K = 5, 3
+	fc.Mix.Keep["stall"] = false // a stalled run keeps --threads
 	if g, err = newGenerator(fc, fc.Run); err != nil {
 		t.Fatal(err)
 	}
 	for range 40 {
 		_, rc, d, _, _ := g.next(context.Background())
-		if rc.Driver.Words != 5 || rc.Driver.K != 3 || rc.Params["stride"] != "" || d.stalled || d.fire || d.optional || rc.Driver.Swaps != 0 {
+		if rc.Driver.Words != 5 || rc.Driver.K != 3 || rc.Params["stride"] != "" || d.lone || rc.Driver.Threads != fc.Run.Driver.Threads || d.fire || d.optional || rc.Driver.Swaps != 0 {
 			t.Fatalf("the mix drew a kept flag: %s", rc.Flags())
 		}
 	}
@@ -324,5 +325,37 @@ func TestBudgetsHold(t *testing.T) {
 	// (100 ms), plus room for a machine shared with other work.
 	if took := time.Since(start); took > 300*time.Millisecond+2*time.Second {
 		t.Fatalf("a 0.3 s campaign took %v", took)
+	}
+}
+
+// TestMixLone: the lone share takes a stalled run to two threads and
+// changes nothing else the run drew (its draw is a stream of its own, so
+// the pinned runs that do not draw it keep their histories).
+func TestMixLone(t *testing.T) {
+	lone, stalled := 0, 0
+	for i := range int64(400) {
+		with, without := pmwcasRun(), pmwcasRun()
+		with.Driver.Seed, without.Driver.Seed = RunSeed(3, i), RunSeed(3, i)
+		m := DefaultMix()
+		dw := m.draw(&with)
+		m.Lone = 0
+		dn := m.draw(&without)
+		if dw.lone {
+			lone++
+			if !dw.stalled || with.Driver.Threads != 2 {
+				t.Fatalf("run %d: lone with stalled %v, %d threads", i, dw.stalled, with.Driver.Threads)
+			}
+			with.Driver.Threads = without.Driver.Threads
+		}
+		dw.lone = false
+		if dw != dn || !reflect.DeepEqual(with, without) {
+			t.Fatalf("run %d: the lone draw moved another: %+v %s, %+v %s", i, dw, with.Flags(), dn, without.Flags())
+		}
+		if dn.stalled {
+			stalled++
+		}
+	}
+	if stalled == 0 || lone < stalled/3 || lone > 2*stalled/3 {
+		t.Fatalf("%d lone runs of %d stalled (share %v)", lone, stalled, DefaultMixLone)
 	}
 }

@@ -170,6 +170,7 @@ func (v *value[T]) Set(s string) error {
 func (m *Mix) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&m.Shapes, "mix-shapes", m.Shapes, "share of runs whose words, k and target layout parameters (e.g. one data word per cache line) are drawn from their seed, unless set by a flag")
 	fs.Float64Var(&m.Stall, "mix-stall", m.Stall, "share of runs that stop a thread in each segment to check that the others still finish (progress check; see --stall)")
+	fs.Float64Var(&m.Lone, "mix-lone", m.Lone, "share of the runs of --mix-stall that have two threads, the stopped one and one live (unless --threads is set): nobody else can finish the stopped one's work for the live one")
 	fs.Float64Var(&m.Fire, "mix-fire", m.Fire, "share of runs whose recoveries are crashed often, or right after each of their flushes and fences (see --recovery-crashes, --recovery-sweep)")
 }
 

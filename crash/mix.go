@@ -31,6 +31,13 @@ type Mix struct {
 	// (Config.Stall 1): deterministic scheduler, targets that do not
 	// declare themselves Blocking.
 	Stall float64
+	// Lone is the share of the stalled runs that have two threads, the
+	// stopped one and a lone live one (unless the threads were set): the
+	// live one then runs solo, and nobody else's steps (a read that
+	// persists a dirty value, a helper that undoes an RDCSS) can finish
+	// the stopped one's work for it. With more threads a waiter is often
+	// rescued by them, and a wait for the stopped thread goes unseen.
+	Lone float64
 	// Fire is the share of runs whose recoveries are crashed often: each
 	// run of a recovery with probability FireCrash, up to FireCrashes
 	// times, or, in half of them, right after each flush and fence of the
@@ -42,7 +49,7 @@ type Mix struct {
 	// report the values they read; not when the template uses either.
 	Optional bool
 	// Keep names the run flags the user set: the mix draws none of them
-	// ("words", "k", a target parameter, "stall", "recovery-crash",
+	// ("words", "k", a target parameter, "stall", "threads", "recovery-crash",
 	// "recovery-crashes", "recovery-sweep"; "swaps" or "fail-values" turn
 	// Optional off).
 	Keep map[string]bool
@@ -52,6 +59,7 @@ type Mix struct {
 const (
 	DefaultMixShapes = 0.3
 	DefaultMixStall  = 0.5
+	DefaultMixLone   = 0.5
 	DefaultMixFire   = 0.2
 	FireCrash        = 0.9
 	FireCrashes      = 20
@@ -59,7 +67,7 @@ const (
 
 // DefaultMix is pmlin fuzz's mix.
 func DefaultMix() Mix {
-	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Fire: DefaultMixFire, Optional: true}
+	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Optional: true}
 }
 
 // Check reports a mix that cannot be used.
@@ -67,7 +75,7 @@ func (m Mix) Check() error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"fire", m.Fire}} {
+	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}} {
 		if !(x.v >= 0 && x.v <= 1) {
 			return fmt.Errorf("mix: %s share %v (a probability)", x.name, x.v)
 		}
@@ -77,7 +85,7 @@ func (m Mix) Check() error {
 
 // drawn is what a run drew from the mix.
 type drawn struct {
-	shaped, stalled, fire, swept, optional bool
+	shaped, stalled, lone, fire, swept, optional bool
 }
 
 // draw makes run c (whose seed is set) take what the mix draws for it.
@@ -92,6 +100,12 @@ func (m Mix) draw(c *Config) drawn {
 	}
 	if stall < m.Stall && !m.Keep["stall"] && c.Scheduler() == driver.Deterministic && !c.Target.Blocking {
 		c.Stall, d.stalled = 1, true
+		// A stream of its own: the draws above and the shape's keep the
+		// values they had before this decision was added (issue 16).
+		lone := rand.New(rand.NewPCG(c.Driver.Seed, 0x1013e)).Float64()
+		if lone < m.Lone && !m.Keep["threads"] && c.Driver.Threads > 2 {
+			c.Driver.Threads, d.lone = 2, true
+		}
 	}
 	if fire < m.Fire && c.CrashMode == Emulated && !m.Keep["recovery-crash"] && !m.Keep["recovery-crashes"] && !m.Keep["recovery-sweep"] {
 		d.fire = true
@@ -173,6 +187,8 @@ type MixStats struct {
 	// segments in which one was stopped.
 	Stalled int64 `json:"stalled"`
 	Stalls  int64 `json:"stalls"`
+	// Lone stalled runs had two threads: the stopped one and one live.
+	Lone int64 `json:"lone"`
 	// Fire runs crashed their recoveries often, Swept ones at every flush
 	// and fence; RecoveryCrashes counts every crash of a recovery in the
 	// campaign.
@@ -203,6 +219,9 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	s.RecoveryCrashes += int64(res.RecoveryCrashes)
 	if d.stalled {
 		s.Stalled++
+	}
+	if d.lone {
+		s.Lone++
 	}
 	if d.fire {
 		s.Fire++
@@ -280,7 +299,8 @@ func (s MixStats) String(runs int64) string {
 		parts = append(parts, shape+")")
 	}
 	if s.Stalled > 0 {
-		parts = append(parts, fmt.Sprintf("%s with a thread stopped in each segment (progress check: %d stops)", pct(s.Stalled, runs), s.Stalls))
+		parts = append(parts, fmt.Sprintf("%s with a thread stopped in each segment (progress check: %d stops; %s of these runs with one live thread)",
+			pct(s.Stalled, runs), s.Stalls, pct(s.Lone, s.Stalled)))
 	}
 	if s.Fire > 0 {
 		parts = append(parts, fmt.Sprintf("%s with recoveries under fire (%s of them crashed right after each flush and fence in turn)",

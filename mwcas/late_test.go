@@ -1,0 +1,183 @@
+package mwcas
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// accessLimit is an access hook that fails every access past a budget: a
+// worker that spins instead of finishing is stopped with errSpin.
+type accessLimit struct{ left int }
+
+var errSpin = errors.New("access budget spent: the worker spins")
+
+func (a *accessLimit) Access(int, pmem.AccessKind, uint64) error {
+	if a.left--; a.left < 0 {
+		return errSpin
+	}
+	return nil
+}
+
+// lateStart is a PMwCAS of configuration c on an emulated region, with 10
+// and 11 at words 0 and 1, durably: the start of the schedules below.
+func lateStart(t *testing.T, c Config) (*PMwCAS, *pmem.Region) {
+	t.Helper()
+	m, r := newTest(t, c, pmem.Options{Emulate: true})
+	if ok, _, err := m.CAS(0, []Word{{Addr: 0, Old: 0, New: 10}, {Addr: 1, Old: 0, New: 11}}); err != nil || !ok {
+		t.Fatalf("set up: %v %v", ok, err)
+	}
+	return m, r
+}
+
+// TestPhase2CompletesLateRDCSS: phase 2 must undo an RDCSS of its own
+// descriptor that a late helper left in a word, not wait for that helper.
+// The schedule, by hand, of three workers on a MwCAS of words 0 and 1 by
+// worker 0 (the owner) that fails at word 1:
+//
+//  1. worker 2 helps the descriptor: in phase 1 at slot 0 it reads the
+//     status (undecided) and is descheduled before its CAS;
+//  2. the owner installs slot 0, finds word 1 changed and decides failed;
+//  3. worker 1, which met the descriptor, runs phase 2 first: word 0 gets
+//     its old value back, persisted;
+//  4. worker 2 makes its CAS of word 0 from the old value to its RDCSS
+//     pointer (the word holds the old value again, so it lands) and stops
+//     for good right after it;
+//  5. the owner runs its phase 2 and meets that RDCSS at slot 0.
+//
+// The owner must finish on its own (lock-freedom; the fuzzer's progress
+// check asks the same), leaving word 0 with its old value. A phase 2 that
+// waits for the RDCSS's installer to complete it (mutant p2-no-help-rdcss
+// of internal/mutmwcas) spins forever here; its schedule is rare enough
+// that fuzz campaigns of a minute miss it.
+func TestPhase2CompletesLateRDCSS(t *testing.T) {
+	m, r := lateStart(t, Config{Words: 4, MaxWorkers: 3, DescriptorsPerWorker: 2, MaxK: 2})
+	owner, helper, late := m.ws[0], m.ws[1], m.ws[2]
+	for _, w := range []*wstate{owner, helper, late} {
+		w.enter()
+	}
+	// The owner's MwCAS expects 10 at word 0 and 99 at word 1 (which holds
+	// 11): it fails at slot 1.
+	if err := owner.prepare([]Word{{Addr: 0, Old: 10, New: 20}, {Addr: 1, Old: 99, New: 21}}, false); err != nil {
+		t.Fatal(err)
+	}
+	d := owner.alloc()
+	owner.initDescriptor(d, 0)
+	off0 := m.l.data(0)
+	// 1: the late helper's status check.
+	if state(late.load(m.l.status(d))) != stUndecided {
+		t.Fatal("status decided before phase 1")
+	}
+	// 2, 3: the owner's phase 1, the helper's phase 2.
+	owner.phase1(d)
+	st := owner.pstatus(d)
+	if state(st) != stFailed {
+		t.Fatalf("status %#x, want failed", st)
+	}
+	helper.phase2(d, st)
+	if v := helper.load(off0); v != 10 {
+		t.Fatalf("word 0 holds %#x after the rollback, want 10", v)
+	}
+	// 4: the late CAS, the next step of phase1's loop after its check.
+	if !late.cas(off0, 10, rdcssPtr(d, 0)) {
+		t.Fatal("the late RDCSS did not land")
+	}
+	// 5: the owner's phase 2, within a budget of accesses.
+	r.SetHook(&accessLimit{left: 10_000})
+	err := func() (err error) {
+		defer catch(&err)
+		owner.phase2(d, st)
+		return nil
+	}()
+	r.SetHook(nil)
+	if err != nil {
+		t.Fatalf("the owner's phase 2 did not finish while the late helper was stopped: %v", err)
+	}
+	if v := owner.load(off0); v != 10 {
+		t.Fatalf("word 0 holds %#x after the owner's phase 2, want 10", v)
+	}
+}
+
+// TestUndoneRDCSSDurable: an RDCSS undone after its descriptor was decided
+// must be durable before the undoer leaves its epoch. The schedule, by
+// hand, on words 0 and 1 of one cache line (word 8 on another), one
+// descriptor per worker:
+//
+//  1. a helper (worker 2) of the owner's MwCAS of words 0 and 1 reads the
+//     status at slot 0 (undecided) and is descheduled;
+//  2. the owner (worker 0) installs slot 0, fails at word 1, rolls word 0
+//     back; the helper's late CAS then puts its RDCSS pointer in word 0;
+//  3. worker 1's MwCAS of word 1 flushes and fences that line: the RDCSS
+//     pointer is durable;
+//  4. worker 1 reads word 0: it undoes the RDCSS (flush and fence) and
+//     leaves; the helper finishes without writing word 0; the owner
+//     retires the descriptor;
+//  5. the owner's next MwCAS (words 8 and 9) reuses the descriptor;
+//  6. crash (only what was flushed and fenced survives), recovery.
+//
+// Without the undo's flush (mutant rdcss-undo-no-flush) or its fence
+// (rdcss-undo-no-fence: the read makes no other fence before it leaves)
+// the crash image holds the stale RDCSS pointer, to a descriptor that now
+// names word 8: recovery refuses the image, or would restore a foreign
+// value. Fuzz campaigns of a minute miss it: the late RDCSS, a flush of
+// its line, the descriptor's reuse before the line is flushed again and a
+// crash in that window rarely come together.
+func TestUndoneRDCSSDurable(t *testing.T) {
+	m, r := lateStart(t, Config{Words: 12, MaxWorkers: 3, DescriptorsPerWorker: 1, MaxK: 2})
+	if m.l.data(0)/pmem.LineWords != m.l.data(1)/pmem.LineWords || m.l.data(0)/pmem.LineWords == m.l.data(8)/pmem.LineWords {
+		t.Fatal("layout: words 0 and 1 must share a line, word 8 not")
+	}
+	owner, late := m.ws[0], m.ws[2]
+	if err := owner.prepare([]Word{{Addr: 0, Old: 10, New: 20}, {Addr: 1, Old: 99, New: 21}}, false); err != nil {
+		t.Fatal(err)
+	}
+	d := owner.alloc()
+	owner.enter()
+	late.enter()
+	owner.initDescriptor(d, 0)
+	off0 := m.l.data(0)
+	// 1, 2.
+	if state(late.load(m.l.status(d))) != stUndecided {
+		t.Fatal("status decided before phase 1")
+	}
+	if st := owner.run(d); state(st) != stFailed {
+		t.Fatalf("status %#x, want failed", st)
+	}
+	if !late.cas(off0, 10, rdcssPtr(d, 0)) {
+		t.Fatal("the late RDCSS did not land")
+	}
+	// 3, 4.
+	if ok, _, err := m.CAS(1, []Word{{Addr: 1, Old: 11, New: 31}}); err != nil || !ok {
+		t.Fatalf("worker 1's MwCAS of word 1: %v %v", ok, err)
+	}
+	got := []uint64{0}
+	if err := m.Read(1, []uint64{0}, got); err != nil || got[0] != 10 {
+		t.Fatalf("worker 1 read %d (%v), want 10", got[0], err)
+	}
+	late.completeInstall(d, 0) // the rest of its phase 1 and its phase 2
+	late.phase2(d, late.pstatus(d))
+	late.exit()
+	owner.retire(d)
+	owner.exit()
+	// 5: the owner has one descriptor; it comes back.
+	if ok, _, err := m.CAS(0, []Word{{Addr: 8, Old: 0, New: 40}, {Addr: 9, Old: 0, New: 41}}); err != nil || !ok {
+		t.Fatalf("the owner's next MwCAS: %v %v", ok, err)
+	}
+	if a := owner.load(m.l.entry(d, 0)); a != 8 {
+		t.Fatalf("descriptor %d was not reused (slot 0 names word %d)", d, a)
+	}
+	// 6.
+	if err := r.Crash(pmem.PolicyMin, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Recover(0); err != nil {
+		t.Fatalf("recovery after the crash: %v", err)
+	}
+	want := []uint64{10, 31, 40, 41}
+	for i, a := range []uint64{0, 1, 8, 9} {
+		if err := m.Read(0, []uint64{a}, got); err != nil || got[0] != want[i] {
+			t.Fatalf("word %d holds %d after recovery (%v), want %d", a, got[0], err, want[i])
+		}
+	}
+}
