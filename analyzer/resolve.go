@@ -53,23 +53,48 @@ func partitionBits(writers, per int) uint {
 // hash (as hash(item) gives it), in two sequential passes (count, then
 // fill), without an intermediate copy of the items.
 func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (out []T, off []int32) {
-	off = make([]int32, (1<<bits)+1)
+	return partitionRange(splitter{workers: 1}, 1, bits, hash, func(_, _ int, emit func(T)) { each(emit) })
+}
+
+// partitionRange is partition for items produced by the ranges of [0, n):
+// each(lo, hi, emit) emits those of [lo, hi), in order. The parts of the
+// range count and fill on split's goroutines (on a large history the
+// writers' two passes were the longest serial stretch of finish); each
+// part fills its own run of every bucket, the runs in part order, so the
+// output is the same as one pass over [0, n) whatever the workers.
+func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32, each func(lo, hi int, emit func(T))) (out []T, off []int32) {
+	nb := 1 << bits
 	bucket := func(k T) uint32 {
 		if bits == 0 {
 			return 0
 		}
 		return hash(k) >> (32 - bits)
 	}
-	each(func(k T) { off[bucket(k)+1]++ })
-	for b := 1; b < len(off); b++ {
-		off[b] += off[b-1]
+	parts := split.parts(n)
+	cur := make([]int32, parts*nb) // per part and bucket: a count, then where its run starts
+	split.run(n, func(k, lo, hi int) {
+		c := cur[k*nb : (k+1)*nb]
+		each(lo, hi, func(t T) { c[bucket(t)]++ })
+	})
+	off = make([]int32, nb+1)
+	sum := int32(0)
+	for b := 0; b < nb; b++ {
+		off[b] = sum
+		for k := 0; k < parts; k++ {
+			c := cur[k*nb+b]
+			cur[k*nb+b] = sum
+			sum += c
+		}
 	}
-	out = make([]T, off[len(off)-1])
-	cur := append([]int32(nil), off[:len(off)-1]...)
-	each(func(k T) {
-		b := bucket(k)
-		out[cur[b]] = k
-		cur[b]++
+	off[nb] = sum
+	out = make([]T, sum)
+	split.run(n, func(k, lo, hi int) {
+		c := cur[k*nb : (k+1)*nb]
+		each(lo, hi, func(t T) {
+			b := bucket(t)
+			out[c[b]] = t
+			c[b]++
+		})
 	})
 	return out, off
 }
@@ -113,8 +138,8 @@ func (l *loader) join() error {
 		}
 	}
 	pbits := partitionBits(nw, l.split.perPartition())
-	wp, woff := partition(pbits, func(k hashed) uint32 { return k.hash }, func(emit func(hashed)) {
-		for i := int32(0); i < h.n; i++ {
+	wp, woff := partitionRange(l.split, int(h.n), pbits, func(k hashed) uint32 { return k.hash }, func(lo, hi int, emit func(hashed)) {
+		for i := int32(lo); i < int32(hi); i++ {
 			if h.writes(i) {
 				s := h.slots.of(int32(h.acc[i]))
 				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
