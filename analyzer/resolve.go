@@ -49,19 +49,14 @@ func partitionBits(writers, per int) uint {
 	return min(b, 16)
 }
 
-// partition splits the items each(emit) produces by the top bits of their
-// hash (as hash(item) gives it), in two sequential passes (count, then
-// fill), without an intermediate copy of the items.
-func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (out []T, off []int32) {
-	return partitionRange(splitter{workers: 1}, 1, bits, hash, func(_, _ int, emit func(T)) { each(emit) })
-}
-
-// partitionRange is partition for items produced by the ranges of [0, n):
-// each(lo, hi, emit) emits those of [lo, hi), in order. The parts of the
-// range count and fill on split's goroutines (on a large history the
-// writers' two passes were the longest serial stretch of finish); each
-// part fills its own run of every bucket, the runs in part order, so the
-// output is the same as one pass over [0, n) whatever the workers.
+// partitionRange splits the items produced by the ranges of [0, n) by the
+// top bits of their hash (as hash(item) gives it): each(lo, hi, emit)
+// emits those of [lo, hi), in order. Two passes, count then fill, without
+// an intermediate copy of the items; the parts of the range take both on
+// split's goroutines (on a large history, done serially, they were the
+// longest serial stretch of finish). Each part fills its own run of every
+// bucket, the runs in part order, so the output is that of one pass over
+// [0, n) whatever the workers.
 func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32, each func(lo, hi int, emit func(T))) (out []T, off []int32) {
 	nb := 1 << bits
 	bucket := func(k T) uint32 {
@@ -150,28 +145,34 @@ func (l *loader) join() error {
 		}
 	})
 	// The queries: accesses resolved to a writer that failed after all,
-	// those deferred, and those of the failures that report values.
-	qp, qoff := partition(pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(emit func(keyed)) {
-		for _, x := range l.tentative.all() {
-			// The other words of a failed cas were unresolved since
-			// (all of them, for one that reports values).
-			if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
-				emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
-			}
-		}
-		for k, x := range l.deferred.all() {
-			// A failed cas's expected values matter only at its blamed
-			// word, and one that reports values keeps that one apart.
-			// (A read never failed.)
-			if h.slots.has(x) {
-				if i := h.opOf(x); h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
-					continue
+	// those deferred, and those of the failures that report values, taken
+	// as one range (partitioned on the workers too).
+	nt, nd := l.tentative.len(), l.deferred.len()
+	qp, qoff := partitionRange(l.split, nt+nd+l.valuedQ.len(), pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(lo, hi int, emit func(keyed)) {
+		for k := lo; k < hi; k++ {
+			switch {
+			case k < nt:
+				// The other words of a failed cas were unresolved since
+				// (all of them, for one that reports values).
+				x := l.tentative.at(k)
+				if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
+					emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
 				}
+			case k < nt+nd:
+				// A failed cas's expected values matter only at its
+				// blamed word, and one that reports values keeps that one
+				// apart. (A read never failed.)
+				x := l.deferred.at(k - nt)
+				if h.slots.has(x) {
+					if i := h.opOf(x); h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
+						continue
+					}
+				}
+				emit(keyed{val: l.deferredVal.at(k - nt), word: h.word[x] &^ blamed, acc: x})
+			default:
+				q := l.valuedQ.at(k - nt - nd)
+				emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
 			}
-			emit(keyed{val: l.deferredVal.at(k), word: h.word[x] &^ blamed, acc: x})
-		}
-		for _, q := range l.valuedQ.all() {
-			emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
 		}
 	})
 	l.tentative, l.deferred, l.deferredVal, l.valuedQ = blockList[int32]{}, blockList[int32]{}, blockList[uint64]{}, blockList[keyed]{}
