@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/pmlin/pmlin/history"
 )
@@ -116,7 +117,7 @@ func (l *loader) finish() error {
 	if h.n >= 1<<18 {
 		runtime.GC()
 	}
-	h.assumption2()
+	h.assumption2(l.split)
 	return nil
 }
 
@@ -290,29 +291,57 @@ func (h *hist) settleValued() {
 // a finished operation that read, expected and succeeded, or replaced
 // (a swap) version y, or reported it in a failure: the moment it was
 // known. (A swap expects nothing: the assumption does not apply to it.)
-func (h *hist) assumption2() {
+//
+// The readers split over the workers (done serially, this was the longest
+// serial stretch of finish after the join): several may lower the same
+// aux entry, so they do it by compare-and-swap, and the minimum is the
+// same in any order. With one part the plain stores are kept (an atomic
+// costs a single core for nothing).
+func (h *hist) assumption2(split splitter) {
 	h.aux = make([]int32, len(h.nw))
-	for i := range h.aux {
-		h.aux[i] = h.n
-	}
-	for i := int32(0); i < h.n; i++ {
-		f := h.flags[i]
-		if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
-			continue
+	split.run(len(h.aux), func(_, lo, hi int) {
+		for i := range h.aux[lo:hi] {
+			h.aux[lo+i] = h.n
 		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if y := h.ver[x]; y >= 0 {
-				if s := h.slots.of(y); h.lo[i] < h.aux[s] {
-					h.aux[s] = h.lo[i]
+	})
+	shared := split.parts(int(h.n)) > 1
+	split.run(int(h.n), func(_, lo, hi int) {
+		for i := int32(lo); i < int32(hi); i++ {
+			f := h.flags[i]
+			if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
+				continue
+			}
+			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+				if y := h.ver[x]; y >= 0 {
+					lowerTo(&h.aux[h.slots.of(y)], h.lo[i], shared)
 				}
 			}
 		}
+	})
+	split.run(len(h.failedCAS), func(_, lo, hi int) {
+		for _, i := range h.failedCAS[lo:hi] {
+			// The initial value needs no read: nothing precedes genesis. A
+			// dangling expected value needs no ordering at all.
+			if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[h.slots.of(y)] > i {
+				h.flags[i] |= fNoAux
+			}
+		}
+	})
+}
+
+// lowerTo sets *p to v if v is smaller, by compare-and-swap when other
+// goroutines may lower it at the same time.
+func lowerTo(p *int32, v int32, shared bool) {
+	if !shared {
+		if v < *p {
+			*p = v
+		}
+		return
 	}
-	for _, i := range h.failedCAS {
-		// The initial value needs no read: nothing precedes genesis. A
-		// dangling expected value needs no ordering at all.
-		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[h.slots.of(y)] > i {
-			h.flags[i] |= fNoAux
+	for {
+		old := atomic.LoadInt32(p)
+		if v >= old || atomic.CompareAndSwapInt32(p, old, v) {
+			return
 		}
 	}
 }
