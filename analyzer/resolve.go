@@ -6,6 +6,7 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/pmlin/pmlin/history"
 )
@@ -49,27 +50,47 @@ func partitionBits(writers, per int) uint {
 	return min(b, 16)
 }
 
-// partition splits the items each(emit) produces by the top bits of their
-// hash (as hash(item) gives it), in two sequential passes (count, then
-// fill), without an intermediate copy of the items.
-func partition[T any](bits uint, hash func(T) uint32, each func(emit func(T))) (out []T, off []int32) {
-	off = make([]int32, (1<<bits)+1)
+// partitionRange splits the items produced by the ranges of [0, n) by the
+// top bits of their hash (as hash(item) gives it): each(lo, hi, emit)
+// emits those of [lo, hi), in order. Two passes, count then fill, without
+// an intermediate copy of the items; the parts of the range take both on
+// split's goroutines (on a large history, done serially, they were the
+// longest serial stretch of finish). Each part fills its own run of every
+// bucket, the runs in part order, so the output is that of one pass over
+// [0, n) whatever the workers.
+func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32, each func(lo, hi int, emit func(T))) (out []T, off []int32) {
+	nb := 1 << bits
 	bucket := func(k T) uint32 {
 		if bits == 0 {
 			return 0
 		}
 		return hash(k) >> (32 - bits)
 	}
-	each(func(k T) { off[bucket(k)+1]++ })
-	for b := 1; b < len(off); b++ {
-		off[b] += off[b-1]
+	parts := split.parts(n)
+	cur := make([]int32, parts*nb) // per part and bucket: a count, then where its run starts
+	split.run(n, func(k, lo, hi int) {
+		c := cur[k*nb : (k+1)*nb]
+		each(lo, hi, func(t T) { c[bucket(t)]++ })
+	})
+	off = make([]int32, nb+1)
+	sum := int32(0)
+	for b := 0; b < nb; b++ {
+		off[b] = sum
+		for k := 0; k < parts; k++ {
+			c := cur[k*nb+b]
+			cur[k*nb+b] = sum
+			sum += c
+		}
 	}
-	out = make([]T, off[len(off)-1])
-	cur := append([]int32(nil), off[:len(off)-1]...)
-	each(func(k T) {
-		b := bucket(k)
-		out[cur[b]] = k
-		cur[b]++
+	off[nb] = sum
+	out = make([]T, sum)
+	split.run(n, func(k, lo, hi int) {
+		c := cur[k*nb : (k+1)*nb]
+		each(lo, hi, func(t T) {
+			b := bucket(t)
+			out[c[b]] = t
+			c[b]++
+		})
 	})
 	return out, off
 }
@@ -96,7 +117,7 @@ func (l *loader) finish() error {
 	if h.n >= 1<<18 {
 		runtime.GC()
 	}
-	h.assumption2()
+	h.assumption2(l.split)
 	return nil
 }
 
@@ -113,8 +134,8 @@ func (l *loader) join() error {
 		}
 	}
 	pbits := partitionBits(nw, l.split.perPartition())
-	wp, woff := partition(pbits, func(k hashed) uint32 { return k.hash }, func(emit func(hashed)) {
-		for i := int32(0); i < h.n; i++ {
+	wp, woff := partitionRange(l.split, int(h.n), pbits, func(k hashed) uint32 { return k.hash }, func(lo, hi int, emit func(hashed)) {
+		for i := int32(lo); i < int32(hi); i++ {
 			if h.writes(i) {
 				s := h.slots.of(int32(h.acc[i]))
 				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
@@ -125,28 +146,34 @@ func (l *loader) join() error {
 		}
 	})
 	// The queries: accesses resolved to a writer that failed after all,
-	// those deferred, and those of the failures that report values.
-	qp, qoff := partition(pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(emit func(keyed)) {
-		for _, x := range l.tentative.all() {
-			// The other words of a failed cas were unresolved since
-			// (all of them, for one that reports values).
-			if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
-				emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
-			}
-		}
-		for k, x := range l.deferred.all() {
-			// A failed cas's expected values matter only at its blamed
-			// word, and one that reports values keeps that one apart.
-			// (A read never failed.)
-			if h.slots.has(x) {
-				if i := h.opOf(x); h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
-					continue
+	// those deferred, and those of the failures that report values, taken
+	// as one range (partitioned on the workers too).
+	nt, nd := l.tentative.len(), l.deferred.len()
+	qp, qoff := partitionRange(l.split, nt+nd+l.valuedQ.len(), pbits, func(k keyed) uint32 { return mix(k.word, k.val) }, func(lo, hi int, emit func(keyed)) {
+		for k := lo; k < hi; k++ {
+			switch {
+			case k < nt:
+				// The other words of a failed cas were unresolved since
+				// (all of them, for one that reports values).
+				x := l.tentative.at(k)
+				if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
+					emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
 				}
+			case k < nt+nd:
+				// A failed cas's expected values matter only at its
+				// blamed word, and one that reports values keeps that one
+				// apart. (A read never failed.)
+				x := l.deferred.at(k - nt)
+				if h.slots.has(x) {
+					if i := h.opOf(x); h.failed(i) && (h.word[x]&blamed == 0 || h.flags[i]&fValued != 0) {
+						continue
+					}
+				}
+				emit(keyed{val: l.deferredVal.at(k - nt), word: h.word[x] &^ blamed, acc: x})
+			default:
+				q := l.valuedQ.at(k - nt - nd)
+				emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
 			}
-			emit(keyed{val: l.deferredVal.at(k), word: h.word[x] &^ blamed, acc: x})
-		}
-		for _, q := range l.valuedQ.all() {
-			emit(keyed{val: q.val, word: q.word &^ blamed, acc: q.acc})
 		}
 	})
 	l.tentative, l.deferred, l.deferredVal, l.valuedQ = blockList[int32]{}, blockList[int32]{}, blockList[uint64]{}, blockList[keyed]{}
@@ -264,29 +291,57 @@ func (h *hist) settleValued() {
 // a finished operation that read, expected and succeeded, or replaced
 // (a swap) version y, or reported it in a failure: the moment it was
 // known. (A swap expects nothing: the assumption does not apply to it.)
-func (h *hist) assumption2() {
+//
+// The readers split over the workers (done serially, this was the longest
+// serial stretch of finish after the join): several may lower the same
+// aux entry, so they do it by compare-and-swap, and the minimum is the
+// same in any order. With one part the plain stores are kept (an atomic
+// costs a single core for nothing).
+func (h *hist) assumption2(split splitter) {
 	h.aux = make([]int32, len(h.nw))
-	for i := range h.aux {
-		h.aux[i] = h.n
-	}
-	for i := int32(0); i < h.n; i++ {
-		f := h.flags[i]
-		if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
-			continue
+	split.run(len(h.aux), func(_, lo, hi int) {
+		for i := range h.aux[lo:hi] {
+			h.aux[lo+i] = h.n
 		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if y := h.ver[x]; y >= 0 {
-				if s := h.slots.of(y); h.lo[i] < h.aux[s] {
-					h.aux[s] = h.lo[i]
+	})
+	shared := split.parts(int(h.n)) > 1
+	split.run(int(h.n), func(_, lo, hi int) {
+		for i := int32(lo); i < int32(hi); i++ {
+			f := h.flags[i]
+			if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
+				continue
+			}
+			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+				if y := h.ver[x]; y >= 0 {
+					lowerTo(&h.aux[h.slots.of(y)], h.lo[i], shared)
 				}
 			}
 		}
+	})
+	split.run(len(h.failedCAS), func(_, lo, hi int) {
+		for _, i := range h.failedCAS[lo:hi] {
+			// The initial value needs no read: nothing precedes genesis. A
+			// dangling expected value needs no ordering at all.
+			if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[h.slots.of(y)] > i {
+				h.flags[i] |= fNoAux
+			}
+		}
+	})
+}
+
+// lowerTo sets *p to v if v is smaller, by compare-and-swap when other
+// goroutines may lower it at the same time.
+func lowerTo(p *int32, v int32, shared bool) {
+	if !shared {
+		if v < *p {
+			*p = v
+		}
+		return
 	}
-	for _, i := range h.failedCAS {
-		// The initial value needs no read: nothing precedes genesis. A
-		// dangling expected value needs no ordering at all.
-		if y := h.ver[h.blamedAccess(i)]; y >= 0 && h.aux[h.slots.of(y)] > i {
-			h.flags[i] |= fNoAux
+	for {
+		old := atomic.LoadInt32(p)
+		if v >= old || atomic.CompareAndSwapInt32(p, old, v) {
+			return
 		}
 	}
 }

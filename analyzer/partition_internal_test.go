@@ -1,0 +1,52 @@
+package analyzer
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestPartitionRangeSameAsOnePass checks that splitting the counting and
+// filling over parts and goroutines gives exactly the buckets, in the same
+// order, as one pass over the range (checked by a plain stable sort by
+// bucket, not by partition itself).
+func TestPartitionRangeSameAsOnePass(t *testing.T) {
+	const seed = 3
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for _, n := range []int{0, 1, 63, 64, 1000, 5000} {
+		items := make([]hashed, n)
+		for i := range items {
+			items[i] = hashed{hash: rng.Uint32(), acc: int32(i)}
+		}
+		for _, bits := range []uint{0, 1, 4, 9} {
+			want := slices.Clone(items)
+			slices.SortStableFunc(want, func(a, b hashed) int {
+				if bits == 0 {
+					return 0
+				}
+				return int(a.hash>>(32-bits)) - int(b.hash>>(32-bits))
+			})
+			for _, workers := range []int{1, 2, 3} {
+				split := splitter{workers: workers, least: 16}
+				out, off := partitionRange(split, n, bits, func(k hashed) uint32 { return k.hash }, func(lo, hi int, emit func(hashed)) {
+					for _, it := range items[lo:hi] {
+						emit(it)
+					}
+				})
+				if !slices.Equal(out, want) {
+					t.Fatalf("seed %d, n %d, bits %d, workers %d: the items differ from a stable sort by bucket", seed, n, bits, workers)
+				}
+				if len(off) != 1<<bits+1 || off[len(off)-1] != int32(n) {
+					t.Fatalf("seed %d, n %d, bits %d, workers %d: offsets %v", seed, n, bits, workers, off[len(off)-1])
+				}
+				for b := 0; b < 1<<bits; b++ {
+					for _, it := range out[off[b]:off[b+1]] {
+						if bits > 0 && it.hash>>(32-bits) != uint32(b) {
+							t.Fatalf("seed %d, n %d, bits %d, workers %d: item %v in bucket %d", seed, n, bits, workers, it, b)
+						}
+					}
+				}
+			}
+		}
+	}
+}

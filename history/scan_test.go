@@ -1,0 +1,58 @@
+package history
+
+import (
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestScanU64MatchesStrconv checks the hand-written number scanner
+// against strconv.ParseUint on the edges of the range and on random
+// digit strings (seeded, printed on failure), with a trailing byte that
+// ends the number.
+func TestScanU64MatchesStrconv(t *testing.T) {
+	cases := []string{"0", "9", "18446744073709551615", "18446744073709551616", "99999999999999999999",
+		"0000000000000000000000018446744073709551615", "1844674407370955161", "9999999999999999999",
+		"0xffffffffffffffff", "0x10000000000000000", "0x0000000000000000000ffffffffffffffff", "0XaBcDeF", "0x"}
+	const seed = 15
+	rng := rand.New(rand.NewPCG(seed, seed))
+	for k := 0; k < 20000; k++ {
+		var sb strings.Builder
+		hex := rng.IntN(2) == 0
+		digits := "0123456789"
+		if hex {
+			sb.WriteString("0x")
+			digits = "0123456789abcdefABCDEF"
+		}
+		for n := rng.IntN(24); n >= 0; n-- {
+			sb.WriteByte(digits[rng.IntN(len(digits))])
+		}
+		cases = append(cases, sb.String())
+	}
+	for _, c := range cases {
+		for _, tail := range []string{"", " ", ":", "g"} {
+			b := []byte(c + tail)
+			v, j, err := scanU64(b, 0)
+			base, body := 10, c
+			if strings.HasPrefix(c, "0x") || strings.HasPrefix(c, "0X") {
+				base, body = 16, c[2:]
+			}
+			want, werr := strconv.ParseUint(body, base, 64)
+			switch {
+			case body == "" && base == 16 && tail == "":
+				// "0x" at the end of the input: the decimal 0, ending
+				// before the x (followed by anything, it is no number).
+				if err != nil || v != 0 || j != 1 {
+					t.Fatalf("seed %d: scanU64(%q) = %d, %d, %v; want 0, 1, nil", seed, b, v, j, err)
+				}
+			case werr != nil:
+				if err == nil {
+					t.Fatalf("seed %d: scanU64(%q) = %d, want an error (%v)", seed, b, v, werr)
+				}
+			case err != nil || v != want || j != len(c):
+				t.Fatalf("seed %d: scanU64(%q) = %d, %d, %v; want %d, %d", seed, b, v, j, err, want, len(c))
+			}
+		}
+	}
+}
