@@ -350,7 +350,7 @@ func (o outputs) validate(input string) error {
 			return fmt.Errorf("%s %s would overwrite the input", f.flag, f.path)
 		}
 		if _, err := os.Stat(f.path); err == nil && !o.force {
-			return fmt.Errorf("%s %s: the file exists (use --force to overwrite it)", f.flag, f.path)
+			return existsError(f.flag + " " + f.path)
 		}
 	}
 	return nil
@@ -415,6 +415,11 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 	return nil
 }
 
+// existsError refuses to replace what (a path, or a flag and its path).
+func existsError(what string) error {
+	return fmt.Errorf("%s: the file exists (use --force to overwrite it)", what)
+}
+
 // createOutput creates path (refusing to replace a file unless force) and
 // fills it with write; on error the partial file is removed.
 func createOutput(path string, force bool, write func(io.Writer) error) error {
@@ -425,7 +430,7 @@ func createOutput(path string, force bool, write func(io.Writer) error) error {
 	f, err := os.OpenFile(path, flags, 0o644)
 	if err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return fmt.Errorf("%s: the file exists (use --force to overwrite it)", path)
+			return existsError(path)
 		}
 		return err
 	}

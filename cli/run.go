@@ -134,7 +134,7 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 		df, err := create(outPath, 0o644)
 		if err != nil {
 			if errors.Is(err, os.ErrExist) {
-				err = fmt.Errorf("%s: the file exists (use --force to overwrite it)", outPath)
+				err = existsError(outPath)
 			}
 			return &exitError{exitInput, err}
 		}
@@ -249,11 +249,7 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 type verdictJSON = report.Verdict
 
 func toJSON(v *crash.Verdict) verdictJSON {
-	run := v.Run
-	if run.Anomalies == nil {
-		run.Anomalies = []analyzer.Anomaly{} // the contract: never null
-	}
-	return *report.RunVerdict(v.Mode, run.Operations, run.Anomalies, v.Check, v.Undecided, run)
+	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
 }
 
 func marshalLine(x any) string {

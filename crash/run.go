@@ -39,11 +39,12 @@ func Kinds() []analyzer.Kind {
 // checkKinds refuses a kind that no verdict carries, so a typo in an
 // ignore list does not silently ignore nothing.
 func checkKinds(ks []analyzer.Kind) error {
+	known := Kinds()
 	for _, k := range ks {
-		if !slices.Contains(Kinds(), k) {
-			names := make([]string, 0, len(Kinds()))
-			for _, x := range Kinds() {
-				names = append(names, string(x))
+		if !slices.Contains(known, k) {
+			names := make([]string, len(known))
+			for i, x := range known {
+				names[i] = string(x)
 			}
 			return fmt.Errorf("unknown anomaly kind %q (known: %s)", k, strings.Join(names, ", "))
 		}
@@ -168,7 +169,7 @@ func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error)
 	if c.CrashMode != Emulated {
 		rec.Comment(c.Replays())
 	}
-	res := &Result{Seed: c.Driver.Seed}
+	res := &Result{Seed: c.Driver.Seed, Anomalies: []analyzer.Anomaly{}} // a list in JSON, never null
 	if err := loop(ctx, c, rs, rec, res); err != nil {
 		return res, err
 	}
