@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,8 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Work, "work", "", "directory for temporary histories (default the system's)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the histories recorded or generated")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the workloads and generated histories")
+	f.StringVar(&o.Baseline, "baseline", "", "fuzz: an older pmlin binary to compare with, run on the same campaigns interleaved with this one")
+	f.IntVar(&o.FuzzRuns, "runs", 0, "fuzz: runs per campaign (default 300)")
 	f.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process suites: logging, mwcas) to this file; refuses an existing file")
 }
 
@@ -94,7 +97,7 @@ func (b *benchFlags) options(suite string) (bench.Options, error) {
 func benchCommand(e env) *cobra.Command {
 	var b benchFlags
 	var list strings.Builder
-	for _, s := range bench.Suites {
+	for _, s := range append(slices.Clone(bench.Suites), "fuzz") {
 		fmt.Fprintf(&list, "  %-10s %s\n", s, bench.Describe[s])
 	}
 	cmd := &cobra.Command{
@@ -136,6 +139,7 @@ func runBench(cmd *cobra.Command, e env, suite string, b *benchFlags) error {
 	o.Child = func(args []string) *exec.Cmd {
 		return exec.Command(exe, append([]string{"bench", "child"}, args...)...)
 	}
+	o.Pmlin = func(args []string) *exec.Cmd { return exec.Command(exe, args...) }
 	if !b.quiet {
 		o.Progress = e.stderr
 	}
