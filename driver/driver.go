@@ -482,8 +482,8 @@ func (d *Driver) stopWorker(w int) {
 // some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	n := d.cfg.Threads
-	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-		stallAt: d.stallAt, stalled: -1}
+	dr := newDraws(segSeed, 0x5ced)
+	s := &detSched{d: d, rng: dr.rng, dr: dr, stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
 	d.det = s
 	for i := range n {
 		if left[i] > 0 {

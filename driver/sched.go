@@ -60,7 +60,8 @@ const beatEvery = 64
 // made.
 type detSched struct {
 	d     *Driver
-	rng   *rand.Rand
+	rng   *rand.Rand // dr.rng: the draws' stream
+	dr    draws
 	stick float64
 	live  []int
 	clock int64 // the logical clock of the log timestamps
@@ -84,10 +85,10 @@ type detSched struct {
 }
 
 func (s *detSched) pick(cur int) int {
-	if cur >= 0 && s.stick > 0 && s.rng.Float64() < s.stick {
+	if cur >= 0 && s.stick > 0 && s.dr.float64() < s.stick {
 		return cur
 	}
-	return s.live[s.rng.IntN(len(s.live))]
+	return s.live[s.dr.intN(len(s.live))]
 }
 
 // pickOther picks a live worker other than w, if there is one.
@@ -96,7 +97,7 @@ func (s *detSched) pickOther(w int) int {
 	if n < 2 {
 		return s.pick(w)
 	}
-	i := s.rng.IntN(n - 1)
+	i := s.dr.intN(n - 1)
 	if s.live[i] == w {
 		i = n - 1 // w's place taken by the last one
 	}
