@@ -47,7 +47,7 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&b.ks, "ks", "", "mwcas: words per MwCAS, a list (default 1,2,4)")
 	f.DurationVar(&b.timeout, "timeout", 0, "time limit of one measurement in a child process (default: porcupine 60s, others 10m)")
 	f.StringVar(&b.memLimit, "mem-limit", "", "resident memory limit of one child process (default 8G)")
-	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement: the minimum is reported, or for logging the median of the rounds (default 3; logging 5)")
+	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement: the minimum is reported, or for logging and fuzz the median of the rounds (default 3; logging 5)")
 	f.DurationVar(&b.duration, "duration", 0, "logging, mwcas: measuring time per run or point (default 500ms and 300ms)")
 	f.IntVar(&o.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS of the child processes (default: 1 for scale and reducehb, every core for porcupine)")
 	f.BoolVar(&o.NoSkip, "no-skip", false, "porcupine: also run Porcupine on sizes above one where it timed out or ran out of memory")
