@@ -447,7 +447,9 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		d.blocked.Line = ms.LastInv[d.blocked.worker]
 		res.Blocked = d.blocked
 	}
-	if d.det != nil && res.Accesses == 0 && ms.Invoked > 0 && !res.Crashed && res.Blocked == nil {
+	// (Not when the segment was stopped: canceled right after the first
+	// invocation, it made no access either.)
+	if d.det != nil && res.Accesses == 0 && ms.Invoked > 0 && !res.Crashed && !d.aborted.Load() {
 		return res, fmt.Errorf("driver: %d operations made no region access: the deterministic scheduler switches workers only at region accesses, so they ran one after another, whole, with no interleaving, and no crash could fall inside one; every access of the target to shared state must go through the workers of the region the driver was given (pmem.Worker)", ms.Invoked)
 	}
 	return res, nil
