@@ -42,7 +42,12 @@ import (
 // goroutine of its own, takes the baton while that worker runs and drains
 // the others, so they all return without waiting for it. A silent worker
 // that comes back takes mu before its coroutine ends; the goroutine parked
-// in its slot is then the conductor, which ends.
+// in its slot is then the conductor, which ends. One that never comes back
+// keeps the conductor parked in its slot for good, as the conductor of
+// channels and of two-switch hand-offs was kept waiting for it: a parked
+// goroutine leaves a coroutine's slot only when another takes its place,
+// and nobody else may (the silent worker could come back). The driver is
+// abandoned then anyway (Blocked).
 type turns struct {
 	mu sync.Mutex
 	// next[p] and yield[p] are coroutine p's; nextDue[p]: the next switch
