@@ -96,6 +96,17 @@ func (e *emulator) reset(words []uint64) {
 	e.mark.Store(0)
 }
 
+// resize gives e the lines of words, keeping their logs' capacity, if its
+// line array has room for them (else it reports false).
+func (e *emulator) resize(words []uint64) bool {
+	n := (len(words) + LineWords - 1) / LineWords
+	if n > cap(e.lines) {
+		return false
+	}
+	e.lines = e.lines[:n]
+	return true
+}
+
 func (e *emulator) store(words []uint64, off, v uint64) {
 	l := &e.lines[off/LineWords]
 	l.mu.Lock()

@@ -242,8 +242,13 @@ func NewMemory(words uint64, opts Options) (*Region, error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, fmt.Errorf("pmem: %w", err)
 	}
-	// A header-sized gap keeps the layout identical to a file mapping.
-	mm, err := mmap.MapRegion(nil, HeaderSize+int(words)*WordBytes, mmap.RDWR, mmap.ANON, 0)
+	// A header-sized gap keeps the layout identical to a file mapping. The
+	// length is rounded up to whole pages, which the kernel maps anyway:
+	// Renew can then make a larger region of the same memory.
+	size := HeaderSize + int(words)*WordBytes
+	page := os.Getpagesize()
+	size = (size + page - 1) / page * page
+	mm, err := mmap.MapRegion(nil, size, mmap.RDWR, mmap.ANON, 0)
 	if err != nil {
 		return nil, fmt.Errorf("pmem: anonymous mapping: %w", err)
 	}
