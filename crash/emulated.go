@@ -42,6 +42,9 @@ type emulated struct {
 	// abandoned: a guarded call never returned; its goroutine may still
 	// touch the region, which is therefore never closed.
 	abandoned bool
+	// silent: a segment's worker was found silent (driver.Blocked, or a
+	// Stuck one that spun outside the region).
+	silent bool
 }
 
 func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*emulated, error) {
@@ -128,6 +131,11 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	res, err := e.d.Segment(ctx, quota, cp)
 	if err != nil {
 		return segment{}, err
+	}
+	if res.Blocked != nil || (res.Stuck != nil && res.Stuck.Quiet > 0) {
+		// A worker found silent by the watchdog may never return, and
+		// touch the region late: it is not renewed for another run.
+		e.silent = true
 	}
 	e.accesses += res.Accesses
 	e.ops += res.Invoked
@@ -287,7 +295,7 @@ func (e *emulated) close() {
 	e.caller.stop()
 	switch {
 	case e.abandoned:
-	case e.sc != nil:
+	case e.sc != nil && !e.silent:
 		e.sc.close()
 		e.sc.spare = e.r
 	default:
