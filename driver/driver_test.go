@@ -223,16 +223,20 @@ type spinner struct {
 }
 
 func (s spinner) CAS(w int, words []target.Word) (bool, uint64, error) {
+	// The handle is taken once: Region.Worker takes the region's mutex,
+	// which a spinner taking it at every access would keep from the other
+	// workers (under -race on a busy machine, for longer than StuckAfter).
+	k := s.r.Worker(w)
 	for _, x := range words {
 		if x.Addr == 0 {
 			for {
-				if _, err := s.r.Worker(w).Load(0); err != nil {
+				if _, err := k.Load(0); err != nil {
 					return false, 0, err
 				}
 			}
 		}
 	}
-	_, err := s.r.Worker(w).Load(1)
+	_, err := k.Load(1)
 	return err == nil, 0, err
 }
 
