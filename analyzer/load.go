@@ -377,9 +377,12 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
 	l := &loader{h: h, split: split}
+	pre := newPrefaulter(split.workers)
+	defer pre.stop()
 	line := int64(0)
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
+			pre.tick(h)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
