@@ -504,12 +504,11 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 	}
 	ev.Interrupted = ev.Interrupted[:0]
 	ps.pending, ps.op, ps.opID, ps.invLine = true, ev.Op, r.ops, r.line
-	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
-	r.addrBuf = ev.Addrs[:0]
+	// The buffers just parsed become the process's copies, and the ones
+	// it had (its previous operation returned or was cut off) the
+	// Reader's: no copy.
+	ps.addrs, r.addrBuf = ev.Addrs, ps.addrs[:0]
 	if ev.Op == CAS {
-		// The buffer just parsed becomes the process's copy, and the
-		// one it had (its previous operation returned or was cut off)
-		// the Reader's: no copy.
 		ps.expected, r.expBuf = ev.Expected, ps.expected[:0]
 	}
 	r.pending++
