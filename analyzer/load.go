@@ -377,7 +377,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
 	l := &loader{h: h, split: split}
-	pre := newPrefaulter(split.workers)
+	pre := newPrefaulter(split, sizeHint)
 	defer pre.stop()
 	line := int64(0)
 	for count := 0; ; count++ {

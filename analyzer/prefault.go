@@ -22,10 +22,16 @@ type prefaulter struct {
 	prev  [12]int // the columns' lengths at the previous tick
 }
 
-// newPrefaulter starts a prefaulter if the system can populate pages and
-// there is a core to spare; nil otherwise (its methods then do nothing).
-func newPrefaulter(workers int) *prefaulter {
-	if workers <= 1 || !canPopulate {
+// prefaultBytes is the least input (its size hint) worth a prefaulter:
+// below, the columns take a few thousand pages, not worth a goroutine per
+// check (pmlin fuzz checks thousands of small histories a second).
+const prefaultBytes = 64 << 20
+
+// newPrefaulter starts a prefaulter if the input is large (split says how
+// large), the system can populate pages and there is a core to spare; nil
+// otherwise (its methods then do nothing).
+func newPrefaulter(split splitter, sizeHint int64) *prefaulter {
+	if split.workers <= 1 || sizeHint < split.prefaultFrom || !canPopulate {
 		return nil
 	}
 	p := &prefaulter{spans: make(chan []memSpan, 1)}
