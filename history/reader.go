@@ -77,6 +77,7 @@ type procState struct {
 type Reader struct {
 	name    string
 	br      *bufio.Reader
+	in      io.Reader // what br reads (the pipeline reads it directly)
 	opts    Options
 	line    int64
 	format  Format
@@ -139,6 +140,7 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 	return &Reader{
 		name:      name,
 		br:        bufio.NewReaderSize(r, bufSize),
+		in:        r,
 		opts:      opts,
 		procIndex: make(map[int32]int32),
 		initWords: make(map[uint64]uint64),
