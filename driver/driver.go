@@ -68,12 +68,21 @@ type Driver struct {
 // (benchmarks of the logging alone): the deterministic scheduler
 // interleaves the workers at region accesses and has nothing to interleave
 // without them.
+//
+// rec may be nil under the free scheduler: the driver then runs the same
+// workload unrecorded (no log, no timestamps but those the stuck watch
+// needs with a region), the baseline of the recording's cost (pmlin bench
+// logging); its segments count the operations (MergeStats) and write
+// nothing.
 func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	if r == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
+	}
+	if rec == nil && c.Sched == Deterministic {
+		return nil, errors.New("driver: the deterministic scheduler records: it needs a recorder")
 	}
 	clk, err := newClock(ClockAuto)
 	if err != nil {
@@ -95,7 +104,7 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
 	}
-	if rec.Binary() {
+	if rec != nil && rec.Binary() {
 		d.dump = newDumper(rec.bw, c.Threads)
 	}
 	return d, nil
@@ -457,6 +466,14 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 // history writes the segment's logs to the history: merged into text, or
 // (binary) what the dumper has not written yet.
 func (d *Driver) history() (MergeStats, error) {
+	if d.rec == nil {
+		st := newMergeStats(len(d.logs))
+		for i := range d.logs {
+			l := &d.logs[i]
+			st.add(i, l.counts, l.lastKind, l.tag)
+		}
+		return st, nil
+	}
 	if d.dump != nil {
 		ms := d.dump.finish(d.logs, d.rec.lines)
 		d.rec.lines += ms.Events
@@ -619,6 +636,10 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	// stamp.
 	var shared int64
 	haveShared := false
+	// Unrecorded (no recorder), a worker logs nothing and reads the clock
+	// only for the stuck watch, which needs a region.
+	rec := d.rec != nil
+	stamps := rec || d.region != nil
 	for *left > 0 {
 		if d.point(w) {
 			haveShared = false
@@ -638,10 +659,15 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		*left--
 		// Invocation: logged before the operation's first access.
 		ts := shared
-		if !haveShared {
+		if !haveShared && stamps {
 			ts = d.now()
 		}
-		logInvocation(l, o, k, ts)
+		if rec {
+			logInvocation(l, o, k, ts)
+		} else {
+			l.counts[invKind(o)]++
+			l.lastKind = invKind(o)
+		}
 		if o.kind != history.Read {
 			l.tag = p.ctr // the largest tag in the log
 		}
@@ -674,11 +700,30 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		// Response: logged after the operation's last access.
-		rts := d.now()
+		var rts int64
+		if stamps {
+			rts = d.now()
+		}
 		shared, haveShared = rts, d.det == nil
-		logResponse(l, o, k, rts)
+		if rec {
+			logResponse(l, o, k, rts)
+		} else {
+			l.counts[recRetOK]++ // counted as responses, whatever the kind
+			l.lastKind = recRetOK
+		}
 		p.done(o)
 	}
+}
+
+// invKind is the kind of o's invocation record.
+func invKind(o *op) int {
+	switch o.kind {
+	case history.Read:
+		return recInvRead
+	case history.Swap:
+		return recInvSwap
+	}
+	return recInvCAS
 }
 
 // logInvocation logs o's invocation at ts (the log has room: wlog.room).

@@ -678,3 +678,54 @@ func BenchmarkLogging(b *testing.B) {
 		})
 	}
 }
+
+// TestUnrecorded checks that a driver with no recorder runs the very
+// workload a recording driver runs (the baseline of pmlin bench logging):
+// on one thread, where nothing interleaves, the same operations make the
+// same region accesses and leave the target with the same values.
+func TestUnrecorded(t *testing.T) {
+	c := cfg(1, 64, 3, 7)
+	c.Sched = Free
+	c.Swaps, c.FailValues = 0.1, true
+	var words [2][]uint64
+	var segs [2]SegmentResult
+	for i, recorded := range []bool{true, false} {
+		r, m := setup(t, c, "")
+		var rec *Recorder
+		if recorded {
+			rec = NewRecorder(history.NewWriter(io.Discard))
+		}
+		d, err := New(c, m, r, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			seg, err := d.Segment(context.Background(), []int{700}, CrashPoint{})
+			if err != nil || seg.Stuck != nil || seg.Failed != nil {
+				t.Fatalf("recorded %v: %v %+v", recorded, err, seg)
+			}
+			segs[i].Invoked += seg.Invoked
+			segs[i].Returned += seg.Returned
+			segs[i].Accesses += seg.Accesses
+		}
+		addrs := make([]uint64, c.Words)
+		for a := range addrs {
+			addrs[a] = uint64(a)
+		}
+		words[i] = make([]uint64, c.Words)
+		if err := m.Read(0, addrs, words[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if segs[0].Invoked != 2100 || segs[1].Invoked != 2100 || segs[1].Returned != 2100 || segs[0].Accesses != segs[1].Accesses {
+		t.Errorf("recorded %+v, unrecorded %+v", segs[0], segs[1])
+	}
+	if !slices.Equal(words[0], words[1]) {
+		t.Errorf("the target's words differ: recorded %v, unrecorded %v", words[0], words[1])
+	}
+	c.Sched = Deterministic
+	r, m := setup(t, c, "")
+	if _, err := New(c, m, r, nil); err == nil {
+		t.Error("the deterministic scheduler took no recorder")
+	}
+}
