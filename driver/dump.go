@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/pmlin/pmlin/history"
@@ -225,21 +226,52 @@ func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, las
 // record with timestamp t is 1 + before + the records with timestamps
 // below t + those with timestamp t that the merge takes before it: a merge
 // of those few, replayed.
+//
+// It runs at the end of every segment of a binary recording, while no
+// worker runs, over what the dumper kept (with many workers, most of the
+// segment): so it walks each log once for all the last invocations at a
+// time (their timestamps sorted), not once per log.
 func lastInvLines(before int64, logs [][][]uint64, recycled []int64) []int64 {
 	out := make([]int64, len(logs))
+	var ths []uint64 // the last invocations' timestamps, sorted, distinct
+	last := make([]uint64, len(logs))
+	has := make([]bool, len(logs))
 	for w := range logs {
-		ts, ok := lastInvTS(logs[w])
-		if !ok {
+		if last[w], has[w] = lastInvTS(logs[w]); has[w] {
+			ths = append(ths, last[w])
+		}
+	}
+	if len(ths) == 0 {
+		return out
+	}
+	slices.Sort(ths)
+	ths = slices.Compact(ths)
+	lower := make([]int64, len(ths))   // per timestamp: the records below it
+	ties := make([][][]bool, len(ths)) // per timestamp, per log: its records with that timestamp, invocation or not
+	for i := range ties {
+		ties[i] = make([][]bool, len(logs))
+	}
+	var rec int64
+	for j := range logs {
+		rec += recycled[j]
+		countBelow(logs[j], ths, lower, ties, j)
+	}
+	for w := range logs {
+		if !has[w] {
 			continue
 		}
-		var lower int64
-		ties := make([][]bool, len(logs)) // per log: the records with timestamp ts, invocation or not
-		for j := range logs {
-			n, tie := countBelow(logs[j], ts, j == w)
-			lower += recycled[j] + n
-			ties[j] = tie
+		i, _ := slices.BinarySearch(ths, last[w])
+		t := slices.Clone(ties[i])
+		// Log w's own records with that timestamp, up to its last
+		// invocation (what follows it comes out after it).
+		lastInv := -1
+		for x, inv := range t[w] {
+			if inv {
+				lastInv = x
+			}
 		}
-		out[w] = before + lower + replayTies(ties, w) + 1
+		t[w] = t[w][:lastInv+1]
+		out[w] = before + rec + lower[i] + replayTies(t, w) + 1
 	}
 	return out
 }
@@ -258,31 +290,40 @@ func lastInvTS(chunks [][]uint64) (uint64, bool) {
 	return ts, ok
 }
 
-// countBelow counts the records of chunks with a timestamp below ts and
-// lists, in order, whether each record with timestamp ts is an
-// invocation; upTo stops the list at the log's last invocation.
-func countBelow(chunks [][]uint64, ts uint64, upTo bool) (int64, []bool) {
-	var n int64
-	var tie []bool
-	lastInv := -1
+// countBelow walks the records of log j (chunks) once: for each timestamp
+// ths[i] (sorted, distinct) it adds to lower[i] the records with a lower
+// timestamp, and lists in ties[i][j], in order, whether each record with
+// timestamp ths[i] is an invocation. The log's timestamps do not
+// decrease, so one pointer into ths follows the walk.
+func countBelow(chunks [][]uint64, ths []uint64, lower []int64, ties [][][]bool, j int) {
+	i := 0
+	var n int64      // records walked
+	counted := false // lower[i] has this log's records below ths[i]
 	for _, c := range chunks {
 		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
-			switch t := c[pos+1]; {
-			case t < ts:
-				n++
-			case t == ts:
-				inv := history.IsInvocation(int(c[pos] & 0xff))
-				if inv {
-					lastInv = len(tie)
+			t := c[pos+1]
+			for i < len(ths) && ths[i] < t {
+				if !counted {
+					lower[i] += n
 				}
-				tie = append(tie, inv)
+				i, counted = i+1, false
 			}
+			if i < len(ths) && ths[i] == t {
+				if !counted {
+					lower[i] += n
+					counted = true
+				}
+				ties[i][j] = append(ties[i][j], history.IsInvocation(int(c[pos]&0xff)))
+			}
+			n++
 		}
 	}
-	if upTo {
-		tie = tie[:lastInv+1]
+	for ; i < len(ths); i++ {
+		if !counted {
+			lower[i] += n
+		}
+		counted = false
 	}
-	return n, tie
 }
 
 // replayTies merges records of equal timestamps as mergeChunks does
