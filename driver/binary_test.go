@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -254,6 +255,67 @@ func TestLastInvLines(t *testing.T) {
 		}
 		if txt := toText(t, bb.Bytes()); txt != buf.String() {
 			t.Fatalf("trial %d: binary as text\n%s\ntext\n%s", trial, txt, buf.String())
+		}
+	}
+}
+
+// TestRecordSizes checks the records logInvocation and logResponse write
+// (their sizes are their own arithmetic) against recWords and the
+// validator, and their payloads against the operations.
+func TestRecordSizes(t *testing.T) {
+	for k := 1; k <= 4; k++ {
+		var l wlog
+		want := 0
+		mk := func(base uint64) []uint64 {
+			s := make([]uint64, k)
+			for i := range s {
+				s[i] = base + uint64(i)
+			}
+			return s
+		}
+		ops := []op{
+			{kind: history.Read, addrs: mk(10), vals: mk(20)},
+			{kind: history.Swap, addrs: mk(10), new: mk(30), vals: mk(20)},
+			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), ok: true},
+			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10 + uint64(k) - 1},
+			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10, report: true, vals: mk(20)},
+		}
+		for i := range ops {
+			o := &ops[i]
+			logInvocation(&l, o, k, int64(2*i))
+			logResponse(&l, o, k, int64(2*i+1))
+			want += recWords(invKind(o), k)
+		}
+		want += recWords(recRetRead, k)*2 + recWords(recRetOK, k) + recWords(recRetFail, k) + recWords(recRetFailValues, k)
+		if l.n != want {
+			t.Fatalf("k=%d: %d words, want %d", k, l.n, want)
+		}
+		var v validator
+		if err := v.check(l.buf[:l.n], k); err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		var buf bytes.Buffer
+		rc := NewRecorder(history.NewWriter(&buf))
+		rc.Header()
+		if _, err := rc.MergeLogs([][]uint64{l.buf[:l.n]}, []int32{0}, k); err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.ReadAll(&buf, "logged")
+		if err != nil {
+			t.Fatalf("k=%d: %v\n%s", k, err, buf.String())
+		}
+		if len(h.Ops) != len(ops) {
+			t.Fatalf("k=%d: %d ops", k, len(h.Ops))
+		}
+		for i, o := range h.Ops {
+			w := ops[i]
+			if o.Kind != w.kind || !slices.Equal(o.Addrs, w.addrs) || (w.kind == history.CAS && !slices.Equal(o.Expected, w.exp)) ||
+				(w.kind != history.Read && !slices.Equal(o.New, w.new)) {
+				t.Errorf("k=%d op %d: %+v, logged %+v", k, i, w, o)
+			}
 		}
 	}
 }

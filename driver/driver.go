@@ -727,48 +727,52 @@ func invKind(o *op) int {
 }
 
 // logInvocation logs o's invocation at ts (the log has room: wlog.room).
+// Each case writes its payload with one bounds check per word group.
 func logInvocation(l *wlog, o *op, k int, ts int64) {
+	var kind, n int
 	switch o.kind {
 	case history.Read:
-		rec, _ := l.record(recInvRead, k, ts)
+		kind, n = recInvRead, recHeader+k
+		rec := l.record(kind, k, n, ts)
 		copy(rec[recHeader:], o.addrs)
-		l.commitRecord(rec)
 	case history.Swap:
-		rec, _ := l.record(recInvSwap, k, ts)
-		for i := range o.addrs {
-			rec[recHeader+2*i] = o.addrs[i]
-			rec[recHeader+2*i+1] = o.new[i]
+		kind, n = recInvSwap, recHeader+2*k
+		pay := l.record(kind, k, n, ts)[recHeader:]
+		for i, a := range o.addrs {
+			w := pay[2*i : 2*i+2 : 2*i+2]
+			w[0], w[1] = a, o.new[i]
 		}
-		l.commitRecord(rec)
 	default:
-		rec, _ := l.record(recInvCAS, k, ts)
-		for i := range o.addrs {
-			rec[recHeader+3*i] = o.addrs[i]
-			rec[recHeader+3*i+1] = o.exp[i]
-			rec[recHeader+3*i+2] = o.new[i]
+		kind, n = recInvCAS, recHeader+3*k
+		pay := l.record(kind, k, n, ts)[recHeader:]
+		exp, nw := o.exp[:len(o.addrs)], o.new[:len(o.addrs)]
+		for i, a := range o.addrs {
+			w := pay[3*i : 3*i+3 : 3*i+3]
+			w[0], w[1], w[2] = a, exp[i], nw[i]
 		}
-		l.commitRecord(rec)
 	}
+	l.invTS = uint64(ts)
+	l.commitRecord(kind, n, ts)
 }
 
 // logResponse logs o's response at ts.
 func logResponse(l *wlog, o *op, k int, ts int64) {
+	var kind, n int
 	switch {
 	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
-		rec, _ := l.record(recRetRead, k, ts)
-		copy(rec[recHeader:], o.vals)
-		l.commitRecord(rec)
+		kind, n = recRetRead, recHeader+k
+		copy(l.record(kind, k, n, ts)[recHeader:], o.vals)
 	case o.ok:
-		rec, _ := l.record(recRetOK, k, ts)
-		l.commitRecord(rec)
+		kind, n = recRetOK, recHeader
+		l.record(kind, k, n, ts)
 	case o.report:
-		rec, _ := l.record(recRetFailValues, k, ts)
+		kind, n = recRetFailValues, recHeader+1+k
+		rec := l.record(kind, k, n, ts)
 		rec[recHeader] = o.fail
 		copy(rec[recHeader+1:], o.vals)
-		l.commitRecord(rec)
 	default:
-		rec, _ := l.record(recRetFail, k, ts)
-		rec[recHeader] = o.fail
-		l.commitRecord(rec)
+		kind, n = recRetFail, recHeader+1
+		l.record(kind, k, n, ts)[recHeader] = o.fail
 	}
+	l.commitRecord(kind, n, ts)
 }

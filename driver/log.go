@@ -86,21 +86,27 @@ const (
 // has room for one at least.
 var maxRecord = opWords(target.MaxK)
 
-// record reserves a record of the given kind and k and returns it with the
-// header and timestamp filled in; the caller fills the payload and calls
-// commitRecord. ok is false if a fixed log is full.
-func (l *wlog) record(kind, k int, ts int64) (rec []uint64, ok bool) {
-	n := recWords(kind, k)
+// record reserves a record of n words (recWords(kind, k): the caller's
+// arithmetic, which TestRecordSizes checks) and returns it with the header
+// and timestamp filled in; the caller fills the payload and calls
+// commitRecord. A fixed log must have room (wlog.room, checked before each
+// operation).
+//
+// record and commitRecord run twice per operation of every worker: they
+// take the size from the caller and count what the statistics need with
+// a few stores, no decoding (about 15 ns an operation, against about 400
+// for the PMwCAS's own).
+func (l *wlog) record(kind, k, n int, ts int64) []uint64 {
 	if l.n+n > len(l.buf) {
 		if l.fixed {
-			return nil, false
+			panic("driver: a fixed log overflows (its room is checked before each operation)")
 		}
 		l.retire(false)
 	}
-	rec = l.buf[l.n : l.n+n]
+	rec := l.buf[l.n : l.n+n : l.n+n]
 	rec[0] = uint64(kind) | uint64(k)<<8
 	rec[1] = uint64(ts)
-	return rec, true
+	return rec
 }
 
 // retire puts the current chunk aside (or hands it to the dumper, last
@@ -124,15 +130,13 @@ func (l *wlog) retire(last bool) {
 	l.n, l.chunkEv = 0, 0
 }
 
-func (l *wlog) commitRecord(rec []uint64) {
-	l.n += len(rec)
-	kind := int(rec[0] & 0xff)
+// commitRecord commits the record that record returned last (of kind,
+// n words, at ts).
+func (l *wlog) commitRecord(kind, n int, ts int64) {
+	l.n += n
 	l.counts[kind]++
 	l.chunkEv++
-	l.lastKind, l.lastTS = kind, rec[1]
-	if history.IsInvocation(kind) {
-		l.invTS = rec[1]
-	}
+	l.lastKind, l.lastTS = kind, uint64(ts)
 	if l.commit != nil {
 		// A sequentially consistent store: the record is visible (and, in
 		// a shared file mapping, in the page cache that outlives a killed
