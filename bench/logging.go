@@ -106,7 +106,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 	threads := orInts(o.Threads, []int{1, 2, 4, 8})
 	d := o.Duration
 	if d <= 0 {
-		d = time.Second
+		d = 3 * time.Second / 2
 	}
 	var emus []bool
 	switch o.Emulate {
@@ -123,7 +123,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &LoggingReport{K: o.k(), Words: logWords, Reps: o.reps(10), Seconds: d.Seconds()}
+	r := &LoggingReport{K: o.k(), Words: logWords, Reps: o.reps(30), Seconds: d.Seconds()}
 	for _, emu := range emus {
 		for _, th := range threads {
 			p, err := measureLogging(ctx, o, loggingSetup{threads: th, k: r.K, emulate: emu, clock: clock}, d, r.Reps)

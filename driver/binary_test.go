@@ -319,3 +319,92 @@ func TestRecordSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamedTextMerge feeds random logs, cut into chunks at random
+// records and handed over in a random interleaving (some workers
+// abandoned with their last records still in their logs), to a text
+// recording's dumper, which merges while chunks come: the text and the
+// statistics must be those of a merge of the whole logs.
+func TestStreamedTextMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		n := 1 + rng.IntN(4)
+		logs := make([][]uint64, n)
+		procs := make([]int32, n)
+		for i := range logs {
+			procs[i] = int32(i)
+			ts := uint64(rng.IntN(3))
+			for range rng.IntN(30) {
+				ts += uint64(rng.IntN(2))
+				logs[i] = append(logs[i], recInvRead|1<<8, ts, uint64(i))
+				if rng.IntN(8) == 0 {
+					break // pending
+				}
+				ts += uint64(rng.IntN(2))
+				logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
+			}
+		}
+		var want bytes.Buffer
+		wrec := NewRecorder(history.NewWriter(&want))
+		wst, err := wrec.MergeLogs(logs, procs, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wrec.Flush()
+
+		var got bytes.Buffer
+		rec := NewRecorder(history.NewWriter(&got))
+		dp := newDumper(rec, n, 1)
+		live := make([]bool, n)
+		for i := range live {
+			live[i] = true
+		}
+		dp.start(procs, live)
+		wl := make([]wlog, n)
+		pos := make([]int, n) // records handed over so far (3 words each)
+		var lastTS []uint64 = make([]uint64, n)
+		abandoned := make([]bool, n)
+		for i := range abandoned {
+			abandoned[i] = rng.IntN(4) == 0
+		}
+		for open := n; open > 0; {
+			i := rng.IntN(n)
+			recs := len(logs[i]) / 3
+			if pos[i] > recs {
+				continue // done
+			}
+			take := min(recs-pos[i], rng.IntN(4))
+			last := pos[i]+take == recs && rng.IntN(2) == 0
+			if last && abandoned[i] {
+				// Its last records stay in its log: finish takes them.
+				wl[i].buf, wl[i].n = logs[i][3*pos[i]:], len(logs[i])-3*pos[i]
+				wl[i].lastTS = lastTS[i]
+				if wl[i].n > 0 {
+					wl[i].lastTS = logs[i][len(logs[i])-2]
+				}
+				pos[i], open = recs+1, open-1
+				continue
+			}
+			words := logs[i][3*pos[i] : 3*(pos[i]+take)]
+			if take > 0 {
+				lastTS[i] = words[len(words)-2]
+			}
+			dp.put(dumpChunk{w: i, words: words, lastTS: lastTS[i], last: last})
+			pos[i] += take
+			if last {
+				pos[i], open = recs+1, open-1
+			}
+		}
+		st, err := dp.finish(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Flush()
+		if got.String() != want.String() {
+			t.Fatalf("trial %d: streamed\n%s\nwhole\n%s\nlogs %v", trial, got.String(), want.String(), logs)
+		}
+		if fmt.Sprint(st) != fmt.Sprint(wst) {
+			t.Fatalf("trial %d: streamed %+v, whole %+v", trial, st, wst)
+		}
+	}
+}

@@ -27,7 +27,7 @@ type Driver struct {
 	target target.Ops
 	region *pmem.Region
 	rec    *Recorder
-	dump   *dumper // binary recording
+	dump   *dumper // writes the logs as they fill (see dumper)
 	procs  []*proc
 	logs   []wlog
 	ws     []wstate
@@ -104,8 +104,10 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
 	}
-	if rec != nil && rec.Binary() {
-		d.dump = newDumper(rec.bw, c.Threads)
+	if rec != nil && (rec.Binary() || c.Sched == Free) {
+		// The deterministic scheduler's text recordings (fuzzing: tiny
+		// segments, one worker at a time) merge at the end of the segment.
+		d.dump = newDumper(rec, c.Threads, c.K)
 	}
 	return d, nil
 }
@@ -464,7 +466,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 }
 
 // history writes the segment's logs to the history: merged into text, or
-// (binary) what the dumper has not written yet.
+// (with a dumper) what the dumper has not written yet.
 func (d *Driver) history() (MergeStats, error) {
 	if d.rec == nil {
 		st := newMergeStats(len(d.logs))
@@ -475,9 +477,7 @@ func (d *Driver) history() (MergeStats, error) {
 		return st, nil
 	}
 	if d.dump != nil {
-		ms := d.dump.finish(d.logs, d.rec.lines)
-		d.rec.lines += ms.Events
-		return ms, nil
+		return d.dump.finish(d.logs)
 	}
 	logs := make([][][]uint64, len(d.logs))
 	for i := range d.logs {
@@ -486,8 +486,8 @@ func (d *Driver) history() (MergeStats, error) {
 	return d.rec.mergeChunks(logs, d.pids, d.cfg.K)
 }
 
-// stopWorker is what worker w does when it stops working in a segment: in
-// a binary recording, it hands its last chunk to the dumper.
+// stopWorker is what worker w does when it stops working in a segment:
+// with a dumper, it hands its last chunk over.
 func (d *Driver) stopWorker(w int) {
 	if d.dump != nil {
 		d.logs[w].retire(true)

@@ -7,6 +7,14 @@ import (
 	"github.com/pmlin/pmlin/history"
 )
 
+// A recording under the free scheduler (and a binary one under either)
+// hands each worker's log over as it fills, chunk by chunk, to the dumper,
+// a goroutine that writes the chunks while the workers go on (on a machine
+// with a core to spare, the writing costs them nothing). A text recording
+// merges them into text as far as it can: up to the least timestamp, over
+// the workers still running, of the last chunk each handed over (see
+// merger.run); the rest when the workers stop.
+//
 // A binary recording writes each worker's log to the history as it fills,
 // chunk by chunk, as one stream of a section of the binary history
 // (history/binary.go): no merge, no text. The workers hand their full
@@ -38,18 +46,24 @@ type dumpLog struct {
 	recycled int64       // records of the chunks written and no longer kept
 	invTS    uint64
 	hasInv   bool
-	done     bool // its last chunk came
+	done     bool   // its last chunk came
+	got      bool   // a chunk came (text)
+	lastTS   uint64 // of the last chunk that came (text)
 }
 
 // dumper writes the workers' chunks during a segment. put and chunk are
 // the workers'; start and finish the driver's, before and after them.
 type dumper struct {
-	bw   *history.BinaryWriter
-	in   chan dumpChunk
-	free chan []uint64 // chunks written and no longer kept, to reuse
-	done chan struct{}
-	logs []dumpLog
-	live []bool // workers that run in the segment
+	rc    *Recorder
+	bw    *history.BinaryWriter // binary; else merge
+	merge *merger               // text: the segment's merge
+	err   error                 // text: a chunk that does not decode
+	k     int
+	in    chan dumpChunk
+	free  chan []uint64 // chunks written and no longer kept, to reuse
+	done  chan struct{}
+	logs  []dumpLog
+	live  []bool // workers that run in the segment
 
 	// mu orders put with finish: a worker that the deterministic
 	// scheduler abandoned may wake after the segment and must not send
@@ -58,14 +72,18 @@ type dumper struct {
 	closed bool
 }
 
-func newDumper(bw *history.BinaryWriter, threads int) *dumper {
-	return &dumper{bw: bw, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
+func newDumper(rc *Recorder, threads, k int) *dumper {
+	return &dumper{rc: rc, bw: rc.bw, k: k, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
 }
 
 // start opens the segment's section, of streams procs, for the workers
 // marked live.
 func (dp *dumper) start(procs []int32, live []bool) {
-	dp.bw.BeginSection(procs)
+	if dp.bw != nil {
+		dp.bw.BeginSection(procs)
+	} else {
+		dp.merge, dp.err = newMerger(dp.rc, procs, dp.k, dp.reuse), nil
+	}
 	for i := range dp.logs {
 		dp.logs[i] = dumpLog{kept: dp.logs[i].kept[:0]}
 	}
@@ -102,8 +120,13 @@ func (dp *dumper) run() {
 	}
 }
 
-// write writes a chunk as a block of its worker's stream and keeps it.
+// write writes a chunk as a block of its worker's stream and keeps it,
+// or (text) merges what it can.
 func (dp *dumper) write(c dumpChunk) {
+	if dp.bw == nil {
+		dp.mergeChunk(c)
+		return
+	}
 	dp.bw.StreamBlock(c.w, c.words, c.last)
 	l := &dp.logs[c.w]
 	l.kept = append(l.kept, c)
@@ -112,6 +135,32 @@ func (dp *dumper) write(c dumpChunk) {
 	}
 	l.done = l.done || c.last
 	dp.recycle()
+}
+
+// mergeChunk adds a chunk to the text merge and merges the records below
+// the watermark: every record a running worker will still hand over has a
+// timestamp of at least that of the last record it handed over (a log's
+// timestamps do not decrease).
+func (dp *dumper) mergeChunk(c dumpChunk) {
+	if dp.err != nil {
+		return
+	}
+	if dp.err = dp.merge.add(c.w, c.words); dp.err != nil {
+		return
+	}
+	l := &dp.logs[c.w]
+	l.got, l.lastTS, l.done = true, c.lastTS, l.done || c.last
+	below := ^uint64(0)
+	for i, l := range dp.logs {
+		switch {
+		case !dp.live[i] || l.done:
+		case !l.got:
+			return // its first record could come before any
+		default:
+			below = min(below, l.lastTS)
+		}
+	}
+	dp.merge.run(below, false)
 }
 
 // recycle lets go of the chunks that lastInvLines will not need. It needs
@@ -153,10 +202,9 @@ func (dp *dumper) reuse(words []uint64) {
 }
 
 // finish ends the segment once its workers have returned (or been
-// abandoned): it writes what the workers did not hand over, closes the
-// section and returns the merge's statistics, the lines before the
-// section being before.
-func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
+// abandoned): it writes what the workers did not hand over and closes the
+// section, or (text) merges the rest, and returns the merge's statistics.
+func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 	dp.mu.Lock()
 	dp.closed = true
 	close(dp.in)
@@ -171,6 +219,13 @@ func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
 			l.buf, l.n, l.chunkEv = make([]uint64, chunkWords), 0, 0
 		}
 	}
+	if dp.bw == nil {
+		if dp.err != nil {
+			return dp.merge.st, dp.err
+		}
+		dp.merge.run(0, true)
+		return dp.merge.st, nil
+	}
 	st := newMergeStats(len(logs))
 	chunks := make([][][]uint64, len(logs))
 	recycled := make([]int64, len(logs))
@@ -182,15 +237,16 @@ func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
 		}
 		recycled[i] = dp.logs[i].recycled
 	}
-	st.LastInv = lastInvLines(before, chunks, recycled)
+	st.LastInv = lastInvLines(dp.rc.lines, chunks, recycled)
 	dp.bw.EndSection(st.Events)
+	dp.rc.lines += st.Events
 	for i := range dp.logs {
 		for _, c := range dp.logs[i].kept {
 			dp.reuse(c.words)
 		}
 		dp.logs[i].kept = dp.logs[i].kept[:0]
 	}
-	return st
+	return st, nil
 }
 
 // newMergeStats returns empty statistics of n logs.
