@@ -187,6 +187,28 @@ func (y *tally) compare(t *testing.T, seg int, s SegmentResult) {
 	}
 }
 
+// randomLogs makes n logs of reads of k=1 (process i reads address i) of
+// up to ops operations each, the last one pending one time in pending,
+// with many equal timestamps (the first from 0 to start-1).
+func randomLogs(rng *rand.Rand, n, ops, pending, start int) ([][]uint64, []int32) {
+	logs := make([][]uint64, n)
+	procs := make([]int32, n)
+	for i := range logs {
+		procs[i] = int32(i)
+		ts := uint64(rng.IntN(max(start, 1)))
+		for range rng.IntN(ops) {
+			ts += uint64(rng.IntN(2))
+			logs[i] = append(logs[i], recInvRead|1<<8, ts, uint64(i))
+			if rng.IntN(pending) == 0 {
+				break // pending
+			}
+			ts += uint64(rng.IntN(2))
+			logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
+		}
+	}
+	return logs, procs
+}
+
 // TestLastInvLines checks the lines lastInvLines computes against the text
 // merge, on random logs with many equal timestamps, whole and with the
 // chunks before the last invocations let go.
@@ -194,21 +216,7 @@ func TestLastInvLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
-		logs := make([][]uint64, n)
-		procs := make([]int32, n)
-		for i := range logs {
-			procs[i] = int32(i)
-			ts := uint64(0)
-			for range rng.IntN(12) {
-				ts += uint64(rng.IntN(2))
-				logs[i] = append(logs[i], recInvRead|1<<8, ts, 3)
-				if rng.IntN(5) == 0 {
-					break // pending
-				}
-				ts += uint64(rng.IntN(2))
-				logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
-			}
-		}
+		logs, procs := randomLogs(rng, n, 12, 5, 0)
 		var buf bytes.Buffer
 		trec := NewRecorder(history.NewWriter(&buf))
 		want, err := trec.MergeLogs(logs, procs, 1)
@@ -329,21 +337,7 @@ func TestStreamedTextMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
-		logs := make([][]uint64, n)
-		procs := make([]int32, n)
-		for i := range logs {
-			procs[i] = int32(i)
-			ts := uint64(rng.IntN(3))
-			for range rng.IntN(30) {
-				ts += uint64(rng.IntN(2))
-				logs[i] = append(logs[i], recInvRead|1<<8, ts, uint64(i))
-				if rng.IntN(8) == 0 {
-					break // pending
-				}
-				ts += uint64(rng.IntN(2))
-				logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
-			}
-		}
+		logs, procs := randomLogs(rng, n, 30, 8, 3)
 		var want bytes.Buffer
 		wrec := NewRecorder(history.NewWriter(&want))
 		wst, err := wrec.MergeLogs(logs, procs, 1)
