@@ -353,7 +353,7 @@ func TestStreamedTextMerge(t *testing.T) {
 		for i := range live {
 			live[i] = true
 		}
-		dp.start(procs, live)
+		dp.start(procs, live, false)
 		wl := make([]wlog, n)
 		pos := make([]int, n) // records handed over so far (3 words each)
 		var lastTS []uint64 = make([]uint64, n)

@@ -403,11 +403,13 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	left := append([]int(nil), quota...)
 	if d.dump != nil {
 		live := make([]bool, len(left))
+		n := 0
 		for i, q := range left {
 			live[i] = q > 0
+			n += min(q, 1)
 			d.logs[i].dump, d.logs[i].w = d.dump, i
 		}
-		d.dump.start(d.pids, live)
+		d.dump.start(d.pids, live, d.cfg.Sched == Free && n >= runtime.GOMAXPROCS(0))
 	}
 	full := make([]bool, d.cfg.Threads)
 	var abandoned []bool

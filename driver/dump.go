@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"runtime"
 	"slices"
 	"sync"
 
@@ -70,6 +71,7 @@ type dumper struct {
 	// on a closed channel.
 	mu     sync.Mutex
 	closed bool
+	yield  bool // set by start, read by the workers
 }
 
 func newDumper(rc *Recorder, threads, k int) *dumper {
@@ -78,7 +80,11 @@ func newDumper(rc *Recorder, threads, k int) *dumper {
 
 // start opens the segment's section, of streams procs, for the workers
 // marked live.
-func (dp *dumper) start(procs []int32, live []bool) {
+//
+// yield: the workers yield to the dumper when they hand it a chunk (the
+// free scheduler, with at least as many workers as Ps; see put).
+func (dp *dumper) start(procs []int32, live []bool, yield bool) {
+	dp.yield = yield
 	if dp.bw != nil {
 		dp.bw.BeginSection(procs)
 	} else {
@@ -97,9 +103,16 @@ func (dp *dumper) start(procs []int32, live []bool) {
 // put hands a chunk over (a worker).
 func (dp *dumper) put(c dumpChunk) {
 	dp.mu.Lock()
-	defer dp.mu.Unlock()
 	if !dp.closed {
 		dp.in <- c
+	}
+	dp.mu.Unlock()
+	if dp.yield {
+		// Every P runs a worker: the dumper, just woken onto this one,
+		// would wait for a preemption (10 ms) and fall behind, leaving
+		// its backlog for the end of the segment, when the workers wait
+		// for it. Yielding runs it now, while the other workers go on.
+		runtime.Gosched()
 	}
 }
 

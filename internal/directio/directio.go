@@ -22,6 +22,12 @@ const align = 4096
 // bufSize is the size of one write.
 const bufSize = 4 << 20
 
+// buffers is the number of buffers: one filling, the others written (or
+// waiting to be) by the writing goroutine. The driver's dumper hands over
+// up to about 10 MB at the end of a segment with 8 workers; with room for
+// it, the workers of the next segment do not wait for the disk.
+const buffers = 4
+
 // File is a file being written, sequentially, from the start.
 type File struct {
 	f      *os.File
@@ -72,8 +78,8 @@ func (f *File) Direct() bool { return f.direct }
 // Write buffers p. A buffer, once full, goes to a goroutine that writes it
 // while the next one fills: with direct I/O a write waits for the disk
 // (about 4 ms a buffer here), and the caller (the driver's dumper, whose
-// lag the workers wait for at the end of every segment) should not. There
-// are two buffers; Write waits only when both are full. An error of the
+// lag the workers wait for at the end of every segment) should not. Write
+// waits only when every buffer is full (see buffers). An error of the
 // writing goroutine is Write's from the next full buffer on, and Close's.
 func (f *File) Write(p []byte) (int, error) {
 	n := 0
@@ -106,8 +112,10 @@ type background struct {
 // first) and takes the other one.
 func (f *File) handOff() {
 	if f.bg == nil {
-		f.bg = &background{full: make(chan []byte, 1), free: make(chan written, 2), done: make(chan struct{})}
-		f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
+		f.bg = &background{full: make(chan []byte, buffers), free: make(chan written, buffers), done: make(chan struct{})}
+		for range buffers - 1 {
+			f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
+		}
 		go f.writeBackground()
 	}
 	f.bg.full <- f.buf
