@@ -209,6 +209,21 @@ func randomLogs(rng *rand.Rand, n, ops, pending, start int) ([][]uint64, []int32
 	return logs, procs
 }
 
+// mergeText merges whole logs of k=1 into text.
+func mergeText(t *testing.T, logs [][]uint64, procs []int32) (*bytes.Buffer, MergeStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&buf))
+	st, err := rec.MergeLogs(logs, procs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return &buf, st
+}
+
 // TestLastInvLines checks the lines lastInvLines computes against the text
 // merge, on random logs with many equal timestamps, whole and with the
 // chunks before the last invocations let go.
@@ -217,13 +232,7 @@ func TestLastInvLines(t *testing.T) {
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
 		logs, procs := randomLogs(rng, n, 12, 5, 0)
-		var buf bytes.Buffer
-		trec := NewRecorder(history.NewWriter(&buf))
-		want, err := trec.MergeLogs(logs, procs, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trec.Flush()
+		buf, want := mergeText(t, logs, procs)
 		chunked := make([][][]uint64, n)
 		for i, l := range logs {
 			chunked[i] = [][]uint64{l}
@@ -338,13 +347,7 @@ func TestStreamedTextMerge(t *testing.T) {
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
 		logs, procs := randomLogs(rng, n, 30, 8, 3)
-		var want bytes.Buffer
-		wrec := NewRecorder(history.NewWriter(&want))
-		wst, err := wrec.MergeLogs(logs, procs, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wrec.Flush()
+		want, wst := mergeText(t, logs, procs)
 
 		var got bytes.Buffer
 		rec := NewRecorder(history.NewWriter(&got))
