@@ -18,10 +18,24 @@ type blockList[T any] struct {
 	n      int
 }
 
-const blockSize = 1 << 15
+// blockSize is the capacity of every block but the first, which starts
+// at firstBlock and doubles up to blockSize: a fuzz campaign analyses
+// thousands of short histories a second, and full blocks for each (a few
+// hundred kilobytes) were most of what it allocated.
+const (
+	blockSize  = 1 << 15
+	firstBlock = 1 << 8
+)
 
 func (b *blockList[T]) add(v T) {
-	if b.n&(blockSize-1) == 0 {
+	switch {
+	case b.n == 0 && len(b.blocks) == 0:
+		b.blocks = append(b.blocks, make([]T, 0, firstBlock))
+	case b.n < blockSize && b.n == cap(b.blocks[0]):
+		grown := make([]T, b.n, min(2*b.n, blockSize))
+		copy(grown, b.blocks[0])
+		b.blocks[0] = grown
+	case b.n&(blockSize-1) == 0 && b.n > 0:
 		b.blocks = append(b.blocks, make([]T, 0, blockSize))
 	}
 	last := &b.blocks[len(b.blocks)-1]

@@ -88,6 +88,13 @@ type Options struct {
 	// Clock is the timestamp source of logging's recorded runs: "auto"
 	// (the default), "tsc" or "monotonic" (driver.ClockSource).
 	Clock string
+	// Pmlin returns the command that runs this pmlin binary with args (the
+	// fuzz suite measures pmlin fuzz itself, as a user runs it).
+	Pmlin func(args []string) *exec.Cmd
+	// Baseline is an older pmlin binary the fuzz suite compares with
+	// ("": none). FuzzRuns is the runs of one fuzz campaign (default 300).
+	Baseline string
+	FuzzRuns int
 }
 
 func (o *Options) seed() uint64 {
@@ -196,6 +203,7 @@ var Describe = map[string]string{
 	"logging":   "PMwCAS driver throughput with and without recording (OPODIS: about 10 % slowdown)",
 	"porcupine": "pmlin beside Porcupine on the same histories, 4 to 32 processes: time and peak memory",
 	"mwcas":     "PMwCAS throughput against threads and k, persistence emulation on/off, mutex baseline",
+	"fuzz":      "pmlin fuzz's crash cycles per CPU-second and CPU time per run, beside an older binary (--baseline); not in all",
 }
 
 // Run runs a suite: it measures, writes the table to stdout and, with
@@ -218,6 +226,8 @@ func Run(ctx context.Context, suite string, o Options, stdout io.Writer) (Report
 		r, err = runPorcupine(ctx, &o)
 	case "mwcas":
 		r, err = runMwCAS(ctx, &o)
+	case "fuzz":
+		r, err = runFuzz(ctx, &o)
 	default:
 		return nil, fmt.Errorf("unknown suite %q (%s)", suite, strings.Join(Suites, ", "))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,7 +47,7 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&b.ks, "ks", "", "mwcas: words per MwCAS, a list (default 1,2,4)")
 	f.DurationVar(&b.timeout, "timeout", 0, "time limit of one measurement in a child process (default: porcupine 60s, others 10m)")
 	f.StringVar(&b.memLimit, "mem-limit", "", "resident memory limit of one child process (default 8G)")
-	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement: the minimum is reported, or for logging the rounds of interleaved slices, whose median is reported (default 3; logging 30)")
+	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement: the minimum is reported, for logging the rounds of interleaved slices and for fuzz the rounds, whose median is reported (default 3; logging 30)")
 	f.DurationVar(&b.duration, "duration", 0, "logging: measuring time of each side (unrecorded, binary, text) per point, in --reps slices; mwcas: per point (default 1.5s and 300ms)")
 	f.IntVar(&o.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS of the child processes (default: 1 for scale and reducehb, every core for porcupine)")
 	f.BoolVar(&o.NoSkip, "no-skip", false, "porcupine: also run Porcupine on sizes above one where it timed out or ran out of memory")
@@ -55,6 +56,8 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&o.Work, "work", "", "directory for temporary histories (default the system's)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the histories recorded or generated")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the workloads and generated histories")
+	f.StringVar(&o.Baseline, "baseline", "", "fuzz: an older pmlin binary to compare with, run on the same campaigns interleaved with this one")
+	f.IntVar(&o.FuzzRuns, "runs", 0, "fuzz: runs per campaign (default 300)")
 	f.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process suites: logging, mwcas) to this file; refuses an existing file")
 }
 
@@ -94,7 +97,7 @@ func (b *benchFlags) options(suite string) (bench.Options, error) {
 func benchCommand(e env) *cobra.Command {
 	var b benchFlags
 	var list strings.Builder
-	for _, s := range bench.Suites {
+	for _, s := range append(slices.Clone(bench.Suites), "fuzz") {
 		fmt.Fprintf(&list, "  %-10s %s\n", s, bench.Describe[s])
 	}
 	cmd := &cobra.Command{
@@ -136,6 +139,7 @@ func runBench(cmd *cobra.Command, e env, suite string, b *benchFlags) error {
 	o.Child = func(args []string) *exec.Cmd {
 		return exec.Command(exe, append([]string{"bench", "child"}, args...)...)
 	}
+	o.Pmlin = func(args []string) *exec.Cmd { return exec.Command(exe, args...) }
 	if !b.quiet {
 		o.Progress = e.stderr
 	}

@@ -13,10 +13,10 @@ import (
 )
 
 // init lets the test binary stand in for pmlin as the child process of
-// pmlin bench (which re-executes os.Executable with "bench child"); init
-// runs before any TestMain.
+// pmlin bench (which re-executes os.Executable with "bench child", or with
+// "fuzz" for the fuzz suite); init runs before any TestMain.
 func init() {
-	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "child" {
+	if len(os.Args) > 2 && os.Args[1] == "bench" && os.Args[2] == "child" || len(os.Args) > 1 && os.Args[1] == "fuzz" {
 		os.Exit(Command{Targets: testTargets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}.Run(context.Background(), os.Args[1:]))
 	}
 }
@@ -114,6 +114,48 @@ func TestBenchMwCAS(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "mwcas.png")); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestBenchFuzz: the fuzz suite runs pmlin fuzz campaigns (this test
+// binary standing in for pmlin, and for the baseline) and reports the
+// fields of docs/cli-contract.md, a ratio near 1 between equals.
+func TestBenchFuzz(t *testing.T) {
+	benchEnv(t)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := pmlin(t, "", "bench", "fuzz", "--runs", "4", "--reps", "1", "--baseline", self, "--work", t.TempDir(), "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "fuzz no-mix 1/1") {
+		t.Errorf("no progress on stderr: %q", errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var v struct {
+		Suite  string           `json:"suite"`
+		Points []map[string]any `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
+		t.Fatalf("last line: %v\n%s", err, lines[len(lines)-1])
+	}
+	if v.Suite != "fuzz" || len(v.Points) != 3 {
+		t.Fatalf("JSON %s", lines[len(lines)-1])
+	}
+	for _, p := range v.Points {
+		for _, f := range []string{"runs", "crashes", "cpu_seconds_per_run", "crashes_per_cpu_second", "baseline_cpu_seconds_per_run", "ratio"} {
+			if x, ok := p[f].(float64); !ok || x <= 0 {
+				t.Errorf("%v: %s = %v", p["config"], f, p[f])
+			}
+		}
+		if p["runs"].(float64) != 4 || p["crashes"].(float64) != 24 {
+			t.Errorf("%v: %v runs, %v crashes (want 4 runs of 6 crashes)", p["config"], p["runs"], p["crashes"])
+		}
+	}
+	if code, _, errs := pmlin(t, "", "bench", "fuzz", "--runs", "1", "--baseline", filepath.Join(t.TempDir(), "nope")); code != 2 || !strings.Contains(errs, "baseline") {
+		t.Errorf("a missing baseline: exit %d, %s", code, errs)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,6 +118,7 @@ repository runs them as a Kubernetes Indexed Job).`,
 				}
 				defer stop()
 			}
+			defer fuzzGC()()
 			return runFuzz(cmd.Context(), e, fc, outDir, asJSON)
 		},
 	}
@@ -388,3 +390,21 @@ func human(x float64) string {
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+// fuzzGCPercent is the collector's GOGC during a campaign, unless the
+// environment sets GOGC. A campaign's live heap is a few megabytes (one
+// run per job, most of it garbage by the next), so at the default of 100
+// the collector ran every dozen runs or so and took about a tenth of the
+// campaign's CPU time (marking, write barriers, assists). At 400 it runs
+// a quarter as often, and the process peaks about 12 MB higher (measured:
+// 33 MB resident instead of 21 MB).
+const fuzzGCPercent = 400
+
+// fuzzGC sets the collector for a campaign and returns what restores it.
+func fuzzGC() func() {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return func() {}
+	}
+	old := debug.SetGCPercent(fuzzGCPercent)
+	return func() { debug.SetGCPercent(old) }
+}

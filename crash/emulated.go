@@ -20,14 +20,15 @@ import (
 // recovered: what a target's New or recovery failed to make durable, and
 // what its Open cannot read back, is found.
 type emulated struct {
-	c    Config
-	tc   target.Config
-	opts pmem.Options // of every region of the run
-	r    *pmem.Region
-	in   target.Instance
-	d    *driver.Driver
-	rn   rngs
-	tag  driver.Tag // the goroutine of guarded calls
+	c      Config
+	tc     target.Config
+	opts   pmem.Options // of every region of the run
+	r      *pmem.Region
+	in     target.Instance
+	d      *driver.Driver
+	rn     rngs
+	tag    driver.Tag // the goroutine of guarded calls
+	caller caller     // runs them
 	// perOp is the region accesses per operation: a first guess, then
 	// what the run measured (accesses over ops); it scales the random
 	// crash points to the segment.
@@ -89,7 +90,7 @@ func (e *emulated) call(ctx context.Context, at, afterPersist int64, f func() er
 func (e *emulated) callOn(ctx context.Context, at, afterPersist int64, f func() error) (*callHook, error) {
 	h := &callHook{at: at, afterPersist: afterPersist, bound: e.c.Driver.StuckAccesses + 16*int64(e.r.Words())}
 	e.r.SetHook(h)
-	err := guarded(ctx, e.tag, h, e.c.Driver.StuckAfter, f)
+	err := guarded(ctx, &e.caller, e.tag, h, e.c.Driver.StuckAfter, f)
 	if h.dead.Load() {
 		e.abandoned = true // the hook stays: it fails every access
 	} else {
@@ -282,6 +283,7 @@ func (e *emulated) final(ctx context.Context) (recovery, error) {
 }
 
 func (e *emulated) close() {
+	e.caller.stop()
 	if !e.abandoned {
 		e.r.Close()
 	}

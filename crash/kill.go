@@ -326,7 +326,7 @@ func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r 
 	}
 	h.bound += 16 * int64(r.Words())
 	stage := "open"
-	rv.err = guarded(ctx, k.tag, h, k.c.Driver.StuckAfter, func() (err error) {
+	rv.err = guarded(ctx, nil, k.tag, h, k.c.Driver.StuckAfter, func() (err error) {
 		if in, err = k.c.Target.Open(r, k.tc); err != nil {
 			return err
 		}

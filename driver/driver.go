@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -357,13 +356,13 @@ func (d *Driver) setBlocked(w int, quiet time.Duration) {
 // now on, and under the deterministic scheduler every worker waiting for
 // the turn is run to its end by a rescue of its own, so that they all
 // return without waiting for each other (the worker holding the turn may
-// never hand it on, and the conductor waits for it).
+// never hand it on: see turns).
 func (d *Driver) abort() {
 	if d.aborted.Swap(true) {
 		return
 	}
 	if s := d.det; s != nil {
-		go s.drain(true)
+		go s.rescue()
 	}
 }
 
@@ -461,7 +460,9 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		d.blocked.Line = ms.LastInv[d.blocked.worker]
 		res.Blocked = d.blocked
 	}
-	if d.det != nil && res.Accesses == 0 && ms.Invoked > 0 && !res.Crashed && res.Blocked == nil {
+	// (Not when the segment was stopped: canceled right after the first
+	// invocation, it made no access either.)
+	if d.det != nil && res.Accesses == 0 && ms.Invoked > 0 && !res.Crashed && !d.aborted.Load() {
 		return res, fmt.Errorf("driver: %d operations made no region access: the deterministic scheduler switches workers only at region accesses, so they ran one after another, whole, with no interleaving, and no crash could fall inside one; every access of the target to shared state must go through the workers of the region the driver was given (pmem.Worker)", ms.Invoked)
 	}
 	return res, nil
@@ -497,14 +498,13 @@ func (d *Driver) stopWorker(w int) {
 }
 
 // runDeterministic works the segment with one worker at a time, the next
-// chosen by the scheduler's seeded choices: each worker a coroutine, run
-// by a conductor goroutine (sched.go). It returns, if it had to abandon
+// chosen by the scheduler's seeded choices: each worker a coroutine that
+// hands the turn directly to the next (handoff.go). It returns, if it had to abandon
 // some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	n := d.cfg.Threads
-	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
-		resume: make([]func() (int, bool), n), yields: make([]func(int) bool, n), drive: make([]sync.Mutex, n),
-		stallAt: d.stallAt, stalled: -1}
+	dr := newDraws(segSeed, 0x5ced)
+	s := &detSched{d: d, rng: dr.rng, dr: dr, stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
 	d.det = s
 	for i := range n {
 		if left[i] > 0 {
@@ -516,21 +516,17 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	}
 	s.workers = slices.Clone(s.live) // s.live is theirs once they run
 	s.crew = newCrew(n, s.workers)
-	for _, w := range s.workers {
-		s.resume[w], _ = iter.Pull(func(yield func(int) bool) {
-			s.yields[w] = yield
-			defer s.exit(w)
-			defer d.catch(w)
-			d.tags[w].Set()
-			if d.aborted.Load() {
-				return // run by an abort before its first turn
-			}
-			s.took(w)
-			d.work(ctx, w, &left[w], &full[w])
-			d.stopWorker(w)
-			s.finish(w)
-		})
-	}
+	s.start(n, func(w int) {
+		defer d.catch(w)
+		d.tags[w].Set()
+		if d.aborted.Load() {
+			return // run by an abort before its first turn
+		}
+		s.took(w)
+		d.work(ctx, w, &left[w], &full[w])
+		d.stopWorker(w)
+		s.finish(w)
+	})
 	if d.region != nil {
 		d.region.SetHook(s)
 	}

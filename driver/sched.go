@@ -5,7 +5,6 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/pmem"
@@ -53,27 +52,20 @@ const beatEvery = 64
 // returns without touching the scheduler's state.
 //
 // The turn is handed on through coroutines (iter.Pull), not channels:
-// each worker runs in a coroutine of its own, and a conductor goroutine
-// resumes, one at a time, the worker the last one chose (see conduct). A
-// coroutine switch hands the thread over directly, where a channel hand-off
-// parks one goroutine and readies another through the Go scheduler (at
-// every region access, that was half of what a fuzz campaign did). The
-// choices, and so the histories, are those the channels made.
+// each worker runs in a coroutine of its own, and the worker that holds
+// the turn switches directly to the one chosen next (handoff.go). A
+// coroutine switch hands the thread over directly, where a channel
+// hand-off parks one goroutine and readies another through the Go
+// scheduler. The choices, and so the histories, are those the channels
+// made.
 type detSched struct {
 	d     *Driver
-	rng   *rand.Rand
+	rng   *rand.Rand // dr.rng: the draws' stream
+	dr    draws
 	stick float64
 	live  []int
 	clock int64 // the logical clock of the log timestamps
-	// The coroutines: resume[w] runs worker w until it hands the turn on
-	// (it returns the worker chosen to run next) or returns (ok false;
-	// then after is the worker its finish chose, -1: none). yields[w] is
-	// what worker w hands the turn on with. drive[w] is held by whoever
-	// resumes worker w: the conductor, or after an abort the rescue.
-	resume  []func() (int, bool)
-	yields  []func(int) bool
-	drive   []sync.Mutex
-	after   int
+	turns
 	workers []int // the workers that have a coroutine
 	// beat is the watchdog's sign of progress, which it reads from its own
 	// goroutine: a count of the hand-overs of the turn and of the
@@ -93,10 +85,10 @@ type detSched struct {
 }
 
 func (s *detSched) pick(cur int) int {
-	if cur >= 0 && s.stick > 0 && s.rng.Float64() < s.stick {
+	if cur >= 0 && s.stick > 0 && s.dr.float64() < s.stick {
 		return cur
 	}
-	return s.live[s.rng.IntN(len(s.live))]
+	return s.live[s.dr.intN(len(s.live))]
 }
 
 // pickOther picks a live worker other than w, if there is one.
@@ -105,7 +97,7 @@ func (s *detSched) pickOther(w int) int {
 	if n < 2 {
 		return s.pick(w)
 	}
-	i := s.rng.IntN(n - 1)
+	i := s.dr.intN(n - 1)
 	if s.live[i] == w {
 		i = n - 1 // w's place taken by the last one
 	}
@@ -123,60 +115,6 @@ func (s *detSched) yieldTo(w, n int) {
 	}
 	if n != w {
 		s.handOver(w, n)
-	}
-}
-
-// handOver is worker w, which holds the turn, handing it to worker n
-// (another live worker, or the next one the scheduler picks when w stops)
-// and waiting until it is handed back: w's coroutine goes back to the
-// conductor, which resumes n.
-func (s *detSched) handOver(w, n int) {
-	s.yields[w](n)
-	if !s.d.aborted.Load() { // else resumed by an abort, to return
-		s.took(w)
-	}
-}
-
-// conduct is the conductor: it resumes first, then every worker the one
-// before it chose, until none is chosen (every worker finished) or the
-// segment is aborted; then it runs every worker left to its end.
-func (s *detSched) conduct(first int) {
-	d := s.d
-	for w := first; w >= 0 && !d.aborted.Load(); {
-		s.after = -1
-		s.drive[w].Lock()
-		n, ok := s.resume[w]()
-		s.drive[w].Unlock()
-		if !ok {
-			n = s.after
-		}
-		w = n
-	}
-	if d.aborted.Load() {
-		s.drain(false)
-	}
-}
-
-// drain runs every worker's coroutine to its end (they return at once:
-// the segment is aborted). The conductor waits for each one in turn; the
-// rescue (try, on a goroutine of its own, started by an abort) skips the
-// worker someone else is running, which may never come back: the worker a
-// watchdog found silent, or one the conductor is running and will drain.
-func (s *detSched) drain(try bool) {
-	for _, w := range s.workers {
-		if try {
-			if !s.drive[w].TryLock() {
-				continue
-			}
-		} else {
-			s.drive[w].Lock()
-		}
-		for {
-			if _, ok := s.resume[w](); !ok {
-				break
-			}
-		}
-		s.drive[w].Unlock()
 	}
 }
 
@@ -221,8 +159,9 @@ func (s *detSched) finish(w int) {
 	if s.stalled >= 0 {
 		s.leftStall(w)
 	}
+	s.cur = -1
 	if len(s.live) > 0 {
-		s.after = s.pick(-1) // the conductor resumes it
+		s.cur = s.pick(-1) // resumed when w's coroutine ends (handoff.go)
 	}
 }
 

@@ -75,10 +75,25 @@ type entry struct {
 func newEmulator(words []uint64) *emulator {
 	n := (uint64(len(words)) + LineWords - 1) / LineWords
 	e := &emulator{lines: make([]eline, n)}
+	e.reset(words)
+	return e
+}
+
+// reset makes e the emulator newEmulator(words) makes, keeping the
+// capacity of its line logs: a region reopened after each crash, as fuzz
+// does thousands of times a second, would otherwise grow every line's log
+// again from nothing. e's lines must number those of words.
+func (e *emulator) reset(words []uint64) {
+	for i := range e.lines {
+		l := &e.lines[i]
+		l.seq, l.durSeq, l.log = 0, 0, l.log[:0]
+		l.durable = [LineWords]uint64{}
+	}
 	for i := range words {
 		e.lines[i/LineWords].durable[i%LineWords] = words[i]
 	}
-	return e
+	e.gseq.Store(0)
+	e.mark.Store(0)
 }
 
 func (e *emulator) store(words []uint64, off, v uint64) {

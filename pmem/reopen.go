@@ -95,7 +95,18 @@ func (r *Region) Reopen(opts Options) (*Region, error) {
 		return nil, fmt.Errorf("pmem: reopen: %w", ErrClosed)
 	}
 	r.state.Or(stClosed)
-	mm := r.mm
-	r.words, r.mm = nil, nil
-	return newRegion(mm, r.n, opts), nil
+	mm, emu := r.mm, r.emu
+	r.words, r.mm, r.emu = nil, nil, nil
+	emulate := opts.Emulate
+	opts.Emulate = false // the emulator is taken over below
+	nr := newRegion(mm, r.n, opts)
+	if emulate {
+		if emu != nil {
+			emu.reset(nr.words) // as new, without allocating
+		} else {
+			emu = newEmulator(nr.words)
+		}
+		nr.emu = emu
+	}
+	return nr, nil
 }

@@ -126,3 +126,63 @@ func TestImageRoundTrip(t *testing.T) {
 		t.Fatalf("Image of a closed region: %v", err)
 	}
 }
+
+// TestReopenEmulatorFresh: the emulator an anonymous region hands over at
+// Reopen (to keep its logs' capacity) starts as a new one would: what
+// threads see is durable, no store is pending, and a store after the
+// reopen is lost by PolicyMin until flushed and fenced.
+func TestReopenEmulatorFresh(t *testing.T) {
+	r, err := NewMemory(40, Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Worker(0)
+	for off := range uint64(40) {
+		if err := w.Store(off, 100+off); err != nil { // never flushed
+			t.Fatal(err)
+		}
+	}
+	w.MarkLinearization()
+	for _, crash := range []bool{false, true} {
+		if crash {
+			if err := r.Crash(PolicyMax, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nr, err := r.Reopen(Options{Emulate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = nr
+		if p := r.Pending(); p != 0 {
+			t.Fatalf("crash %v: %d stores pending after the reopen", crash, p)
+		}
+		for off := range uint64(40) {
+			if d, err := r.Durable(off); err != nil || d != 100+off {
+				t.Fatalf("crash %v: word %d durable %d (%v), want %d", crash, off, d, err, 100+off)
+			}
+		}
+		w = r.Worker(0)
+		if err := w.Store(3, 7); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Store(20, 8); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Persist(20); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Crash(PolicyTargeted, nil); err != nil { // no mark since the reopen
+			t.Fatal(err)
+		}
+		if got := r.Snapshot(); got[3] != 103 || got[20] != 8 {
+			t.Fatalf("crash %v: after the reopen words 3 and 20 are %d and %d, want 103 (lost) and 8 (persisted)", crash, got[3], got[20])
+		}
+		if err := w.Store(20, 120); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Crash(PolicyMax, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
