@@ -53,9 +53,9 @@ func (o *Options) workers() int {
 
 // splitter is how the phases that split spread over the workers.
 func (o *Options) splitter() splitter {
-	s := splitter{workers: o.workers(), least: minPart}
+	s := splitter{workers: o.workers(), least: minPart, prefaultFrom: prefaultBytes}
 	if o.partSize > 0 {
-		s.least = o.partSize
+		s.least, s.prefaultFrom = o.partSize, 0
 	}
 	return s
 }

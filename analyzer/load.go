@@ -377,9 +377,12 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint)
 	l := &loader{h: h, split: split}
+	pre := newPrefaulter(split, sizeHint)
+	defer pre.stop()
 	line := int64(0)
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
+			pre.tick(h)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
@@ -419,11 +422,6 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
 	slices.SortFunc(h.far, func(a, b farRet) int { return cmp.Compare(a.op, b.op) })
-	for i := range h.lo {
-		if h.lo[i] > h.n {
-			h.lo[i] = h.n
-		}
-	}
 	h.listOps()
 	if err := guard.check(h, line); err != nil {
 		return nil, err
@@ -436,10 +434,15 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 
 // listOps lists the pending cas and swaps and the failures that report no
 // values, each list allocated at its size (grown by append, a list of
-// millions leaves copies that raise the peak memory).
+// millions leaves copies that raise the peak memory). On the way, the
+// operations without a response get their lo (package reduce): none
+// invoked after them, n.
 func (h *hist) listOps() {
 	var pw, ps, fc int
-	for _, f := range h.flags {
+	for i, f := range h.flags {
+		if f&fReturned == 0 {
+			h.lo[i] = h.n
+		}
 		switch {
 		case f&fRead != 0:
 		case f&fReturned == 0:

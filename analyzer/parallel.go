@@ -11,8 +11,13 @@ const minPart = 1 << 14
 
 // splitter cuts ranges into parts for up to workers goroutines, each part
 // at least least long (minPart but in tests, which split small histories
-// too).
-type splitter struct{ workers, least int }
+// too). prefaultFrom is the least input size (hint) for which loading maps
+// its pages ahead on a spare core (prefaultBytes but in tests, which do it
+// for every size).
+type splitter struct {
+	workers, least int
+	prefaultFrom   int64
+}
 
 // parts is the number of parts run cuts [0, n) into.
 func (s splitter) parts(n int) int {

@@ -127,11 +127,19 @@ func (l *loader) join() error {
 	h := l.h
 	// The writers: every cas that succeeded or may have (a failed cas
 	// writes nothing).
-	nw := 0
-	for i := int32(0); i < h.n; i++ {
-		if h.writes(i) {
-			nw += int(h.acc[i+1] - h.acc[i])
+	counts := make([]int, l.split.parts(int(h.n)))
+	l.split.run(int(h.n), func(k, lo, hi int) {
+		c := 0
+		for i := int32(lo); i < int32(hi); i++ {
+			if h.writes(i) {
+				c += int(h.acc[i+1] - h.acc[i])
+			}
 		}
+		counts[k] = c
+	})
+	nw := 0
+	for _, c := range counts {
+		nw += c
 	}
 	pbits := partitionBits(nw, l.split.perPartition())
 	wp, woff := partitionRange(l.split, int(h.n), pbits, func(k hashed) uint32 { return k.hash }, func(lo, hi int, emit func(hashed)) {

@@ -68,8 +68,9 @@ type Options struct {
 	// Reps is the repetitions of a measurement, whose minimum is reported
 	// (default 3).
 	Reps int
-	// Duration is the measuring time of one run of logging (default 500 ms)
-	// and of one point of mwcas (default 300 ms).
+	// Duration is the measuring time of one side of a point of logging
+	// (default 1.5 s, in Reps slices) and of one point of mwcas (default
+	// 300 ms).
 	Duration time.Duration
 	// GOMAXPROCS, if positive, is set in the children's environment. The
 	// default: 1 for scale and reducehb (the analyzer's one-core figures),

@@ -267,47 +267,6 @@ func TestLogging(t *testing.T) {
 	}
 }
 
-// TestWorkloadReplica checks the replica of the driver's workload against
-// a history the driver records with the same seed on one thread (where
-// there is no interleaving): the same operations, in the same order.
-func TestWorkloadReplica(t *testing.T) {
-	o := &Options{Work: t.TempDir()}
-	info, err := o.recordLog(context.Background(), 20_000, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(info.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	h, err := history.ReadAll(f, info.Path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, done, err := newLoggingPMwCAS(1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer done()
-	p := newWorkloadProc(0, info.K, o.seed())
-	for i, op := range h.Ops[:200] {
-		read := p.next()
-		if read != (op.Kind == history.Read) || !slices.Equal(p.addrs, op.Addrs) {
-			t.Fatalf("op %d: replica read=%v %v, driver %v %v", i, read, p.addrs, op.Kind, op.Addrs)
-		}
-		if read {
-			m.Read(0, p.addrs, p.vals)
-		} else {
-			if !slices.Equal(p.exp, op.Expected) || !slices.Equal(p.new, op.New) {
-				t.Fatalf("op %d: replica cas %v->%v, driver %v->%v", i, p.exp, p.new, op.Expected, op.New)
-			}
-			m.CAS(0, p.casWords())
-		}
-		p.done()
-	}
-}
-
 func TestRunAll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every suite")

@@ -3,11 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -23,8 +20,9 @@ import (
 // LoggingPoint is the driver's throughput at one thread count, without
 // recording and recorded in each format, the history written to a file.
 // Rates and overheads are medians over the rounds; an overhead is taken
-// within one round (1 - recorded rate / unrecorded rate), so that load on
-// the machine that changes between rounds cancels out.
+// within one round (1 - recorded rate / unrecorded rate), whose slices of
+// each side run one after another, so that load on the machine that
+// changes between rounds cancels out.
 type LoggingPoint struct {
 	Threads int  `json:"threads"`
 	Emulate bool `json:"emulate"`
@@ -39,6 +37,9 @@ type LoggingPoint struct {
 	Overhead        float64 `json:"overhead"`
 	OverheadMin     float64 `json:"overhead_min"`
 	OverheadMax     float64 `json:"overhead_max"`
+	// OverheadTotal compares the sides' whole times over every round
+	// instead of taking the median round.
+	OverheadTotal float64 `json:"overhead_total"`
 	// OverheadCPU compares the process's CPU time per operation (user and
 	// system, every goroutine: workers, dumper, writes): what the overhead
 	// would be on cores of its own, whatever else the machine runs.
@@ -54,12 +55,15 @@ type LoggingPoint struct {
 	OverheadText    float64 `json:"overhead_text"`
 	OverheadTextMin float64 `json:"overhead_text_min"`
 	OverheadTextMax float64 `json:"overhead_text_max"`
-	OverheadTextCPU float64 `json:"overhead_text_cpu"`
-	TextBytes       int64   `json:"text_bytes"`
-	SecondsPlain    float64 `json:"seconds_plain"`
-	SecondsLogged   float64 `json:"seconds_logged"`
+	// OverheadTextTotal is OverheadTotal of the text.
+	OverheadTextTotal float64 `json:"overhead_text_total"`
+	OverheadTextCPU   float64 `json:"overhead_text_cpu"`
+	TextBytes         int64   `json:"text_bytes"`
+	// Seconds* are each side's time over every round.
+	SecondsPlain  float64 `json:"seconds_plain"`
+	SecondsLogged float64 `json:"seconds_logged"`
 	// SecondsMerge is, of SecondsLogged, the time after the workers
-	// stopped (the end of each segment: writing what is left, closing).
+	// stopped (the end of each segment: writing what is left; closing).
 	SecondsMerge float64 `json:"seconds_merge"`
 	SecondsText  float64 `json:"seconds_text"`
 }
@@ -80,10 +84,12 @@ type LoggingReport struct {
 	HeadlineThreads int     `json:"headline_threads"`
 	K               int     `json:"k"`
 	Words           int     `json:"words"`
-	// Reps is the rounds of each point, each running every side once.
+	// Reps is the rounds of each point, each running a slice of every
+	// side.
 	Reps int `json:"reps"`
-	// Seconds is the measuring time of one run.
-	Seconds float64        `json:"seconds_per_run"`
+	// Seconds is the measuring time of one side at one point (a slice:
+	// Seconds/Reps).
+	Seconds float64        `json:"seconds_per_side"`
 	Points  []LoggingPoint `json:"points"`
 	// TargetMet: the binary recording's median overhead is at most 10 %
 	// at every point.
@@ -100,7 +106,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 	threads := orInts(o.Threads, []int{1, 2, 4, 8})
 	d := o.Duration
 	if d <= 0 {
-		d = time.Second / 2
+		d = 3 * time.Second / 2
 	}
 	var emus []bool
 	switch o.Emulate {
@@ -117,7 +123,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &LoggingReport{K: o.k(), Words: logWords, Reps: o.reps(5), Seconds: d.Seconds()}
+	r := &LoggingReport{K: o.k(), Words: logWords, Reps: o.reps(30), Seconds: d.Seconds()}
 	for _, emu := range emus {
 		for _, th := range threads {
 			p, err := measureLogging(ctx, o, loggingSetup{threads: th, k: r.K, emulate: emu, clock: clock}, d, r.Reps)
@@ -151,79 +157,232 @@ type loggingSetup struct {
 	clock      driver.ClockSource
 }
 
-// loggingRound is one round's runs: unrecorded, binary and text.
-type loggingRound struct {
-	plain        run
-	binary, text loggedRun
-}
-
-// run is one run's operations, time and CPU time.
+// run is what one side did: operations, time (wall clock and the
+// workers' part of it) and CPU time.
 type run struct {
 	ops     int64
 	elapsed time.Duration
+	work    time.Duration // the workers' time, of elapsed
 	cpu     time.Duration
 }
 
 func (r run) rate() float64     { return float64(r.ops) / r.elapsed.Seconds() }
+func (r run) workRate() float64 { return float64(r.ops) / r.work.Seconds() }
 func (r run) cpuPerOp() float64 { return float64(r.cpu) / float64(r.ops) }
 
-// measureLogging runs the driver's workload with s.threads workers for
-// about d, unrecorded and recorded in both formats, in reps rounds (the
-// order of the three turning from round to round), each run on a fresh
-// PMwCAS.
-func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Duration, reps int) (LoggingPoint, error) {
-	p := LoggingPoint{Threads: s.threads, Emulate: s.emulate}
-	// The quota: what the unrecorded workload does in d, from a tenth of it.
-	cal, err := runPlain(ctx, s.threads, s.k, s.emulate, 0, d/10, o.seed())
+func (r *run) add(o run) {
+	r.ops += o.ops
+	r.elapsed += o.elapsed
+	r.work += o.work
+	r.cpu += o.cpu
+}
+
+// The three sides of a point, in the order of loggingRound.
+const (
+	sidePlain = iota
+	sideBinary
+	sideText
+	nSides
+)
+
+// loggingRound is one round's slices, by side.
+type loggingRound [nSides]run
+
+// loggingSide is one side of a point: a driver on a PMwCAS of its own,
+// recording into a file (binary or text) or not recording (plain).
+type loggingSide struct {
+	dr    *driver.Driver
+	rec   *driver.Recorder // nil: plain
+	f     *directio.File
+	cw    *countWriter
+	path  string
+	close func()
+	q     []int
+}
+
+// newLoggingSide makes a side: the driver's workload (free scheduler,
+// seed o.seed()) on a fresh PMwCAS, its history (if any) written as
+// pmlin run -o writes it, with direct I/O where the file system allows.
+// The driver is given no region, so that it installs no access hook (the
+// crash point and the stuck watch's access counter, which are not
+// recording), on either side.
+func newLoggingSide(o *Options, s loggingSetup, side int) (sd *loggingSide, err error) {
+	m, closeRegion, err := newLoggingPMwCAS(s.threads, s.emulate)
+	if err != nil {
+		return nil, err
+	}
+	sd = &loggingSide{close: closeRegion, q: make([]int, s.threads)}
+	defer func() {
+		if err != nil {
+			sd.finish()
+		}
+	}()
+	if side != sidePlain {
+		tmp, err := os.CreateTemp(o.work(), "pmlin-bench-logging-*.hist")
+		if err != nil {
+			return sd, err
+		}
+		tmp.Close()
+		sd.path = tmp.Name()
+		if sd.f, err = directio.Create(sd.path, 0o600); err != nil {
+			return sd, err
+		}
+		sd.cw = &countWriter{w: sd.f}
+		sd.rec = driver.NewRecorder(history.NewWriter(sd.cw))
+		if side == sideBinary {
+			sd.rec = driver.NewBinaryRecorder(history.NewBinaryWriter(sd.cw))
+		}
+		sd.rec.Header()
+	}
+	dc := driver.DefaultConfig()
+	dc.Threads, dc.Words, dc.K, dc.Sched, dc.Seed = s.threads, logWords, s.k, driver.Free, o.seed()
+	if sd.dr, err = driver.New(dc, mwcas.AsTarget(m), nil, sd.rec); err != nil {
+		return sd, err
+	}
+	return sd, sd.dr.SetClock(s.clock)
+}
+
+// slice runs quota operations per worker, in segments of up to
+// loggingSegment operations in all, as a long run of the driver goes (its
+// logs reused from one to the next); a recorded segment ends with its
+// history written (text: merged and handed to the file's buffer).
+func (sd *loggingSide) slice(ctx context.Context, quota int) (run, error) {
+	var r run
+	cpu0, start := cpuTime(), time.Now()
+	for left := quota; left > 0; {
+		n := min(left, max(1, loggingSegment/len(sd.q)))
+		left -= n
+		for i := range sd.q {
+			sd.q[i] = n
+		}
+		seg, err := sd.dr.Segment(ctx, sd.q, driver.CrashPoint{})
+		if err != nil {
+			return r, err
+		}
+		if seg.Stuck != nil || seg.Failed != nil {
+			return r, fmt.Errorf("the workload stopped: stuck %v, failed %v", seg.Stuck, seg.Failed)
+		}
+		r.ops += seg.Invoked
+		r.work += seg.Work
+	}
+	r.elapsed, r.cpu = time.Since(start), cpuTime()-cpu0
+	return r, ctx.Err()
+}
+
+// end writes what the side's history holds back and closes its file: the
+// time it takes is the recording's too.
+func (sd *loggingSide) end() (run, error) {
+	if sd.rec == nil {
+		return run{}, nil
+	}
+	cpu0, start := cpuTime(), time.Now()
+	err := sd.rec.Flush()
+	if e := sd.f.Close(); err == nil {
+		err = e
+	}
+	sd.f = nil
+	return run{elapsed: time.Since(start), cpu: cpuTime() - cpu0}, err
+}
+
+// finish lets go of the side's PMwCAS and file.
+func (sd *loggingSide) finish() {
+	if sd.f != nil {
+		sd.f.Close()
+	}
+	if sd.path != "" {
+		os.Remove(sd.path)
+	}
+	sd.close()
+}
+
+// measureLogging measures one point within one run: the three sides (each
+// a driver on a PMwCAS of its own, alive together) run in slices of the
+// same number of operations per worker, about d/reps each, interleaved:
+// a round runs one slice of each side, in an order that turns from round
+// to round, so that load on the machine that comes and goes falls on
+// every side alike. A warm-up round first is not counted. The recorded
+// sides' last writes and the closing of their files, after the rounds,
+// are shared out over the rounds.
+func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Duration, reps int) (p LoggingPoint, err error) {
+	p = LoggingPoint{Threads: s.threads, Emulate: s.emulate}
+	var sides [nSides]*loggingSide
+	defer func() {
+		for _, sd := range sides {
+			if sd != nil {
+				sd.finish()
+			}
+		}
+	}()
+	for i := range sides {
+		if sides[i], err = newLoggingSide(o, s, i); err != nil {
+			return p, err
+		}
+	}
+	p.Clock = sides[sideBinary].dr.Clock().String()
+	// The quota of a slice: what the unrecorded side does in d/reps, from
+	// a run of a tenth of that (which also warms it up).
+	slice := d / time.Duration(reps)
+	cal, err := sides[sidePlain].slice(ctx, 1000)
 	if err != nil {
 		return p, err
 	}
-	quota := max(1, int(cal.rate()*d.Seconds())/s.threads)
-	rounds := make([]loggingRound, reps)
+	cal, err = sides[sidePlain].slice(ctx, max(1, int(cal.rate()*slice.Seconds()/10)/s.threads))
+	if err != nil {
+		return p, err
+	}
+	quota := max(1, int(cal.rate()*slice.Seconds())/s.threads)
+	rounds := make([]loggingRound, reps+1)
 	for i := range rounds {
-		rd := &rounds[i]
-		sides := []func() error{
-			func() (err error) {
-				rd.plain, err = runPlain(ctx, s.threads, s.k, s.emulate, quota, 0, o.seed())
-				return err
-			},
-			func() (err error) { rd.binary, err = runLogged(ctx, o, s, quota, true); return err },
-			func() (err error) { rd.text, err = runLogged(ctx, o, s, quota, false); return err },
-		}
-		for j := range sides {
-			if err := sides[(i+j)%len(sides)](); err != nil {
+		for j := range nSides {
+			side := (i + j) % nSides
+			if rounds[i][side], err = sides[side].slice(ctx, quota); err != nil {
 				return p, err
 			}
 		}
 	}
+	rounds = rounds[1:] // the warm-up round
+	for _, side := range []int{sideBinary, sideText} {
+		e, err := sides[side].end()
+		if err != nil {
+			return p, err
+		}
+		for i := range rounds {
+			rounds[i][side].elapsed += e.elapsed / time.Duration(len(rounds))
+			rounds[i][side].cpu += e.cpu / time.Duration(len(rounds))
+		}
+	}
+	p.HistoryBytes, p.TextBytes = sides[sideBinary].cw.n, sides[sideText].cw.n
 	p.summarize(rounds)
 	return p, nil
 }
 
 // summarize sets the point's medians and spreads from its rounds.
 func (p *LoggingPoint) summarize(rounds []loggingRound) {
-	var plain, bin, binWork, text, ov, ovCPU, ovWork, ovText, ovTextCPU []float64
+	var plain, bin, binWork, text, ov, ovWork, ovText []float64
+	var total loggingRound
 	for _, rd := range rounds {
-		plain = append(plain, rd.plain.rate())
-		bin = append(bin, rd.binary.rate())
-		binWork = append(binWork, rd.binary.workRate())
-		text = append(text, rd.text.rate())
-		ov = append(ov, 1-rd.binary.rate()/rd.plain.rate())
-		ovWork = append(ovWork, 1-rd.binary.workRate()/rd.plain.rate())
-		ovCPU = append(ovCPU, 1-rd.plain.cpuPerOp()/rd.binary.cpuPerOp())
-		ovText = append(ovText, 1-rd.text.rate()/rd.plain.rate())
-		ovTextCPU = append(ovTextCPU, 1-rd.plain.cpuPerOp()/rd.text.cpuPerOp())
+		pl, b, t := rd[sidePlain], rd[sideBinary], rd[sideText]
+		plain = append(plain, pl.rate())
+		bin = append(bin, b.rate())
+		binWork = append(binWork, b.workRate())
+		text = append(text, t.rate())
+		ov = append(ov, 1-b.rate()/pl.rate())
+		ovWork = append(ovWork, 1-b.workRate()/pl.rate())
+		ovText = append(ovText, 1-t.rate()/pl.rate())
+		for i := range total {
+			total[i].add(rd[i])
+		}
 	}
 	p.OpsPerSecPlain, p.OpsPerSecLogged, p.OpsPerSecLoggedWork, p.OpsPerSecText = median(plain), median(bin), median(binWork), median(text)
-	p.Overhead, p.OverheadCPU, p.OverheadWork = median(ov), median(ovCPU), median(ovWork)
-	p.OverheadText, p.OverheadTextCPU = median(ovText), median(ovTextCPU)
+	p.Overhead, p.OverheadWork, p.OverheadText = median(ov), median(ovWork), median(ovText)
 	p.OverheadMin, p.OverheadMax = slices.Min(ov), slices.Max(ov)
 	p.OverheadTextMin, p.OverheadTextMax = slices.Min(ovText), slices.Max(ovText)
-	last := rounds[len(rounds)-1]
-	p.Clock = last.binary.clock
-	p.OpsPlain, p.OpsLogged, p.HistoryBytes, p.TextBytes = last.plain.ops, last.binary.ops, last.binary.bytes, last.text.bytes
-	p.SecondsPlain, p.SecondsLogged, p.SecondsText = last.plain.elapsed.Seconds(), last.binary.elapsed.Seconds(), last.text.elapsed.Seconds()
-	p.SecondsMerge = (last.binary.elapsed - last.binary.work).Seconds()
+	pl, b, t := total[sidePlain], total[sideBinary], total[sideText]
+	p.OverheadTotal, p.OverheadTextTotal = 1-b.rate()/pl.rate(), 1-t.rate()/pl.rate()
+	p.OverheadCPU, p.OverheadTextCPU = 1-pl.cpuPerOp()/b.cpuPerOp(), 1-pl.cpuPerOp()/t.cpuPerOp()
+	p.OpsPlain, p.OpsLogged = pl.ops, b.ops
+	p.SecondsPlain, p.SecondsLogged, p.SecondsText = pl.elapsed.Seconds(), b.elapsed.Seconds(), t.elapsed.Seconds()
+	p.SecondsMerge = (b.elapsed - b.work).Seconds()
 }
 
 // median is the middle value (the mean of the two middle ones).
@@ -245,7 +404,7 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// newLoggingPMwCAS is the PMwCAS both sides run on: logWords words on a
+// newLoggingPMwCAS is the PMwCAS a side runs on: logWords words on a
 // fresh region.
 func newLoggingPMwCAS(threads int, emulate bool) (*mwcas.PMwCAS, func(), error) {
 	c := mwcas.Config{Words: logWords, MaxWorkers: threads}
@@ -265,242 +424,15 @@ func newLoggingPMwCAS(threads int, emulate bool) (*mwcas.PMwCAS, func(), error) 
 	return m, func() { r.Close() }, nil
 }
 
-// loggingSegment is the operations of one segment of the recorded side.
+// loggingSegment is the operations of one segment of a side.
 const loggingSegment = 100_000
-
-type loggedRun struct {
-	run
-	work  time.Duration // the workers' time, of elapsed
-	bytes int64
-	clock string
-}
-
-func (r loggedRun) workRate() float64 { return float64(r.ops) / r.work.Seconds() }
-
-// runLogged is the driver, recording: quota operations per worker under
-// the free scheduler, the history written to a file, in binary or text,
-// timed until the file is closed. The driver is given no region, so it
-// installs no access hook (the crash point and the stuck watch's access
-// counter, which are not recording), like the driver's own
-// BenchmarkLogging.
-func runLogged(ctx context.Context, o *Options, s loggingSetup, quota int, binary bool) (loggedRun, error) {
-	m, done, err := newLoggingPMwCAS(s.threads, s.emulate)
-	if err != nil {
-		return loggedRun{}, err
-	}
-	defer done()
-	tmp, err := os.CreateTemp(o.work(), "pmlin-bench-logging-*.hist")
-	if err != nil {
-		return loggedRun{}, err
-	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	cpu0, start := cpuTime(), time.Now()
-	// As pmlin run -o writes its history: with direct I/O where the file
-	// system allows it.
-	f, err := directio.Create(tmp.Name(), 0o600)
-	if err != nil {
-		return loggedRun{}, err
-	}
-	defer f.Close()
-	cw := &countWriter{w: f}
-	rec := driver.NewRecorder(history.NewWriter(cw))
-	if binary {
-		rec = driver.NewBinaryRecorder(history.NewBinaryWriter(cw))
-	}
-	rec.Header()
-	dc := driver.DefaultConfig()
-	dc.Threads, dc.Words, dc.K, dc.Sched, dc.Seed = s.threads, logWords, s.k, driver.Free, o.seed()
-	dr, err := driver.New(dc, mwcas.AsTarget(m), nil, rec)
-	if err != nil {
-		return loggedRun{}, err
-	}
-	if err := dr.SetClock(s.clock); err != nil {
-		return loggedRun{}, err
-	}
-	// Segments of up to loggingSegment operations in all, as a long run
-	// of the driver goes (its logs are reused from one to the next).
-	run := loggedRun{clock: dr.Clock().String()}
-	q := make([]int, s.threads)
-	for left := quota; left > 0; {
-		n := min(left, max(1, loggingSegment/s.threads))
-		left -= n
-		for i := range q {
-			q[i] = n
-		}
-		seg, err := dr.Segment(ctx, q, driver.CrashPoint{})
-		if err != nil {
-			return loggedRun{}, err
-		}
-		if seg.Stuck != nil || seg.Failed != nil {
-			return loggedRun{}, fmt.Errorf("the recorded workload stopped: stuck %v, failed %v", seg.Stuck, seg.Failed)
-		}
-		run.ops += seg.Invoked
-		run.work += seg.Work
-	}
-	if err := rec.Flush(); err != nil {
-		return loggedRun{}, err
-	}
-	if err := f.Close(); err != nil {
-		return loggedRun{}, err
-	}
-	run.elapsed, run.cpu = time.Since(start), cpuTime()-cpu0
-	run.bytes = cw.n
-	return run, ctx.Err()
-}
-
-// runPlain is the same workload unrecorded: threads goroutines, each
-// running quota operations (or, with quota 0, for d) of a replica of the
-// driver's workload generator on the PMwCAS, with no log. It returns the
-// operations and the time they took.
-func runPlain(ctx context.Context, threads, k int, emulate bool, quota int, d time.Duration, seed uint64) (run, error) {
-	m, done, err := newLoggingPMwCAS(threads, emulate)
-	if err != nil {
-		return run{}, err
-	}
-	defer done()
-	var (
-		stop atomic.Bool
-		wg   sync.WaitGroup
-		ops  = make([]int64, threads)
-		errs = make([]error, threads)
-	)
-	cpu0, start := cpuTime(), time.Now()
-	for w := range threads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			p := newWorkloadProc(int32(w), k, seed)
-			for i := 0; (quota == 0 || i < quota) && !stop.Load(); i++ {
-				var err error
-				if p.next() {
-					err = m.Read(w, p.addrs, p.vals)
-				} else {
-					_, _, err = m.CAS(w, p.casWords())
-				}
-				if err != nil {
-					errs[w] = err
-					return
-				}
-				p.done()
-				ops[w]++
-			}
-		}()
-	}
-	if quota == 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-		}
-		stop.Store(true)
-	}
-	wg.Wait()
-	rn := run{elapsed: time.Since(start), cpu: cpuTime() - cpu0}
-	for w := range threads {
-		if errs[w] != nil {
-			return run{}, errs[w]
-		}
-		rn.ops += ops[w]
-	}
-	return rn, ctx.Err()
-}
-
-// recentReads is how many of its reads a process of the workload
-// remembers, as driver/workload.go does.
-const recentReads = 4
-
-// workloadProc replicates the driver's workload generator
-// (driver/workload.go, which the driver does not export): a read of k
-// distinct uniform words with probability driver.DefaultReads (and
-// always first), otherwise a CAS of the words of one of the process's
-// recentReads last reads (the last one, unless the last operation was a
-// CAS, or one time in eight) from the values read, in shuffled order, to
-// fresh tags.
-type workloadProc struct {
-	id                      int32
-	rng                     *rand.Rand
-	ctr                     uint64
-	recentAddrs, recentVals [recentReads][]uint64
-	nRecent, lastRecent     int
-	lastWasRead, isRead     bool
-	addrs, exp, new, vals   []uint64
-	perm                    []int
-	ws                      []mwcas.Word
-}
-
-func newWorkloadProc(id int32, k int, seed uint64) *workloadProc {
-	p := &workloadProc{id: id, rng: rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15^uint64(id)))}
-	for i := range recentReads {
-		p.recentAddrs[i], p.recentVals[i] = make([]uint64, k), make([]uint64, k)
-	}
-	p.addrs, p.exp, p.new, p.vals = make([]uint64, k), make([]uint64, k), make([]uint64, k), make([]uint64, k)
-	p.perm, p.ws = make([]int, k), make([]mwcas.Word, k)
-	return p
-}
-
-// next chooses the next operation; it reports whether it is a read.
-func (p *workloadProc) next() bool {
-	if p.nRecent == 0 || p.rng.Float64() < driver.DefaultReads {
-		p.isRead = true
-		for i := range p.addrs {
-		again:
-			x := p.rng.Uint64N(logWords)
-			for _, y := range p.addrs[:i] {
-				if x == y {
-					goto again
-				}
-			}
-			p.addrs[i] = x
-		}
-		return true
-	}
-	p.isRead = false
-	src := p.lastRecent
-	if !p.lastWasRead || p.rng.IntN(8) == 0 {
-		src = p.rng.IntN(p.nRecent)
-	}
-	for i := range p.perm {
-		p.perm[i] = i
-	}
-	p.rng.Shuffle(len(p.perm), func(i, j int) { p.perm[i], p.perm[j] = p.perm[j], p.perm[i] })
-	for i, j := range p.perm {
-		p.addrs[i], p.exp[i] = p.recentAddrs[src][j], p.recentVals[src][j]
-		p.ctr++
-		p.new[i] = uint64(p.id+1)<<32 | p.ctr
-	}
-	return false
-}
-
-func (p *workloadProc) casWords() []mwcas.Word {
-	for i := range p.addrs {
-		p.ws[i] = mwcas.Word{Addr: p.addrs[i], Old: p.exp[i], New: p.new[i]}
-	}
-	return p.ws
-}
-
-// done takes note of a returned operation.
-func (p *workloadProc) done() {
-	if !p.isRead {
-		p.lastWasRead = false
-		return
-	}
-	i := (p.lastRecent + 1) % recentReads
-	if p.nRecent == 0 {
-		i = 0
-	}
-	copy(p.recentAddrs[i], p.addrs)
-	copy(p.recentVals[i], p.vals)
-	p.lastRecent = i
-	p.nRecent = min(p.nRecent+1, recentReads)
-	p.lastWasRead = true
-}
 
 func (r *LoggingReport) Table() *Table {
 	t := &Table{Cols: []string{"threads", "emulate", "clock", "ops_per_sec_plain", "ops_per_sec_logged", "overhead", "overhead_min", "overhead_max",
-		"overhead_cpu", "overhead_work", "seconds_merge", "history_mib", "ops_per_sec_text", "overhead_text", "overhead_text_cpu", "text_mib"}}
+		"overhead_total", "overhead_cpu", "overhead_work", "seconds_merge", "history_mib", "ops_per_sec_text", "overhead_text", "overhead_text_total", "overhead_text_cpu", "text_mib"}}
 	for _, p := range r.Points {
 		t.add(p.Threads, p.Emulate, p.Clock, p.OpsPerSecPlain, p.OpsPerSecLogged, p.Overhead, p.OverheadMin, p.OverheadMax,
-			p.OverheadCPU, p.OverheadWork, p.SecondsMerge, float64(p.HistoryBytes)/(1<<20), p.OpsPerSecText, p.OverheadText, p.OverheadTextCPU, float64(p.TextBytes)/(1<<20))
+			p.OverheadTotal, p.OverheadCPU, p.OverheadWork, p.SecondsMerge, float64(p.HistoryBytes)/(1<<20), p.OpsPerSecText, p.OverheadText, p.OverheadTextTotal, p.OverheadTextCPU, float64(p.TextBytes)/(1<<20))
 	}
 	return t
 }
@@ -534,27 +466,30 @@ func (r *LoggingReport) Explain() string {
 	return fmt.Sprintf(`The cost of recording, counted the way a user feels it (the OPODIS paper
 reports about 10 %% slowdown): the driver's PMwCAS workload (free
 scheduler, %d words, k=%d, half reads; the PMwCAS's region without and with
-the persistence emulation), the same number of operations per thread
-(about %.1f s of work), unrecorded and recorded until the history is
-written to a file and closed. %d rounds, each running the three sides on a
-fresh PMwCAS, in an order that turns from round to round; an overhead is 1 -
+the persistence emulation) run unrecorded and recorded, the history written
+to a file (with direct I/O where the file system allows, as pmlin run -o
+writes it) and closed. Each side is a driver on a PMwCAS of its own, the
+three alive together: unrecorded (driver.New with no recorder: the same
+workload generator, seed, tags and target calls, no log and no timestamps),
+recorded as a binary history (the workers' logs go to the file as they
+fill, written by a goroutine while they run; what is left when they stop)
+and recorded as text (the logs merged by timestamp into text when the
+workers stop). Timestamps come from the clock column (tsc: RDTSCP, where
+the kernel's clocksource is the TSC). No side is given a region, so none
+installs an access hook (the crash point and the stuck watch, which are
+not recording). The sides run in slices of the same operations per worker
+(about %.2f s each, in segments of %d operations), interleaved within one
+run: %d rounds (after a warm-up round), each running one slice of every
+side in an order that turns from round to round. An overhead is 1 -
 recorded rate / unrecorded rate within one round, and the figures are
-medians over the rounds (min and max: the rounds' spread). overhead_cpu
-takes the process's CPU time per operation instead of the wall clock: what
-recording costs on cores of its own, whatever else the machine runs.
-Recorded is the driver itself (driver.Segment, in segments of %d
-operations), given no region, so that it installs no access hook (the
-crash point and stuck watch, which are not recording), as in the driver's
-BenchmarkLogging: timestamps from the clock column (tsc: RDTSCP, where the
-kernel's clocksource is the TSC), per-thread logs, and either the binary
-history (the logs go to the file as they fill, written by a goroutine
-while the workers run; what is left is written when they stop) or text
-(the logs merged by timestamp into text when the workers stop). overhead_work
-leaves out the time after the workers stop. Unrecorded is the same workload
-generator (a replica of driver/workload.go's, which the driver does not
-export) calling the same PMwCAS with no log. The headline is the first
-emulation setting at the most threads; the target is met when every point's
-median is at most 10 %%.`, r.Words, r.K, r.Seconds, r.Reps, loggingSegment)
+medians over the rounds (min and max: the rounds' spread); overhead_total
+takes the sides' whole times instead. The recorded sides' final writes and
+the closing of their files are shared out over the rounds. overhead_cpu
+compares the process's CPU time per operation over every round (workers,
+writer goroutine, system calls): what recording costs on cores of its own,
+whatever else the machine runs. overhead_work leaves out the time after
+the workers stop. The headline is the first emulation setting at the most
+threads; the target is met when every point's median is at most 10 %%.`, r.Words, r.K, r.Seconds/float64(r.Reps), loggingSegment, r.Reps)
 }
 
 func (r *LoggingReport) Plot(dir string) ([]string, error) {

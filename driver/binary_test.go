@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -186,6 +187,43 @@ func (y *tally) compare(t *testing.T, seg int, s SegmentResult) {
 	}
 }
 
+// randomLogs makes n logs of reads of k=1 (process i reads address i) of
+// up to ops operations each, the last one pending one time in pending,
+// with many equal timestamps (the first from 0 to start-1).
+func randomLogs(rng *rand.Rand, n, ops, pending, start int) ([][]uint64, []int32) {
+	logs := make([][]uint64, n)
+	procs := make([]int32, n)
+	for i := range logs {
+		procs[i] = int32(i)
+		ts := uint64(rng.IntN(max(start, 1)))
+		for range rng.IntN(ops) {
+			ts += uint64(rng.IntN(2))
+			logs[i] = append(logs[i], recInvRead|1<<8, ts, uint64(i))
+			if rng.IntN(pending) == 0 {
+				break // pending
+			}
+			ts += uint64(rng.IntN(2))
+			logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
+		}
+	}
+	return logs, procs
+}
+
+// mergeText merges whole logs of k=1 into text.
+func mergeText(t *testing.T, logs [][]uint64, procs []int32) (*bytes.Buffer, MergeStats) {
+	t.Helper()
+	var buf bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&buf))
+	st, err := rec.MergeLogs(logs, procs, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return &buf, st
+}
+
 // TestLastInvLines checks the lines lastInvLines computes against the text
 // merge, on random logs with many equal timestamps, whole and with the
 // chunks before the last invocations let go.
@@ -193,28 +231,8 @@ func TestLastInvLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
-		logs := make([][]uint64, n)
-		procs := make([]int32, n)
-		for i := range logs {
-			procs[i] = int32(i)
-			ts := uint64(0)
-			for range rng.IntN(12) {
-				ts += uint64(rng.IntN(2))
-				logs[i] = append(logs[i], recInvRead|1<<8, ts, 3)
-				if rng.IntN(5) == 0 {
-					break // pending
-				}
-				ts += uint64(rng.IntN(2))
-				logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
-			}
-		}
-		var buf bytes.Buffer
-		trec := NewRecorder(history.NewWriter(&buf))
-		want, err := trec.MergeLogs(logs, procs, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		trec.Flush()
+		logs, procs := randomLogs(rng, n, 12, 5, 0)
+		buf, want := mergeText(t, logs, procs)
 		chunked := make([][][]uint64, n)
 		for i, l := range logs {
 			chunked[i] = [][]uint64{l}
@@ -254,6 +272,136 @@ func TestLastInvLines(t *testing.T) {
 		}
 		if txt := toText(t, bb.Bytes()); txt != buf.String() {
 			t.Fatalf("trial %d: binary as text\n%s\ntext\n%s", trial, txt, buf.String())
+		}
+	}
+}
+
+// TestRecordSizes checks the records logInvocation and logResponse write
+// (their sizes are their own arithmetic) against recWords and the
+// validator, and their payloads against the operations.
+func TestRecordSizes(t *testing.T) {
+	for k := 1; k <= 4; k++ {
+		var l wlog
+		want := 0
+		mk := func(base uint64) []uint64 {
+			s := make([]uint64, k)
+			for i := range s {
+				s[i] = base + uint64(i)
+			}
+			return s
+		}
+		ops := []op{
+			{kind: history.Read, addrs: mk(10), vals: mk(20)},
+			{kind: history.Swap, addrs: mk(10), new: mk(30), vals: mk(20)},
+			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), ok: true},
+			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10 + uint64(k) - 1},
+			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10, report: true, vals: mk(20)},
+		}
+		for i := range ops {
+			o := &ops[i]
+			logInvocation(&l, o, k, int64(2*i))
+			logResponse(&l, o, k, int64(2*i+1))
+			want += recWords(invKind(o), k)
+		}
+		want += recWords(recRetRead, k)*2 + recWords(recRetOK, k) + recWords(recRetFail, k) + recWords(recRetFailValues, k)
+		if l.n != want {
+			t.Fatalf("k=%d: %d words, want %d", k, l.n, want)
+		}
+		var v validator
+		if err := v.check(l.buf[:l.n], k); err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		var buf bytes.Buffer
+		rc := NewRecorder(history.NewWriter(&buf))
+		rc.Header()
+		if _, err := rc.MergeLogs([][]uint64{l.buf[:l.n]}, []int32{0}, k); err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		h, err := history.ReadAll(&buf, "logged")
+		if err != nil {
+			t.Fatalf("k=%d: %v\n%s", k, err, buf.String())
+		}
+		if len(h.Ops) != len(ops) {
+			t.Fatalf("k=%d: %d ops", k, len(h.Ops))
+		}
+		for i, o := range h.Ops {
+			w := ops[i]
+			if o.Kind != w.kind || !slices.Equal(o.Addrs, w.addrs) || (w.kind == history.CAS && !slices.Equal(o.Expected, w.exp)) ||
+				(w.kind != history.Read && !slices.Equal(o.New, w.new)) {
+				t.Errorf("k=%d op %d: %+v, logged %+v", k, i, w, o)
+			}
+		}
+	}
+}
+
+// TestStreamedTextMerge feeds random logs, cut into chunks at random
+// records and handed over in a random interleaving (some workers
+// abandoned with their last records still in their logs), to a text
+// recording's dumper, which merges while chunks come: the text and the
+// statistics must be those of a merge of the whole logs.
+func TestStreamedTextMerge(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		n := 1 + rng.IntN(4)
+		logs, procs := randomLogs(rng, n, 30, 8, 3)
+		want, wst := mergeText(t, logs, procs)
+
+		var got bytes.Buffer
+		rec := NewRecorder(history.NewWriter(&got))
+		dp := newDumper(rec, n, 1)
+		live := make([]bool, n)
+		for i := range live {
+			live[i] = true
+		}
+		dp.start(procs, live, false)
+		wl := make([]wlog, n)
+		pos := make([]int, n) // records handed over so far (3 words each)
+		var lastTS []uint64 = make([]uint64, n)
+		abandoned := make([]bool, n)
+		for i := range abandoned {
+			abandoned[i] = rng.IntN(4) == 0
+		}
+		for open := n; open > 0; {
+			i := rng.IntN(n)
+			recs := len(logs[i]) / 3
+			if pos[i] > recs {
+				continue // done
+			}
+			take := min(recs-pos[i], rng.IntN(4))
+			last := pos[i]+take == recs && rng.IntN(2) == 0
+			if last && abandoned[i] {
+				// Its last records stay in its log: finish takes them.
+				wl[i].buf, wl[i].n = logs[i][3*pos[i]:], len(logs[i])-3*pos[i]
+				wl[i].lastTS = lastTS[i]
+				if wl[i].n > 0 {
+					wl[i].lastTS = logs[i][len(logs[i])-2]
+				}
+				pos[i], open = recs+1, open-1
+				continue
+			}
+			words := logs[i][3*pos[i] : 3*(pos[i]+take)]
+			if take > 0 {
+				lastTS[i] = words[len(words)-2]
+			}
+			dp.put(dumpChunk{w: i, words: words, lastTS: lastTS[i], last: last})
+			pos[i] += take
+			if last {
+				pos[i], open = recs+1, open-1
+			}
+		}
+		st, err := dp.finish(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.Flush()
+		if got.String() != want.String() {
+			t.Fatalf("trial %d: streamed\n%s\nwhole\n%s\nlogs %v", trial, got.String(), want.String(), logs)
+		}
+		if fmt.Sprint(st) != fmt.Sprint(wst) {
+			t.Fatalf("trial %d: streamed %+v, whole %+v", trial, st, wst)
 		}
 	}
 }

@@ -2,13 +2,18 @@ package driver
 
 import "github.com/pmlin/pmlin/internal/cpuid"
 
-// tscInstructions: this architecture has RDTSCP and LFENCE, if the CPU
+// tscInstructions: this architecture has RDTSCP, if the CPU
 // says so (cpuHasInvariantTSC).
 const tscInstructions = true
 
-// tscOrdered reads the TSC after every earlier instruction and before
-// every later one (RDTSCP; LFENCE). Callers check TSCUsable first.
+// tscOrdered reads the TSC after every earlier load and before every
+// later memory access (RDTSCP, then a load that depends on the value
+// read: see clock_amd64.s). Callers check TSCUsable first.
 func tscOrdered() uint64
+
+// tscAnchor is what tscOrdered's ordering load reads (two words: its
+// index is the counter's top bit); nothing writes it.
+var tscAnchor [2]uint64
 
 func tscSkewed(skew uint64) uint64
 

@@ -35,8 +35,11 @@
 // line. A shared log would order the workers and mask the bugs it is meant
 // to find (Lowe, "Testing for linearizability", 2017). The logs are merged
 // by timestamp, invocations before responses on ties so that a recorded
-// interval never shrinks, and streamed to a history.Writer at the end of
-// each segment (a stretch of the workload between crashes). The logs are
+// interval never shrinks, and streamed to a history.Writer: under the free
+// scheduler by a goroutine (the dumper) while the workers run, as far as
+// the chunks they have handed over allow, the rest at the end of each
+// segment (a stretch of the workload between crashes); a binary history
+// takes the logs as they are, unmerged. The logs are
 // flat arrays of 64-bit words; a log may live in a shared file mapping
 // (Log), which is how a child process killed with SIGKILL hands its
 // history to its parent (package crash).

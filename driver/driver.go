@@ -26,7 +26,7 @@ type Driver struct {
 	target target.Ops
 	region *pmem.Region
 	rec    *Recorder
-	dump   *dumper // binary recording
+	dump   *dumper // writes the logs as they fill (see dumper)
 	procs  []*proc
 	logs   []wlog
 	ws     []wstate
@@ -67,12 +67,21 @@ type Driver struct {
 // (benchmarks of the logging alone): the deterministic scheduler
 // interleaves the workers at region accesses and has nothing to interleave
 // without them.
+//
+// rec may be nil under the free scheduler: the driver then runs the same
+// workload unrecorded (no log, no timestamps but those the stuck watch
+// needs with a region), the baseline of the recording's cost (pmlin bench
+// logging); its segments count the operations (MergeStats) and write
+// nothing.
 func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	if r == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler needs the target's region: it switches workers only at region accesses, so without them the operations would run one after another, whole, with no interleaving")
+	}
+	if rec == nil && c.Sched == Deterministic {
+		return nil, errors.New("driver: the deterministic scheduler records: it needs a recorder")
 	}
 	clk, err := newClock(ClockAuto)
 	if err != nil {
@@ -94,8 +103,10 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
 	}
-	if rec.Binary() {
-		d.dump = newDumper(rec.bw, c.Threads)
+	if rec != nil && (rec.Binary() || c.Sched == Free) {
+		// The deterministic scheduler's text recordings (fuzzing: tiny
+		// segments, one worker at a time) merge at the end of the segment.
+		d.dump = newDumper(rec, c.Threads, c.K)
 	}
 	return d, nil
 }
@@ -391,11 +402,13 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	left := append([]int(nil), quota...)
 	if d.dump != nil {
 		live := make([]bool, len(left))
+		n := 0
 		for i, q := range left {
 			live[i] = q > 0
+			n += min(q, 1)
 			d.logs[i].dump, d.logs[i].w = d.dump, i
 		}
-		d.dump.start(d.pids, live)
+		d.dump.start(d.pids, live, d.cfg.Sched == Free && n >= runtime.GOMAXPROCS(0))
 	}
 	full := make([]bool, d.cfg.Threads)
 	var abandoned []bool
@@ -456,12 +469,18 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 }
 
 // history writes the segment's logs to the history: merged into text, or
-// (binary) what the dumper has not written yet.
+// (with a dumper) what the dumper has not written yet.
 func (d *Driver) history() (MergeStats, error) {
+	if d.rec == nil {
+		st := newMergeStats(len(d.logs))
+		for i := range d.logs {
+			l := &d.logs[i]
+			st.add(i, l.counts, l.lastKind, l.tag)
+		}
+		return st, nil
+	}
 	if d.dump != nil {
-		ms := d.dump.finish(d.logs, d.rec.lines)
-		d.rec.lines += ms.Events
-		return ms, nil
+		return d.dump.finish(d.logs)
 	}
 	logs := make([][][]uint64, len(d.logs))
 	for i := range d.logs {
@@ -470,8 +489,8 @@ func (d *Driver) history() (MergeStats, error) {
 	return d.rec.mergeChunks(logs, d.pids, d.cfg.K)
 }
 
-// stopWorker is what worker w does when it stops working in a segment: in
-// a binary recording, it hands its last chunk to the dumper.
+// stopWorker is what worker w does when it stops working in a segment:
+// with a dumper, it hands its last chunk over.
 func (d *Driver) stopWorker(w int) {
 	if d.dump != nil {
 		d.logs[w].retire(true)
@@ -615,6 +634,10 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	// stamp.
 	var shared int64
 	haveShared := false
+	// Unrecorded (no recorder), a worker logs nothing and reads the clock
+	// only for the stuck watch, which needs a region.
+	rec := d.rec != nil
+	stamps := rec || d.region != nil
 	for *left > 0 {
 		if d.point(w) {
 			haveShared = false
@@ -634,10 +657,15 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		*left--
 		// Invocation: logged before the operation's first access.
 		ts := shared
-		if !haveShared {
+		if !haveShared && stamps {
 			ts = d.now()
 		}
-		logInvocation(l, o, k, ts)
+		if rec {
+			logInvocation(l, o, k, ts)
+		} else {
+			l.counts[invKind(o)]++
+			l.lastKind = invKind(o)
+		}
 		if o.kind != history.Read {
 			l.tag = p.ctr // the largest tag in the log
 		}
@@ -670,56 +698,79 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		// Response: logged after the operation's last access.
-		rts := d.now()
+		var rts int64
+		if stamps {
+			rts = d.now()
+		}
 		shared, haveShared = rts, d.det == nil
-		logResponse(l, o, k, rts)
+		if rec {
+			logResponse(l, o, k, rts)
+		} else {
+			l.counts[recRetOK]++ // counted as responses, whatever the kind
+			l.lastKind = recRetOK
+		}
 		p.done(o)
 	}
 }
 
-// logInvocation logs o's invocation at ts (the log has room: wlog.room).
-func logInvocation(l *wlog, o *op, k int, ts int64) {
+// invKind is the kind of o's invocation record.
+func invKind(o *op) int {
 	switch o.kind {
 	case history.Read:
-		rec, _ := l.record(recInvRead, k, ts)
-		copy(rec[recHeader:], o.addrs)
-		l.commitRecord(rec)
+		return recInvRead
 	case history.Swap:
-		rec, _ := l.record(recInvSwap, k, ts)
-		for i := range o.addrs {
-			rec[recHeader+2*i] = o.addrs[i]
-			rec[recHeader+2*i+1] = o.new[i]
-		}
-		l.commitRecord(rec)
-	default:
-		rec, _ := l.record(recInvCAS, k, ts)
-		for i := range o.addrs {
-			rec[recHeader+3*i] = o.addrs[i]
-			rec[recHeader+3*i+1] = o.exp[i]
-			rec[recHeader+3*i+2] = o.new[i]
-		}
-		l.commitRecord(rec)
+		return recInvSwap
 	}
+	return recInvCAS
+}
+
+// logInvocation logs o's invocation at ts (the log has room: wlog.room).
+// Each case writes its payload with one bounds check per word group.
+func logInvocation(l *wlog, o *op, k int, ts int64) {
+	var kind, n int
+	switch o.kind {
+	case history.Read:
+		kind, n = recInvRead, recHeader+k
+		rec := l.record(kind, k, n, ts)
+		copy(rec[recHeader:], o.addrs)
+	case history.Swap:
+		kind, n = recInvSwap, recHeader+2*k
+		pay := l.record(kind, k, n, ts)[recHeader:]
+		for i, a := range o.addrs {
+			w := pay[2*i : 2*i+2 : 2*i+2]
+			w[0], w[1] = a, o.new[i]
+		}
+	default:
+		kind, n = recInvCAS, recHeader+3*k
+		pay := l.record(kind, k, n, ts)[recHeader:]
+		exp, nw := o.exp[:len(o.addrs)], o.new[:len(o.addrs)]
+		for i, a := range o.addrs {
+			w := pay[3*i : 3*i+3 : 3*i+3]
+			w[0], w[1], w[2] = a, exp[i], nw[i]
+		}
+	}
+	l.invTS = uint64(ts)
+	l.commitRecord(kind, n, ts)
 }
 
 // logResponse logs o's response at ts.
 func logResponse(l *wlog, o *op, k int, ts int64) {
+	var kind, n int
 	switch {
 	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
-		rec, _ := l.record(recRetRead, k, ts)
-		copy(rec[recHeader:], o.vals)
-		l.commitRecord(rec)
+		kind, n = recRetRead, recHeader+k
+		copy(l.record(kind, k, n, ts)[recHeader:], o.vals)
 	case o.ok:
-		rec, _ := l.record(recRetOK, k, ts)
-		l.commitRecord(rec)
+		kind, n = recRetOK, recHeader
+		l.record(kind, k, n, ts)
 	case o.report:
-		rec, _ := l.record(recRetFailValues, k, ts)
+		kind, n = recRetFailValues, recHeader+1+k
+		rec := l.record(kind, k, n, ts)
 		rec[recHeader] = o.fail
 		copy(rec[recHeader+1:], o.vals)
-		l.commitRecord(rec)
 	default:
-		rec, _ := l.record(recRetFail, k, ts)
-		rec[recHeader] = o.fail
-		l.commitRecord(rec)
+		kind, n = recRetFail, recHeader+1
+		l.record(kind, k, n, ts)[recHeader] = o.fail
 	}
+	l.commitRecord(kind, n, ts)
 }

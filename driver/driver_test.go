@@ -640,52 +640,114 @@ func TestConfig(t *testing.T) {
 	}
 }
 
-// BenchmarkLogging compares the free scheduler's throughput with and
-// without the logs (the logging overhead): "plain" runs the same workload
-// generator and PMwCAS calls on two goroutines with no log and no hook;
-// "logged" is the driver (logs, timestamps, stuck watch; no region hook).
-// The merge of the logs into history text, done after the workers stop,
-// is reported apart as merge-ns/op.
+// BenchmarkLogging measures what recording costs the driver's free
+// scheduler in process, the history written to io.Discard: three drivers
+// on PMwCAS instances of their own (unrecorded, binary, text) run slices of
+// 30000 operations in turn, in an order that turns from one iteration (a
+// round) to the next, and the overheads reported are medians over the
+// rounds of 1 - recorded rate / unrecorded rate within a round (slices
+// this short see the same load on a shared machine). Run it with
+// -benchtime 80x or so: each iteration is one round.
 func BenchmarkLogging(b *testing.B) {
-	for _, mode := range []string{"plain", "logged"} {
-		b.Run(mode, func(b *testing.B) {
-			c := cfg(2, 64, 2, 1)
+	for _, threads := range []int{1, 2, 8} {
+		b.Run(fmt.Sprint("threads=", threads), func(b *testing.B) {
+			c := cfg(threads, 1000, 3, 1)
 			c.Sched = Free
-			_, m := setup(b, c, "")
-			if mode == "plain" {
-				b.ResetTimer()
-				done := make(chan struct{})
-				for w := range 2 {
-					go func() {
-						p := newProc(int32(w), c, 1)
-						for range b.N / 2 {
-							o, _ := p.next()
-							if o.kind == history.Read {
-								m.Read(w, o.addrs, o.vals)
-							} else {
-								o.ok, o.fail, _ = m.CAS(w, p.casWords(o))
-							}
-							p.done(o)
-						}
-						done <- struct{}{}
-					}()
+			var ds [3]*Driver
+			for i := range ds {
+				mc := mwcas.Config{Words: c.Words, MaxWorkers: threads}
+				n, err := mwcas.RegionWords(mc)
+				if err != nil {
+					b.Fatal(err)
 				}
-				<-done
-				<-done
-				return
+				r, err := pmem.NewMemory(n, pmem.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { r.Close() })
+				m, err := mwcas.New(r, mc)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rec := []*Recorder{nil, NewBinaryRecorder(history.NewBinaryWriter(io.Discard)), NewRecorder(history.NewWriter(io.Discard))}[i]
+				if ds[i], err = New(c, mwcas.AsTarget(m), nil, rec); err != nil {
+					b.Fatal(err)
+				}
 			}
-			rec := NewRecorder(history.NewWriter(io.Discard))
-			d, err := New(c, m, nil, rec) // no region: no hook, as in "plain"
-			if err != nil {
-				b.Fatal(err)
+			q := make([]int, threads)
+			for i := range q {
+				q[i] = 30000 / threads
 			}
+			var bin, txt []float64
+			var el [3]time.Duration
 			b.ResetTimer()
-			seg, err := d.Segment(context.Background(), []int{b.N / 2, b.N / 2}, CrashPoint{})
-			if err != nil {
-				b.Fatal(err)
+			for round := range b.N {
+				for j := range ds {
+					i := (round + j) % len(ds)
+					start := time.Now()
+					if _, err := ds[i].Segment(context.Background(), q, CrashPoint{}); err != nil {
+						b.Fatal(err)
+					}
+					el[i] = time.Since(start)
+				}
+				bin = append(bin, 1-float64(el[0])/float64(el[1]))
+				txt = append(txt, 1-float64(el[0])/float64(el[2]))
 			}
-			b.ReportMetric(float64(seg.Work.Nanoseconds())/float64(b.N), "work-ns/op")
-			b.ReportMetric(float64(seg.Merge.Nanoseconds())/float64(b.N), "merge-ns/op")
+			slices.Sort(bin)
+			slices.Sort(txt)
+			b.ReportMetric(100*bin[len(bin)/2], "binary-overhead-%")
+			b.ReportMetric(100*txt[len(txt)/2], "text-overhead-%")
 		})
+	}
+}
+
+// TestUnrecorded checks that a driver with no recorder runs the very
+// workload a recording driver runs (the baseline of pmlin bench logging):
+// on one thread, where nothing interleaves, the same operations make the
+// same region accesses and leave the target with the same values.
+func TestUnrecorded(t *testing.T) {
+	c := cfg(1, 64, 3, 7)
+	c.Sched = Free
+	c.Swaps, c.FailValues = 0.1, true
+	var words [2][]uint64
+	var segs [2]SegmentResult
+	for i, recorded := range []bool{true, false} {
+		r, m := setup(t, c, "")
+		var rec *Recorder
+		if recorded {
+			rec = NewRecorder(history.NewWriter(io.Discard))
+		}
+		d, err := New(c, m, r, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			seg, err := d.Segment(context.Background(), []int{700}, CrashPoint{})
+			if err != nil || seg.Stuck != nil || seg.Failed != nil {
+				t.Fatalf("recorded %v: %v %+v", recorded, err, seg)
+			}
+			segs[i].Invoked += seg.Invoked
+			segs[i].Returned += seg.Returned
+			segs[i].Accesses += seg.Accesses
+		}
+		addrs := make([]uint64, c.Words)
+		for a := range addrs {
+			addrs[a] = uint64(a)
+		}
+		words[i] = make([]uint64, c.Words)
+		if err := m.Read(0, addrs, words[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if segs[0].Invoked != 2100 || segs[1].Invoked != 2100 || segs[1].Returned != 2100 || segs[0].Accesses != segs[1].Accesses {
+		t.Errorf("recorded %+v, unrecorded %+v", segs[0], segs[1])
+	}
+	if !slices.Equal(words[0], words[1]) {
+		t.Errorf("the target's words differ: recorded %v, unrecorded %v", words[0], words[1])
+	}
+	c.Sched = Deterministic
+	r, m := setup(t, c, "")
+	if _, err := New(c, m, r, nil); err == nil {
+		t.Error("the deterministic scheduler took no recorder")
 	}
 }

@@ -1,11 +1,21 @@
 package driver
 
 import (
+	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/pmlin/pmlin/history"
 )
 
+// A recording under the free scheduler (and a binary one under either)
+// hands each worker's log over as it fills, chunk by chunk, to the dumper,
+// a goroutine that writes the chunks while the workers go on (on a machine
+// with a core to spare, the writing costs them nothing). A text recording
+// merges them into text as far as it can: up to the least timestamp, over
+// the workers still running, of the last chunk each handed over (see
+// merger.run); the rest when the workers stop.
+//
 // A binary recording writes each worker's log to the history as it fills,
 // chunk by chunk, as one stream of a section of the binary history
 // (history/binary.go): no merge, no text. The workers hand their full
@@ -37,34 +47,49 @@ type dumpLog struct {
 	recycled int64       // records of the chunks written and no longer kept
 	invTS    uint64
 	hasInv   bool
-	done     bool // its last chunk came
+	done     bool   // its last chunk came
+	got      bool   // a chunk came (text)
+	lastTS   uint64 // of the last chunk that came (text)
 }
 
 // dumper writes the workers' chunks during a segment. put and chunk are
 // the workers'; start and finish the driver's, before and after them.
 type dumper struct {
-	bw   *history.BinaryWriter
-	in   chan dumpChunk
-	free chan []uint64 // chunks written and no longer kept, to reuse
-	done chan struct{}
-	logs []dumpLog
-	live []bool // workers that run in the segment
+	rc    *Recorder
+	bw    *history.BinaryWriter // binary; else merge
+	merge *merger               // text: the segment's merge
+	err   error                 // text: a chunk that does not decode
+	k     int
+	in    chan dumpChunk
+	free  chan []uint64 // chunks written and no longer kept, to reuse
+	done  chan struct{}
+	logs  []dumpLog
+	live  []bool // workers that run in the segment
 
 	// mu orders put with finish: a worker that the deterministic
 	// scheduler abandoned may wake after the segment and must not send
 	// on a closed channel.
 	mu     sync.Mutex
 	closed bool
+	yield  bool // set by start, read by the workers
 }
 
-func newDumper(bw *history.BinaryWriter, threads int) *dumper {
-	return &dumper{bw: bw, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
+func newDumper(rc *Recorder, threads, k int) *dumper {
+	return &dumper{rc: rc, bw: rc.bw, k: k, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
 }
 
 // start opens the segment's section, of streams procs, for the workers
 // marked live.
-func (dp *dumper) start(procs []int32, live []bool) {
-	dp.bw.BeginSection(procs)
+//
+// yield: the workers yield to the dumper when they hand it a chunk (the
+// free scheduler, with at least as many workers as Ps; see put).
+func (dp *dumper) start(procs []int32, live []bool, yield bool) {
+	dp.yield = yield
+	if dp.bw != nil {
+		dp.bw.BeginSection(procs)
+	} else {
+		dp.merge, dp.err = newMerger(dp.rc, procs, dp.k, dp.reuse), nil
+	}
 	for i := range dp.logs {
 		dp.logs[i] = dumpLog{kept: dp.logs[i].kept[:0]}
 	}
@@ -78,9 +103,16 @@ func (dp *dumper) start(procs []int32, live []bool) {
 // put hands a chunk over (a worker).
 func (dp *dumper) put(c dumpChunk) {
 	dp.mu.Lock()
-	defer dp.mu.Unlock()
 	if !dp.closed {
 		dp.in <- c
+	}
+	dp.mu.Unlock()
+	if dp.yield {
+		// Every P runs a worker: the dumper, just woken onto this one,
+		// would wait for a preemption (10 ms) and fall behind, leaving
+		// its backlog for the end of the segment, when the workers wait
+		// for it. Yielding runs it now, while the other workers go on.
+		runtime.Gosched()
 	}
 }
 
@@ -101,8 +133,13 @@ func (dp *dumper) run() {
 	}
 }
 
-// write writes a chunk as a block of its worker's stream and keeps it.
+// write writes a chunk as a block of its worker's stream and keeps it,
+// or (text) merges what it can.
 func (dp *dumper) write(c dumpChunk) {
+	if dp.bw == nil {
+		dp.mergeChunk(c)
+		return
+	}
 	dp.bw.StreamBlock(c.w, c.words, c.last)
 	l := &dp.logs[c.w]
 	l.kept = append(l.kept, c)
@@ -111,6 +148,32 @@ func (dp *dumper) write(c dumpChunk) {
 	}
 	l.done = l.done || c.last
 	dp.recycle()
+}
+
+// mergeChunk adds a chunk to the text merge and merges the records below
+// the watermark: every record a running worker will still hand over has a
+// timestamp of at least that of the last record it handed over (a log's
+// timestamps do not decrease).
+func (dp *dumper) mergeChunk(c dumpChunk) {
+	if dp.err != nil {
+		return
+	}
+	if dp.err = dp.merge.add(c.w, c.words); dp.err != nil {
+		return
+	}
+	l := &dp.logs[c.w]
+	l.got, l.lastTS, l.done = true, c.lastTS, l.done || c.last
+	below := ^uint64(0)
+	for i, l := range dp.logs {
+		switch {
+		case !dp.live[i] || l.done:
+		case !l.got:
+			return // its first record could come before any
+		default:
+			below = min(below, l.lastTS)
+		}
+	}
+	dp.merge.run(below, false)
 }
 
 // recycle lets go of the chunks that lastInvLines will not need. It needs
@@ -152,10 +215,9 @@ func (dp *dumper) reuse(words []uint64) {
 }
 
 // finish ends the segment once its workers have returned (or been
-// abandoned): it writes what the workers did not hand over, closes the
-// section and returns the merge's statistics, the lines before the
-// section being before.
-func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
+// abandoned): it writes what the workers did not hand over and closes the
+// section, or (text) merges the rest, and returns the merge's statistics.
+func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 	dp.mu.Lock()
 	dp.closed = true
 	close(dp.in)
@@ -170,6 +232,13 @@ func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
 			l.buf, l.n, l.chunkEv = make([]uint64, chunkWords), 0, 0
 		}
 	}
+	if dp.bw == nil {
+		if dp.err != nil {
+			return dp.merge.st, dp.err
+		}
+		dp.merge.run(0, true)
+		return dp.merge.st, nil
+	}
 	st := newMergeStats(len(logs))
 	chunks := make([][][]uint64, len(logs))
 	recycled := make([]int64, len(logs))
@@ -181,15 +250,16 @@ func (dp *dumper) finish(logs []wlog, before int64) MergeStats {
 		}
 		recycled[i] = dp.logs[i].recycled
 	}
-	st.LastInv = lastInvLines(before, chunks, recycled)
+	st.LastInv = lastInvLines(dp.rc.lines, chunks, recycled)
 	dp.bw.EndSection(st.Events)
+	dp.rc.lines += st.Events
 	for i := range dp.logs {
 		for _, c := range dp.logs[i].kept {
 			dp.reuse(c.words)
 		}
 		dp.logs[i].kept = dp.logs[i].kept[:0]
 	}
-	return st
+	return st, nil
 }
 
 // newMergeStats returns empty statistics of n logs.
@@ -225,21 +295,52 @@ func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, las
 // record with timestamp t is 1 + before + the records with timestamps
 // below t + those with timestamp t that the merge takes before it: a merge
 // of those few, replayed.
+//
+// It runs at the end of every segment of a binary recording, while no
+// worker runs, over what the dumper kept (with many workers, most of the
+// segment): so it walks each log once for all the last invocations at a
+// time (their timestamps sorted), not once per log.
 func lastInvLines(before int64, logs [][][]uint64, recycled []int64) []int64 {
 	out := make([]int64, len(logs))
+	var ths []uint64 // the last invocations' timestamps, sorted, distinct
+	last := make([]uint64, len(logs))
+	has := make([]bool, len(logs))
 	for w := range logs {
-		ts, ok := lastInvTS(logs[w])
-		if !ok {
+		if last[w], has[w] = lastInvTS(logs[w]); has[w] {
+			ths = append(ths, last[w])
+		}
+	}
+	if len(ths) == 0 {
+		return out
+	}
+	slices.Sort(ths)
+	ths = slices.Compact(ths)
+	lower := make([]int64, len(ths))   // per timestamp: the records below it
+	ties := make([][][]bool, len(ths)) // per timestamp, per log: its records with that timestamp, invocation or not
+	for i := range ties {
+		ties[i] = make([][]bool, len(logs))
+	}
+	var rec int64
+	for j := range logs {
+		rec += recycled[j]
+		countBelow(logs[j], ths, lower, ties, j)
+	}
+	for w := range logs {
+		if !has[w] {
 			continue
 		}
-		var lower int64
-		ties := make([][]bool, len(logs)) // per log: the records with timestamp ts, invocation or not
-		for j := range logs {
-			n, tie := countBelow(logs[j], ts, j == w)
-			lower += recycled[j] + n
-			ties[j] = tie
+		i, _ := slices.BinarySearch(ths, last[w])
+		t := slices.Clone(ties[i])
+		// Log w's own records with that timestamp, up to its last
+		// invocation (what follows it comes out after it).
+		lastInv := -1
+		for x, inv := range t[w] {
+			if inv {
+				lastInv = x
+			}
 		}
-		out[w] = before + lower + replayTies(ties, w) + 1
+		t[w] = t[w][:lastInv+1]
+		out[w] = before + rec + lower[i] + replayTies(t, w) + 1
 	}
 	return out
 }
@@ -258,31 +359,40 @@ func lastInvTS(chunks [][]uint64) (uint64, bool) {
 	return ts, ok
 }
 
-// countBelow counts the records of chunks with a timestamp below ts and
-// lists, in order, whether each record with timestamp ts is an
-// invocation; upTo stops the list at the log's last invocation.
-func countBelow(chunks [][]uint64, ts uint64, upTo bool) (int64, []bool) {
-	var n int64
-	var tie []bool
-	lastInv := -1
+// countBelow walks the records of log j (chunks) once: for each timestamp
+// ths[i] (sorted, distinct) it adds to lower[i] the records with a lower
+// timestamp, and lists in ties[i][j], in order, whether each record with
+// timestamp ths[i] is an invocation. The log's timestamps do not
+// decrease, so one pointer into ths follows the walk.
+func countBelow(chunks [][]uint64, ths []uint64, lower []int64, ties [][][]bool, j int) {
+	i := 0
+	var n int64      // records walked
+	counted := false // lower[i] has this log's records below ths[i]
 	for _, c := range chunks {
 		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
-			switch t := c[pos+1]; {
-			case t < ts:
-				n++
-			case t == ts:
-				inv := history.IsInvocation(int(c[pos] & 0xff))
-				if inv {
-					lastInv = len(tie)
+			t := c[pos+1]
+			for i < len(ths) && ths[i] < t {
+				if !counted {
+					lower[i] += n
 				}
-				tie = append(tie, inv)
+				i, counted = i+1, false
 			}
+			if i < len(ths) && ths[i] == t {
+				if !counted {
+					lower[i] += n
+					counted = true
+				}
+				ties[i][j] = append(ties[i][j], history.IsInvocation(int(c[pos]&0xff)))
+			}
+			n++
 		}
 	}
-	if upTo {
-		tie = tie[:lastInv+1]
+	for ; i < len(ths); i++ {
+		if !counted {
+			lower[i] += n
+		}
+		counted = false
 	}
-	return n, tie
 }
 
 // replayTies merges records of equal timestamps as mergeChunks does

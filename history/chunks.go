@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -75,8 +76,31 @@ func (r *Reader) Parallel(workers int) (stop func()) {
 	if workers <= 1 || r.sniffed || r.par != nil {
 		return func() {}
 	}
-	r.par = &pipeline{workers: workers, chunk: chunkBytes, src: r.br, maxLine: r.opts.MaxLineBytes}
+	r.par = &pipeline{workers: workers, chunk: chunkBytes, src: &drained{br: r.br, in: r.in}, maxLine: r.opts.MaxLineBytes}
 	return r.par.halt
+}
+
+// drained reads what br holds (the bytes the Reader looked at first, and
+// an error br met), then in, the input under br, directly: going through
+// br would copy every chunk once more (its buffer is larger than a chunk,
+// so it never reads into the chunk itself), a tenth of the feeder's time.
+type drained struct {
+	br *bufio.Reader
+	in io.Reader
+}
+
+func (d *drained) Read(p []byte) (int, error) {
+	if d.br != nil {
+		if d.br.Buffered() > 0 || len(p) == 0 {
+			return d.br.Read(p)
+		}
+		_, err := d.br.Read(nil) // the error br holds, if any
+		d.br = nil
+		if err != nil {
+			return 0, err
+		}
+	}
+	return d.in.Read(p)
 }
 
 // start launches the feeder and the workers.

@@ -77,6 +77,7 @@ type procState struct {
 type Reader struct {
 	name    string
 	br      *bufio.Reader
+	in      io.Reader // what br reads (the pipeline reads it directly)
 	opts    Options
 	line    int64
 	format  Format
@@ -139,6 +140,7 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 	return &Reader{
 		name:      name,
 		br:        bufio.NewReaderSize(r, bufSize),
+		in:        r,
 		opts:      opts,
 		procIndex: make(map[int32]int32),
 		initWords: make(map[uint64]uint64),
@@ -504,12 +506,11 @@ func (r *Reader) invoke(proc int32) (*Event, error) {
 	}
 	ev.Interrupted = ev.Interrupted[:0]
 	ps.pending, ps.op, ps.opID, ps.invLine = true, ev.Op, r.ops, r.line
-	ps.addrs = append(ps.addrs[:0], ev.Addrs...)
-	r.addrBuf = ev.Addrs[:0]
+	// The buffers just parsed become the process's copies, and the ones
+	// it had (its previous operation returned or was cut off) the
+	// Reader's: no copy.
+	ps.addrs, r.addrBuf = ev.Addrs, ps.addrs[:0]
 	if ev.Op == CAS {
-		// The buffer just parsed becomes the process's copy, and the
-		// one it had (its previous operation returned or was cut off)
-		// the Reader's: no copy.
 		ps.expected, r.expBuf = ev.Expected, ps.expected[:0]
 	}
 	r.pending++

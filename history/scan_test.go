@@ -56,3 +56,48 @@ func TestScanU64MatchesStrconv(t *testing.T) {
 		}
 	}
 }
+
+// TestCursorNumberMatchesScanU64: the fast paths' own number scanner
+// (cursor.number, with its loops for the common lengths) takes the same
+// numbers as scanU64, to the same end, and refuses the same tokens, at
+// every length around its limits (16 hex, 19 decimal digits), with
+// leading zeros, and followed by what ends a token in a line.
+func TestCursorNumberMatchesScanU64(t *testing.T) {
+	const seed = 16
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var cases []string
+	for n := 0; n <= 24; n++ {
+		for _, prefix := range []string{"", "0x", "0X"} {
+			for _, first := range []string{"0", "1", "9", "f", "F"} {
+				digits := "0123456789"
+				if prefix != "" {
+					digits = "0123456789abcdefABCDEF"
+				}
+				for k := 0; k < 20; k++ {
+					var sb strings.Builder
+					sb.WriteString(prefix)
+					if n > 0 {
+						sb.WriteString(first)
+					}
+					for i := 1; i < n; i++ {
+						sb.WriteByte(digits[rng.IntN(len(digits))])
+					}
+					cases = append(cases, sb.String())
+				}
+			}
+		}
+	}
+	cases = append(cases, "18446744073709551615", "18446744073709551616", "0xffffffffffffffff", "0x10000000000000000",
+		"00000000000000000000001", "0x00000000000000000000001", "x", "", "-1", "0x", "0xg")
+	for _, c := range cases {
+		for _, tail := range []string{"", " 5", ":7", "\t", "g", "x1"} {
+			b := []byte(c + tail)
+			cur := cursor{b: b}
+			v, ok := cur.number()
+			wv, wj, werr := scanU64(b, 0)
+			if ok != (werr == nil) || (ok && (v != wv || cur.i != wj)) || (!ok && cur.i != 0) {
+				t.Fatalf("seed %d: cursor.number(%q) = %d, %v, end %d; scanU64: %d, %v, end %d", seed, b, v, ok, cur.i, wv, werr, wj)
+			}
+		}
+	}
+}

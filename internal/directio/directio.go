@@ -22,12 +22,19 @@ const align = 4096
 // bufSize is the size of one write.
 const bufSize = 4 << 20
 
+// buffers is the number of buffers: one filling, the others written (or
+// waiting to be) by the writing goroutine. The driver's dumper hands over
+// up to about 10 MB at the end of a segment with 8 workers; with room for
+// it, the workers of the next segment do not wait for the disk.
+const buffers = 4
+
 // File is a file being written, sequentially, from the start.
 type File struct {
 	f      *os.File
 	direct bool
 	buf    []byte // aligned; len(buf) bytes are pending
 	err    error
+	bg     *background // writes full buffers; nil before the first
 }
 
 // Create creates (or truncates) the file at path, with perm, for writing
@@ -63,10 +70,17 @@ func alignedBuffer(n int) []byte {
 // Name is the file's name.
 func (f *File) Name() string { return f.f.Name() }
 
-// Direct reports whether the file is written with direct I/O.
+// Direct reports whether the file is written with direct I/O (call it
+// after Close, or before the first full buffer: the writing goroutine may
+// turn it off).
 func (f *File) Direct() bool { return f.direct }
 
-// Write buffers p, writing whole buffers as they fill.
+// Write buffers p. A buffer, once full, goes to a goroutine that writes it
+// while the next one fills: with direct I/O a write waits for the disk
+// (about 4 ms a buffer here), and the caller (the driver's dumper, whose
+// lag the workers wait for at the end of every segment) should not. Write
+// waits only when every buffer is full (see buffers). An error of the
+// writing goroutine is Write's from the next full buffer on, and Close's.
 func (f *File) Write(p []byte) (int, error) {
 	n := 0
 	for len(p) > 0 && f.err == nil {
@@ -74,10 +88,72 @@ func (f *File) Write(p []byte) (int, error) {
 		f.buf = f.buf[:len(f.buf)+c]
 		p, n = p[c:], n+c
 		if len(f.buf) == cap(f.buf) {
-			f.flush(len(f.buf))
+			f.handOff()
 		}
 	}
 	return n, f.err
+}
+
+// written is a buffer back from the writing goroutine, with its first
+// error so far.
+type written struct {
+	buf []byte
+	err error
+}
+
+// background is the goroutine that writes full buffers.
+type background struct {
+	full chan []byte
+	free chan written
+	done chan struct{}
+}
+
+// handOff hands the full buffer to the writing goroutine (started at the
+// first) and takes the other one.
+func (f *File) handOff() {
+	if f.bg == nil {
+		f.bg = &background{full: make(chan []byte, buffers), free: make(chan written, buffers), done: make(chan struct{})}
+		for range buffers - 1 {
+			f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
+		}
+		go f.writeBackground()
+	}
+	f.bg.full <- f.buf
+	w := <-f.bg.free
+	f.buf = w.buf
+	if w.err != nil {
+		f.err = w.err
+	}
+}
+
+// writeBackground writes the buffers handed over until Close; after an
+// error it writes no more (the file would have a hole), and returns each
+// buffer with the error. It alone touches f.f and f.direct while it runs.
+func (f *File) writeBackground() {
+	defer close(f.bg.done)
+	var err error
+	for b := range f.bg.full {
+		if err == nil {
+			err = f.write(b)
+		}
+		f.bg.free <- written{buf: b[:0], err: err}
+	}
+}
+
+// stopBackground waits for the writing goroutine to write what it was
+// handed, and takes its error.
+func (f *File) stopBackground() {
+	if f.bg == nil {
+		return
+	}
+	close(f.bg.full)
+	<-f.bg.done
+	for len(f.bg.free) > 0 {
+		if w := <-f.bg.free; w.err != nil && f.err == nil {
+			f.err = w.err
+		}
+	}
+	f.bg = nil
 }
 
 // flush writes the first n bytes of the buffer (a multiple of align, or
@@ -86,20 +162,25 @@ func (f *File) flush(n int) {
 	if f.err != nil || n == 0 {
 		return
 	}
-	_, err := f.f.Write(f.buf[:n])
-	if errors.Is(err, unix.EINVAL) && f.direct {
-		// A file system that takes O_DIRECT at open but not at write
-		// (some FUSE and network file systems): write as usual.
-		if err = f.buffered(); err == nil {
-			_, err = f.f.Write(f.buf[:n])
-		}
-	}
-	if err != nil {
-		f.err = err
+	if f.err = f.write(f.buf[:n]); f.err != nil {
 		return
 	}
 	rest := copy(f.buf, f.buf[n:])
 	f.buf = f.buf[:rest]
+}
+
+// write writes b (a multiple of align, or anything once direct I/O is
+// off) at the file's offset.
+func (f *File) write(b []byte) error {
+	_, err := f.f.Write(b)
+	if errors.Is(err, unix.EINVAL) && f.direct {
+		// A file system that takes O_DIRECT at open but not at write
+		// (some FUSE and network file systems): write as usual.
+		if err = f.buffered(); err == nil {
+			_, err = f.f.Write(b)
+		}
+	}
+	return err
 }
 
 // buffered turns direct I/O off.
@@ -115,6 +196,7 @@ func (f *File) buffered() error {
 // Close writes what is buffered and closes the file. The tail that does
 // not fill an aligned block is written without direct I/O.
 func (f *File) Close() error {
+	f.stopBackground()
 	whole := len(f.buf) / align * align
 	f.flush(whole)
 	if f.direct && len(f.buf) > 0 && f.err == nil {

@@ -58,3 +58,22 @@ func TestWrite(t *testing.T) {
 		t.Fatalf("CreateExcl of an existing file: %v", err)
 	}
 }
+
+// TestWriteError checks that an error of the writing goroutine comes back
+// (from a later Write or from Close), not lost.
+func TestWriteError(t *testing.T) {
+	f, err := Create(filepath.Join(t.TempDir(), "f"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.f.Close() // every write of the file fails from now on
+	var werr error
+	for range 4 {
+		if _, werr = f.Write(make([]byte, bufSize)); werr != nil {
+			break
+		}
+	}
+	if cerr := f.Close(); werr == nil && cerr == nil {
+		t.Fatal("writes to a closed descriptor reported no error")
+	}
+}
