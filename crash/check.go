@@ -9,6 +9,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/pmem"
 )
 
 // Verdict is a run and the analyzer's decision on its history.
@@ -43,13 +44,30 @@ func Check(ctx context.Context, c Config, mode history.Mode, buf *bytes.Buffer) 
 	return Decide(ctx, res, buf.Bytes(), mode)
 }
 
-// checkRecording is Check with the history kept in rec (which it resets),
-// as fuzz makes its runs: the analyzer reads the recorded events, with the
-// line numbers of the text, and the text is written only if it is wanted
-// (Recording.WriteTo).
-func checkRecording(ctx context.Context, c Config, mode history.Mode, rec *history.Recording) (*Verdict, error) {
+// scratch is what a fuzz job keeps from one run to the next: the history
+// in memory, and the last run's region, renewed for the next run
+// (pmem.Region.Renew) rather than unmapped and mapped again.
+type scratch struct {
+	rec   history.Recording
+	spare *pmem.Region
+}
+
+// close releases the spare region.
+func (sc *scratch) close() {
+	if sc.spare != nil {
+		sc.spare.Close()
+		sc.spare = nil
+	}
+}
+
+// checkRecording is Check with the history kept in sc.rec (which it
+// resets), as fuzz makes its runs: the analyzer reads the recorded events,
+// with the line numbers of the text, and the text is written only if it is
+// wanted (Recording.WriteTo).
+func checkRecording(ctx context.Context, c Config, mode history.Mode, sc *scratch) (*Verdict, error) {
+	rec := &sc.rec
 	rec.Reset()
-	res, err := RunTo(ctx, c, driver.NewRecorder(rec))
+	res, err := runTo(ctx, c, driver.NewRecorder(rec), sc)
 	if err != nil {
 		return nil, err
 	}

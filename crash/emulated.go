@@ -27,6 +27,7 @@ type emulated struct {
 	in     target.Instance
 	d      *driver.Driver
 	rn     rngs
+	sc     *scratch   // keeps the region for the next run (nil: closed)
 	tag    driver.Tag // the goroutine of guarded calls
 	caller caller     // runs them
 	// perOp is the region accesses per operation: a first guess, then
@@ -41,9 +42,12 @@ type emulated struct {
 	// abandoned: a guarded call never returned; its goroutine may still
 	// touch the region, which is therefore never closed.
 	abandoned bool
+	// silent: a segment's worker was found silent (driver.Blocked, or a
+	// Stuck one that spun outside the region).
+	silent bool
 }
 
-func newEmulated(ctx context.Context, c Config, rec *driver.Recorder) (*emulated, error) {
+func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*emulated, error) {
 	tc, err := c.targetConfig()
 	if err != nil {
 		return nil, err
@@ -56,10 +60,10 @@ func newEmulated(ctx context.Context, c Config, rec *driver.Recorder) (*emulated
 	for _, p := range c.Policies {
 		emulate = emulate || p != pmem.PolicyMax
 	}
-	e := &emulated{c: c, tc: tc, opts: pmem.Options{Emulate: emulate}, rn: newRNGs(c.Driver.Seed),
+	e := &emulated{c: c, tc: tc, opts: pmem.Options{Emulate: emulate}, rn: newRNGs(c.Driver.Seed), sc: sc,
 		perOp: float64(8 + 6*c.Driver.K), perRecovery: int64(c.Driver.Words) + 8}
 	e.tag = driver.NewTag(fmt.Sprintf("run %p", e))
-	if e.r, err = pmem.NewMemory(n, e.opts); err != nil {
+	if e.r, err = newRegion(sc, n, e.opts); err != nil {
 		return nil, err
 	}
 	err = e.call(ctx, 0, 0, func() (err error) {
@@ -127,6 +131,11 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	res, err := e.d.Segment(ctx, quota, cp)
 	if err != nil {
 		return segment{}, err
+	}
+	if res.Blocked != nil || (res.Stuck != nil && res.Stuck.Quiet > 0) {
+		// A worker found silent by the watchdog may never return, and
+		// touch the region late: it is not renewed for another run.
+		e.silent = true
 	}
 	e.accesses += res.Accesses
 	e.ops += res.Invoked
@@ -284,7 +293,27 @@ func (e *emulated) final(ctx context.Context) (recovery, error) {
 
 func (e *emulated) close() {
 	e.caller.stop()
-	if !e.abandoned {
+	switch {
+	case e.abandoned:
+	case e.sc != nil && !e.silent:
+		e.sc.close()
+		e.sc.spare = e.r
+	default:
 		e.r.Close()
 	}
+}
+
+// newRegion is a zeroed anonymous region of n words: sc's spare renewed,
+// if there is one large enough, else a new one.
+func newRegion(sc *scratch, n uint64, opts pmem.Options) (*pmem.Region, error) {
+	if sc == nil || sc.spare == nil {
+		return pmem.NewMemory(n, opts)
+	}
+	r, err := sc.spare.Renew(n, opts)
+	if err != nil { // too small
+		sc.close()
+		return pmem.NewMemory(n, opts)
+	}
+	sc.spare = nil
+	return r, nil
 }

@@ -173,7 +173,8 @@ type campaign struct {
 
 // work is one job: runs until the generator or the campaign stops.
 func (cp *campaign) work(ctx context.Context) {
-	var rec history.Recording // the history in memory, reused run after run
+	var sc scratch // the history in memory and the region, reused run after run
+	defer sc.close()
 	for ctx.Err() == nil {
 		i, rc, d, ok, err := cp.gen.next(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -184,7 +185,7 @@ func (cp *campaign) work(ctx context.Context) {
 			return
 		}
 		began := time.Since(cp.start)
-		v, err := checkRecording(ctx, rc, cp.fc.Mode, &rec)
+		v, err := checkRecording(ctx, rc, cp.fc.Mode, &sc)
 		if ctx.Err() != nil || (v != nil && v.Run.Canceled) {
 			return
 		}
@@ -192,7 +193,7 @@ func (cp *campaign) work(ctx context.Context) {
 			cp.fail(err)
 			return
 		}
-		cp.count(i, rc, d, v, &rec, began)
+		cp.count(i, rc, d, v, &sc.rec, began)
 	}
 }
 

@@ -91,18 +91,18 @@ func pinnedRuns(t *testing.T) map[string]Config {
 
 // digest is the sum of a run's history and of what was found in it,
 // recorded as text and parsed back (Check), or, recorded, kept in memory
-// and read from there (checkRecording, as fuzz does; the text is then what
-// the recording writes).
-func digest(t *testing.T, c Config, recorded bool) string {
+// and read from there (checkRecording with sc, as fuzz does, sc's region
+// and recording left by earlier runs; the text is then what the recording
+// writes). sc nil: recorded as text.
+func digest(t *testing.T, c Config, sc *scratch) string {
 	var buf bytes.Buffer
 	var v *Verdict
 	var err error
-	if recorded {
-		var rec history.Recording
-		rec.Comment("left by an earlier run: Reset drops it")
-		v, err = checkRecording(context.Background(), c, history.Strict, &rec)
+	if sc != nil {
+		sc.rec.Comment("left by an earlier run: Reset drops it")
+		v, err = checkRecording(context.Background(), c, history.Strict, sc)
 		if err == nil {
-			_, err = rec.WriteTo(&buf)
+			_, err = sc.rec.WriteTo(&buf)
 		}
 	} else {
 		v, err = Check(context.Background(), c, history.Strict, &buf)
@@ -120,9 +120,14 @@ func digest(t *testing.T, c Config, recorded bool) string {
 }
 
 func TestHistoriesPinned(t *testing.T) {
+	// One scratch for every run, as a fuzz job: each run's region is the
+	// last one's renewed (pmem.Region.Renew), of another size often.
+	var sc scratch
+	defer sc.close()
 	for name, c := range pinnedRuns(t) {
-		for _, recorded := range []bool{false, true} {
-			got := digest(t, c, recorded)
+		for _, s := range []*scratch{nil, &sc} {
+			recorded := s != nil
+			got := digest(t, c, s)
 			if want, ok := pinned[name]; !ok {
 				t.Errorf("%q: %q, not pinned", name, got)
 			} else if got != want {

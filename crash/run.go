@@ -150,13 +150,19 @@ func Run(ctx context.Context, c Config, w io.Writer) (*Result, error) {
 
 // RunTo records one run of c with rec (text or a binary history).
 func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error) {
+	return runTo(ctx, c, rec, nil)
+}
+
+// runTo is RunTo, with an emulated run's region renewed from sc's spare
+// and left there afterwards (sc nil: made and closed).
+func runTo(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*Result, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	var rs rounds
 	var err error
 	if c.CrashMode == Emulated {
-		rs, err = newEmulated(ctx, c, rec)
+		rs, err = newEmulated(ctx, c, rec, sc)
 	} else {
 		rs, err = newKiller(c, rec)
 	}

@@ -165,6 +165,14 @@ func (s *detSched) finish(w int) {
 	}
 }
 
+// Exclusive marks the deterministic scheduler as a pmem.ExclusiveHook: a
+// worker makes its access holding the turn, which passes on only at its
+// next access, through the hand-off's mutex and coroutine switch (seen by
+// the race detector); once the segment is aborted no access gets past
+// Access. A silent worker the watchdog gave up on may still be making its
+// access: the crash harness then uses the region no more.
+func (s *detSched) Exclusive() {}
+
 // Access implements pmem.AccessHook for the deterministic scheduler.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d

@@ -290,3 +290,38 @@ func TestPanicIsAFinding(t *testing.T) {
 		check(t, h)
 	}
 }
+
+// TestSilencePause: a worker is silent after StuckAfter by the clock during
+// most of which the watchdog ticked, not at the first tick after a pause of
+// the whole process (at most one tick pending: the ticker drops the rest).
+func TestSilencePause(t *testing.T) {
+	bound := 50 * time.Millisecond
+	every := tickEvery(bound)
+	t0 := time.Unix(1000, 0)
+	var q silence
+	q.reset(t0)
+	now := t0.Add(2 * bound) // the process paused: one tick pending
+	if q.over(now, bound) {
+		t.Fatal("silent at the first tick after a pause")
+	}
+	ticks := 1
+	for !q.over(now.Add(time.Duration(ticks)*every), bound) {
+		ticks++
+		if ticks > 100 {
+			t.Fatal("never silent")
+		}
+	}
+	if ticks+1 != 3 {
+		t.Fatalf("silent after %d ticks of %v past the pause, want 3 (three quarters of the bound)", ticks+1, every)
+	}
+	q.reset(t0) // steady ticks: silent once the bound has passed
+	for i := 1; ; i++ {
+		now := t0.Add(time.Duration(i) * every)
+		if q.over(now, bound) {
+			if now.Sub(t0) != bound {
+				t.Fatalf("silent %v after the last progress, want %v", now.Sub(t0), bound)
+			}
+			break
+		}
+	}
+}

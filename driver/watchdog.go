@@ -78,12 +78,39 @@ func (c *crew) onlySilent(workers []int, silent int) bool {
 	return true
 }
 
+// tickEvery is the watchdogs' tick for the bound StuckAfter.
+func tickEvery(bound time.Duration) time.Duration {
+	return min(max(bound/4, time.Millisecond), 100*time.Millisecond)
+}
+
+// silence is how long a sign of progress has not changed: since a time, and
+// in ticks of the watchdog that saw it unchanged. A worker is silent only
+// after StuckAfter by the clock during most of which the watchdog ran
+// (three quarters of it in ticks): a process that gets no CPU for a while
+// on a busy machine (its workers as well as its watchdog) would otherwise
+// be taken, at the watchdog's first tick afterwards, for a worker silent
+// all along. The Go ticker drops the ticks its reader misses, so a pause
+// counts as one tick.
+type silence struct {
+	since time.Time
+	ticks int64
+}
+
+func (q *silence) reset(now time.Time) { *q = silence{since: now} }
+
+// over counts one more tick without progress and reports whether the
+// silence is over the bound.
+func (q *silence) over(now time.Time, bound time.Duration) bool {
+	q.ticks++
+	return now.Sub(q.since) >= bound && time.Duration(q.ticks)*tickEvery(bound) >= bound*3/4
+}
+
 // watch waits for the crew's goroutines to return, calling check every
 // tick while the segment is not aborted (check may abort it). It returns
 // the workers whose goroutines it gave up on (nil if all returned).
 func (d *Driver) watch(ctx context.Context, c *crew, workers []int, check func(now time.Time)) []bool {
 	bound := d.cfg.StuckAfter
-	tick := time.NewTicker(min(max(bound/4, time.Millisecond), 100*time.Millisecond))
+	tick := time.NewTicker(tickEvery(bound))
 	defer tick.Stop()
 	var aborted time.Time
 	grace := max(bound, abandonAfter)
@@ -120,13 +147,16 @@ func (d *Driver) watch(ctx context.Context, c *crew, workers []int, check func(n
 // wait is the deterministic scheduler's watchdog (see above).
 func (s *detSched) wait(ctx context.Context, workers []int) []bool {
 	d := s.d
-	last, quiet := s.beat.Load(), time.Now()
+	last := s.beat.Load()
+	var q silence
+	q.reset(time.Now())
 	return d.watch(ctx, s.crew, workers, func(now time.Time) {
 		switch b := s.beat.Load(); {
 		case b != last:
-			last, quiet = b, now
-		case now.Sub(quiet) >= d.cfg.StuckAfter:
-			d.setSilent(holder(b), now.Sub(quiet), true)
+			last = b
+			q.reset(now)
+		case q.over(now, d.cfg.StuckAfter):
+			d.setSilent(holder(b), now.Sub(q.since), true)
 		}
 	})
 }
@@ -134,10 +164,11 @@ func (s *detSched) wait(ctx context.Context, workers []int) []bool {
 // waitFree is the free scheduler's watchdog (see above).
 func (d *Driver) waitFree(ctx context.Context, c *crew, workers []int) []bool {
 	last := make([]int64, len(c.returned))
-	since := make([]time.Time, len(c.returned))
+	q := make([]silence, len(c.returned))
 	start := time.Now()
 	for _, w := range workers {
-		last[w], since[w] = d.ws[w].beat.Load(), start
+		last[w] = d.ws[w].beat.Load()
+		q[w].reset(start)
 	}
 	return d.watch(ctx, c, workers, func(now time.Time) {
 		var silent []int
@@ -145,14 +176,15 @@ func (d *Driver) waitFree(ctx context.Context, c *crew, workers []int) []bool {
 			switch b := d.ws[w].beat.Load(); {
 			case c.returned[w].Load():
 			case b != last[w]:
-				last[w], since[w] = b, now
-			case now.Sub(since[w]) >= d.cfg.StuckAfter:
+				last[w] = b
+				q[w].reset(now)
+			case q[w].over(now, d.cfg.StuckAfter):
 				silent = append(silent, w)
 			}
 		}
 		if len(silent) > 0 {
 			w := d.culprit(silent)
-			d.setSilent(w, now.Sub(since[w]), false)
+			d.setSilent(w, now.Sub(q[w].since), false)
 		}
 	})
 }

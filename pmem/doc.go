@@ -27,8 +27,9 @@
 //
 // With Options.Emulate, the region keeps, beside what threads see, what is
 // durable. For each line it logs the stores in coherence order (stores and
-// successful CAS on a line are serialized by a per-line lock, so the log order
-// is the order in which the values became visible) and a durable mark. Flush
+// successful CAS on a line are serialized by a per-line lock, or by an
+// ExclusiveHook that runs one worker at a time, so the log order is the order
+// in which the values became visible) and a durable mark. Flush
 // records the line's current log position for the calling worker; Fence makes
 // the worker's recorded positions durable. A crash image keeps, per line, a
 // prefix of the log between the durable mark and its end, chosen by a Policy:
@@ -60,7 +61,9 @@
 // pending flush and no volatile state. Region.Reopen does it (Close and Open
 // for a file-backed region; Image and OpenImage, the same checks on bytes,
 // for an anonymous one), so recovery code can be tested as it runs after a
-// real restart. Region.Image also keeps a crash image as a file.
+// real restart. Region.Image also keeps a crash image as a file. Region.Renew
+// makes a fresh zeroed region of an anonymous one's memory, for a harness
+// that makes one region per run.
 //
 // # Files
 //

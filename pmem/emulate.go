@@ -96,22 +96,52 @@ func (e *emulator) reset(words []uint64) {
 	e.mark.Store(0)
 }
 
-func (e *emulator) store(words []uint64, off, v uint64) {
+// resize gives e the lines of words, keeping their logs' capacity, if its
+// line array has room for them (else it reports false).
+func (e *emulator) resize(words []uint64) bool {
+	n := (len(words) + LineWords - 1) / LineWords
+	if n > cap(e.lines) {
+		return false
+	}
+	e.lines = e.lines[:n]
+	return true
+}
+
+// The methods below take the line's lock unless excl: the access is made
+// under an ExclusiveHook, the only one under way (the deterministic
+// scheduler's; a lock and an unlock per access were several percent of a
+// fuzz run).
+
+func (e *emulator) store(words []uint64, off, v uint64, excl bool) {
 	l := &e.lines[off/LineWords]
+	if excl {
+		atomic.StoreUint64(&words[off], v)
+		e.log(l, off, v)
+		return
+	}
 	l.mu.Lock()
 	atomic.StoreUint64(&words[off], v)
 	e.log(l, off, v)
 	l.mu.Unlock()
 }
 
-func (e *emulator) cas(words []uint64, off, old, new uint64) bool {
+func (e *emulator) cas(words []uint64, off, old, new uint64, excl bool) bool {
 	l := &e.lines[off/LineWords]
+	if excl {
+		return e.casLocked(l, words, off, old, new)
+	}
 	l.mu.Lock()
+	ok := e.casLocked(l, words, off, old, new)
+	l.mu.Unlock()
+	return ok
+}
+
+// casLocked is cas with the line's lock held, or under an ExclusiveHook.
+func (e *emulator) casLocked(l *eline, words []uint64, off, old, new uint64) bool {
 	ok := atomic.CompareAndSwapUint64(&words[off], old, new)
 	if ok {
 		e.log(l, off, new)
 	}
-	l.mu.Unlock()
 	return ok
 }
 
@@ -121,8 +151,11 @@ func (e *emulator) log(l *eline, off, v uint64) {
 }
 
 // position is the line's log position, recorded by a flush.
-func (e *emulator) position(line uint64) uint64 {
+func (e *emulator) position(line uint64, excl bool) uint64 {
 	l := &e.lines[line]
+	if excl {
+		return l.seq
+	}
 	l.mu.Lock()
 	s := l.seq
 	l.mu.Unlock()
@@ -130,9 +163,20 @@ func (e *emulator) position(line uint64) uint64 {
 }
 
 // persist makes the line durable up to log position seq.
-func (e *emulator) persist(line, seq uint64) {
+func (e *emulator) persist(line, seq uint64, excl bool) {
 	l := &e.lines[line]
+	if excl {
+		l.persist(seq)
+		return
+	}
 	l.mu.Lock()
+	l.persist(seq)
+	l.mu.Unlock()
+}
+
+// persist makes l durable up to log position seq, its lock held (or under
+// an ExclusiveHook).
+func (l *eline) persist(seq uint64) {
 	if seq > l.durSeq {
 		n := int(seq - l.durSeq)
 		for _, en := range l.log[:n] {
@@ -141,7 +185,6 @@ func (e *emulator) persist(line, seq uint64) {
 		l.log = l.log[:copy(l.log, l.log[n:])]
 		l.durSeq = seq
 	}
-	l.mu.Unlock()
 }
 
 // keep is how many of the line's non-durable stores a crash image keeps.

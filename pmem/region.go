@@ -48,6 +48,19 @@ type AccessHook interface {
 	Access(worker int, kind AccessKind, off uint64) error
 }
 
+// An ExclusiveHook is an AccessHook that runs one worker at a time: from
+// the moment its Access returns nil to a worker until that worker's next
+// Access call, no other worker's access gets past the hook, and the hook
+// hands the region from one worker to the next through Go synchronisation
+// (what the race detector sees). The emulated persistence domain then
+// updates its lines without their locks (Options.Emulate). A hook that
+// gives up on a worker (a watchdog) must not let the region be used by
+// anyone else afterwards: that worker may still be making its access.
+type ExclusiveHook interface {
+	AccessHook
+	Exclusive()
+}
+
 // Errors of region accesses.
 var (
 	// ErrCrashed is returned by every access once a crash has been requested,
@@ -99,7 +112,10 @@ type Region struct {
 	crashes uint64
 }
 
-type hookBox struct{ h AccessHook }
+type hookBox struct {
+	h    AccessHook
+	excl bool // an ExclusiveHook
+}
 
 // Create makes a new region file at path holding words zero words, and opens
 // it. It refuses to overwrite an existing file.
@@ -242,8 +258,13 @@ func NewMemory(words uint64, opts Options) (*Region, error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, fmt.Errorf("pmem: %w", err)
 	}
-	// A header-sized gap keeps the layout identical to a file mapping.
-	mm, err := mmap.MapRegion(nil, HeaderSize+int(words)*WordBytes, mmap.RDWR, mmap.ANON, 0)
+	// A header-sized gap keeps the layout identical to a file mapping. The
+	// length is rounded up to whole pages, which the kernel maps anyway:
+	// Renew can then make a larger region of the same memory.
+	size := HeaderSize + int(words)*WordBytes
+	page := os.Getpagesize()
+	size = (size + page - 1) / page * page
+	mm, err := mmap.MapRegion(nil, size, mmap.RDWR, mmap.ANON, 0)
 	if err != nil {
 		return nil, fmt.Errorf("pmem: anonymous mapping: %w", err)
 	}
@@ -263,7 +284,7 @@ func newRegion(mm mmap.MMap, words uint64, opts Options) *Region {
 	// atomic operations need, and every line 64-byte aligned.
 	r.words = unsafe.Slice((*uint64)(unsafe.Pointer(&mm[HeaderSize])), words)
 	if opts.Hook != nil {
-		r.hook.Store(&hookBox{opts.Hook})
+		r.SetHook(opts.Hook)
 	}
 	if opts.Emulate {
 		r.emu = newEmulator(r.words)
@@ -287,7 +308,8 @@ func (r *Region) SetHook(h AccessHook) {
 		r.hook.Store(nil)
 		return
 	}
-	r.hook.Store(&hookBox{h})
+	_, excl := h.(ExclusiveHook)
+	r.hook.Store(&hookBox{h, excl})
 }
 
 // Worker returns the handle through which worker id (>= 0) accesses the
@@ -357,24 +379,26 @@ func (r *Region) Crashes() uint64 {
 }
 
 // access runs the common prologue of every access: the hook, then the crash
-// and close check, then the range check.
-func (r *Region) access(w int, kind AccessKind, off uint64) error {
+// and close check, then the range check. excl: the hook is an
+// ExclusiveHook (the access is the only one under way).
+func (r *Region) access(w int, kind AccessKind, off uint64) (excl bool, err error) {
 	if hb := r.hook.Load(); hb != nil {
 		if err := hb.h.Access(w, kind, off); err != nil {
 			if errors.Is(err, ErrCrashed) {
 				r.RequestCrash()
 			}
-			return err
+			return false, err
 		}
+		excl = hb.excl
 	}
 	if s := r.state.Load(); s != 0 {
 		if s&stClosed != 0 {
-			return ErrClosed
+			return false, ErrClosed
 		}
-		return ErrCrashed
+		return false, ErrCrashed
 	}
 	if off >= r.n && kind < AccessFence {
-		return fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+		return false, fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
 	}
-	return nil
+	return excl, nil
 }

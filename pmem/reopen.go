@@ -89,19 +89,61 @@ func (r *Region) Reopen(opts Options) (*Region, error) {
 	}
 	// Handing the mapping over spares an unmap, a map and two copies per
 	// restart: the harness reopens after every crash.
+	nr, err := r.handOver(r.n, opts, false)
+	if err != nil {
+		return nil, fmt.Errorf("pmem: reopen: %w", err)
+	}
+	return nr, nil
+}
+
+// Renew closes the anonymous region r and makes of its memory a new region
+// of words zero words, as NewMemory(words, opts) would: nothing of r
+// survives (no word, worker, pending flush or store log), and handles on r
+// are dead afterwards. words may differ from r's, within the pages r maps.
+// A harness that makes a region per run renews the last one instead: an
+// unmap costs a TLB shootdown on every core the process ran on, and fresh
+// pages fault in again, each run. It fails if r is file-backed, closed,
+// or too small (then make a new region with NewMemory, and close r).
+func (r *Region) Renew(words uint64, opts Options) (*Region, error) {
+	if words == 0 || words > MaxWords {
+		return nil, fmt.Errorf("pmem: renew: %w: %d words (1..%d allowed)", ErrGeometry, words, uint64(MaxWords))
+	}
+	if err := checkOptions(opts); err != nil {
+		return nil, fmt.Errorf("pmem: renew: %w", err)
+	}
+	if r.path != "" {
+		return nil, fmt.Errorf("pmem: renew %s: not an anonymous region", r.path)
+	}
+	nr, err := r.handOver(words, opts, true)
+	if err != nil {
+		return nil, fmt.Errorf("pmem: renew: %w", err)
+	}
+	return nr, nil
+}
+
+// handOver closes the anonymous region r and hands its mapping over to a
+// new region of words words, zeroed if zero is set (else they hold r's
+// contents), with r's emulator reset for it if opts.Emulate.
+func (r *Region) handOver(words uint64, opts Options, zero bool) (*Region, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state.Load()&stClosed != 0 {
-		return nil, fmt.Errorf("pmem: reopen: %w", ErrClosed)
+		return nil, ErrClosed
+	}
+	if need := HeaderSize + int(words)*WordBytes; need > len(r.mm) {
+		return nil, fmt.Errorf("%w: %d words need %d bytes, the region maps %d", ErrSize, words, need, len(r.mm))
 	}
 	r.state.Or(stClosed)
 	mm, emu := r.mm, r.emu
 	r.words, r.mm, r.emu = nil, nil, nil
 	emulate := opts.Emulate
 	opts.Emulate = false // the emulator is taken over below
-	nr := newRegion(mm, r.n, opts)
+	nr := newRegion(mm, words, opts)
+	if zero {
+		clear(nr.words)
+	}
 	if emulate {
-		if emu != nil {
+		if emu != nil && emu.resize(nr.words) {
 			emu.reset(nr.words) // as new, without allocating
 		} else {
 			emu = newEmulator(nr.words)

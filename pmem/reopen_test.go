@@ -186,3 +186,64 @@ func TestReopenEmulatorFresh(t *testing.T) {
 		}
 	}
 }
+
+// TestRenew renews a used region, larger and smaller, and checks that the
+// new one is what NewMemory makes (every word zero and durable, nothing
+// pending, no mark), that handles on the old one are dead, and that what
+// cannot be renewed is refused.
+func TestRenew(t *testing.T) {
+	r, err := NewMemory(40, Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, words := range []uint64{40, 300, 7, 500} {
+		w := r.Worker(0)
+		for off := range r.Words() {
+			if err := w.Store(off, 100+off); err != nil { // never flushed
+				t.Fatal(err)
+			}
+		}
+		w.Persist(0)
+		w.MarkLinearization()
+		nr, err := r.Renew(words, Options{Emulate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Store(0, 1); !errors.Is(err, ErrClosed) {
+			t.Fatalf("%d words: a store through the old region's worker: %v, want ErrClosed", words, err)
+		}
+		r = nr
+		if r.Words() != words || r.Pending() != 0 {
+			t.Fatalf("%d words: renewed to %d words, %d stores pending", words, r.Words(), r.Pending())
+		}
+		for off := range words {
+			if d, err := r.Durable(off); err != nil || d != 0 || r.Snapshot()[off] != 0 {
+				t.Fatalf("%d words: word %d durable %d (%v), seen %d, want 0", words, off, d, err, r.Snapshot()[off])
+			}
+		}
+		if err := r.Worker(0).Store(words-1, 9); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Crash(PolicyTargeted, nil); err != nil { // no mark since the renewal
+			t.Fatal(err)
+		}
+		if got := r.Snapshot()[words-1]; got != 0 {
+			t.Fatalf("%d words: an unflushed store after the renewal survived the crash: %d", words, got)
+		}
+	}
+	if _, err := r.Renew(1<<20, Options{}); !errors.Is(err, ErrSize) {
+		t.Fatalf("renewed beyond the mapping: %v, want ErrSize", err)
+	}
+	r.Close()
+	if _, err := r.Renew(8, Options{}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("renewed a closed region: %v, want ErrClosed", err)
+	}
+	f, err := Create(filepath.Join(t.TempDir(), "r.pmem"), 8, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Renew(8, Options{}); err == nil {
+		t.Fatal("renewed a file-backed region")
+	}
+}

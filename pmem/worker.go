@@ -27,7 +27,7 @@ func (w *Worker) Region() *Region { return w.r }
 // Load reads word off atomically.
 func (w *Worker) Load(off uint64) (uint64, error) {
 	r := w.r
-	if err := r.access(w.id, AccessLoad, off); err != nil {
+	if _, err := r.access(w.id, AccessLoad, off); err != nil {
 		return 0, err
 	}
 	return atomic.LoadUint64(&r.words[off]), nil
@@ -36,14 +36,15 @@ func (w *Worker) Load(off uint64) (uint64, error) {
 // Store writes v to word off atomically.
 func (w *Worker) Store(off, v uint64) error {
 	r := w.r
-	if err := r.access(w.id, AccessStore, off); err != nil {
+	excl, err := r.access(w.id, AccessStore, off)
+	if err != nil {
 		return err
 	}
 	if r.emu == nil {
 		atomic.StoreUint64(&r.words[off], v)
 		return nil
 	}
-	r.emu.store(r.words, off, v)
+	r.emu.store(r.words, off, v, excl)
 	return nil
 }
 
@@ -51,20 +52,22 @@ func (w *Worker) Store(off, v uint64) error {
 // whether it did.
 func (w *Worker) CAS(off, old, new uint64) (bool, error) {
 	r := w.r
-	if err := r.access(w.id, AccessCAS, off); err != nil {
+	excl, err := r.access(w.id, AccessCAS, off)
+	if err != nil {
 		return false, err
 	}
 	if r.emu == nil {
 		return atomic.CompareAndSwapUint64(&r.words[off], old, new), nil
 	}
-	return r.emu.cas(r.words, off, old, new), nil
+	return r.emu.cas(r.words, off, old, new, excl), nil
 }
 
 // Flush writes back the line holding word off (CLWB). The write-back is
 // complete only after this worker's next Fence.
 func (w *Worker) Flush(off uint64) error {
 	r := w.r
-	if err := r.access(w.id, AccessFlush, off); err != nil {
+	excl, err := r.access(w.id, AccessFlush, off)
+	if err != nil {
 		return err
 	}
 	if r.hw {
@@ -72,7 +75,7 @@ func (w *Worker) Flush(off uint64) error {
 	}
 	if r.emu != nil {
 		line := off / LineWords
-		seq := r.emu.position(line)
+		seq := r.emu.position(line, excl)
 		for i := range w.pending {
 			if w.pending[i].line == line {
 				w.pending[i].seq = max(w.pending[i].seq, seq)
@@ -88,7 +91,8 @@ func (w *Worker) Flush(off uint64) error {
 // flushed is durable at least up to its contents at the time of the flush.
 func (w *Worker) Fence() error {
 	r := w.r
-	if err := r.access(w.id, AccessFence, 0); err != nil {
+	excl, err := r.access(w.id, AccessFence, 0)
+	if err != nil {
 		return err
 	}
 	if r.hw {
@@ -96,7 +100,7 @@ func (w *Worker) Fence() error {
 	}
 	if r.emu != nil {
 		for _, p := range w.pending {
-			r.emu.persist(p.line, p.seq)
+			r.emu.persist(p.line, p.seq, excl)
 		}
 		w.pending = w.pending[:0]
 	}
@@ -113,7 +117,10 @@ func (w *Worker) Fence() error {
 // too; Wait tells a progress check (pmlin's stalled thread, package
 // driver) that this worker waits on purpose, not because it failed to
 // help an operation of the worker it waits for.
-func (w *Worker) Wait() error { return w.r.access(w.id, AccessWait, 0) }
+func (w *Worker) Wait() error {
+	_, err := w.r.access(w.id, AccessWait, 0)
+	return err
+}
 
 // Persist is Flush of word off followed by Fence.
 func (w *Worker) Persist(off uint64) error {
