@@ -14,7 +14,10 @@ import (
 )
 
 // crossCore plays ping-pong between two threads pinned to CPUs 0 and 1
-// (when the machine lets it pin them) for about d: a thread stamps, then
+// (when the machine lets it pin them) for at least d, and on until each
+// has moved minTrips times (at most crossCoreCap: on a busy machine the
+// pinned threads may wait long for their CPUs, and a fixed duration made
+// the round-trip floor below flaky): a thread stamps, then
 // publishes its stamp; the other waits for it, then stamps. Its stamp is
 // causally after the first (it read what was written after the first
 // stamp), so it must not be lower. It returns the round trips, the
@@ -23,6 +26,13 @@ func crossCore(t *testing.T, stamp func() int64, d time.Duration) (trips, bad in
 	t.Helper()
 	return crossCoreOf(t, func(int) int64 { return stamp() }, d)
 }
+
+// minTrips is the round trips a ping-pong plays at least, unless it has
+// played for crossCoreCap.
+const (
+	minTrips     = 1000
+	crossCoreCap = 20 * time.Second
+)
 
 // crossCoreOf is crossCore with a stamp that knows its thread (0 or 1).
 func crossCoreOf(t *testing.T, stamp func(me int) int64, d time.Duration) (trips, bad int, pinned bool) {
@@ -34,7 +44,7 @@ func crossCoreOf(t *testing.T, stamp func(me int) int64, d time.Duration) (trips
 		wg    sync.WaitGroup
 		fails [2]int
 		pins  [2]bool
-		moves [2]int
+		moves [2]atomic.Int64
 	)
 	player := func(me int) {
 		defer wg.Done()
@@ -58,16 +68,19 @@ func crossCoreOf(t *testing.T, stamp func(me int) int64, d time.Duration) (trips
 			}
 			slot.Store(stamp(me))
 			turn.Store(n + 1)
-			moves[me]++
+			moves[me].Add(1)
 		}
 	}
 	wg.Add(2)
 	go player(0)
 	go player(1)
 	time.Sleep(d)
+	for end := time.Now().Add(crossCoreCap); min(moves[0].Load(), moves[1].Load()) < minTrips && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	stop.Store(true)
 	wg.Wait()
-	return min(moves[0], moves[1]), fails[0] + fails[1], pins[0] && pins[1]
+	return int(min(moves[0].Load(), moves[1].Load())), fails[0] + fails[1], pins[0] && pins[1]
 }
 
 // TestTSCOrdersAcrossCores checks the driver's clock the way the merge
