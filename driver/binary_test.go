@@ -237,7 +237,7 @@ func TestLastInvLines(t *testing.T) {
 		for i, l := range logs {
 			chunked[i] = [][]uint64{l}
 		}
-		if got := lastInvLines(0, chunked, make([]int64, n)); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, make([]int64, n), nil); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d: %v, the merge says %v\n%v\n%s", trial, got, want.LastInv, logs, buf.String())
 		}
 		// Let go of each log's records below the least last invocation.
@@ -256,8 +256,21 @@ func TestLastInvLines(t *testing.T) {
 			}
 			chunked[i] = [][]uint64{l[pos:]}
 		}
-		if got := lastInvLines(0, chunked, recycled); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, recycled, nil); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d, recycled %v: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
+		}
+		// With the last invocations' timestamps given, as the dumper
+		// gives them (here read off the 3-word records).
+		last := make([]invStamp, n)
+		for i, l := range logs {
+			for pos := 0; pos < len(l); pos += 3 {
+				if l[pos]&0xff == recInvRead {
+					last[i] = invStamp{ts: l[pos+1], ok: true}
+				}
+			}
+		}
+		if got := lastInvLines(0, chunked, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+			t.Fatalf("trial %d, recycled %v, stamps given: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
 		}
 		// And the binary recorder's MergeLogs says the same.
 		var bb bytes.Buffer
