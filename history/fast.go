@@ -21,9 +21,11 @@ const (
 )
 
 // fastRec is a decoded line. Its numbers are in a slice beside it, from
-// offset nums: a read's k addresses, a cas's k (address, expected, new)
-// or a swap's k (address, new) in turn; a response's k values, the failed
-// address being in fail.
+// offset nums: a read's k addresses; a cas's k addresses, then its k
+// expected values, then its k new values; a swap's k addresses, then its
+// k new values (column by column, so that applying is three copies, not a
+// loop over the words); a response's k values, the failed address being
+// in fail.
 type fastRec struct {
 	kind fastKind
 	syn  Format // Text or JSONL
@@ -132,7 +134,8 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 }
 
 // tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
-// arity 2) to the end of the line, as they come (a, e, n, a, e, n, ...).
+// arity 2) to the end of the line, and lays them out column by column
+// (see fastRec).
 func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
 	var t [3]uint64
 	for c.space() {
@@ -149,7 +152,25 @@ func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool)
 		nums = append(nums, t[:arity]...)
 	}
 	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
+	byColumn(nums[rec.nums:], arity)
 	return nums, c.end()
+}
+
+// byColumn reorders tuples of arity numbers (a, e, n, a, e, n, ...) column
+// by column (a, a, ..., e, e, ..., n, n, ...), in place.
+func byColumn(ns []uint64, arity int) {
+	var small [48]uint64
+	tmp := small[:0]
+	if len(ns) > len(small) {
+		tmp = make([]uint64, 0, len(ns))
+	}
+	tmp = append(tmp, ns...)
+	k := len(ns) / arity
+	for w := 0; w < k; w++ {
+		for j := 0; j < arity; j++ {
+			ns[j*k+w] = tmp[w*arity+j]
+		}
+	}
 }
 
 // applyFast applies a decoded line to the Reader's state: an invocation
@@ -165,20 +186,13 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 	case fastInv:
 		ev := r.clearEvent()
 		ev.Op = rec.op
+		ev.Addrs = append(ev.Addrs, ns[:k]...)
 		switch rec.op {
-		case Read:
-			ev.Addrs = append(ev.Addrs, ns[:k]...)
 		case CAS:
-			for w := 0; w < k; w++ {
-				ev.Addrs = append(ev.Addrs, ns[3*w])
-				ev.Expected = append(ev.Expected, ns[3*w+1])
-				ev.New = append(ev.New, ns[3*w+2])
-			}
+			ev.Expected = append(ev.Expected, ns[k:2*k]...)
+			ev.New = append(ev.New, ns[2*k:3*k]...)
 		case Swap:
-			for w := 0; w < k; w++ {
-				ev.Addrs = append(ev.Addrs, ns[2*w])
-				ev.New = append(ev.New, ns[2*w+1])
-			}
+			ev.New = append(ev.New, ns[k:2*k]...)
 		}
 		ev, err := r.invoke(rec.proc)
 		return ev, true, err
