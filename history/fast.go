@@ -1,5 +1,10 @@
 package history
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // The fast paths parse the common event lines in one pass over the bytes,
 // without splitting fields first, in two steps: decoding (decodeText,
 // decodeJSON) depends on the line's bytes alone, so that the Reader's
@@ -21,11 +26,9 @@ const (
 )
 
 // fastRec is a decoded line. Its numbers are in a slice beside it, from
-// offset nums: a read's k addresses; a cas's k addresses, then its k
-// expected values, then its k new values; a swap's k addresses, then its
-// k new values (column by column, so that applying is three copies, not a
-// loop over the words); a response's k values, the failed address being
-// in fail.
+// offset nums: a read's k addresses, a cas's k (address, expected, new)
+// or a swap's k (address, new) in turn; a response's k values, the failed
+// address being in fail.
 type fastRec struct {
 	kind fastKind
 	syn  Format // Text or JSONL
@@ -134,8 +137,7 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 }
 
 // tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
-// arity 2) to the end of the line, and lays them out column by column
-// (see fastRec).
+// arity 2) to the end of the line, as they come (a, e, n, a, e, n, ...).
 func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
 	var t [3]uint64
 	for c.space() {
@@ -152,25 +154,7 @@ func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool)
 		nums = append(nums, t[:arity]...)
 	}
 	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
-	byColumn(nums[rec.nums:], arity)
 	return nums, c.end()
-}
-
-// byColumn reorders tuples of arity numbers (a, e, n, a, e, n, ...) column
-// by column (a, a, ..., e, e, ..., n, n, ...), in place.
-func byColumn(ns []uint64, arity int) {
-	var small [48]uint64
-	tmp := small[:0]
-	if len(ns) > len(small) {
-		tmp = make([]uint64, 0, len(ns))
-	}
-	tmp = append(tmp, ns...)
-	k := len(ns) / arity
-	for w := 0; w < k; w++ {
-		for j := 0; j < arity; j++ {
-			ns[j*k+w] = tmp[w*arity+j]
-		}
-	}
 }
 
 // applyFast applies a decoded line to the Reader's state: an invocation
@@ -186,13 +170,20 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 	case fastInv:
 		ev := r.clearEvent()
 		ev.Op = rec.op
-		ev.Addrs = append(ev.Addrs, ns[:k]...)
 		switch rec.op {
+		case Read:
+			ev.Addrs = append(ev.Addrs, ns[:k]...)
 		case CAS:
-			ev.Expected = append(ev.Expected, ns[k:2*k]...)
-			ev.New = append(ev.New, ns[2*k:3*k]...)
+			for w := 0; w < k; w++ {
+				ev.Addrs = append(ev.Addrs, ns[3*w])
+				ev.Expected = append(ev.Expected, ns[3*w+1])
+				ev.New = append(ev.New, ns[3*w+2])
+			}
 		case Swap:
-			ev.New = append(ev.New, ns[k:2*k]...)
+			for w := 0; w < k; w++ {
+				ev.Addrs = append(ev.Addrs, ns[2*w])
+				ev.New = append(ev.New, ns[2*w+1])
+			}
 		}
 		ev, err := r.invoke(rec.proc)
 		return ev, true, err
@@ -223,6 +214,10 @@ type cursor struct {
 // line ends after it.
 func (c *cursor) space() bool {
 	j := c.i
+	if j+1 < len(c.b) && c.b[j] == ' ' && c.b[j+1] > ' ' {
+		c.i = j + 1 // the usual single space
+		return true
+	}
 	for j < len(c.b) && (c.b[j] == ' ' || c.b[j] == '\t') {
 		j++
 	}
@@ -281,7 +276,30 @@ func (c *cursor) number() (uint64, bool) {
 	var v uint64
 	j := i
 	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
-		for j = i + 2; j < len(b); j++ {
+		j = i + 2
+		if len(b)-j >= 8 {
+			// The first eight digits at once (SWAR, see lanes1): the new
+			// values recorders write are long hex numbers (0x300000001),
+			// and this loop was the most executed code of decoding. The
+			// lanes up to the first that is not a digit count; each
+			// one's value is its low nibble, plus 9 for a letter (bit 6);
+			// moved to the high lanes (the first digit the most
+			// significant of eight), they merge pairwise: nibbles into
+			// bytes, bytes into 16 bits, into 32. The loop takes the rest.
+			x := binary.LittleEndian.Uint64(b[j:])
+			digit := (x + lanes1*(0x80-'0')) &^ (x + lanes1*(0x7f-'9'))
+			lower := x | lanes1*0x20
+			letter := (lower + lanes1*(0x80-'a')) &^ (lower + lanes1*(0x7f-'f'))
+			if n := bits.TrailingZeros64((^(digit|letter)|x)&lanesHi) / 8; n > 0 {
+				d := x&(lanes1*0x0f) + (x>>6)&lanes1*9
+				d = d << (64 - 8*n)
+				d = (d<<4 | d>>8) & 0x00ff00ff00ff00ff
+				d = (d<<8 | d>>16) & 0x0000ffff0000ffff
+				v = (d<<16 | d>>32) & 0xffffffff
+				j += n
+			}
+		}
+		for ; j < len(b); j++ {
 			d := hexDigit[b[j]]
 			if d > 15 {
 				break
@@ -312,3 +330,12 @@ func (c *cursor) number() (uint64, bool) {
 	c.i = j
 	return v, true
 }
+
+// Byte-lane constants for cursor.number's eight digits at once: a lane
+// of an ASCII byte c holds c+k, whose top bit tells c >= 0x80-k, and no
+// carry leaves the lane. A byte of 0x80 or more is no digit (its top bit);
+// its carry can only reach the lanes after it, which are not counted.
+const (
+	lanes1  = 0x0101010101010101
+	lanesHi = 0x8080808080808080
+)

@@ -41,13 +41,16 @@ func decodeJSON(line []byte, rec *fastRec, nums []uint64, scratch *Event) ([]uin
 		return append(nums, ev.Addrs...), true
 	case f.inv == "cas" && plainInv && f.words && f.arity == 3 && !f.addrs:
 		rec.kind, rec.op, rec.proc, rec.k = fastInv, CAS, int32(f.p), int32(len(ev.Addrs))
-		nums = append(nums, ev.Addrs...)
-		nums = append(nums, ev.Expected...)
-		return append(nums, ev.New...), true
+		for w := range ev.Addrs {
+			nums = append(nums, ev.Addrs[w], ev.Expected[w], ev.New[w])
+		}
+		return nums, true
 	case f.inv == "swap" && plainInv && f.words && f.arity == 2 && !f.addrs:
 		rec.kind, rec.op, rec.proc, rec.k = fastInv, Swap, int32(f.p), int32(len(ev.Addrs))
-		nums = append(nums, ev.Addrs...)
-		return append(nums, ev.New...), true
+		for w := range ev.Addrs {
+			nums = append(nums, ev.Addrs[w], ev.New[w])
+		}
+		return nums, true
 	case f.inv != "" || f.ret == "" || f.addrs || f.words:
 		return nums, false
 	}
