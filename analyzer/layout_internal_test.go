@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
@@ -78,5 +79,48 @@ func TestManyProcesses(t *testing.T) {
 		if got, want := h.procIDs[h.procOf(i)], i*3; got != want {
 			t.Errorf("op %d: process %d, want %d", i, got, want)
 		}
+	}
+}
+
+// TestListOpsCounts checks the lists of pending writes and plain failures
+// against the flags, and that the counts kept while loading sized them
+// exactly (a wrong count would only regrow a list: this catches it).
+func TestListOpsCounts(t *testing.T) {
+	h := loadText(t, `0 inv cas 1:0:5 2:0:6
+1 inv swap 3:7
+2 inv read 1
+3 inv cas 4:9:1
+3 ret fail 4
+4 inv cas 5:9:1
+4 ret fail 5 0
+5 inv swap 6:8
+5 ret 0
+6 inv cas 7:0:2
+6 ret ok
+2 ret 5
+crash
+7 inv swap 8:3
+8 inv cas 9:0:4
+9 inv read 7
+`)
+	for _, c := range []struct {
+		name      string
+		got, want []int32
+	}{
+		{"pendingW", h.pendingW, []int32{0, 1, 7, 8}},
+		{"pendingSwap", h.pendingSwap, []int32{1, 7}},
+		{"failedCAS", h.failedCAS, []int32{3}},
+	} {
+		if !slices.Equal(c.got, c.want) || cap(c.got) != len(c.want) {
+			t.Errorf("%s = %v (capacity %d), want %v at its capacity", c.name, c.got, cap(c.got), c.want)
+		}
+	}
+	for i := int32(0); i < h.n; i++ {
+		if returned := h.flags[i]&fReturned != 0; returned == (h.lo[i] == h.n) {
+			t.Errorf("op %d: returned %v, lo %d (n %d)", i, returned, h.lo[i], h.n)
+		}
+	}
+	if h.lo[9] != h.n {
+		t.Errorf("the pending read's lo = %d, want n = %d", h.lo[9], h.n)
 	}
 }

@@ -313,6 +313,7 @@ type loader struct {
 	// lastCrashed is, per process index, the record in hist.crashed of its
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
+	counts      opCounts
 }
 
 // ringSize is the number of recent writes per word kept in cache.
@@ -422,7 +423,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
 	slices.SortFunc(h.far, func(a, b farRet) int { return cmp.Compare(a.op, b.op) })
-	h.listOps()
+	h.listOps(l.counts)
 	if err := guard.check(h, line); err != nil {
 		return nil, err
 	}
@@ -433,40 +434,36 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 }
 
 // listOps lists the pending cas and swaps and the failures that report no
-// values, each list allocated at its size (grown by append, a list of
-// millions leaves copies that raise the peak memory). On the way, the
-// operations without a response get their lo (package reduce): none
-// invoked after them, n.
-func (h *hist) listOps() {
-	var pw, ps, fc int
+// values, each list allocated at the size counted while loading (grown by
+// append, a list of millions leaves copies that raise the peak memory;
+// the counts are capacities only, the lists are what the flags say). On
+// the way, the operations without a response get their lo (package
+// reduce): none invoked after them, n. One pass: this one is serial.
+func (h *hist) listOps(c opCounts) {
+	h.pendingW = make([]int32, 0, max(0, c.writers-c.writersReturned))
+	h.pendingSwap = make([]int32, 0, max(0, c.swaps-c.swapsReturned))
+	h.failedCAS = make([]int32, 0, c.failedPlain)
 	for i, f := range h.flags {
-		if f&fReturned == 0 {
+		switch {
+		case f&fReturned == 0:
 			h.lo[i] = h.n
-		}
-		switch {
-		case f&fRead != 0:
-		case f&fReturned == 0:
-			pw++
-			if f&fSwap != 0 {
-				ps++
+			if f&fRead == 0 {
+				h.pendingW = append(h.pendingW, int32(i))
+				if f&fSwap != 0 {
+					h.pendingSwap = append(h.pendingSwap, int32(i))
+				}
 			}
-		case f&(fOK|fValued) == 0:
-			fc++
-		}
-	}
-	h.pendingW, h.pendingSwap, h.failedCAS = make([]int32, 0, pw), make([]int32, 0, ps), make([]int32, 0, fc)
-	for i, f := range h.flags {
-		switch {
-		case f&fRead != 0:
-		case f&fReturned == 0:
-			h.pendingW = append(h.pendingW, int32(i))
-			if f&fSwap != 0 {
-				h.pendingSwap = append(h.pendingSwap, int32(i))
-			}
-		case f&(fOK|fValued) == 0:
+		case f&(fRead|fOK|fValued) == 0:
 			h.failedCAS = append(h.failedCAS, int32(i))
 		}
 	}
+}
+
+// opCounts are counted while loading, for listOps.
+type opCounts struct {
+	writers, writersReturned int // cas and swaps invoked, and returned
+	swaps, swapsReturned     int
+	failedPlain              int // cas that failed reporting no values
 }
 
 // reserve sizes the arrays for an input of sizeHint bytes (0: unknown):
@@ -524,8 +521,12 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	f := uint8(0)
 	if read {
 		f = fRead
-	} else if ev.Op == history.Swap {
-		f = fSwap
+	} else {
+		l.counts.writers++
+		if ev.Op == history.Swap {
+			f = fSwap
+			l.counts.swaps++
+		}
 	}
 	h.line = append(h.line, uint32(ev.Line))
 	h.retGap = append(h.retGap, 0)
@@ -588,6 +589,8 @@ func (l *loader) respond(ev *history.Event) {
 	case ev.Op != history.CAS: // a read, or a swap: the values it replaced
 		if ev.Op == history.Swap {
 			h.flags[id] |= fOK
+			l.counts.writersReturned++
+			l.counts.swapsReturned++
 		}
 		for j, v := range ev.Values {
 			x := a + int32(j)
@@ -595,9 +598,13 @@ func (l *loader) respond(ev *history.Event) {
 		}
 	case ev.OK:
 		h.flags[id] |= fOK
+		l.counts.writersReturned++
 	case len(ev.Values) > 0:
 		l.respondValued(id, a, ev)
+		l.counts.writersReturned++
 	default:
+		l.counts.writersReturned++
+		l.counts.failedPlain++
 		// Only the blamed word of a failed cas says anything (gray box:
 		// it names one word that differed).
 		for x := a; x < a+int32(len(ev.Addrs)); x++ { // acc[id+1] may not exist yet

@@ -1,5 +1,10 @@
 package history
 
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
 // The fast paths parse the common event lines in one pass over the bytes,
 // without splitting fields first, in two steps: decoding (decodeText,
 // decodeJSON) depends on the line's bytes alone, so that the Reader's
@@ -209,6 +214,10 @@ type cursor struct {
 // line ends after it.
 func (c *cursor) space() bool {
 	j := c.i
+	if j+1 < len(c.b) && c.b[j] == ' ' && c.b[j+1] > ' ' {
+		c.i = j + 1 // the usual single space
+		return true
+	}
 	for j < len(c.b) && (c.b[j] == ' ' || c.b[j] == '\t') {
 		j++
 	}
@@ -267,7 +276,30 @@ func (c *cursor) number() (uint64, bool) {
 	var v uint64
 	j := i
 	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
-		for j = i + 2; j < len(b); j++ {
+		j = i + 2
+		if len(b)-j >= 8 {
+			// The first eight digits at once (SWAR, see lanes1): the new
+			// values recorders write are long hex numbers (0x300000001),
+			// and this loop was the most executed code of decoding. The
+			// lanes up to the first that is not a digit count; each
+			// one's value is its low nibble, plus 9 for a letter (bit 6);
+			// moved to the high lanes (the first digit the most
+			// significant of eight), they merge pairwise: nibbles into
+			// bytes, bytes into 16 bits, into 32. The loop takes the rest.
+			x := binary.LittleEndian.Uint64(b[j:])
+			digit := (x + lanes1*(0x80-'0')) &^ (x + lanes1*(0x7f-'9'))
+			lower := x | lanes1*0x20
+			letter := (lower + lanes1*(0x80-'a')) &^ (lower + lanes1*(0x7f-'f'))
+			if n := bits.TrailingZeros64((^(digit|letter)|x)&lanesHi) / 8; n > 0 {
+				d := x&(lanes1*0x0f) + (x>>6)&lanes1*9
+				d = d << (64 - 8*n)
+				d = (d<<4 | d>>8) & 0x00ff00ff00ff00ff
+				d = (d<<8 | d>>16) & 0x0000ffff0000ffff
+				v = (d<<16 | d>>32) & 0xffffffff
+				j += n
+			}
+		}
+		for ; j < len(b); j++ {
 			d := hexDigit[b[j]]
 			if d > 15 {
 				break
@@ -298,3 +330,12 @@ func (c *cursor) number() (uint64, bool) {
 	c.i = j
 	return v, true
 }
+
+// Byte-lane constants for cursor.number's eight digits at once: a lane
+// of an ASCII byte c holds c+k, whose top bit tells c >= 0x80-k, and no
+// carry leaves the lane. A byte of 0x80 or more is no digit (its top bit);
+// its carry can only reach the lanes after it, which are not counted.
+const (
+	lanes1  = 0x0101010101010101
+	lanesHi = 0x8080808080808080
+)

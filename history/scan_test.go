@@ -90,7 +90,7 @@ func TestCursorNumberMatchesScanU64(t *testing.T) {
 	cases = append(cases, "18446744073709551615", "18446744073709551616", "0xffffffffffffffff", "0x10000000000000000",
 		"00000000000000000000001", "0x00000000000000000000001", "x", "", "-1", "0x", "0xg")
 	for _, c := range cases {
-		for _, tail := range []string{"", " 5", ":7", "\t", "g", "x1"} {
+		for _, tail := range []string{"", " 5", ":7", "\t", "g", "x1", "G0", "/1", "@2", "`3", "\x80f", "\xff0", "\x191234567", "\xc3\xa9aaaaaaaa", "        "} {
 			b := []byte(c + tail)
 			cur := cursor{b: b}
 			v, ok := cur.number()
@@ -99,5 +99,51 @@ func TestCursorNumberMatchesScanU64(t *testing.T) {
 				t.Fatalf("seed %d: cursor.number(%q) = %d, %v, end %d; scanU64: %d, %v, end %d", seed, b, v, ok, cur.i, wv, werr, wj)
 			}
 		}
+	}
+}
+
+// TestHexEightAtOnce checks cursor.number's eight hex digits at once
+// against scanU64, which reads one byte at a time: every byte value at
+// every position after a run of digits (the ends of the lanes, the bytes
+// next to the digit ranges, those over 0x7f whose carries cross lanes),
+// followed or not by more digits (up to and past 16), and random words.
+func TestHexEightAtOnce(t *testing.T) {
+	check := func(word []byte) {
+		t.Helper()
+		for _, more := range []string{"", "7", "12345678", "123456789"} {
+			b := append(append([]byte("0x"), word...), more...)
+			cur := cursor{b: b}
+			v, ok := cur.number()
+			wv, wj, werr := scanU64(b, 0)
+			if ok != (werr == nil) || (ok && (v != wv || cur.i != wj)) || (!ok && cur.i != 0) {
+				t.Fatalf("cursor.number(%q) = %#x, %v, end %d; scanU64: %#x, %v, end %d", b, v, ok, cur.i, wv, werr, wj)
+			}
+		}
+	}
+	digits := []byte("09afAF5c")
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			b := append([]byte(nil), digits...)
+			b[pos] = byte(c)
+			check(b)
+			for k := pos + 1; k < 8; k++ { // and what follows it, at its worst
+				b[k] = 0xff
+			}
+			check(b)
+		}
+	}
+	const seed = 8
+	rng := rand.New(rand.NewPCG(seed, seed))
+	alphabet := []byte("0123456789abcdefABCDEFgG:/@` \t\x80\xff")
+	b := make([]byte, 8)
+	for k := 0; k < 100000; k++ {
+		for i := range b {
+			if rng.IntN(8) == 0 {
+				b[i] = byte(rng.IntN(256))
+			} else {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		check(b)
 	}
 }
