@@ -289,6 +289,8 @@ type SegmentResult struct {
 	// Stall is where the progress check stopped a worker (nil: it did
 	// not, CrashPoint.Stall being 0 or past the segment's end).
 	Stall *Stall
+	// Holds counts the workers the late-write policy held (Config.Late).
+	Holds int64
 	// Left is, per worker, the operations of its quota not invoked.
 	Left []int
 	// Full: some worker stopped because its (shared) log was full.
@@ -314,6 +316,9 @@ func (d *Driver) setStuck(w int) {
 			d.stuck.Elapsed = d.opElapsed(ws)
 		} else if s := d.det; s.stalled >= 0 {
 			st := *s.stall
+			d.stuck.Stalled = &st
+		} else if s.holding() {
+			st := *s.late.hold
 			d.stuck.Stalled = &st
 		}
 	}
@@ -439,6 +444,9 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	}
 	if d.det != nil {
 		res.Stall = d.det.stall
+		if l := d.det.late; l != nil {
+			res.Holds = l.holds
+		}
 	}
 	if d.opErr != nil {
 		d.opErr.Line = ms.LastInv[d.opErr.w]
@@ -486,6 +494,9 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	s := &detSched{d: d, rng: rand.New(rand.NewPCG(segSeed, 0x5ced)), stick: d.cfg.stick(),
 		resume: make([]func() (int, bool), n), yields: make([]func(int) bool, n), drive: make([]sync.Mutex, n),
 		stallAt: d.stallAt, stalled: -1}
+	if d.cfg.Late > 0 {
+		s.late = newLate(segSeed, d.cfg.Late)
+	}
 	d.det = s
 	for i := range n {
 		if left[i] > 0 {

@@ -26,9 +26,13 @@ const (
 	// AccessWait is a step of a wait loop (Worker.Wait): it reads and
 	// writes nothing.
 	AccessWait
+	// AccessVolatile is a step on the target's volatile shared state
+	// (Worker.Volatile): it reads and writes nothing in the region; the
+	// offset is the target's key for that state.
+	AccessVolatile
 )
 
-var kindNames = [...]string{"load", "store", "cas", "flush", "fence", "wait"}
+var kindNames = [...]string{"load", "store", "cas", "flush", "fence", "wait", "volatile"}
 
 func (k AccessKind) String() string {
 	if int(k) < len(kindNames) {
