@@ -318,7 +318,7 @@ func (d *Driver) setStuck(w int) {
 			st := *s.stall
 			d.stuck.Stalled = &st
 		} else if s.holding() {
-			st := *s.late.hold
+			st := *s.late.held[0].st
 			d.stuck.Stalled = &st
 		}
 	}
@@ -495,7 +495,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 		resume: make([]func() (int, bool), n), yields: make([]func(int) bool, n), drive: make([]sync.Mutex, n),
 		stallAt: d.stallAt, stalled: -1}
 	if d.cfg.Late > 0 {
-		s.late = newLate(segSeed, d.cfg.Late)
+		s.late = newLate(segSeed, d.cfg.Late, d.region)
 	}
 	d.det = s
 	for i := range n {

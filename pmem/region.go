@@ -278,6 +278,17 @@ func newRegion(mm mmap.MMap, words uint64, opts Options) *Region {
 // Words is the number of words in the region.
 func (r *Region) Words() uint64 { return r.n }
 
+// Peek is the value threads see in word off (0 past the end), read
+// without an access: the hook is not called and nothing is counted. A
+// scheduler uses it to decide when to run a worker it holds back (package
+// driver's late-write policy); a target must not.
+func (r *Region) Peek(off uint64) uint64 {
+	if off >= r.n {
+		return 0
+	}
+	return atomic.LoadUint64(&r.words[off])
+}
+
 // Path is the file backing the region, or "" for an anonymous region.
 func (r *Region) Path() string { return r.path }
 
