@@ -45,9 +45,9 @@ type Mix struct {
 	Fire float64
 	// Late is the share of runs that hold writes back under the
 	// late-write policy (driver.Config.Late, with probability LateWrite
-	// per write): a thread is held before a write until the others have
-	// written the same word, and its scheduling points on volatile state
-	// (pmem.Worker.Volatile) are switching points. Deterministic
+	// per CAS): a thread is held before a CAS until the others have
+	// changed that word, and the target's scheduling points on volatile
+	// state (pmem.Worker.Volatile) are switching points. Deterministic
 	// scheduler, targets that do not declare themselves Blocking.
 	Late float64
 	// Optional makes runs MixEvery-1, 2*MixEvery-1, ... of the campaign
@@ -325,7 +325,7 @@ func (s MixStats) String(runs int64) string {
 			pct(s.Stalled, runs), s.Stalls, pct(s.Lone, s.Stalled)))
 	}
 	if s.Late > 0 {
-		parts = append(parts, fmt.Sprintf("%s with late writes (a thread held before a write until others wrote that word: %d holds)",
+		parts = append(parts, fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word: %d holds)",
 			pct(s.Late, runs), s.Holds))
 	}
 	if s.Fire > 0 {

@@ -107,8 +107,8 @@ type Config struct {
 	// counted) without returning waits for the stopped worker.
 	StallAccesses int64
 	// Late (deterministic scheduler) is the late-write policy's
-	// probability that a worker's write inside an operation is held back
-	// until the others have written the same word (late.go); 0 is off.
+	// probability that a worker's CAS inside an operation is held back
+	// until the others have changed that word (late.go); 0 is off.
 	// With it on, the targets' scheduling points on volatile state
 	// (pmem.Worker.Volatile) are switching points too.
 	Late float64

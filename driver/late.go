@@ -21,30 +21,32 @@ import (
 // priority drops at a seeded step stays descheduled while others run; here
 // the point where it comes back is tied to the word it was about to write:
 //
-//   - at a write inside an operation (a region store or CAS, or a
-//     scheduling point on the target's volatile state, pmem.Worker.Volatile),
-//     with probability Config.Late the worker is held before the write is
-//     made, while another worker is live, no worker is stalled and fewer
-//     than lateMaxHeld are held (two held at once make the three-party
-//     windows: a helper late, and the owner slow to finish);
-//   - it comes back, and runs next, right after the others have written
-//     that word (the same region word, or volatile points of the same key)
-//     a seeded 1 to lateMaxWrites times; or once the others made a seeded
-//     number of accesses (up to lateMaxWait) without writing it that often;
-//     or when the others have all finished or wait by design (Worker.Wait);
-//   - in half of the holds that end by writes, once its late write is made
-//     it is held again at its next access for good: a worker that wrote late
-//     and then stopped, which is what lock-freedom must survive.
+//   - at a CAS inside an operation, or at a scheduling point on the
+//     target's volatile state (pmem.Worker.Volatile), the worker is held
+//     before the access is made, with probability Config.Late (at least
+//     lateVolatile at a volatile point), while another worker is live, no
+//     worker is stalled and fewer than lateMaxHeld are held (two held at
+//     once: a helper late, and the owner slow to finish). Not at a store:
+//     most stores fill memory nobody else writes yet (a new descriptor);
+//   - it comes back, and runs next, right after the others have changed
+//     the value of that region word a seeded 1 to lateMaxWrites times (a
+//     value seen with Region.Peek at each of their accesses: counting
+//     writes would count the CAS that fail), or passed that many volatile
+//     points of the same key; or once they made a seeded number of
+//     accesses, up to lateMaxWait, without doing so; or when they have all
+//     finished or one of them waits by design (Worker.Wait);
+//   - in half of the holds that end by such changes, once its late CAS is
+//     made it is held again at its next access, for good: a worker that
+//     wrote late and then stopped, which lock-freedom must survive.
 //
 // While a worker is held, the progress check's rule holds (see stall.go):
 // an operation of another worker that makes StallAccesses region accesses
 // without returning waits for the held one, and is reported stuck naming
-// it. The policy draws from a stream of its own, and the scheduler's
-// other draws are those of a run without it, so the holds change nothing
-// else of the schedule's choices. Scheduling points on volatile state are
-// switching points only in these runs: elsewhere they are ignored, so the
-// histories of the other runs stay what they were before the points
-// existed.
+// it. The policy draws from a stream of its own, so the scheduler's own
+// stream of choices is not shifted by it. Scheduling points on volatile
+// state are switching points only in these runs: elsewhere they are
+// ignored, so the histories of the other runs stay what they were before
+// the points existed.
 
 // Bounds of the holds.
 const (
