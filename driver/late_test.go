@@ -1,14 +1,11 @@
 package driver
 
 import (
-	"bytes"
-	"context"
 	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -49,31 +46,6 @@ func (c counterTarget) Read(w int, addrs, out []uint64) error {
 	return err
 }
 
-// lateSegment runs one segment of n operations per worker of ops on r and
-// returns the history.
-func lateSegment(t *testing.T, c Config, ops target.Ops, r *pmem.Region, n int) (string, SegmentResult) {
-	t.Helper()
-	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
-	rec.Header()
-	d, err := New(c, ops, r, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	quota := make([]int, c.Threads)
-	for i := range quota {
-		quota[i] = n
-	}
-	seg, err := d.Segment(context.Background(), quota, CrashPoint{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String(), seg
-}
-
 // counterRun runs the counter target and returns its history, what the
 // segment did and the updates lost.
 func counterRun(t *testing.T, late float64, points bool, seed uint64) (string, SegmentResult, uint64) {
@@ -86,7 +58,7 @@ func counterRun(t *testing.T, late float64, points bool, seed uint64) (string, S
 	c := cfg(3, 4, 1, seed)
 	c.Reads, c.Late = 0, late
 	var ctr, calls atomic.Uint64
-	h, seg := lateSegment(t, c, counterTarget{r, &ctr, &calls, points}, r, 40)
+	h, seg := stallSegment(t, c, counterTarget{r, &ctr, &calls, points}, r, 40, 0)
 	return h, seg, calls.Load() - ctr.Load()
 }
 
@@ -173,7 +145,7 @@ func TestLateHoldCatchesWaiting(t *testing.T) {
 		}
 		c := cfg(3, 4, 2, seed)
 		c.Late, c.StallAccesses = 0.05, 500
-		h, seg := lateSegment(t, c, casLock{r}, r, 30)
+		h, seg := stallSegment(t, c, casLock{r}, r, 30, 0)
 		r.Close()
 		s := seg.Stuck
 		if s == nil {
