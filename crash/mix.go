@@ -325,7 +325,7 @@ func (s MixStats) String(runs int64) string {
 			pct(s.Stalled, runs), s.Stalls, pct(s.Lone, s.Stalled)))
 	}
 	if s.Late > 0 {
-		parts = append(parts, fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word: %d holds)",
+		parts = append(parts, fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word or brought back its expected value: %d holds)",
 			pct(s.Late, runs), s.Holds))
 	}
 	if s.Fire > 0 {

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/pmlin/pmlin/pmem"
 )
@@ -24,35 +25,72 @@ import (
 //   - at a CAS inside an operation, or at a scheduling point on the
 //     target's volatile state (pmem.Worker.Volatile), the worker is held
 //     before the access is made, with probability Config.Late (at least
-//     lateVolatile at a volatile point), while another worker is live, no
-//     worker is stalled and fewer than lateMaxHeld are held (two held at
-//     once: a helper late, and the owner slow to finish). Not at a store:
-//     most stores fill memory nobody else writes yet (a new descriptor);
-//   - it comes back, and runs next, right after the others have changed
-//     the value of that region word a seeded 1 to lateMaxWrites times (a
-//     value seen with Region.Peek at each of their accesses: counting
+//     lateVolatile at a volatile point; lateStale times it at a stale CAS,
+//     one whose word does not hold the value it expects), while another
+//     worker is live, no worker is stalled and fewer than lateMaxHeld are
+//     held (two held at once: a helper late, and the owner slow to
+//     finish). Not at a store: most stores fill memory nobody else writes
+//     yet (a new descriptor);
+//   - a late CAS lands only if its word holds the value it expects: the
+//     window of a late CAS is an ABA (the word changed away from that
+//     value and came back). A hold at a stale CAS, and lateABA of the
+//     others, wait for exactly that: the worker comes back, and runs next,
+//     as soon as the word holds the expected value again after holding
+//     another (seen with Region.Peek at each access of the others; the
+//     region tells the scheduler a CAS's expected value, pmem.CASHook), so
+//     its CAS lands before anyone can change the word again. This is the
+//     window of any CAS-based primitive that acts on a value read before:
+//     an RDCSS that lands after a rollback, a pop whose next pointer is
+//     stale (the classic ABA of lock-free stacks), a counter back at an old
+//     value;
+//   - the other holds end right after the others have changed the value
+//     of that region word a seeded 1 to lateMaxWrites times (counting
 //     writes would count the CAS that fail), or passed that many volatile
-//     points of the same key; or once they made a seeded number of
-//     accesses, up to lateMaxWait, without doing so; or when they have all
-//     finished or one of them waits by design (Worker.Wait);
-//   - in half of the holds that end by such changes, once its late CAS is
-//     made it is held again at its next access, for good: a worker that
-//     wrote late and then stopped, which lock-freedom must survive.
+//     points of the same key;
+//   - every hold also ends once the others made a seeded number of
+//     accesses, up to lateMaxWait, without that; or when they have all
+//     finished, or all wait by design (Worker.Wait: lateAllWait waits each
+//     in a row);
+//   - in lateAgain of the holds that end by such changes, once its late CAS
+//     is made the worker is held again at its next access, for good: a
+//     worker that wrote late and then stopped, which lock-freedom must
+//     survive. The others in an operation then run alone, one at a time in
+//     a seeded order, each until its operation returns (or it waits by
+//     design): an operation that runs alone must finish
+//     (obstruction-freedom, which lock-freedom implies), whatever the
+//     stopped worker left; run interleaved, one of them may finish that
+//     (a reader undoing the late RDCSS) and hide an operation that would
+//     wait for the stopped worker forever.
 //
 // While a worker is held, the progress check's rule holds (see stall.go):
 // an operation of another worker that makes StallAccesses region accesses
-// without returning waits for the held one, and is reported stuck naming
-// it. The policy draws from a stream of its own, so the scheduler's own
-// stream of choices is not shifted by it. Scheduling points on volatile
-// state are switching points only in these runs: elsewhere they are
-// ignored, so the histories of the other runs stay what they were before
-// the points existed.
+// without returning (declared waits not counted) waits for the held one,
+// and is reported stuck naming it. The policy draws from a stream of its
+// own, so the scheduler's own stream of choices is not shifted by it.
+// Scheduling points on volatile state are switching points only in these
+// runs: elsewhere they are ignored, so the histories of the other runs
+// stay what they were before the points existed.
 
 // Bounds of the holds.
 const (
 	lateMaxWrites = 3
 	lateMaxWait   = 1024
 	lateMaxHeld   = 2
+	// lateABA is the share of the holds at a CAS that wait for the ABA
+	// return of the word (the value the CAS expects, back after another)
+	// rather than for a number of changes.
+	lateABA = 0.5
+	// lateAllWait: the live workers all wait by design once they made
+	// this many declared waits each in a row (waitStep).
+	lateAllWait = 2
+	// lateStale multiplies the probability of a hold at a stale CAS, one
+	// whose word does not hold the value it expects: it can only land if
+	// the word comes back to that value (an ABA), so it is where a late
+	// write matters most, and such a hold waits for that return.
+	lateStale = 10
+	// lateAgain is the share of the holds ended by the others' changes
+	// that hold the worker again, for good, right after its late CAS.
+	lateAgain = 0.75
 	// lateVolatile is the least probability of a hold at a scheduling
 	// point on volatile state: such points are few (a target marks only
 	// the steps between a load of its volatile state and the write that
@@ -76,6 +114,17 @@ type late struct {
 	// rehold is the worker to hold for good at its next access (-1: none).
 	rehold int
 	holds  int64
+	// casOld is the value the CAS being accessed expects, if casKnown
+	// (AccessCAS; the workers run one at a time, so one slot will do).
+	casOld   uint64
+	casKnown bool
+	// waits counts the declared waits in a row while a worker is held.
+	waits int64
+	// solo is the worker that runs alone (-1: none) until its operation
+	// that began at soloOp returns, it waits by design or it leaves.
+	solo   int
+	soloOp int64
+	soloQ  []int // who runs alone after solo
 }
 
 // hold is a held worker.
@@ -98,10 +147,16 @@ type hold struct {
 	// to it, many of which are CAS that fail.
 	byValue bool
 	last    uint64
+	// aba: the hold waits for the word to hold expect (the value its CAS
+	// expects) again after another value (away: another was seen), not
+	// for need changes.
+	aba    bool
+	away   bool
+	expect uint64
 }
 
 func newLate(seed uint64, p float64, r *pmem.Region) *late {
-	return &late{rng: rand.New(rand.NewPCG(seed, 0x1a7e)), p: p, region: r, rehold: -1}
+	return &late{rng: rand.New(rand.NewPCG(seed, 0x1a7e)), p: p, region: r, rehold: -1, solo: -1}
 }
 
 // isWrite says whether an access of kind writes what a key names.
@@ -117,6 +172,16 @@ func holdable(kind pmem.AccessKind) bool {
 	return kind == pmem.AccessCAS || kind == pmem.AccessVolatile
 }
 
+// AccessCAS implements pmem.CASHook: the late-write policy learns the
+// value a CAS expects, so that a hold there can wait for the word to hold
+// it again (an ABA) and the CAS to land.
+func (s *detSched) AccessCAS(w int, off, old uint64) error {
+	if s.late != nil {
+		s.late.casOld, s.late.casKnown = old, true
+	}
+	return s.Access(w, pmem.AccessCAS, off)
+}
+
 // holding says whether the late-write policy holds a worker.
 func (s *detSched) holding() bool { return s.late != nil && len(s.late.held) > 0 }
 
@@ -126,7 +191,15 @@ func (h *hold) changed(r *pmem.Region) bool {
 	if !h.byValue || h.need == 0 {
 		return false
 	}
-	if v := r.Peek(h.key.off); v != h.last {
+	v := r.Peek(h.key.off)
+	if h.aba {
+		if v != h.expect {
+			h.away = true
+			return false
+		}
+		return h.away
+	}
+	if v != h.last {
 		h.last = v
 		h.need--
 	}
@@ -139,6 +212,28 @@ func (h *hold) changed(r *pmem.Region) bool {
 // handed to a worker whose hold ended): then the access is made at once.
 func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64) bool {
 	l := s.late
+	casOld, casKnown := l.casOld, l.casKnown && kind == pmem.AccessCAS
+	l.casKnown = false
+	if l.solo >= 0 {
+		if w == l.solo && s.soloGoes(ws, kind) {
+			return false // no hold of its own, and none of the others ticks
+		}
+		if l.solo >= 0 && w != l.solo {
+			if slices.Contains(s.live, l.solo) {
+				s.handOver(w, l.solo) // back once the solo run ended
+				return true
+			}
+			s.soloNext() // it left (finished, crashed, or stalled)
+			if l.solo >= 0 {
+				s.handOver(w, l.solo)
+				return true
+			}
+		}
+	}
+	allWait := false
+	if len(l.held) > 0 {
+		allWait = l.waitStep(ws, kind, len(s.live))
+	}
 	for i := 0; i < len(l.held); i++ {
 		h := l.held[i]
 		if h.wake || h.changed(l.region) {
@@ -146,9 +241,9 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 			s.handOver(w, s.lateReturn(h))
 			return true
 		}
-		if kind == pmem.AccessWait || h.wait == 1 {
-			// A declared wait may be for the held worker; a hold that
-			// waited out its bound ends.
+		if allWait || h.wait == 1 {
+			// The others all wait by design, maybe for the held worker;
+			// or a hold waited out its bound.
 			h.again = false
 			s.unhold(i)
 			i--
@@ -166,6 +261,7 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	if l.rehold == w {
 		l.rehold = -1
 		if ok {
+			s.soloAfter(w)
 			s.holdAt(w, kind, off, &hold{})
 		}
 		return ok
@@ -174,10 +270,17 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	if kind == pmem.AccessVolatile {
 		p = max(p, lateVolatile)
 	}
+	stale := casKnown && l.region != nil && l.region.Peek(off) != casOld
+	if stale {
+		p = min(1, p*lateStale)
+	}
 	if !ok || !holdable(kind) || l.rng.Float64() >= p {
 		return false
 	}
-	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.IntN(2) == 0}
+	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.Float64() < lateAgain}
+	if stale || casKnown && l.region != nil && l.rng.Float64() < lateABA {
+		h.aba, h.expect = true, casOld
+	}
 	s.holdAt(w, kind, off, h)
 	return true
 }
@@ -193,11 +296,13 @@ func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 	h.byValue = !h.key.volatile && l.region != nil
 	if h.byValue {
 		h.last = l.region.Peek(off)
+		h.away = h.last != h.expect
 	}
 	h.st = &Stall{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
-		Access: ws.opAcc, AtKind: kind, AtOff: off, Late: true, Until: h.need, worker: w}
+		Access: ws.opAcc, AtKind: kind, AtOff: off, Late: true, Until: h.need, ABA: h.aba, Expect: h.expect, worker: w}
 	l.held = append(l.held, h)
 	l.holds++
+	l.waits = 0
 	s.drop(w)
 	for _, x := range s.live {
 		if o := &d.ws[x]; o.inOp {
@@ -219,6 +324,72 @@ func (s *detSched) unhold(i int) {
 			s.d.ws[x].limit = s.d.cfg.StuckAccesses
 		}
 	}
+}
+
+// waitStep counts the declared waits (Worker.Wait) of the live workers
+// (live of them; ws makes this access, of kind) in a row while a worker
+// is held, and says whether they all wait by design now: lateAllWait
+// waits each in a row, no other access in between (a waiting worker hands
+// the turn to another, so a worker that does not wait breaks the row
+// soon). A declared wait does not count towards the stuck rule, as while
+// a worker is stalled (stall.go): a worker that waits for memory the held
+// one keeps from being reclaimed is not stuck, an operation that spins
+// instead of helping is.
+func (l *late) waitStep(ws *wstate, kind pmem.AccessKind, live int) bool {
+	if kind != pmem.AccessWait {
+		l.waits = 0
+		return false
+	}
+	ws.opAcc--
+	l.waits++
+	return l.waits >= int64(lateAllWait*live)
+}
+
+// soloAfter draws, as worker w is held for good, whether another worker
+// in an operation runs alone from now on, and which: an obstruction-free
+// operation (Herlihy, Luchangco and Moir, "Obstruction-free
+// synchronization: double-ended queues as an example", ICDCS 2003) must
+// finish when it runs alone, whatever state w left, and a lock-free one is
+// obstruction-free. With the others running too, one of them may finish
+// what w left (a reader that undoes w's late write) and hide an operation
+// that would wait for w forever.
+func (s *detSched) soloAfter(w int) {
+	l := s.late
+	var in []int
+	for _, x := range s.live {
+		if x != w && s.d.ws[x].inOp {
+			in = append(in, x)
+		}
+	}
+	l.rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+	l.soloQ = in
+	s.soloNext()
+}
+
+// soloNext makes the next worker of the solo queue that is still live and
+// in an operation run alone (none left: nobody).
+func (s *detSched) soloNext() {
+	l := s.late
+	l.solo = -1
+	for len(l.soloQ) > 0 {
+		x := l.soloQ[0]
+		l.soloQ = l.soloQ[1:]
+		if slices.Contains(s.live, x) && s.d.ws[x].inOp {
+			l.solo, l.soloOp = x, s.d.ws[x].opStart
+			return
+		}
+	}
+}
+
+// soloGoes is the solo worker's access of kind (state ws): it says
+// whether it still runs alone; once its operation returned, or it waits by
+// design, the solo run ends.
+func (s *detSched) soloGoes(ws *wstate, kind pmem.AccessKind) bool {
+	if ws.opStart == s.late.soloOp && kind != pmem.AccessWait {
+		return true
+	}
+	s.soloNext()
+	return false
 }
 
 // lateReturn is the worker of h, whose hold just ended by the others'

@@ -135,7 +135,11 @@ func (l casLock) Read(w int, addrs, out []uint64) error {
 // until the lock word changes, which only it can do: the others spin, and
 // the one that reaches StallAccesses is reported stuck, naming the held
 // worker. Holds that end (before taking the lock: the word changes when
-// another takes it) leave the segment clean.
+// another takes it) leave the segment clean. An ABA hold before taking the
+// lock ends when the lock is free again, so its CAS takes it: when it is
+// then held for good, the others are stuck too; and a spinning CAS on the
+// taken lock is stale (held ten times as often): hence a low probability,
+// for some clean segments.
 func TestLateHoldCatchesWaiting(t *testing.T) {
 	caught, clean := 0, 0
 	for seed := range uint64(30) {
@@ -144,7 +148,7 @@ func TestLateHoldCatchesWaiting(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := cfg(3, 4, 2, seed)
-		c.Late, c.StallAccesses = 0.05, 500
+		c.Late, c.StallAccesses = 0.005, 500
 		h, seg := stallSegment(t, c, casLock{r}, r, 30, 0)
 		r.Close()
 		s := seg.Stuck
@@ -171,5 +175,107 @@ func TestLateHoldCatchesWaiting(t *testing.T) {
 	}
 	if caught == 0 || clean == 0 {
 		t.Fatalf("%d segments caught, %d clean: want some of each", caught, clean)
+	}
+}
+
+// flipTarget turns region word 0 round 0, 1, 2, 3, 0: each MwCAS loads
+// it and CASes it to the next value once. A CAS that lands after others
+// turned the word in between (four times or a multiple: the word holds the
+// value loaded again) is an ABA landing, counted in aba.
+type flipTarget struct {
+	r          *pmem.Region
+	flips, aba *atomic.Uint64
+}
+
+func (f flipTarget) CAS(w int, words []target.Word) (bool, uint64, error) {
+	pw := f.r.Worker(w)
+	v, err := pw.Load(0)
+	if err != nil {
+		return false, 0, err
+	}
+	seen := f.flips.Load()
+	ok, err := pw.CAS(0, v, (v+1)%4)
+	if err != nil {
+		return false, 0, err
+	}
+	if ok {
+		if f.flips.Load()-seen >= 4 {
+			f.aba.Add(1)
+		}
+		f.flips.Add(1)
+	}
+	return false, words[0].Addr, nil // fails as a MwCAS: the data words are untouched
+}
+
+func (f flipTarget) Read(w int, addrs, out []uint64) error {
+	for i := range addrs {
+		out[i] = 0
+	}
+	return nil
+}
+
+// TestLateABA: a hold at a CAS may wait for the word to hold the value the
+// CAS expects again after another (pmem.CASHook tells the scheduler that
+// value), and the held worker then runs next, so its CAS lands. On the
+// flip target such landings are rare under the uniform scheduler (the
+// others must turn the word four times between a load and a CAS) and many
+// under the policy.
+func TestLateABA(t *testing.T) {
+	landed := func(late float64) (n uint64) {
+		for seed := range uint64(10) {
+			r, err := pmem.NewMemory(4, pmem.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := cfg(3, 4, 1, seed)
+			c.Reads, c.Late = 0, late
+			var flips, aba atomic.Uint64
+			stallSegment(t, c, flipTarget{r, &flips, &aba}, r, 40, 0)
+			r.Close()
+			n += aba.Load()
+		}
+		return n
+	}
+	without, with := landed(0), landed(0.3)
+	if with < 20 || with < 4*without {
+		t.Fatalf("ABA landings: %d with the policy, %d without", with, without)
+	}
+	t.Logf("ABA landings in 10 segments: %d with the policy, %d without", with, without)
+}
+
+func TestHoldABA(t *testing.T) {
+	r, err := pmem.NewMemory(2, pmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w := r.Worker(0)
+	for _, c := range []struct {
+		start uint64
+		steps []uint64
+		wake  int // index of the step after which the hold ends (-1: never)
+	}{
+		{5, []uint64{6, 7, 5}, 2},  // away, then back
+		{5, []uint64{5, 5, 6}, -1}, // never away until the last step
+		{6, []uint64{7, 5, 9}, 1},  // away at the hold: back is enough
+	} {
+		if err := w.Store(0, c.start); err != nil {
+			t.Fatal(err)
+		}
+		h := &hold{need: 1, byValue: true, aba: true, expect: 5, key: lateKey{off: 0}}
+		h.away = r.Peek(0) != h.expect
+		got := -1
+		for i, v := range c.steps {
+			if err := w.Store(0, v); err != nil {
+				t.Fatal(err)
+			}
+			if h.changed(r) {
+				got = i
+				break
+			}
+		}
+		if got != c.wake {
+			t.Fatalf("start %d, steps %v: woke after step %d, want %d", c.start, c.steps, got, c.wake)
+		}
 	}
 }

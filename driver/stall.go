@@ -68,9 +68,12 @@ type Stall struct {
 	Released bool
 	// Late: the late-write policy held it (late.go), until the others had
 	// written the word of that access Until times (0: for good, right
-	// after a late write of its own).
+	// after a late write of its own); or, with ABA, until the word held
+	// again Expect, the value its CAS expects, after holding another.
 	Late   bool
 	Until  int
+	ABA    bool
+	Expect uint64
 	worker int
 }
 
@@ -81,7 +84,10 @@ func (st *Stall) String() string {
 			at = fmt.Sprintf("a step on its volatile state of key %d", st.AtOff)
 		}
 		until := fmt.Sprintf("until the others had written there %d times", st.Until)
-		if st.Until == 0 {
+		switch {
+		case st.ABA:
+			until = fmt.Sprintf("until the word held again %#x, the value the CAS expects, after another value", st.Expect)
+		case st.Until == 0:
 			until = "for good, right after a late write of its own"
 		}
 		return fmt.Sprintf("process %d was held by the late-write policy inside its %s of addresses %v (line %d), at its region access %d of that operation (%s, not made), %s",

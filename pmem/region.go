@@ -52,6 +52,16 @@ type AccessHook interface {
 	Access(worker int, kind AccessKind, off uint64) error
 }
 
+// A CASHook is an AccessHook that also wants to know, at a CAS, the value
+// the CAS expects: a scheduler can then tell when a worker's pending CAS
+// would land (the word holds that value again after a change, an ABA) and
+// run it right then (package driver's late-write policy). A region calls
+// AccessCAS instead of Access before each CAS; it is otherwise the same.
+type CASHook interface {
+	AccessHook
+	AccessCAS(worker int, off, old uint64) error
+}
+
 // Errors of region accesses.
 var (
 	// ErrCrashed is returned by every access once a crash has been requested,
@@ -103,7 +113,17 @@ type Region struct {
 	crashes uint64
 }
 
-type hookBox struct{ h AccessHook }
+// hookBox holds the access hook, and the same hook as a CASHook if it is
+// one (asserted once, not at every CAS).
+type hookBox struct {
+	h   AccessHook
+	cas CASHook
+}
+
+func newHookBox(h AccessHook) *hookBox {
+	c, _ := h.(CASHook)
+	return &hookBox{h, c}
+}
 
 // Create makes a new region file at path holding words zero words, and opens
 // it. It refuses to overwrite an existing file.
@@ -267,7 +287,7 @@ func newRegion(mm mmap.MMap, words uint64, opts Options) *Region {
 	// atomic operations need, and every line 64-byte aligned.
 	r.words = unsafe.Slice((*uint64)(unsafe.Pointer(&mm[HeaderSize])), words)
 	if opts.Hook != nil {
-		r.hook.Store(&hookBox{opts.Hook})
+		r.hook.Store(newHookBox(opts.Hook))
 	}
 	if opts.Emulate {
 		r.emu = newEmulator(r.words)
@@ -302,7 +322,7 @@ func (r *Region) SetHook(h AccessHook) {
 		r.hook.Store(nil)
 		return
 	}
-	r.hook.Store(&hookBox{h})
+	r.hook.Store(newHookBox(h))
 }
 
 // Worker returns the handle through which worker id (>= 0) accesses the
@@ -376,12 +396,40 @@ func (r *Region) Crashes() uint64 {
 func (r *Region) access(w int, kind AccessKind, off uint64) error {
 	if hb := r.hook.Load(); hb != nil {
 		if err := hb.h.Access(w, kind, off); err != nil {
-			if errors.Is(err, ErrCrashed) {
-				r.RequestCrash()
-			}
-			return err
+			return r.hookFailed(err)
 		}
 	}
+	return r.checkAccess(kind, off)
+}
+
+// accessCAS is access for a CAS expecting old: a CASHook is told old.
+func (r *Region) accessCAS(w int, off, old uint64) error {
+	if hb := r.hook.Load(); hb != nil {
+		var err error
+		if hb.cas != nil {
+			err = hb.cas.AccessCAS(w, off, old)
+		} else {
+			err = hb.h.Access(w, AccessCAS, off)
+		}
+		if err != nil {
+			return r.hookFailed(err)
+		}
+	}
+	return r.checkAccess(AccessCAS, off)
+}
+
+// hookFailed is the error of an access whose hook returned err: one that
+// wraps ErrCrashed also requests a crash.
+func (r *Region) hookFailed(err error) error {
+	if errors.Is(err, ErrCrashed) {
+		r.RequestCrash()
+	}
+	return err
+}
+
+// checkAccess is the rest of an access's prologue, after the hook: the
+// crash and close check, then the range check.
+func (r *Region) checkAccess(kind AccessKind, off uint64) error {
 	if s := r.state.Load(); s != 0 {
 		if s&stClosed != 0 {
 			return ErrClosed

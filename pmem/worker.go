@@ -51,7 +51,7 @@ func (w *Worker) Store(off, v uint64) error {
 // whether it did.
 func (w *Worker) CAS(off, old, new uint64) (bool, error) {
 	r := w.r
-	if err := r.access(w.id, AccessCAS, off); err != nil {
+	if err := r.accessCAS(w.id, off, old); err != nil {
 		return false, err
 	}
 	if r.emu == nil {
