@@ -331,18 +331,26 @@ func (s *detSched) unhold(i int) {
 // is held, and says whether they all wait by design now: lateAllWait
 // waits each in a row, no other access in between (a waiting worker hands
 // the turn to another, so a worker that does not wait breaks the row
-// soon). A declared wait does not count towards the stuck rule, as while
+// soon; a step on volatile state is neither). A declared wait, and a
+// step on volatile state, do not count towards the stuck rule, as while
 // a worker is stalled (stall.go): a worker that waits for memory the held
 // one keeps from being reclaimed is not stuck, an operation that spins
 // instead of helping is.
 func (l *late) waitStep(ws *wstate, kind pmem.AccessKind, live int) bool {
-	if kind != pmem.AccessWait {
-		l.waits = 0
+	switch kind {
+	case pmem.AccessVolatile:
+		// Not a region access: a wait loop may step on volatile state
+		// (pmwcas's allocator tries to advance the epoch before each wait),
+		// and such a step neither counts nor breaks the row.
+		ws.opAcc--
 		return false
+	case pmem.AccessWait:
+		ws.opAcc--
+		l.waits++
+		return l.waits >= int64(lateAllWait*live)
 	}
-	ws.opAcc--
-	l.waits++
-	return l.waits >= int64(lateAllWait*live)
+	l.waits = 0
+	return false
 }
 
 // soloAfter draws, as worker w is held for good, whether another worker
