@@ -305,8 +305,10 @@ func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 	l.waits = 0
 	s.drop(w)
 	for _, x := range s.live {
-		if o := &d.ws[x]; o.inOp {
-			o.opAcc, o.limit = 0, d.cfg.StallAccesses // counted from the hold
+		// Counted from the first hold: a count reset at every new hold
+		// would let a spin go on forever while the holds come and go.
+		if o := &d.ws[x]; o.inOp && (len(l.held) == 1 || o.limit != d.cfg.StallAccesses) {
+			o.opAcc, o.limit = 0, d.cfg.StallAccesses
 		}
 	}
 	s.handOver(w, s.pick(-1))
