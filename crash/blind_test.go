@@ -158,10 +158,10 @@ func TestSweepFindsFragileRecovery(t *testing.T) {
 }
 
 // TestMixReplays: a run the mix drew replays from the flags its Config
-// renders (its replay command): the drawn words, k, layout, stall and
-// recoveries under fire are all in them.
+// renders (its replay command): the drawn words, k, layout, stall, late
+// writes and recoveries under fire are all in them.
 func TestMixReplays(t *testing.T) {
-	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Lone: 0.5, Fire: 0.5, Optional: true}}
+	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Lone: 0.5, Fire: 0.5, Late: 0.5, Optional: true}}
 	fc.Run.Ops = 200
 	g, err := newGenerator(fc, fc.Run)
 	if err != nil {
@@ -177,7 +177,8 @@ func TestMixReplays(t *testing.T) {
 			break
 		}
 		seen.shaped, seen.stalled, seen.lone, seen.fire, seen.swept, seen.optional = seen.shaped || d.shaped, seen.stalled || d.stalled, seen.lone || d.lone, seen.fire || d.fire, seen.swept || d.swept, seen.optional || d.optional
-		if !d.shaped && !d.stalled && !d.fire && !d.optional {
+		seen.late = seen.late || d.late
+		if !d.shaped && !d.stalled && !d.fire && !d.optional && !d.late {
 			continue
 		}
 		replay := parseArgs(t, rc.Args())
@@ -196,11 +197,11 @@ func TestMixReplays(t *testing.T) {
 			t.Fatalf("%s: the replay records another history", rc.Flags())
 		}
 	}
-	if seen != (drawn{true, true, true, true, true, true}) {
+	if seen != (drawn{true, true, true, true, true, true, true}) {
 		t.Fatalf("the mix drew %+v in 60 runs", seen)
 	}
 	// What the user set is kept.
-	fc.Mix.Keep = map[string]bool{"words": true, "k": true, "stride": true, "stall": true, "threads": true, "recovery-sweep": true, "swaps": true}
+	fc.Mix.Keep = map[string]bool{"words": true, "k": true, "stride": true, "stall": true, "threads": true, "recovery-sweep": true, "swaps": true, "late": true}
 	fc.Run.Driver.Words, fc.Run.Driver.K = 5, 3
 	fc.Mix.Keep["stall"] = false // a stalled run keeps --threads
 	if g, err = newGenerator(fc, fc.Run); err != nil {
@@ -208,7 +209,7 @@ func TestMixReplays(t *testing.T) {
 	}
 	for range 40 {
 		_, rc, d, _, _ := g.next(context.Background())
-		if rc.Driver.Words != 5 || rc.Driver.K != 3 || rc.Params["stride"] != "" || d.lone || rc.Driver.Threads != fc.Run.Driver.Threads || d.fire || d.optional || rc.Driver.Swaps != 0 {
+		if rc.Driver.Words != 5 || rc.Driver.K != 3 || rc.Params["stride"] != "" || d.lone || rc.Driver.Threads != fc.Run.Driver.Threads || d.fire || d.optional || rc.Driver.Swaps != 0 || d.late {
 			t.Fatalf("the mix drew a kept flag: %s", rc.Flags())
 		}
 	}

@@ -181,6 +181,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("stall probability %v", c.Stall)
 	case c.Stall > 0 && c.Scheduler() != driver.Deterministic:
 		return errors.New("the progress check (--stall) needs the deterministic scheduler, which stops a worker by never scheduling it")
+	case c.Driver.Late > 0 && c.Scheduler() != driver.Deterministic:
+		return errors.New("the late-write policy (--late) needs the deterministic scheduler, which holds a thread back by not scheduling it")
 	case int(c.CrashMode) >= len(crashModeNames):
 		return fmt.Errorf("unknown crash mode %d", c.CrashMode)
 	case c.CrashMode != Emulated && c.Child.Command == nil:

@@ -60,14 +60,17 @@
 // Fuzz does so over fresh seeds until a time budget is spent or a violation
 // is found; FuzzConfig.Mix varies the runs from their seeds (Mix: their
 // shapes and the target's layout, a thread stopped for good in each
-// segment by the progress check, recoveries under fire, and in one run in
+// segment by the progress check, writes held back by the late-write policy
+// (driver.Config.Late; a draw of its own, so the runs that do not take it
+// replay as before it existed), recoveries under fire, and in one run in
 // MixEvery the optional operations the target has, ProbeOptional), as
 // pmlin fuzz does unless told the workload's. Target code runs guarded
 // (guard.go): a panic is a finding, and a call that loops or waits outside
 // region accesses is stopped by wall time. Besides the analyzer's
 // anomalies a run reports three of its own: "stuck" (an operation that
 // made no progress while it could run, or that waited for a thread the
-// progress check stopped: Lawrence and Lowe's progressibility), "corrupt"
+// progress check stopped or the late-write policy held: Lawrence and
+// Lowe's progressibility), "corrupt"
 // (an operation or a
 // recovery failed on a region state the correct code never produces) and
 // "blocked" (under the deterministic scheduler, the target waited outside

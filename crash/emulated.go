@@ -142,7 +142,7 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	if res.Invoked > 0 {
 		e.perOp = float64(e.accesses) / float64(e.ops)
 	}
-	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, anomaly: stopped(res)}, nil
+	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, holds: res.Holds, anomaly: stopped(res)}, nil
 }
 
 // stopped turns a segment's stuck, failed or blocked operation into an

@@ -43,6 +43,13 @@ type Mix struct {
 	// times, or, in half of them, right after each flush and fence of the
 	// recovery in turn (RecoverySweep). Emulated crashes only.
 	Fire float64
+	// Late is the share of runs that hold writes back under the
+	// late-write policy (driver.Config.Late, with probability LateWrite
+	// per CAS): a thread is held before a CAS until the others have
+	// changed that word, and the target's scheduling points on volatile
+	// state (pmem.Worker.Volatile) are switching points. Deterministic
+	// scheduler, targets that do not declare themselves Blocking.
+	Late float64
 	// Optional makes runs MixEvery-1, 2*MixEvery-1, ... of the campaign
 	// (0-based) also use the optional operations the target has
 	// (ProbeOptional): a MixSwaps share of swaps, and failed cas that
@@ -61,13 +68,15 @@ const (
 	DefaultMixStall  = 0.5
 	DefaultMixLone   = 0.5
 	DefaultMixFire   = 0.2
+	DefaultMixLate   = 0.3
+	LateWrite        = 0.02
 	FireCrash        = 0.9
 	FireCrashes      = 20
 )
 
 // DefaultMix is pmlin fuzz's mix.
 func DefaultMix() Mix {
-	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Optional: true}
+	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Late: DefaultMixLate, Optional: true}
 }
 
 // Check reports a mix that cannot be used.
@@ -75,7 +84,7 @@ func (m Mix) Check() error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}} {
+	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}, {"late", m.Late}} {
 		if !(x.v >= 0 && x.v <= 1) {
 			return fmt.Errorf("mix: %s share %v (a probability)", x.name, x.v)
 		}
@@ -85,7 +94,7 @@ func (m Mix) Check() error {
 
 // drawn is what a run drew from the mix.
 type drawn struct {
-	shaped, stalled, lone, fire, swept, optional bool
+	shaped, stalled, lone, fire, swept, late, optional bool
 }
 
 // draw makes run c (whose seed is set) take what the mix draws for it.
@@ -106,6 +115,11 @@ func (m Mix) draw(c *Config) drawn {
 		if lone < m.Lone && !m.Keep["threads"] && c.Driver.Threads > 2 {
 			c.Driver.Threads, d.lone = 2, true
 		}
+	}
+	// Its own stream too: runs that do not take it replay as before.
+	late := rand.New(rand.NewPCG(c.Driver.Seed, 0x1a7e5)).Float64()
+	if late < m.Late && !m.Keep["late"] && c.Scheduler() == driver.Deterministic && !c.Target.Blocking {
+		c.Driver.Late, d.late = LateWrite, true
 	}
 	if fire < m.Fire && c.CrashMode == Emulated && !m.Keep["recovery-crash"] && !m.Keep["recovery-crashes"] && !m.Keep["recovery-sweep"] {
 		d.fire = true
@@ -189,6 +203,10 @@ type MixStats struct {
 	Stalls  int64 `json:"stalls"`
 	// Lone stalled runs had two threads: the stopped one and one live.
 	Lone int64 `json:"lone"`
+	// Late runs held writes back (Mix.Late); Holds counts the threads
+	// they held.
+	Late  int64 `json:"late"`
+	Holds int64 `json:"holds"`
 	// Fire runs crashed their recoveries often, Swept ones at every flush
 	// and fence; RecoveryCrashes counts every crash of a recovery in the
 	// campaign.
@@ -217,6 +235,7 @@ func (s MixStats) clone() MixStats {
 func (s *MixStats) add(c Config, d drawn, res *Result) {
 	s.Stalls += int64(res.Stalls)
 	s.RecoveryCrashes += int64(res.RecoveryCrashes)
+	s.Holds += res.Holds
 	if d.stalled {
 		s.Stalled++
 	}
@@ -225,6 +244,9 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	}
 	if d.fire {
 		s.Fire++
+	}
+	if d.late {
+		s.Late++
 	}
 	if d.swept {
 		s.Swept++
@@ -301,6 +323,10 @@ func (s MixStats) String(runs int64) string {
 	if s.Stalled > 0 {
 		parts = append(parts, fmt.Sprintf("%s with a thread stopped in each segment (progress check: %d stops; %s of these runs with one live thread)",
 			pct(s.Stalled, runs), s.Stalls, pct(s.Lone, s.Stalled)))
+	}
+	if s.Late > 0 {
+		parts = append(parts, fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word or brought back its expected value: %d holds)",
+			pct(s.Late, runs), s.Holds))
 	}
 	if s.Fire > 0 {
 		parts = append(parts, fmt.Sprintf("%s with recoveries under fire (%s of them crashed right after each flush and fence in turn)",

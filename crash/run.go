@@ -69,6 +69,9 @@ type Result struct {
 	// Stalls counts the segments in which the progress check stopped a
 	// worker (driver.Stall).
 	Stalls int `json:"stalls"`
+	// Holds counts the threads the late-write policy held
+	// (driver.Config.Late).
+	Holds int64 `json:"holds"`
 	// Accesses are the region accesses of the workload.
 	Accesses int64 `json:"accesses"`
 	// Lines is the length of the history.
@@ -127,6 +130,7 @@ type segment struct {
 	accesses int64 // region accesses of the workload, where counted
 	crashed  bool  // at its crash point (else the workload finished first)
 	stalled  bool  // the progress check stopped a worker (driver.Stall)
+	holds    int64 // the late-write policy held workers
 	// anomaly, if set, stopped the segment (stuck, corrupt).
 	anomaly *analyzer.Anomaly
 }
@@ -207,6 +211,7 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 		if seg.stalled {
 			res.Stalls++
 		}
+		res.Holds += seg.holds
 		for i := range rem {
 			rem[i] = max(0, rem[i]-int(seg.InvokedBy[i]))
 		}

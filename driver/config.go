@@ -106,6 +106,12 @@ type Config struct {
 	// an operation that makes this many accesses (declared waits not
 	// counted) without returning waits for the stopped worker.
 	StallAccesses int64
+	// Late (deterministic scheduler) is the late-write policy's
+	// probability that a worker's CAS inside an operation is held back
+	// until the others have changed that word (late.go); 0 is off.
+	// With it on, the targets' scheduling points on volatile state
+	// (pmem.Worker.Volatile) are switching points too.
+	Late float64
 }
 
 // DefaultConfig is the default workload: DefaultThreads workers, each
@@ -136,6 +142,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("reads %v + swaps %v > 1: the rest of the operations are cas", c.Reads, c.Swaps)
 	case !(c.Yield >= 0 && c.Yield <= 1):
 		return fmt.Errorf("yield = %v (a probability)", c.Yield)
+	case !(c.Late >= 0 && c.Late <= 1):
+		return fmt.Errorf("late = %v (a probability)", c.Late)
 	case !(c.Stick <= 1):
 		return fmt.Errorf("stick = %v (a probability, or negative: chosen by the seed)", c.Stick)
 	case c.StuckAccesses < 1 || c.StallAccesses < 1:

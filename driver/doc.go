@@ -72,6 +72,20 @@
 // goroutine, and refuses further segments, instead of every goroutine
 // sleeping forever (which Go ends with "all goroutines are asleep").
 //
+// Late writes (Config.Late, late.go): in the spirit of PCT (Burckhardt et
+// al., ASPLOS 2010), the deterministic scheduler may hold a worker before
+// a CAS until the others have changed that word's value a seeded number of
+// times, or until the word holds the value the CAS expects again after
+// another (an ABA: told by pmem.CASHook, the held worker then runs next so
+// its CAS lands), so that the CAS acts on what the worker read long
+// before: the windows of late helpers and slow advancers that uniform
+// choices almost never open. A worker may then be held for good right
+// after its late CAS while the others in an operation run alone one at a
+// time (obstruction-freedom). In those runs a target's steps on shared state outside the
+// region, which it marks with pmem.Worker.Volatile, are switching points
+// too (other runs ignore them, and keep the histories they had). Its
+// draws come from a stream of their own.
+//
 // # Progress
 //
 // Lawrence and Lowe's progressibility: an operation that has not returned

@@ -299,6 +299,8 @@ type SegmentResult struct {
 	// Stall is where the progress check stopped a worker (nil: it did
 	// not, CrashPoint.Stall being 0 or past the segment's end).
 	Stall *Stall
+	// Holds counts the workers the late-write policy held (Config.Late).
+	Holds int64
 	// Left is, per worker, the operations of its quota not invoked.
 	Left []int
 	// Full: some worker stopped because its (shared) log was full.
@@ -324,6 +326,9 @@ func (d *Driver) setStuck(w int) {
 			d.stuck.Elapsed = d.opElapsed(ws)
 		} else if s := d.det; s.stalled >= 0 {
 			st := *s.stall
+			d.stuck.Stalled = &st
+		} else if s.holding() {
+			st := *s.late.held[0].st
 			d.stuck.Stalled = &st
 		}
 	}
@@ -451,6 +456,9 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	}
 	if d.det != nil {
 		res.Stall = d.det.stall
+		if l := d.det.late; l != nil {
+			res.Holds = l.holds
+		}
 	}
 	if d.opErr != nil {
 		d.opErr.Line = ms.LastInv[d.opErr.w]
@@ -505,6 +513,9 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	n := d.cfg.Threads
 	dr := newDraws(segSeed, 0x5ced)
 	s := &detSched{d: d, rng: dr.rng, dr: dr, stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
+	if d.cfg.Late > 0 {
+		s.late = newLate(segSeed, d.cfg.Late, d.region)
+	}
 	d.det = s
 	for i := range n {
 		if left[i] > 0 {

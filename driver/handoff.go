@@ -118,9 +118,14 @@ func (s *detSched) switchTo(me, g int) {
 
 // handOver is worker w, which holds the turn, handing it to worker n
 // (another live worker, or the next one the scheduler picks when w stops)
-// and waiting until it is handed back.
+// and waiting until it is handed back. Handing it to itself (the
+// late-write policy's choice may be w) keeps the turn without a switch.
 func (s *detSched) handOver(w, n int) {
 	if s.d.aborted.Load() {
+		return
+	}
+	if n == w {
+		s.took(w)
 		return
 	}
 	s.mu.Lock()

@@ -82,6 +82,8 @@ type detSched struct {
 	stalled int
 	stall   *Stall
 	waiters int
+	// late is the late-write policy (late.go; nil: off).
+	late *late
 }
 
 func (s *detSched) pick(cur int) int {
@@ -136,7 +138,7 @@ func (s *detSched) took(w int) {
 func (d *Driver) invoked(w int) {
 	if s := d.det; s != nil {
 		d.ws[w].limit = d.cfg.StuckAccesses
-		if s.stalled >= 0 {
+		if s.stalled >= 0 || s.holding() {
 			d.ws[w].limit = d.cfg.StallAccesses
 		}
 		s.took(w)
@@ -163,6 +165,9 @@ func (s *detSched) finish(w int) {
 	if len(s.live) > 0 {
 		s.cur = s.pick(-1) // resumed when w's coroutine ends (handoff.go)
 	}
+	if s.late != nil {
+		s.lateFinish()
+	}
 }
 
 // Exclusive marks the deterministic scheduler as a pmem.ExclusiveHook: a
@@ -176,6 +181,9 @@ func (s *detSched) Exclusive() {}
 // Access implements pmem.AccessHook for the deterministic scheduler.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d
+	if kind == pmem.AccessVolatile && s.late == nil {
+		return nil // a switching point of the late-write policy only
+	}
 	if d.aborted.Load() {
 		return errAborted
 	}
@@ -195,6 +203,12 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		s.stalledStep(ws, kind)
 	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
 		s.stop(w, kind, off) // until released: then the access is made
+		if d.aborted.Load() {
+			return errAborted
+		}
+		return nil
+	}
+	if s.late != nil && s.lateStep(w, ws, kind, off) {
 		if d.aborted.Load() {
 			return errAborted
 		}
@@ -224,6 +238,9 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 type freeHook struct{ d *Driver }
 
 func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
+	if kind == pmem.AccessVolatile {
+		return nil // the goroutines interleave there anyway; not a region access
+	}
 	d := h.d
 	ws := &d.ws[w]
 	ws.accesses++

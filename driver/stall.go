@@ -66,10 +66,33 @@ type Stall struct {
 	// Released: it was released before the segment ended (the others
 	// finished, crashed, or all waited by design).
 	Released bool
-	worker   int
+	// Late: the late-write policy held it (late.go), until the others had
+	// written the word of that access Until times (0: for good, right
+	// after a late write of its own); or, with ABA, until the word held
+	// again Expect, the value its CAS expects, after holding another.
+	Late   bool
+	Until  int
+	ABA    bool
+	Expect uint64
+	worker int
 }
 
 func (st *Stall) String() string {
+	if st.Late {
+		at := fmt.Sprintf("a %s of region word %d", st.AtKind, st.AtOff)
+		if st.AtKind == pmem.AccessVolatile {
+			at = fmt.Sprintf("a step on its volatile state of key %d", st.AtOff)
+		}
+		until := fmt.Sprintf("until the others had written there %d times", st.Until)
+		switch {
+		case st.ABA:
+			until = fmt.Sprintf("until the word held again %#x, the value the CAS expects, after another value", st.Expect)
+		case st.Until == 0:
+			until = "for good, right after a late write of its own"
+		}
+		return fmt.Sprintf("process %d was held by the late-write policy inside its %s of addresses %v (line %d), at its region access %d of that operation (%s, not made), %s",
+			st.Proc, st.Kind, st.Addrs, st.Line, st.Access, at, until)
+	}
 	return fmt.Sprintf("process %d was stopped for good inside its %s of addresses %v (line %d), at its region access %d of that operation (a %s of region word %d, not made)",
 		st.Proc, st.Kind, st.Addrs, st.Line, st.Access, st.AtKind, st.AtOff)
 }

@@ -489,6 +489,16 @@ func (w *wstate) flush(off uint64) {
 	}
 }
 
+// epochKey names the epoch at the scheduling points on it
+// (pmem.Worker.Volatile).
+const epochKey = 0
+
+func (w *wstate) volatile(key uint64) {
+	if err := w.pw.Volatile(key); err != nil {
+		panic(unwind{err})
+	}
+}
+
 func (w *wstate) wait() {
 	if err := w.pw.Wait(); err != nil {
 		panic(unwind{err})
@@ -522,7 +532,7 @@ func (w *wstate) alloc() uint64 {
 			w.free = w.free[:n-1]
 			return d
 		}
-		w.m.tryAdvance()
+		w.tryAdvance()
 		w.reclaim()
 		if len(w.free) > 0 {
 			continue
@@ -538,14 +548,19 @@ func (w *wstate) alloc() uint64 {
 }
 
 // tryAdvance moves the global epoch on if every worker inside an operation
-// has announced the current one.
-func (m *PMwCAS) tryAdvance() {
+// has announced the current one. The epoch is shared state outside the
+// region: the scheduling point before its CAS (pmem.Worker.Volatile) lets
+// a deterministic scheduler run other workers between the epoch's load
+// and its CAS, as real threads may.
+func (w *wstate) tryAdvance() {
+	m := w.m
 	e := m.epoch.Load()
 	for _, o := range m.ws {
 		if a := o.announce.Load(); a != 0 && a != e {
 			return
 		}
 	}
+	w.volatile(epochKey)
 	m.epoch.CompareAndSwap(e, e+1)
 }
 

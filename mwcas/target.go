@@ -30,6 +30,7 @@ func Target() *target.Target {
 		Description: "the built-in persistent multi-word CAS (Wang, Levandoski, Larson, ICDE 2018): descriptors, dirty bits, helping, recovery",
 		Mutants:     muts,
 		Params: []target.Param{{Name: "descriptors", Default: fmt.Sprint(DefaultDescriptors),
+			Fuzz:  []string{fmt.Sprint(DefaultDescriptors), "2", "1", "1"},
 			Usage: "pmwcas: descriptors per thread (1 to 65536; small pools reuse them often)"},
 			{Name: "stride", Default: "1", Fuzz: []string{"1", "1", "2", "8"},
 				Usage: "pmwcas: region words from one data word to the next (1 to 64; 8 puts each data word on a cache line of its own)"},

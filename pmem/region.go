@@ -26,9 +26,13 @@ const (
 	// AccessWait is a step of a wait loop (Worker.Wait): it reads and
 	// writes nothing.
 	AccessWait
+	// AccessVolatile is a step on the target's volatile shared state
+	// (Worker.Volatile): it reads and writes nothing in the region; the
+	// offset is the target's key for that state.
+	AccessVolatile
 )
 
-var kindNames = [...]string{"load", "store", "cas", "flush", "fence", "wait"}
+var kindNames = [...]string{"load", "store", "cas", "flush", "fence", "wait", "volatile"}
 
 func (k AccessKind) String() string {
 	if int(k) < len(kindNames) {
@@ -59,6 +63,16 @@ type AccessHook interface {
 type ExclusiveHook interface {
 	AccessHook
 	Exclusive()
+}
+
+// A CASHook is an AccessHook that also wants to know, at a CAS, the value
+// the CAS expects: a scheduler can then tell when a worker's pending CAS
+// would land (the word holds that value again after a change, an ABA) and
+// run it right then (package driver's late-write policy). A region calls
+// AccessCAS instead of Access before each CAS; it is otherwise the same.
+type CASHook interface {
+	AccessHook
+	AccessCAS(worker int, off, old uint64) error
 }
 
 // Errors of region accesses.
@@ -112,9 +126,18 @@ type Region struct {
 	crashes uint64
 }
 
+// hookBox holds the access hook, and the same hook as a CASHook if it is
+// one (asserted once, not at every CAS).
 type hookBox struct {
 	h    AccessHook
+	cas  CASHook
 	excl bool // an ExclusiveHook
+}
+
+func newHookBox(h AccessHook) *hookBox {
+	c, _ := h.(CASHook)
+	_, excl := h.(ExclusiveHook)
+	return &hookBox{h, c, excl}
 }
 
 // Create makes a new region file at path holding words zero words, and opens
@@ -295,6 +318,17 @@ func newRegion(mm mmap.MMap, words uint64, opts Options) *Region {
 // Words is the number of words in the region.
 func (r *Region) Words() uint64 { return r.n }
 
+// Peek is the value threads see in word off (0 past the end), read
+// without an access: the hook is not called and nothing is counted. A
+// scheduler uses it to decide when to run a worker it holds back (package
+// driver's late-write policy); a target must not.
+func (r *Region) Peek(off uint64) uint64 {
+	if off >= r.n {
+		return 0
+	}
+	return atomic.LoadUint64(&r.words[off])
+}
+
 // Path is the file backing the region, or "" for an anonymous region.
 func (r *Region) Path() string { return r.path }
 
@@ -308,8 +342,7 @@ func (r *Region) SetHook(h AccessHook) {
 		r.hook.Store(nil)
 		return
 	}
-	_, excl := h.(ExclusiveHook)
-	r.hook.Store(&hookBox{h, excl})
+	r.hook.Store(newHookBox(h))
 }
 
 // Worker returns the handle through which worker id (>= 0) accesses the
@@ -384,21 +417,49 @@ func (r *Region) Crashes() uint64 {
 func (r *Region) access(w int, kind AccessKind, off uint64) (excl bool, err error) {
 	if hb := r.hook.Load(); hb != nil {
 		if err := hb.h.Access(w, kind, off); err != nil {
-			if errors.Is(err, ErrCrashed) {
-				r.RequestCrash()
-			}
-			return false, err
+			return false, r.hookFailed(err)
 		}
 		excl = hb.excl
 	}
+	return excl, r.checkAccess(kind, off)
+}
+
+// accessCAS is access for a CAS expecting old: a CASHook is told old.
+func (r *Region) accessCAS(w int, off, old uint64) (excl bool, err error) {
+	if hb := r.hook.Load(); hb != nil {
+		if hb.cas != nil {
+			err = hb.cas.AccessCAS(w, off, old)
+		} else {
+			err = hb.h.Access(w, AccessCAS, off)
+		}
+		if err != nil {
+			return false, r.hookFailed(err)
+		}
+		excl = hb.excl
+	}
+	return excl, r.checkAccess(AccessCAS, off)
+}
+
+// hookFailed is the error of an access whose hook returned err: one that
+// wraps ErrCrashed also requests a crash.
+func (r *Region) hookFailed(err error) error {
+	if errors.Is(err, ErrCrashed) {
+		r.RequestCrash()
+	}
+	return err
+}
+
+// checkAccess is the rest of an access's prologue, after the hook: the
+// crash and close check, then the range check.
+func (r *Region) checkAccess(kind AccessKind, off uint64) error {
 	if s := r.state.Load(); s != 0 {
 		if s&stClosed != 0 {
-			return false, ErrClosed
+			return ErrClosed
 		}
-		return false, ErrCrashed
+		return ErrCrashed
 	}
 	if off >= r.n && kind < AccessFence {
-		return false, fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+		return fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
 	}
-	return excl, nil
+	return nil
 }

@@ -3,6 +3,7 @@ package pmem
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -582,5 +583,48 @@ func TestExclusiveHook(t *testing.T) {
 		if v, vs := r.Snapshot()[off], seq.Snapshot()[off]; d != ds || v != vs {
 			t.Fatalf("word %d: durable %d, seen %d; in order without the hook %d, %d", off, d, v, ds, vs)
 		}
+	}
+}
+
+// casSeer is a CASHook that records the CAS it is told of, and fails the
+// one expecting fail.
+type casSeer struct {
+	crashAt
+	seen [][3]uint64 // worker, offset, expected value
+	fail uint64
+}
+
+func (h *casSeer) AccessCAS(worker int, off, old uint64) error {
+	h.seen = append(h.seen, [3]uint64{uint64(worker), off, old})
+	if old == h.fail {
+		return ErrCrashed
+	}
+	return nil
+}
+
+// TestCASHook: a hook that is a CASHook is told each CAS's expected value
+// (through AccessCAS, not Access), and its error stops the CAS as Access's
+// would; a plain hook sees the CAS through Access.
+func TestCASHook(t *testing.T) {
+	h := &casSeer{fail: 99}
+	r := mustMemory(t, 8, Options{Hook: h})
+	w := r.Worker(2)
+	if ok, err := w.CAS(3, 0, 7); !ok || err != nil {
+		t.Fatalf("CAS: %v %v", ok, err)
+	}
+	if ok, err := w.CAS(3, 0, 8); ok || err != nil {
+		t.Fatalf("CAS of a changed word: %v %v", ok, err)
+	}
+	if ok, err := w.CAS(3, 99, 8); ok || !errors.Is(err, ErrCrashed) || !r.Crashing() {
+		t.Fatalf("CAS failed by the hook: %v %v, crashing %v", ok, err, r.Crashing())
+	}
+	want := [][3]uint64{{2, 3, 0}, {2, 3, 0}, {2, 3, 99}}
+	if fmt.Sprint(h.seen) != fmt.Sprint(want) || len(h.kinds) != 0 {
+		t.Fatalf("AccessCAS saw %v (want %v), Access saw %v", h.seen, want, h.kinds)
+	}
+	p := &crashAt{}
+	r = mustMemory(t, 8, Options{Hook: p})
+	if ok, err := r.Worker(0).CAS(1, 0, 1); !ok || err != nil || len(p.kinds) != 1 || p.kinds[0] != AccessCAS {
+		t.Fatalf("plain hook: %v %v, saw %v", ok, err, p.kinds)
 	}
 }

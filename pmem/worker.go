@@ -52,7 +52,7 @@ func (w *Worker) Store(off, v uint64) error {
 // whether it did.
 func (w *Worker) CAS(off, old, new uint64) (bool, error) {
 	r := w.r
-	excl, err := r.access(w.id, AccessCAS, off)
+	excl, err := r.accessCAS(w.id, off, old)
 	if err != nil {
 		return false, err
 	}
@@ -119,6 +119,24 @@ func (w *Worker) Fence() error {
 // help an operation of the worker it waits for.
 func (w *Worker) Wait() error {
 	_, err := w.r.access(w.id, AccessWait, 0)
+	return err
+}
+
+// Volatile is a scheduling point at the worker's next step on shared
+// state that lives outside the region: a Go atomic (an epoch counter, a
+// flag) that every worker reads and writes. The harness's deterministic
+// scheduler switches workers only at region accesses, so without such a
+// point a load of that state and the write that depends on it (an epoch
+// advanced by a CAS of the value read) always run back to back, and the
+// interleavings that break them are never tried. It reads and writes
+// nothing, but it is an access: the hook sees it (AccessVolatile, with key
+// as the offset: a number the target chooses to name that state, so that
+// a scheduler can tell points on the same state apart), and it fails once
+// a crash has been requested. Call it right before the step, each time;
+// it costs the hook's call and nothing else. pmlin's deterministic
+// scheduler switches there in its late-write runs (package driver).
+func (w *Worker) Volatile(key uint64) error {
+	_, err := w.r.access(w.id, AccessVolatile, key)
 	return err
 }
 

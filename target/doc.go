@@ -50,7 +50,8 @@
 // byte for byte from its seed only if nothing else is shared. So:
 //
 //   - no shared Go memory between workers (per-worker scratch space is
-//     fine), and no region other than the one New was given: a target
+//     fine) but the volatile state below, and no region other than the
+//     one New was given: a target
 //     whose operations make no region access is refused under the
 //     deterministic scheduler;
 //   - no waiting in Go for another worker (sync.Mutex, channels,
@@ -58,6 +59,14 @@
 //     instance a lock word taken with a region CAS; a worker that blocks
 //     outside region accesses is reported as the anomaly "blocked" (the
 //     free scheduler, --sched free, runs such targets, without replays);
+//   - volatile state that workers share outside the region, such as an
+//     epoch counter of memory reclamation kept in a Go atomic, is
+//     allowed, but no scheduler sees it: mark each step on it with
+//     pmem.Worker.Volatile(key) between the load and the write that
+//     depends on it (key names that state), so that the deterministic
+//     scheduler can run others there too (its late-write runs do, package
+//     driver); what lives in Go memory does not survive a crash, and
+//     Recover starts it afresh;
 //   - an operation that loops must make region accesses while it loops:
 //     one that makes --stuck-accesses of them without returning is
 //     reported "stuck";
