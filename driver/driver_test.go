@@ -51,14 +51,7 @@ func cfg(threads int, words uint64, k int, seed uint64) Config {
 // history.
 func record(t testing.TB, c Config, ops int, cp CrashPoint) (string, SegmentResult) {
 	t.Helper()
-	r, m := setup(t, c, "")
-	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
-	rec.Header()
-	d, err := New(c, m, r, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, rec, buf := textDriver(t, c)
 	quota := make([]int, d.Config().Threads)
 	for i := range quota {
 		quota[i] = ops
@@ -71,6 +64,21 @@ func record(t testing.TB, c Config, ops int, cp CrashPoint) (string, SegmentResu
 		t.Fatal(err)
 	}
 	return buf.String(), seg
+}
+
+// textDriver is a driver of configuration c on a fresh PMwCAS, recording
+// its history as text into the returned buffer (after rec.Flush).
+func textDriver(t testing.TB, c Config) (*Driver, *Recorder, *bytes.Buffer) {
+	t.Helper()
+	r, m := setup(t, c, "")
+	buf := new(bytes.Buffer)
+	rec := NewRecorder(history.NewWriter(buf))
+	rec.Header()
+	d, err := New(c, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, rec, buf
 }
 
 func check(t testing.TB, hist string) *analyzer.Result {

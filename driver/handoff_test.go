@@ -1,13 +1,10 @@
 package driver
 
 import (
-	"bytes"
 	"context"
 	"runtime"
 	"testing"
 	"time"
-
-	"github.com/pmlin/pmlin/history"
 )
 
 // TestHandoffCancelAndNoLeak: under the deterministic scheduler, segments
@@ -19,14 +16,7 @@ import (
 func TestHandoffCancelAndNoLeak(t *testing.T) {
 	c := cfg(4, 6, 2, 11)
 	segment := func(i int) (SegmentResult, *Driver, string) {
-		r, m := setup(t, c, "")
-		var buf bytes.Buffer
-		rec := NewRecorder(history.NewWriter(&buf))
-		rec.Header()
-		d, err := New(c, m, r, rec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		d, rec, buf := textDriver(t, c)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		if i%2 == 1 {
