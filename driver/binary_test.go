@@ -237,7 +237,11 @@ func TestLastInvLines(t *testing.T) {
 		for i, l := range logs {
 			chunked[i] = [][]uint64{l}
 		}
-		if got := lastInvLines(0, chunked, make([]int64, n), nil); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		found := make([]invStamp, n)
+		for i, l := range logs {
+			found[i].ts, found[i].ok = lastInvTS([][]uint64{l})
+		}
+		if got := lastInvLines(0, chunked, make([]int64, n), found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d: %v, the merge says %v\n%v\n%s", trial, got, want.LastInv, logs, buf.String())
 		}
 		// Let go of each log's records below the least last invocation.
@@ -256,7 +260,7 @@ func TestLastInvLines(t *testing.T) {
 			}
 			chunked[i] = [][]uint64{l[pos:]}
 		}
-		if got := lastInvLines(0, chunked, recycled, nil); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, recycled, found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d, recycled %v: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
 		}
 		// With the last invocations' timestamps given, as the dumper
@@ -417,4 +421,18 @@ func TestStreamedTextMerge(t *testing.T) {
 			t.Fatalf("trial %d: streamed %+v, whole %+v", trial, st, wst)
 		}
 	}
+}
+
+// lastInvTS is the timestamp of the last invocation in chunks.
+func lastInvTS(chunks [][]uint64) (uint64, bool) {
+	var ts uint64
+	ok := false
+	for _, c := range chunks {
+		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
+			if history.IsInvocation(int(c[pos] & 0xff)) {
+				ts, ok = c[pos+1], true
+			}
+		}
+	}
+	return ts, ok
 }

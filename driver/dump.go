@@ -304,16 +304,10 @@ func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, las
 // whose workers ran 60-200 ms): so it walks each log once for all the
 // last invocations at a time (their timestamps sorted), not once per
 // log, and only up to the latest of them. last is, per log, its last
-// invocation's timestamp as its worker knew it (the dumper), or nil to
-// find it in logs (a second walk).
+// invocation's timestamp, as its worker knew it (the dumper) or as the
+// caller's own walk over the log found it.
 func lastInvLines(before int64, logs [][][]uint64, recycled []int64, last []invStamp) []int64 {
 	out := make([]int64, len(logs))
-	if last == nil {
-		last = make([]invStamp, len(logs))
-		for w := range logs {
-			last[w].ts, last[w].ok = lastInvTS(logs[w])
-		}
-	}
 	var ths []uint64 // the last invocations' timestamps, sorted, distinct
 	for _, l := range last {
 		if l.ok {
@@ -359,20 +353,6 @@ func lastInvLines(before int64, logs [][][]uint64, recycled []int64, last []invS
 type invStamp struct {
 	ts uint64
 	ok bool
-}
-
-// lastInvTS is the timestamp of the last invocation in chunks.
-func lastInvTS(chunks [][]uint64) (uint64, bool) {
-	var ts uint64
-	ok := false
-	for _, c := range chunks {
-		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
-			if history.IsInvocation(int(c[pos] & 0xff)) {
-				ts, ok = c[pos+1], true
-			}
-		}
-	}
-	return ts, ok
 }
 
 // countBelow walks the records of log j (chunks) once: for each timestamp

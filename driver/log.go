@@ -239,6 +239,7 @@ func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats
 func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStats, error) {
 	st := newMergeStats(len(logs))
 	chunked := make([][][]uint64, len(logs))
+	last := make([]invStamp, len(logs))
 	for i, l := range logs {
 		var v validator
 		if err := v.check(l, k); err != nil {
@@ -252,11 +253,14 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
 			counts[kind]++
 			lastKind = kind
+			if history.IsInvocation(kind) {
+				last[i] = invStamp{ts: l[pos+1], ok: true}
+			}
 			pos += recWords(kind, kk)
 		}
 		st.add(i, counts, lastKind, st.MaxTag[i])
 	}
-	st.LastInv = lastInvLines(rc.lines, chunked, make([]int64, len(logs)), nil)
+	st.LastInv = lastInvLines(rc.lines, chunked, make([]int64, len(logs)), last)
 	rc.bw.BeginSection(procs)
 	for i, l := range logs {
 		rc.bw.StreamBlock(i, l, true)
