@@ -219,13 +219,11 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 			return false // no hold of its own, and none of the others ticks
 		}
 		if l.solo >= 0 && w != l.solo {
-			if slices.Contains(s.live, l.solo) {
-				s.handOver(w, l.solo) // back once the solo run ended
-				return true
+			if !slices.Contains(s.live, l.solo) {
+				s.soloNext() // it left (finished, crashed, or stalled)
 			}
-			s.soloNext() // it left (finished, crashed, or stalled)
 			if l.solo >= 0 {
-				s.handOver(w, l.solo)
+				s.handOver(w, l.solo) // back once the solo run ended
 				return true
 			}
 		}
