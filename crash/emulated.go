@@ -263,6 +263,9 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 		return err
 	})
 	switch {
+	case h.dead.Load():
+		// Abandoned: its goroutine may still write in, said and opened.
+		return "", h, err
 	case err == nil:
 		e.in = in
 		err = e.d.Rebind(in, r)

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -325,17 +326,22 @@ func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r 
 		return nil, nil, rv, err
 	}
 	h.bound += 16 * int64(r.Words())
-	stage := "open"
+	// The stage is atomic and in and said are read only if the call
+	// returned: an abandoned call's goroutine may still run.
+	stages := [...]string{"open", "recovery", "read"}
+	var stage atomic.Int32
+	var said string
+	var opened target.Instance
 	rv.err = guarded(ctx, nil, k.tag, h, k.c.Driver.StuckAfter, func() (err error) {
-		if in, err = k.c.Target.Open(r, k.tc); err != nil {
+		if opened, err = k.c.Target.Open(r, k.tc); err != nil {
 			return err
 		}
-		stage = "recovery"
-		if rv.said, err = in.Recover(0); err != nil || then == nil {
+		stage.Store(1)
+		if said, err = opened.Recover(0); err != nil || then == nil {
 			return err
 		}
-		stage = "read"
-		return then(in)
+		stage.Store(2)
+		return then(opened)
 	})
 	if h.dead.Load() {
 		// The call never returned: its goroutine may touch the region,
@@ -343,8 +349,10 @@ func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r 
 		r = nil
 	} else {
 		r.SetHook(nil)
+		in, rv.said = opened, said
 	}
 	if rv.err != nil {
+		stage := stages[stage.Load()]
 		if stuckCall(rv.err) {
 			rv.kind = Stuck
 		}
