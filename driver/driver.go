@@ -500,7 +500,7 @@ func (d *Driver) history() (MergeStats, error) {
 // stopWorker is what worker w does when it stops working in a segment:
 // with a dumper, it hands its last chunk over.
 func (d *Driver) stopWorker(w int) {
-	if d.dump != nil {
+	if d.dump != nil && !d.claimed(w) {
 		d.logs[w].retire(true)
 	}
 }
@@ -693,6 +693,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			o.ok, o.fail, err = d.target.CAS(w, p.casWords(o))
 		}
 		ws.inOp = false
+		if !d.back(w) {
+			return // abandoned: the log is the watchdog's
+		}
 		if err != nil {
 			p.interrupted()
 			if !errors.Is(err, pmem.ErrCrashed) && !errors.Is(err, errAborted) {

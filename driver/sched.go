@@ -32,11 +32,59 @@ type wstate struct {
 	// limit (deterministic) is the stuck bound of the current operation:
 	// StuckAccesses, or StallAccesses from the stall on.
 	limit int64
-	// beat (free) publishes the worker's progress to the watchdog: pub,
-	// counted up every beatEvery accesses and at every invocation.
-	beat atomic.Int64
-	pub  int64
-	_    [64]byte
+	// beat (free) publishes the worker's progress to the watchdog and
+	// says who owns its log: pub<<2 | where, pub counted up every
+	// beatEvery accesses, at every invocation and at every return from
+	// the target; beatClaimed once the watchdog took the log (claim).
+	beat  atomic.Int64
+	pub   int64
+	where int64 // inDriver or inTarget, as last published
+	_     [64]byte
+}
+
+// Where a free worker is, in its beat. The watchdog may read (and end) the
+// log of a worker that never returned only while it runs the target's
+// code, between an invocation logged and published and the return that
+// it has not yet claimed back: a worker in the driver's own code may be
+// writing its log, and returns soon (the segment is aborted). A worker
+// that lost its CPU between its last check of the abort and a log write
+// once had its log read while it wrote it (found by -race, on a loaded
+// machine).
+const (
+	inDriver    = 0
+	inTarget    = 1
+	beatClaimed = -1
+)
+
+// publish stores worker ws's next beat at place where; false if the
+// watchdog claimed its log (the worker then touches it no more).
+func (ws *wstate) publish(where int64) bool {
+	old := ws.pub<<2 | ws.where
+	ws.pub++
+	ws.where = where
+	return ws.beat.CompareAndSwap(old, ws.pub<<2|where)
+}
+
+// claim takes the log of a worker whose goroutine has not returned from
+// the worker's goroutine, if the worker is in the target's code: true if
+// it did (or had), false if the worker is in the driver's code.
+func (ws *wstate) claim() bool {
+	for {
+		b := ws.beat.Load()
+		switch {
+		case b == beatClaimed:
+			return true
+		case b&3 == inDriver:
+			return false
+		case ws.beat.CompareAndSwap(b, beatClaimed):
+			return true
+		}
+	}
+}
+
+// claimed reports whether the watchdog took worker w's log (free).
+func (d *Driver) claimed(w int) bool {
+	return d.det == nil && d.ws[w].beat.Load() == beatClaimed
 }
 
 // beatEvery is how often (in accesses, a power of two) a worker of the
@@ -144,9 +192,13 @@ func (d *Driver) invoked(w int) {
 		s.took(w)
 		return
 	}
-	ws := &d.ws[w]
-	ws.pub++
-	ws.beat.Store(ws.pub)
+	d.ws[w].publish(inTarget) // a worker in the driver's code is never claimed
+}
+
+// back is worker w's return from the target's code; false if the
+// watchdog claimed its log meanwhile (free: see claim).
+func (d *Driver) back(w int) bool {
+	return d.det != nil || d.ws[w].publish(inDriver)
 }
 
 // holder is the worker holding the turn at beat b.
@@ -255,9 +307,8 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		}
 		return pmem.ErrCrashed
 	}
-	if ws.accesses&(beatEvery-1) == 0 {
-		ws.pub++
-		ws.beat.Store(ws.pub)
+	if ws.accesses&(beatEvery-1) == 0 && !ws.publish(ws.where) {
+		return errAborted
 	}
 	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses && ws.opAcc&1023 == 0 && d.opElapsed(ws) > d.cfg.StuckAfter {
 		d.setStuck(w)
@@ -282,6 +333,9 @@ func (d *Driver) catch(w int) {
 		panic(p)
 	}
 	d.ws[w].inOp = false
+	if !d.back(w) {
+		return // abandoned meanwhile: the log is the watchdog's
+	}
 	d.procs[w].interrupted()
 	d.setOpErr(w, NewPanicError(p, debug.Stack()))
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -162,9 +163,13 @@ func TestStallPMwCAS(t *testing.T) {
 
 // quiet is a target whose CAS spins in Go without region accesses (wait
 // false) or waits on a channel nobody sends on (wait true).
+// Its spin ends when stop is set (at the test's cleanup): abandoned
+// spinners would otherwise pile up in the test binary and starve the
+// later tests' workers of CPU.
 type quiet struct {
 	r    *pmem.Region
 	wait bool
+	stop *atomic.Bool
 }
 
 func (q quiet) CAS(w int, words []target.Word) (bool, uint64, error) {
@@ -175,9 +180,12 @@ func (q quiet) CAS(w int, words []target.Word) (bool, uint64, error) {
 		<-make(chan struct{})
 	}
 	x := uint64(0)
-	for {
+	for !q.stop.Load() {
 		x = spinStep(x)
 	}
+	// Back from the target after the watchdog took its log: the worker
+	// must not touch it (-race).
+	return false, x, nil
 }
 
 //go:noinline
@@ -212,7 +220,9 @@ func TestSilentWorker(t *testing.T) {
 			if tc.cancel {
 				c.StuckAfter = time.Hour
 			}
-			d, err := New(c, quiet{r, tc.wait}, r, rec)
+			var stop atomic.Bool
+			t.Cleanup(func() { stop.Store(true) })
+			d, err := New(c, quiet{r, tc.wait, &stop}, r, rec)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -322,6 +332,45 @@ func TestSilencePause(t *testing.T) {
 				t.Fatalf("silent %v after the last progress, want %v", now.Sub(t0), bound)
 			}
 			break
+		}
+	}
+}
+
+// TestClaim: the watchdog takes a free worker's log only while the worker
+// runs the target's code; back from it, the worker finds the log taken and
+// touches it no more. The concurrent half is for -race: the worker writes
+// its "log" only in the driver's code, the watchdog reads it once claimed.
+func TestClaim(t *testing.T) {
+	var ws wstate
+	if ws.claim() {
+		t.Fatal("claimed a worker in the driver's code")
+	}
+	if !ws.publish(inTarget) || !ws.publish(inTarget) || !ws.publish(inDriver) || ws.claim() {
+		t.Fatal("heartbeats, or a claim in the driver's code")
+	}
+	if !ws.publish(inTarget) || !ws.claim() || !ws.claim() {
+		t.Fatal("not claimed in the target's code")
+	}
+	if ws.publish(inDriver) || ws.publish(inTarget) {
+		t.Fatal("a claimed worker published")
+	}
+	for range 200 {
+		var w wstate
+		var log [4]int64
+		done := make(chan int)
+		go func() {
+			n := 0
+			for w.publish(inTarget) && w.publish(inDriver) {
+				n++
+				log[n%4] = int64(n)
+			}
+			done <- n
+		}()
+		for !w.claim() {
+		}
+		sum := log[0] + log[1] + log[2] + log[3]
+		if n := <-done; sum < 0 || n < 0 {
+			t.Fatal(sum, n)
 		}
 	}
 }

@@ -30,7 +30,10 @@ import (
 // StuckAfter later (at least abandonAfter; cancelGrace after ctx ended, so
 // that a campaign ends on time): their goroutines are abandoned (Go cannot
 // stop a goroutine: one that spins keeps a CPU busy until the process
-// ends), and so is the driver.
+// ends), and so is the driver. A free worker is given up on only while it
+// runs the target's code, its log taken from it (wstate.claim); one in the
+// driver's own code, starved of CPU, is waited for: it returns at once
+// when it runs.
 
 // abandonAfter is the least time the watchdog gives the workers of an
 // aborted segment to return (their next region access fails: healthy ones
@@ -72,6 +75,17 @@ func (c *crew) onlySilent(workers []int, silent int) bool {
 	}
 	for _, w := range workers {
 		if w != silent && !c.returned[w].Load() {
+			return false
+		}
+	}
+	return true
+}
+
+// claim takes the logs of the free workers that did not return (see
+// wstate.claim); false if one of them runs the driver's own code.
+func (d *Driver) claim(running []bool) bool {
+	for w, r := range running {
+		if r && !d.ws[w].claim() {
 			return false
 		}
 	}
@@ -138,6 +152,9 @@ func (d *Driver) watch(ctx context.Context, c *crew, workers []int, check func(n
 				for _, w := range workers {
 					running[w] = !c.returned[w].Load()
 				}
+				if d.det == nil && !d.claim(running) {
+					continue // one is in the driver's code: it returns soon
+				}
 				return running
 			}
 		}
@@ -156,7 +173,8 @@ func (s *detSched) wait(ctx context.Context, workers []int) []bool {
 			last = b
 			q.reset(now)
 		case q.over(now, d.cfg.StuckAfter):
-			d.setSilent(holder(b), now.Sub(q.since), true)
+			spot, found := d.tags[holder(b)].Locate()
+			d.setSilent(holder(b), now.Sub(q.since), true, spot, found)
 		}
 	})
 }
@@ -182,37 +200,43 @@ func (d *Driver) waitFree(ctx context.Context, c *crew, workers []int) []bool {
 				silent = append(silent, w)
 			}
 		}
-		if len(silent) > 0 {
-			w := d.culprit(silent)
-			d.setSilent(w, now.Sub(q[w].since), false)
+		if w, spot, ok := d.culprit(silent); ok {
+			d.setSilent(w, now.Sub(q[w].since), false, spot, true)
 		}
 	})
 }
 
-// culprit is, of the silent workers (free scheduler), one found running:
-// a worker that spins starves the others of CPU, and one starved while it
-// waits in the runtime (a GC assist, an allocation) looks as silent as
-// the spinner, but it is its victim. The first one if none runs.
-func (d *Driver) culprit(silent []int) int {
-	if len(silent) > 1 {
-		for _, w := range silent {
-			if spot, found := d.tags[w].Locate(); found && !spot.Waiting {
-				return w
-			}
+// culprit is, of the silent workers (free scheduler), the one to blame
+// and where it was found: one found running first (a worker that spins
+// starves the others of CPU, and one starved while it waits in the
+// runtime, a GC assist or an allocation, looks as silent as the spinner,
+// but it is its victim), else one found waiting. A worker not found in the
+// goroutine profile has not labelled itself yet: its goroutine has not
+// run at all, starved of CPU on a busy machine, and is nobody's culprit
+// (ok false if no silent worker was found; the watchdog asks again at its
+// next tick).
+func (d *Driver) culprit(silent []int) (w int, s Spot, ok bool) {
+	for _, v := range silent {
+		spot, found := d.tags[v].Locate()
+		switch {
+		case found && !spot.Waiting:
+			return v, spot, true
+		case found && !ok:
+			w, s, ok = v, spot, true
 		}
 	}
-	return silent[0]
+	return w, s, ok
 }
 
 // setSilent is a watchdog finding worker w silent for quiet: no region
 // access that handed the turn on, nor an invocation (deterministic), or
-// no progress at all (free). It runs on the watchdog's goroutine: what it
-// reads of worker w was published by w's last heartbeat. Found running,
-// the worker spins outside the region: Stuck. Found parked by the Go
-// runtime under the deterministic scheduler: Blocked (it waits for a
-// worker that cannot get the turn); under the free scheduler, Stuck.
-func (d *Driver) setSilent(w int, quiet time.Duration, det bool) {
-	spot, found := d.tags[w].Locate()
+// no progress at all (free); spot is where it was found in the goroutine
+// profile, if found. It runs on the watchdog's goroutine: what it reads of
+// worker w was published by w's last heartbeat. Found running, the worker
+// spins outside the region: Stuck. Found parked by the Go runtime, or not
+// found, under the deterministic scheduler: Blocked (it waits for a worker
+// that cannot get the turn); under the free scheduler, Stuck.
+func (d *Driver) setSilent(w int, quiet time.Duration, det bool, spot Spot, found bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.silent = w // the watchdog waits no more for it
