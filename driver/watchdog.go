@@ -20,9 +20,10 @@ import (
 // turn), it is Blocked.
 //
 // Free scheduler: every worker publishes its progress (accesses and
-// invocations) every beatEvery accesses; one whose progress has not moved
-// for StuckAfter while its goroutine has not returned is Stuck, spinning
-// or waiting in Go (its Stuck.Where says which and where).
+// invocations) every beatEvery accesses, and whether it runs the target's
+// code or the driver's; one whose progress has not moved for StuckAfter
+// in the target's code, while its goroutine has not returned, is Stuck,
+// spinning or waiting in Go (its Stuck.Where says which and where).
 //
 // Either way the finding aborts the segment (every later access fails)
 // and wakes the other workers; ctx ending aborts it too. Healthy workers
@@ -193,7 +194,10 @@ func (d *Driver) waitFree(ctx context.Context, c *crew, workers []int) []bool {
 		for _, w := range workers {
 			switch b := d.ws[w].beat.Load(); {
 			case c.returned[w].Load():
-			case b != last[w]:
+			case b != last[w] || b&3 == inDriver:
+				// Progress, or the driver's own code (logging, an
+				// allocation waiting for the GC, not yet started on a
+				// busy machine): only the target's code can be stuck.
 				last[w] = b
 				q[w].reset(now)
 			case q[w].over(now, d.cfg.StuckAfter):
