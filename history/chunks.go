@@ -218,17 +218,22 @@ func (c *chunk) decode(maxLine int) {
 			}
 		}
 		line++
-		rec := chunkRec{line: line, start: int32(pos), end: int32(end)}
 		raw := b[pos:end]
+		start := pos
 		pos = next
 		switch {
 		case len(raw) > maxLine:
-			rec.tooLong = true
-			c.recs = append(c.recs, rec)
+			c.recs = append(c.recs, chunkRec{line: line, start: int32(start), end: int32(end), tooLong: true})
 			c.lines = int64(line)
 			return // nothing after it is read
 		case len(raw) == 0:
 			continue
+		}
+		// Decoded in place: a record built aside and appended was copied
+		// twice per line.
+		c.recs = append(c.recs, chunkRec{line: line, start: int32(start), end: int32(end)})
+		rec := &c.recs[len(c.recs)-1]
+		switch {
 		case '0' <= raw[0] && raw[0] <= '9':
 			var ok bool
 			if c.nums, ok = decodeText(raw, &rec.fastRec, c.nums); !ok {
@@ -240,7 +245,6 @@ func (c *chunk) decode(maxLine int) {
 				rec.kind = fastNone
 			}
 		}
-		c.recs = append(c.recs, rec)
 	}
 	if c.long {
 		// The line at the start of buf has no end within the limit.
