@@ -196,7 +196,11 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 		ev.Op = rec.op
 		switch rec.op {
 		case Read:
-			ev.Addrs = append(ev.Addrs, ns[:k]...)
+			// One append per word: k is small, and an append of a
+			// slice calls memmove.
+			for _, a := range ns[:k] {
+				ev.Addrs = append(ev.Addrs, a)
+			}
 		case CAS:
 			for w := 0; w < k; w++ {
 				ev.Addrs = append(ev.Addrs, ns[3*w])
@@ -221,7 +225,10 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 			return nil, false, nil
 		}
 		ev := &r.ev
-		ev.Values, ev.OK, ev.FailAddr = append(ev.Values[:0], ns[:k]...), false, 0
+		ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
+		for _, v := range ns[:k] {
+			ev.Values = append(ev.Values, v)
+		}
 		ev, err := r.respond(idx, ps, response{kind: rec.resp, failAddr: rec.fail})
 		return ev, true, err
 	}
