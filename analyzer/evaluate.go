@@ -591,22 +591,29 @@ func (e *eval) recoveryEdges(f func(from, to int32)) {
 }
 
 // packPairs stores e.pairs (few, once pruned) as the adjacency, each
-// operation's edges in the order they were listed.
+// operation's edges in the order they were listed: placed by a counting
+// sort on their source's rank, in two passes (a stable sort of the pairs,
+// serial, took a tenth of the check's time after reading at 10 million
+// operations).
 func (e *eval) packPairs() {
-	slices.SortStableFunc(e.pairs, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
 	e.src.reset(int(e.h.n))
 	for _, p := range e.pairs {
 		e.src.set(p[0])
 	}
 	e.src.count()
 	e.off = append(e.off[:0], make([]uint32, e.src.n+1)...)
-	e.tgt = e.tgt[:0]
 	for _, p := range e.pairs {
 		e.off[e.src.of(p[0])+1]++
-		e.tgt = append(e.tgt, p[1])
 	}
 	for k := 1; k < len(e.off); k++ {
 		e.off[k] += e.off[k-1]
+	}
+	e.tgt = append(e.tgt[:0], make([]int32, len(e.pairs))...)
+	cursor := slices.Clone(e.off[:e.src.n]) // the next free place of each source
+	for _, p := range e.pairs {
+		r := e.src.of(p[0])
+		e.tgt[cursor[r]] = p[1]
+		cursor[r]++
 	}
 }
 
