@@ -257,6 +257,34 @@ func (c *chunk) decode(maxLine int) {
 // input.
 var errStopped = errors.New("history: the Reader was stopped")
 
+// nextDecoded applies the next line of the current chunk if a worker
+// decoded it and it applies as decoded, as nextLine and fast would (most
+// lines): without their steps, which cost as much as applying the line.
+// Otherwise ok is false and nothing is consumed. (r.raw is left as it is:
+// it serves the columns of errors, and applying names none.)
+func (r *Reader) nextDecoded() (ev *Event, ok bool, err error) {
+	p := r.par
+	c := p.cur
+	if c == nil || p.next >= len(c.recs) || r.noFast {
+		return nil, false, nil
+	}
+	rec := &c.recs[p.next]
+	if rec.kind == fastNone || rec.syn != r.format { // (as is a line too long)
+		return nil, false, nil
+	}
+	prev := r.line
+	r.line = p.base + int64(rec.line)
+	if ev, ok, err = r.applyFast(&rec.fastRec, c.nums); !ok {
+		r.line = prev // (applyFast changed nothing)
+		return nil, false, nil
+	}
+	p.next++
+	if err == nil {
+		r.events++
+	}
+	return ev, true, err
+}
+
 // nextLine is readLine for a parallel Reader: the next line that is not
 // blank, with what a worker decoded of it (nil when the line is too long,
 // after r.fail). At the end of the input it returns io.EOF.
