@@ -158,13 +158,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		Edges:     e.edges,
 		Completed: e.completed,
 	}}
-	for i := int32(0); i < h.n; i++ {
-		if e.effective(i) {
-			result.Vertices++
-		} else {
-			result.Dropped++
-		}
-	}
+	result.Vertices, result.Dropped = e.countEffective()
 	result.Vertices++ // genesis
 	x := newExplainer(e, opts.Origin)
 	if !ok {
@@ -174,6 +168,27 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		}
 	}
 	return &Analysis{Result: result, e: e, x: x}, nil
+}
+
+// countEffective counts the operations in the graph and those left out,
+// on the split's goroutines (a pass over every operation, which done
+// serially kept the other cores idle at the end of every check).
+func (e *eval) countEffective() (in, out int64) {
+	n := int(e.h.n)
+	counts := make([]int64, e.split.parts(n))
+	e.split.run(n, func(k, lo, hi int) {
+		c := int64(0)
+		for i := int32(lo); i < int32(hi); i++ {
+			if e.effective(i) {
+				c++
+			}
+		}
+		counts[k] = c
+	})
+	for _, c := range counts {
+		in += c
+	}
+	return in, int64(n) - in
 }
 
 func (e *eval) hasNoAux() bool { return e.h.firstNoAux() != none }

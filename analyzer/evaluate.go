@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync/atomic"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/reduce"
@@ -190,46 +191,24 @@ func (e *eval) hiRanges() {
 // by place.
 func (e *eval) paths() {
 	h, ver := e.h, e.h.ver
-	for i := range e.succ {
-		e.succ[i] = none
-	}
+	e.split.run(len(e.succ), func(_, lo, hi int) {
+		for i := range e.succ[lo:hi] {
+			e.succ[lo+i] = none
+		}
+	})
 	for i := range e.gsucc {
 		e.gsucc[i] = none
 	}
 	clear(e.mark)
 	clear(e.loser)
 	e.forks, e.unreach = e.forks[:0], e.unreach[:0]
-	forward := true // every write's version is an earlier access
-	for i := int32(0); i < h.n; i++ {
-		if !e.writer(i) {
-			continue
-		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			var slot *int32
-			switch y := ver[x]; {
-			case y == verGenesis:
-				slot = &e.gsucc[h.wordOf(x)]
-			case y >= 0:
-				slot = &e.succ[h.slots.of(y)]
-				forward = forward && y < x
-			default:
-				continue // dangling: reported from h.dangling
-			}
-			if *slot != none {
-				e.forks = append(e.forks, [2]int32{*slot, x})
-				setBit(e.loser, x)
-				continue
-			}
-			*slot = x
-		}
-	}
-	if e.place() {
-		forward = false
-	}
-	if forward {
-		e.markForward()
+	if e.successors() && !e.placing() {
+		e.unknown = e.unknown[:0] // (as place leaves it: the searcher reads it)
+		e.markForward()           // (and the forks)
 		return
 	}
+	e.findForks()
+	e.place()
 	for w := range e.gsucc {
 		for x := e.gsucc[w]; x != none; x = e.succOf(x) {
 			setBit(e.mark, x)
@@ -247,13 +226,93 @@ func (e *eval) paths() {
 	}
 }
 
+// successors sets each version's successor: the first write, in access
+// order, whose version it is (a later one forks). The operations split
+// over the workers, each write lowering its version's entry to itself
+// (firstAccess), so the least access wins in any order: done serially,
+// this pass kept the other cores idle. It reports whether every write's
+// version is an earlier access (the common case, see markForward).
+func (e *eval) successors() (forward bool) {
+	h, ver := e.h, e.h.ver
+	n := int(h.n)
+	shared := e.split.parts(n) > 1
+	back := make([]bool, e.split.parts(n))
+	e.split.run(n, func(k, lo, hi int) {
+		for i := int32(lo); i < int32(hi); i++ {
+			if !e.writer(i) {
+				continue
+			}
+			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+				switch y := ver[x]; {
+				case y == verGenesis:
+					firstAccess(&e.gsucc[h.wordOf(x)], x, shared)
+				case y >= 0:
+					firstAccess(&e.succ[h.slots.of(y)], x, shared)
+					back[k] = back[k] || y >= x
+				}
+			}
+		}
+	})
+	return !slices.Contains(back, true)
+}
+
+// firstAccess sets *p, an access or none, to x if x comes first, by
+// compare-and-swap when other goroutines may set it at the same time.
+func firstAccess(p *int32, x int32, shared bool) {
+	if !shared {
+		if old := *p; old == none || x < old {
+			*p = x
+		}
+		return
+	}
+	for {
+		old := atomic.LoadInt32(p)
+		if old != none && old <= x {
+			return
+		}
+		if atomic.CompareAndSwapInt32(p, old, x) {
+			return
+		}
+	}
+}
+
+// fork records that write x is not the successor of its version, which s
+// is: x is off the path (a loser, reported once).
+func (e *eval) fork(s, x int32) {
+	e.forks = append(e.forks, [2]int32{s, x})
+	setBit(e.loser, x)
+}
+
+// findForks lists the forks (e.fork), in access order, each write with
+// the successor it lost to.
+func (e *eval) findForks() {
+	h, ver := e.h, e.h.ver
+	for i := int32(0); i < h.n; i++ {
+		if !e.writer(i) {
+			continue
+		}
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			s := x
+			switch y := ver[x]; {
+			case y == verGenesis:
+				s = e.gsucc[h.wordOf(x)]
+			case y >= 0:
+				s = e.succOf(y)
+			}
+			if s != x {
+				e.fork(s, x)
+			}
+		}
+	}
+}
+
 // markForward marks the writes on their word's path from genesis, and
-// lists those off it (e.unreach), in one pass in access order: when every
-// write's version is an earlier access (the common case: a value is
-// expected after it is written), a write is on the path iff it is its
-// version's successor and its version is on the path, which the pass has
-// then already decided. Following each word's chain instead costs a cache
-// miss per write on a long history.
+// lists those off it (e.unreach) and the forks, in one pass in access
+// order: when every write's version is an earlier access (the common
+// case: a value is expected after it is written), a write is on the path
+// iff it is its version's successor and its version is on the path, which
+// the pass has then already decided. Following each word's chain instead
+// costs a cache miss per write on a long history.
 func (e *eval) markForward() {
 	h, ver := e.h, e.h.ver
 	for i := int32(0); i < h.n; i++ {
@@ -264,9 +323,16 @@ func (e *eval) markForward() {
 			on := false
 			switch y := ver[x]; {
 			case y == verGenesis:
-				on = e.gsucc[h.wordOf(x)] == x
+				s := e.gsucc[h.wordOf(x)]
+				if on = s == x; !on {
+					e.fork(s, x)
+				}
 			case y >= 0:
-				on = bit(e.mark, y) && e.succOf(y) == x
+				s := e.succOf(y)
+				if s != x {
+					e.fork(s, x)
+				}
+				on = s == x && bit(e.mark, y)
 			}
 			if on {
 				setBit(e.mark, x)
@@ -275,6 +341,16 @@ func (e *eval) markForward() {
 			}
 		}
 	}
+}
+
+// placing reports whether place has swaps to link: completed cut-off ones.
+func (e *eval) placing() bool {
+	for _, s := range e.h.pendingSwap {
+		if e.h.flags[s]&fCompleted != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // place links the completed cut-off swaps into their words' paths. A
@@ -515,22 +591,29 @@ func (e *eval) recoveryEdges(f func(from, to int32)) {
 }
 
 // packPairs stores e.pairs (few, once pruned) as the adjacency, each
-// operation's edges in the order they were listed.
+// operation's edges in the order they were listed: placed by a counting
+// sort on their source's rank, in two passes (a stable sort of the pairs,
+// serial, took a tenth of the check's time after reading at 10 million
+// operations).
 func (e *eval) packPairs() {
-	slices.SortStableFunc(e.pairs, func(a, b [2]int32) int { return cmp.Compare(a[0], b[0]) })
 	e.src.reset(int(e.h.n))
 	for _, p := range e.pairs {
 		e.src.set(p[0])
 	}
 	e.src.count()
 	e.off = append(e.off[:0], make([]uint32, e.src.n+1)...)
-	e.tgt = e.tgt[:0]
 	for _, p := range e.pairs {
 		e.off[e.src.of(p[0])+1]++
-		e.tgt = append(e.tgt, p[1])
 	}
 	for k := 1; k < len(e.off); k++ {
 		e.off[k] += e.off[k-1]
+	}
+	e.tgt = append(e.tgt[:0], make([]int32, len(e.pairs))...)
+	cursor := slices.Clone(e.off[:e.src.n]) // the next free place of each source
+	for _, p := range e.pairs {
+		r := e.src.of(p[0])
+		e.tgt[cursor[r]] = p[1]
+		cursor[r]++
 	}
 }
 

@@ -330,7 +330,7 @@ type ringEntry struct {
 // recentWriter looks (w, v) up among the word's recent writes: the access
 // and its operation, or none.
 func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
-	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
+	ring := (*[ringSize]ringEntry)(l.recent[int(w)*ringSize:])
 	for _, e := range ring {
 		if e.val == v && e.acc != 0 {
 			return e.acc - 1, e.op
@@ -342,8 +342,12 @@ func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
 // remember records access x of operation i, writing v, as the latest
 // write of word w.
 func (l *loader) remember(w, x, i int32, v uint64) {
-	ring := l.recent[int(w)*ringSize : int(w)*ringSize+ringSize]
-	copy(ring[1:], ring[:ringSize-1])
+	ring := (*[ringSize]ringEntry)(l.recent[int(w)*ringSize:])
+	// Moved one by one: copy calls memmove, which cost more than the
+	// moves.
+	for k := ringSize - 1; k > 0; k-- {
+		ring[k] = ring[k-1]
+	}
 	ring[0] = ringEntry{val: v, acc: x + 1, op: i}
 }
 

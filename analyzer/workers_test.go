@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
@@ -122,4 +123,62 @@ func verdictKind(out string) string {
 		return "linearizable"
 	}
 	return "violation"
+}
+
+// forksHistory is a linearizable-looking history of n rounds in which
+// several successful cas replace the same version of a word (forks), one
+// at genesis and others on written versions, their writers far apart
+// (in different parts when the phases split into parts of 64 operations),
+// and the rest of the history moves every word along a single path.
+func forksHistory(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString("pmlin-history v1\n")
+	val := map[int]uint64{}
+	tag := uint64(0)
+	cas := func(p, w int, expect uint64) {
+		tag++
+		v := tag<<8 | uint64(p)
+		fmt.Fprintf(&b, "%d inv cas %d:%#x:%#x\n%d ret ok\n", p, w, expect, v, p)
+		val[w] = v
+	}
+	var old uint64 // the version of word 2 that two cas replace
+	for r := 0; r < n; r++ {
+		w := r % 7
+		switch {
+		case r == 10: // a fork at genesis of word 9: two cas expecting 0
+			cas(1, 9, 0)
+		case r == n-10:
+			cas(2, 9, 0)
+		case r == 100: // (word 2)
+			old = val[w]
+			cas(3, w, old)
+		case r == 3*n/4:
+			cas(4, 2, old)
+		default:
+			cas(r%5, w, val[w])
+		}
+		fmt.Fprintf(&b, "%d inv read %d\n%d ret %#x\n", 6, w, 6, val[w])
+	}
+	return b.Bytes()
+}
+
+// TestForksSameOnWorkers: the forks (each write with the successor it lost
+// to, in access order) are the same whatever the workers, successors being
+// set in parallel by the least access.
+func TestForksSameOnWorkers(t *testing.T) {
+	text := forksHistory(3000)
+	for _, mode := range history.Modes {
+		prev := runtime.GOMAXPROCS(1)
+		want := outcome(t, text, analyzer.Options{Mode: mode})
+		runtime.GOMAXPROCS(prev)
+		if c := strings.Count(want, `"kind":"fork"`); c != 2 {
+			t.Fatalf("mode %s: %d forks found, want 2: %.300s", mode, c, want)
+		}
+		for _, w := range []int{2, 3, 8} {
+			got := outcome(t, text, analyzer.WithPartSize(analyzer.Options{Mode: mode, Workers: w}, 64))
+			if got != want {
+				t.Fatalf("mode %s, %d workers:\n got %s\nwant %s", mode, w, got, want)
+			}
+		}
+	}
 }

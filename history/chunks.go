@@ -218,17 +218,22 @@ func (c *chunk) decode(maxLine int) {
 			}
 		}
 		line++
-		rec := chunkRec{line: line, start: int32(pos), end: int32(end)}
 		raw := b[pos:end]
+		start := pos
 		pos = next
 		switch {
 		case len(raw) > maxLine:
-			rec.tooLong = true
-			c.recs = append(c.recs, rec)
+			c.recs = append(c.recs, chunkRec{line: line, start: int32(start), end: int32(end), tooLong: true})
 			c.lines = int64(line)
 			return // nothing after it is read
 		case len(raw) == 0:
 			continue
+		}
+		// Decoded in place: a record built aside and appended was copied
+		// twice per line.
+		c.recs = append(c.recs, chunkRec{line: line, start: int32(start), end: int32(end)})
+		rec := &c.recs[len(c.recs)-1]
+		switch {
 		case '0' <= raw[0] && raw[0] <= '9':
 			var ok bool
 			if c.nums, ok = decodeText(raw, &rec.fastRec, c.nums); !ok {
@@ -240,7 +245,6 @@ func (c *chunk) decode(maxLine int) {
 				rec.kind = fastNone
 			}
 		}
-		c.recs = append(c.recs, rec)
 	}
 	if c.long {
 		// The line at the start of buf has no end within the limit.
@@ -252,6 +256,34 @@ func (c *chunk) decode(maxLine int) {
 // errStopped: the Reader's goroutines were stopped before the end of the
 // input.
 var errStopped = errors.New("history: the Reader was stopped")
+
+// nextDecoded applies the next line of the current chunk if a worker
+// decoded it and it applies as decoded, as nextLine and fast would (most
+// lines): without their steps, which cost as much as applying the line.
+// Otherwise ok is false and nothing is consumed. (r.raw is left as it is:
+// it serves the columns of errors, and applying names none.)
+func (r *Reader) nextDecoded() (ev *Event, ok bool, err error) {
+	p := r.par
+	c := p.cur
+	if c == nil || p.next >= len(c.recs) || r.noFast {
+		return nil, false, nil
+	}
+	rec := &c.recs[p.next]
+	if rec.kind == fastNone || rec.syn != r.format { // (as is a line too long)
+		return nil, false, nil
+	}
+	prev := r.line
+	r.line = p.base + int64(rec.line)
+	if ev, ok, err = r.applyFast(&rec.fastRec, c.nums); !ok {
+		r.line = prev // (applyFast changed nothing)
+		return nil, false, nil
+	}
+	p.next++
+	if err == nil {
+		r.events++
+	}
+	return ev, true, err
+}
 
 // nextLine is readLine for a parallel Reader: the next line that is not
 // blank, with what a worker decoded of it (nil when the line is too long,

@@ -70,14 +70,19 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 		return nums, false
 	}
 	rec.proc = int32(p)
-	switch {
-	case c.word("inv"):
-		if !c.space() {
+	// Each word is tried only where its first byte says it may be (a
+	// word that does not match cost a compare each).
+	switch c.peek() {
+	case 'i':
+		if !c.word("inv") || !c.space() {
 			return nums, false
 		}
 		rec.kind = fastInv
-		switch {
-		case c.word("read"):
+		switch c.peek() {
+		case 'r':
+			if !c.word("read") {
+				return nums, false
+			}
 			rec.op = Read
 			for c.space() {
 				a, good := c.number()
@@ -86,10 +91,16 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 				}
 				nums = append(nums, a)
 			}
-		case c.word("cas"):
+		case 'c':
+			if !c.word("cas") {
+				return nums, false
+			}
 			rec.op = CAS
 			return c.tuples(rec, nums, 3)
-		case c.word("swap"):
+		case 's':
+			if !c.word("swap") {
+				return nums, false
+			}
 			rec.op = Swap
 			return c.tuples(rec, nums, 2)
 		default:
@@ -97,17 +108,20 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 		}
 		rec.k = int32(len(nums)) - rec.nums
 		return nums, c.end()
-	case c.word("ret"):
-		if !c.space() {
+	case 'r':
+		if !c.word("ret") || !c.space() {
 			return nums, false
 		}
 		rec.kind = fastRet
 		switch {
-		case c.word("ok"):
+		case c.peek() == 'o':
+			if !c.word("ok") {
+				return nums, false
+			}
 			rec.resp = retOK
 			return nums, c.end()
-		case c.word("fail"):
-			if !c.space() {
+		case c.peek() == 'f':
+			if !c.word("fail") || !c.space() {
 				return nums, false
 			}
 			a, good := c.number()
@@ -139,19 +153,29 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 // tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
 // arity 2) to the end of the line, as they come (a, e, n, a, e, n, ...).
 func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
-	var t [3]uint64
 	for c.space() {
-		for j := 0; j < arity; j++ {
-			if j > 0 && !c.colon() {
-				return nums, false
-			}
-			v, good := c.number()
-			if !good {
-				return nums, false
-			}
-			t[j] = v
+		a, good := c.number()
+		if !good || !c.colon() {
+			return nums, false
 		}
-		nums = append(nums, t[:arity]...)
+		e, good := c.number()
+		if !good {
+			return nums, false
+		}
+		if arity == 2 {
+			// (An append of a variable length calls memmove: one per
+			// word was a tenth of this function.)
+			nums = append(nums, a, e)
+			continue
+		}
+		if !c.colon() {
+			return nums, false
+		}
+		n, good := c.number()
+		if !good {
+			return nums, false
+		}
+		nums = append(nums, a, e, n)
 	}
 	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
 	return nums, c.end()
@@ -172,7 +196,11 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 		ev.Op = rec.op
 		switch rec.op {
 		case Read:
-			ev.Addrs = append(ev.Addrs, ns[:k]...)
+			// One append per word: k is small, and an append of a
+			// slice calls memmove.
+			for _, a := range ns[:k] {
+				ev.Addrs = append(ev.Addrs, a)
+			}
 		case CAS:
 			for w := 0; w < k; w++ {
 				ev.Addrs = append(ev.Addrs, ns[3*w])
@@ -197,7 +225,10 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 			return nil, false, nil
 		}
 		ev := &r.ev
-		ev.Values, ev.OK, ev.FailAddr = append(ev.Values[:0], ns[:k]...), false, 0
+		ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
+		for _, v := range ns[:k] {
+			ev.Values = append(ev.Values, v)
+		}
 		ev, err := r.respond(idx, ps, response{kind: rec.resp, failAddr: rec.fail})
 		return ev, true, err
 	}
@@ -229,6 +260,14 @@ func (c *cursor) space() bool {
 }
 
 func (c *cursor) end() bool { return c.i == len(c.b) }
+
+// peek is the byte at the cursor, 0 at the end of the line.
+func (c *cursor) peek() byte {
+	if c.i < len(c.b) {
+		return c.b[c.i]
+	}
+	return 0
+}
 
 // values consumes one or more numbers separated by runs of blanks,
 // appending them to *out.

@@ -298,6 +298,11 @@ func (r *Reader) next() (*Event, error) {
 		}
 	}
 	for {
+		if r.par != nil {
+			if ev, ok, err := r.nextDecoded(); ok {
+				return ev, err
+			}
+		}
 		var raw []byte
 		var rec *chunkRec
 		var err error
