@@ -9,6 +9,7 @@ package directio
 
 import (
 	"errors"
+	"io"
 	"os"
 	"unsafe"
 
@@ -35,6 +36,12 @@ type File struct {
 	buf    []byte // aligned; len(buf) bytes are pending
 	err    error
 	bg     *background // writes full buffers; nil before the first
+	// ring writes the full buffers where io_uring is there (see ring);
+	// off is the bytes written so far. While the ring writes, the file's
+	// own offset stays where it was (at 0); it is moved to off when the
+	// ring stops.
+	ring *ring
+	off  int64
 }
 
 // Create creates (or truncates) the file at path, with perm, for writing
@@ -116,6 +123,11 @@ func (f *File) handOff() {
 		for range buffers - 1 {
 			f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
 		}
+		if f.direct {
+			// Only files of more than a buffer get a ring: most
+			// histories of a fuzz campaign are a few kilobytes.
+			f.ring, _ = newRing()
+		}
 		go f.writeBackground()
 	}
 	f.bg.full <- f.buf
@@ -134,10 +146,42 @@ func (f *File) writeBackground() {
 	var err error
 	for b := range f.bg.full {
 		if err == nil {
-			err = f.write(b)
+			err = f.writeFull(b)
 		}
 		f.bg.free <- written{buf: b[:0], err: err}
 	}
+}
+
+// writeFull writes a full buffer: through the ring, if there is one.
+func (f *File) writeFull(b []byte) error {
+	if f.ring != nil {
+		err := f.ring.write(int(f.f.Fd()), b, f.off)
+		if err == nil {
+			f.off += int64(len(b))
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+		// Refused (direct I/O at write, as below, or the ring's write
+		// itself): plain writes from here on.
+		if err := f.stopRing(); err != nil {
+			return err
+		}
+	}
+	return f.write(b)
+}
+
+// stopRing closes the ring, if any, and moves the file's offset to the
+// end of what it wrote, for the plain writes after it.
+func (f *File) stopRing() error {
+	if f.ring == nil {
+		return nil
+	}
+	f.ring.close()
+	f.ring = nil
+	_, err := f.f.Seek(f.off, io.SeekStart)
+	return err
 }
 
 // stopBackground waits for the writing goroutine to write what it was
@@ -154,6 +198,9 @@ func (f *File) stopBackground() {
 		}
 	}
 	f.bg = nil
+	if err := f.stopRing(); err != nil && f.err == nil {
+		f.err = err
+	}
 }
 
 // flush writes the first n bytes of the buffer (a multiple of align, or
@@ -172,12 +219,14 @@ func (f *File) flush(n int) {
 // write writes b (a multiple of align, or anything once direct I/O is
 // off) at the file's offset.
 func (f *File) write(b []byte) error {
-	_, err := f.f.Write(b)
+	n, err := f.f.Write(b)
+	f.off += int64(n)
 	if errors.Is(err, unix.EINVAL) && f.direct {
 		// A file system that takes O_DIRECT at open but not at write
 		// (some FUSE and network file systems): write as usual.
 		if err = f.buffered(); err == nil {
-			_, err = f.f.Write(b)
+			n, err = f.f.Write(b[n:])
+			f.off += int64(n)
 		}
 	}
 	return err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unsafe"
 )
 
 // TestWrite writes sizes around the alignment and the buffer in pieces of
@@ -75,5 +76,48 @@ func TestWriteError(t *testing.T) {
 	}
 	if cerr := f.Close(); werr == nil && cerr == nil {
 		t.Fatal("writes to a closed descriptor reported no error")
+	}
+}
+
+// TestRing writes through an io_uring (where the kernel has one) at
+// offsets out of order, in pieces larger than a write may take, with a
+// short write's rest, and reads back the same bytes; a write to a closed
+// descriptor comes back as an error.
+func TestRing(t *testing.T) {
+	if n := unsafe.Sizeof(uringParams{}); n != 120 {
+		t.Fatalf("io_uring_params has %d bytes, not 120", n)
+	}
+	r, err := newRing()
+	if err != nil {
+		t.Skipf("no io_uring here: %v", err)
+	}
+	defer r.close()
+	path := filepath.Join(t.TempDir(), "f")
+	fh, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	want := make([]byte, 3*align+100)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range want {
+		want[i] = byte(rng.Uint32())
+	}
+	fd := int(fh.Fd())
+	for _, piece := range [][2]int{{2 * align, len(want)}, {0, align}, {align, 2 * align}} {
+		if err := r.write(fd, want[piece[0]:piece[1]], int64(piece[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("read back %d bytes (%v), want %d", len(got), err, len(want))
+	}
+	if err := r.write(-1, want, 0); err == nil {
+		t.Fatal("a write to descriptor -1 succeeded")
+	}
+	// The ring goes on after an error.
+	if err := r.write(fd, want[:10], 0); err != nil {
+		t.Fatal(err)
 	}
 }
