@@ -4,7 +4,10 @@
 // cache costs the writer a copy and page allocation for every byte (and
 // the kernel's writeback, later, some more); with direct I/O it costs a
 // system call per few megabytes. Where the file system refuses direct I/O
-// (tmpfs, some network file systems), the file is written as usual.
+// (tmpfs, some network file systems), the file is written as usual. Where
+// the kernel has io_uring, the full buffers are written through it, so
+// that waiting for the disk does not hold one of the process's Ps (see
+// ring).
 package directio
 
 import (
@@ -40,8 +43,9 @@ type File struct {
 	// off is the bytes written so far. While the ring writes, the file's
 	// own offset stays where it was (at 0); it is moved to off when the
 	// ring stops.
-	ring *ring
-	off  int64
+	ring   *ring
+	off    int64
+	noRing bool // plain writes even where io_uring is there (a benchmark's)
 }
 
 // Create creates (or truncates) the file at path, with perm, for writing
@@ -84,8 +88,9 @@ func (f *File) Direct() bool { return f.direct }
 
 // Write buffers p. A buffer, once full, goes to a goroutine that writes it
 // while the next one fills: with direct I/O a write waits for the disk
-// (about 4 ms a buffer here), and the caller (the driver's dumper, whose
-// lag the workers wait for at the end of every segment) should not. Write
+// (4-50 ms a buffer here), and the caller (the driver's dumper, whose
+// lag the workers wait for at the end of every segment) should not; nor
+// should the P that goroutine runs on (see ring). Write
 // waits only when every buffer is full (see buffers). An error of the
 // writing goroutine is Write's from the next full buffer on, and Close's.
 func (f *File) Write(p []byte) (int, error) {
@@ -123,7 +128,7 @@ func (f *File) handOff() {
 		for range buffers - 1 {
 			f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
 		}
-		if f.direct {
+		if f.direct && !f.noRing {
 			// Only files of more than a buffer get a ring: most
 			// histories of a fuzz campaign are a few kilobytes.
 			f.ring, _ = newRing()
