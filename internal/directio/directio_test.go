@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -129,15 +130,19 @@ func TestRing(t *testing.T) {
 // BenchmarkWriteBesideWork measures what writing a file costs goroutines
 // that compute beside it: one busy goroutine per P runs fixed units of
 // work while the file is written, 4 MiB buffers back to back, through
-// io_uring (ring) or plain system calls (plain). The metric is the busy
+// io_uring (ring) or plain system calls (plain); in the -yield sides the
+// busy goroutines yield after each unit, as the driver's workers switch
+// goroutines often (the write's ns/op is then what a switch-free wake of
+// the writer costs). The metric is the busy
 // goroutines' units per second of wall time: a write that keeps its P in
 // the system call leaves one busy goroutine without one until the
 // runtime's monitor takes the P back (up to 10-20 ms). Compare the two
 // sides interleaved (-count) on a loaded machine.
 func BenchmarkWriteBesideWork(b *testing.B) {
-	for _, side := range []string{"ring", "plain"} {
+	for _, side := range []string{"ring", "plain", "ring-yield", "plain-yield"} {
+		yield := strings.HasSuffix(side, "-yield")
 		b.Run(side, func(b *testing.B) {
-			if side == "ring" {
+			if strings.HasPrefix(side, "ring") {
 				if r, err := newRing(); err != nil {
 					b.Skipf("no io_uring: %v", err)
 				} else {
@@ -148,7 +153,7 @@ func BenchmarkWriteBesideWork(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			f.noRing = side == "plain"
+			f.noRing = strings.HasPrefix(side, "plain")
 			var stop atomic.Bool
 			var units atomic.Int64
 			var wg sync.WaitGroup
@@ -162,6 +167,9 @@ func BenchmarkWriteBesideWork(b *testing.B) {
 							x = x*6364136223846793005 + 1442695040888963407
 						}
 						units.Add(1)
+						if yield {
+							runtime.Gosched()
+						}
 					}
 					sink.Add(x)
 				}()
