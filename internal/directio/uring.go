@@ -118,6 +118,9 @@ func newRing() (*ring, error) {
 		return nil, err
 	}
 	r.event = os.NewFile(uintptr(efd), "io_uring eventfd")
+	if err := r.event.SetReadDeadline(time.Time{}); err != nil {
+		return nil, err // not in the poller: a wait would fail or hold the P
+	}
 	e := int32(efd)
 	if _, _, errno := unix.Syscall6(sysIOURingRegister, uintptr(r.fd), ioringRegisterEventFD, uintptr(unsafe.Pointer(&e)), 1, 0, 0); errno != 0 {
 		return nil, errno
