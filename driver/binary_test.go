@@ -316,6 +316,7 @@ func TestRecordSizes(t *testing.T) {
 		}
 		for i := range ops {
 			o := &ops[i]
+			l.reserve(opWords(k)) // as the worker does
 			logInvocation(&l, o, k, int64(2*i))
 			logResponse(&l, o, k, int64(2*i+1))
 			want += recWords(invKind(o), k)

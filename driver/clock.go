@@ -173,16 +173,19 @@ func (c *clock) start(base time.Time) {
 	}
 }
 
-// now is a timestamp: TSC ticks or nanoseconds since the segment's start.
+// now is a timestamp: TSC ticks or nanoseconds since the start.
 // It is ordered with the caller's memory accesses (see tscOrdered); the
 // monotonic clock, read through the vDSO, is ordered as the kernel orders
 // it.
 func (c *clock) now() int64 {
 	if c.tsc {
-		return int64(tscOrdered() - c.baseTick)
+		return c.tick()
 	}
 	return int64(time.Since(c.base))
 }
+
+// tick is now on the TSC (small enough to be inlined).
+func (c *clock) tick() int64 { return int64(tscOrdered() - c.baseTick) }
 
 // nanos converts a timestamp of now into nanoseconds since the start.
 func (c *clock) nanos(ts int64) time.Duration {

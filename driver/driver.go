@@ -649,6 +649,10 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	// only for the stuck watch, which needs a region.
 	rec := d.rec != nil
 	stamps := rec || d.region != nil
+	// The free scheduler's TSC is read inline (clock.tick), once per
+	// operation; opw is the words of an operation's records.
+	tsc := stamps && d.det == nil && d.clk.tsc
+	opw := opWords(k)
 	for *left > 0 {
 		if d.point(w) {
 			haveShared = false
@@ -669,9 +673,14 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		// Invocation: logged before the operation's first access.
 		ts := shared
 		if !haveShared && stamps {
-			ts = d.now()
+			if tsc {
+				ts = d.clk.tick()
+			} else {
+				ts = d.now()
+			}
 		}
 		if rec {
+			l.reserve(opw)
 			logInvocation(l, o, k, ts)
 		} else {
 			l.counts[invKind(o)]++
@@ -713,7 +722,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		}
 		// Response: logged after the operation's last access.
 		var rts int64
-		if stamps {
+		if tsc {
+			rts = d.clk.tick()
+		} else if stamps {
 			rts = d.now()
 		}
 		shared, haveShared = rts, d.det == nil
@@ -738,15 +749,16 @@ func invKind(o *op) int {
 	return recInvCAS
 }
 
-// logInvocation logs o's invocation at ts (the log has room: wlog.room).
-// Each case writes its payload with one bounds check per word group.
+// logInvocation logs o's invocation at ts (the log has room for the
+// operation's records: wlog.reserve).
+// Each case writes its payload with one bounds check per word group; a
+// few words are stored one by one (putWords), not copied by a call.
 func logInvocation(l *wlog, o *op, k int, ts int64) {
 	var kind, n int
 	switch o.kind {
 	case history.Read:
 		kind, n = recInvRead, recHeader+k
-		rec := l.record(kind, k, n, ts)
-		copy(rec[recHeader:], o.addrs)
+		putWords(l.record(kind, k, n, ts)[recHeader:], o.addrs)
 	case history.Swap:
 		kind, n = recInvSwap, recHeader+2*k
 		pay := l.record(kind, k, n, ts)[recHeader:]
@@ -767,13 +779,23 @@ func logInvocation(l *wlog, o *op, k int, ts int64) {
 	l.commitRecord(kind, n, ts)
 }
 
+// putWords is copy(dst, src) for a record's few words (src no longer
+// than dst): stores inlined where copy calls memmove, which costs more
+// than the stores for k words.
+func putWords(dst, src []uint64) {
+	dst = dst[:len(src)]
+	for i, v := range src {
+		dst[i] = v
+	}
+}
+
 // logResponse logs o's response at ts.
 func logResponse(l *wlog, o *op, k int, ts int64) {
 	var kind, n int
 	switch {
 	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
 		kind, n = recRetRead, recHeader+k
-		copy(l.record(kind, k, n, ts)[recHeader:], o.vals)
+		putWords(l.record(kind, k, n, ts)[recHeader:], o.vals)
 	case o.ok:
 		kind, n = recRetOK, recHeader
 		l.record(kind, k, n, ts)
@@ -781,7 +803,7 @@ func logResponse(l *wlog, o *op, k int, ts int64) {
 		kind, n = recRetFailValues, recHeader+1+k
 		rec := l.record(kind, k, n, ts)
 		rec[recHeader] = o.fail
-		copy(rec[recHeader+1:], o.vals)
+		putWords(rec[recHeader+1:], o.vals)
 	default:
 		kind, n = recRetFail, recHeader+1
 		l.record(kind, k, n, ts)[recHeader] = o.fail

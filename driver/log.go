@@ -89,24 +89,39 @@ var maxRecord = opWords(target.MaxK)
 // record reserves a record of n words (recWords(kind, k): the caller's
 // arithmetic, which TestRecordSizes checks) and returns it with the header
 // and timestamp filled in; the caller fills the payload and calls
-// commitRecord. A fixed log must have room (wlog.room, checked before each
-// operation).
+// commitRecord. The log must have room: the worker makes it (reserve)
+// before each operation, for the operation's two records.
 //
 // record and commitRecord run twice per operation of every worker: they
 // take the size from the caller and count what the statistics need with
 // a few stores, no decoding (about 15 ns an operation, against about 400
-// for the PMwCAS's own).
+// for the PMwCAS's own). Neither checks for room, so both are inlined
+// (a call and its spills cost about as much as the rest); slicing past
+// the chunk would still panic.
 func (l *wlog) record(kind, k, n int, ts int64) []uint64 {
-	if l.n+n > len(l.buf) {
-		if l.fixed {
-			panic("driver: a fixed log overflows (its room is checked before each operation)")
-		}
-		l.retire(false)
-	}
-	rec := l.buf[l.n : l.n+n : l.n+n]
-	rec[0] = uint64(kind) | uint64(k)<<8
+	rec := l.buf[l.n:][:n:n]
 	rec[1] = uint64(ts)
+	rec[0] = uint64(kind) | uint64(k)<<8
 	return rec
+}
+
+// reserve makes room for the records of an operation, n words (opWords:
+// its invocation and response): a chunk that has not is retired for a new
+// one. A fixed log must have room (room, checked first).
+func (l *wlog) reserve(n int) {
+	if l.n+n > len(l.buf) {
+		l.overflow()
+	}
+}
+
+// overflow starts a new chunk.
+//
+//go:noinline
+func (l *wlog) overflow() {
+	if l.fixed {
+		panic("driver: a fixed log overflows (its room is checked before each operation)")
+	}
+	l.retire(false)
 }
 
 // retire puts the current chunk aside (or hands it to the dumper, last

@@ -4,11 +4,15 @@
 // cache costs the writer a copy and page allocation for every byte (and
 // the kernel's writeback, later, some more); with direct I/O it costs a
 // system call per few megabytes. Where the file system refuses direct I/O
-// (tmpfs, some network file systems), the file is written as usual.
+// (tmpfs, some network file systems), the file is written as usual. Where
+// the kernel has io_uring, the full buffers are written through it, so
+// that waiting for the disk does not hold one of the process's Ps (see
+// ring).
 package directio
 
 import (
 	"errors"
+	"io"
 	"os"
 	"unsafe"
 
@@ -35,6 +39,13 @@ type File struct {
 	buf    []byte // aligned; len(buf) bytes are pending
 	err    error
 	bg     *background // writes full buffers; nil before the first
+	// ring writes the full buffers where io_uring is there (see ring);
+	// off is the bytes written so far. While the ring writes, the file's
+	// own offset stays where it was (at 0); it is moved to off when the
+	// ring stops.
+	ring   *ring
+	off    int64
+	noRing bool // plain writes even where io_uring is there (a benchmark's)
 }
 
 // Create creates (or truncates) the file at path, with perm, for writing
@@ -77,8 +88,9 @@ func (f *File) Direct() bool { return f.direct }
 
 // Write buffers p. A buffer, once full, goes to a goroutine that writes it
 // while the next one fills: with direct I/O a write waits for the disk
-// (about 4 ms a buffer here), and the caller (the driver's dumper, whose
-// lag the workers wait for at the end of every segment) should not. Write
+// (4-50 ms a buffer here), and the caller (the driver's dumper, whose
+// lag the workers wait for at the end of every segment) should not; nor
+// should the P that goroutine runs on (see ring). Write
 // waits only when every buffer is full (see buffers). An error of the
 // writing goroutine is Write's from the next full buffer on, and Close's.
 func (f *File) Write(p []byte) (int, error) {
@@ -116,6 +128,11 @@ func (f *File) handOff() {
 		for range buffers - 1 {
 			f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
 		}
+		if f.direct && !f.noRing {
+			// Only files of more than a buffer get a ring: most
+			// histories of a fuzz campaign are a few kilobytes.
+			f.ring, _ = newRing()
+		}
 		go f.writeBackground()
 	}
 	f.bg.full <- f.buf
@@ -134,10 +151,42 @@ func (f *File) writeBackground() {
 	var err error
 	for b := range f.bg.full {
 		if err == nil {
-			err = f.write(b)
+			err = f.writeFull(b)
 		}
 		f.bg.free <- written{buf: b[:0], err: err}
 	}
+}
+
+// writeFull writes a full buffer: through the ring, if there is one.
+func (f *File) writeFull(b []byte) error {
+	if f.ring != nil {
+		err := f.ring.write(int(f.f.Fd()), b, f.off)
+		if err == nil {
+			f.off += int64(len(b))
+			return nil
+		}
+		if !errors.Is(err, unix.EINVAL) {
+			return err
+		}
+		// Refused (direct I/O at write, as below, or the ring's write
+		// itself): plain writes from here on.
+		if err := f.stopRing(); err != nil {
+			return err
+		}
+	}
+	return f.write(b)
+}
+
+// stopRing closes the ring, if any, and moves the file's offset to the
+// end of what it wrote, for the plain writes after it.
+func (f *File) stopRing() error {
+	if f.ring == nil {
+		return nil
+	}
+	f.ring.close()
+	f.ring = nil
+	_, err := f.f.Seek(f.off, io.SeekStart)
+	return err
 }
 
 // stopBackground waits for the writing goroutine to write what it was
@@ -154,6 +203,9 @@ func (f *File) stopBackground() {
 		}
 	}
 	f.bg = nil
+	if err := f.stopRing(); err != nil && f.err == nil {
+		f.err = err
+	}
 }
 
 // flush writes the first n bytes of the buffer (a multiple of align, or
@@ -172,12 +224,14 @@ func (f *File) flush(n int) {
 // write writes b (a multiple of align, or anything once direct I/O is
 // off) at the file's offset.
 func (f *File) write(b []byte) error {
-	_, err := f.f.Write(b)
+	n, err := f.f.Write(b)
+	f.off += int64(n)
 	if errors.Is(err, unix.EINVAL) && f.direct {
 		// A file system that takes O_DIRECT at open but not at write
 		// (some FUSE and network file systems): write as usual.
 		if err = f.buffered(); err == nil {
-			_, err = f.f.Write(b)
+			n, err = f.f.Write(b[n:])
+			f.off += int64(n)
 		}
 	}
 	return err

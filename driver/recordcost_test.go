@@ -1,0 +1,105 @@
+package driver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/directio"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/pmem"
+)
+
+// BenchmarkSide runs one side of pmlin bench logging at a time (no
+// recorder, or a binary history written with direct I/O to a file in the
+// test's temporary directory, as pmlin run -o writes it), so that each
+// side can be profiled alone (-cpuprofile) and compared in CPU time per
+// operation (cpu-ns/op: the process's user and system time, every
+// goroutine, over the operations), which a loaded machine changes much
+// less than the wall-clock time. One operation of b.N is one operation of
+// the workload, in segments of 100k as pmlin bench logging runs them.
+func BenchmarkSide(b *testing.B) {
+	for _, side := range []string{"plain", "binary", "discard"} {
+		for _, threads := range []int{1, 2, 4, 8} {
+			b.Run(fmt.Sprintf("side=%s/threads=%d", side, threads), func(b *testing.B) {
+				benchSide(b, side, threads)
+			})
+		}
+	}
+}
+
+func benchSide(b *testing.B, side string, threads int) {
+	c := cfg(threads, 1000, 3, 1)
+	c.Sched = Free
+	mc := mwcas.Config{Words: c.Words, MaxWorkers: threads}
+	n, err := mwcas.RegionWords(mc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := pmem.NewMemory(n, pmem.Options{Emulate: os.Getenv("PMLIN_BENCH_EMULATE") != ""})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer r.Close()
+	m, err := mwcas.New(r, mc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rec *Recorder
+	var f *directio.File
+	var sink io.Writer = io.Discard
+	if side == "binary" {
+		if f, err = directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		sink = f
+	}
+	if side == "discard" || side == "binary" {
+		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
+		rec.Header()
+	}
+	d, err := New(c, mwcas.AsTarget(m), nil, rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	q := make([]int, threads)
+	cpu0 := benchCPU()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		per := min(max(1, left/threads), 100_000/threads)
+		for i := range q {
+			q[i] = per
+		}
+		left -= per * threads
+		if _, err := d.Segment(context.Background(), q, CrashPoint{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if rec != nil {
+		if err := rec.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if f != nil {
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+func benchCPU() time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
