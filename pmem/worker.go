@@ -166,6 +166,6 @@ func (w *Worker) Persist(off uint64) error {
 // an access: the hook is not called and it never fails.
 func (w *Worker) MarkLinearization() {
 	if e := w.r.emu; e != nil {
-		e.mark.Store(e.gseq.Load())
+		atomic.StoreUint64(&e.mark, atomic.LoadUint64(&e.gseq))
 	}
 }
