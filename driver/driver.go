@@ -533,7 +533,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 		if d.aborted.Load() {
 			return // run by an abort before its first turn
 		}
-		s.took(w)
+		s.took()
 		d.work(ctx, w, &left[w], &full[w])
 		d.stopWorker(w)
 		s.finish(w)

@@ -67,10 +67,10 @@ type detSched struct {
 	clock int64 // the logical clock of the log timestamps
 	turns
 	workers []int // the workers that have a coroutine
-	// beat is the watchdog's sign of progress, which it reads from its own
-	// goroutine: a count of the hand-overs of the turn and of the
-	// invocations (ticks, under the turn), times 1<<16, plus the worker
-	// holding the turn.
+	// beat is a sign of progress the watchdog reads from its own
+	// goroutine: a count of the invocations and of the turns a worker kept
+	// (ticks, under the turn). The turns handed on are counted under mu
+	// (turns.taken).
 	beat  atomic.Int64
 	ticks int64
 	*crew
@@ -120,16 +120,17 @@ func (s *detSched) yieldTo(w, n int) {
 	}
 }
 
-// took tells the watchdog that worker w, which holds the turn, has taken
-// it or invoked an operation: the turn changing hands and operations being
-// invoked are the signs of progress it looks for (a worker that keeps the
-// turn through all its accesses cannot do so for long: it invokes
-// operations, or gets stuck after StuckAccesses). One atomic store per
-// hand-over: one per region access would cost the deterministic scheduler
-// several percent of its throughput.
-func (s *detSched) took(w int) {
+// took tells the watchdog that the worker holding the turn has taken
+// it, kept it at a scheduling point, or invoked an operation: the turn
+// changing hands (counted by the hand-off, turns.taken) and operations
+// being invoked are the signs of progress it looks for (a worker that
+// keeps the turn through all its accesses cannot do so for long: it
+// invokes operations, or gets stuck after StuckAccesses). An atomic store
+// per region access would cost the deterministic scheduler several percent
+// of its throughput.
+func (s *detSched) took() {
 	s.ticks++
-	s.beat.Store(s.ticks<<16 | int64(w))
+	s.beat.Store(s.ticks)
 }
 
 // invoked is worker w's invocation of an operation, logged: what a
@@ -141,16 +142,13 @@ func (d *Driver) invoked(w int) {
 		if s.stalled >= 0 || s.holding() {
 			d.ws[w].limit = d.cfg.StallAccesses
 		}
-		s.took(w)
+		s.took()
 		return
 	}
 	ws := &d.ws[w]
 	ws.pub++
 	ws.beat.Store(ws.pub)
 }
-
-// holder is the worker holding the turn at beat b.
-func holder(b int64) int { return int(b & (1<<16 - 1)) }
 
 // finish takes worker w out and hands the turn on.
 func (s *detSched) finish(w int) {
