@@ -176,54 +176,12 @@ func (s *detSched) finish(w int) {
 func (s *detSched) Exclusive() {}
 
 // Access implements pmem.AccessHook for the deterministic scheduler. It
-// runs at every region access (thirty thousand a fuzz run): its common
-// case, a load, store, CAS, flush or fence while neither the progress
-// check (stall.go) nor the late-write policy (late.go) has anything to do,
-// is written out here with no call but the draws and the hand-off (a
-// third fewer instructions per access than the general case, accessAny).
-// It makes the same draws, in the same order, as accessAny would.
+// runs at every region access (thirty thousand times a fuzz run), so it
+// is written for its common case: the progress check's and the late-write
+// policy's rules (rules) are called only in the segments that have them,
+// and the scheduler's choice (pick; pickOther at a declared wait) is made
+// here, its draws inlined.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
-	if kind >= pmem.AccessWait || s.late != nil || s.stalled >= 0 || s.stallAt > 0 {
-		return s.accessAny(w, kind, off)
-	}
-	d := s.d
-	if d.aborted.Load() {
-		return errAborted
-	}
-	ws := &d.ws[w]
-	ws.accesses++
-	ws.opAcc++
-	ws.lastKind, ws.lastOff = kind, off
-	d.segAccesses++
-	if d.segAccesses == d.crashAt {
-		return d.crashHere()
-	}
-	if ws.inOp && ws.opAcc > ws.limit {
-		d.setStuck(w)
-		return errAborted
-	}
-	if s.stick > 0 && s.dr.float64() < s.stick {
-		return nil // w keeps the turn (pick)
-	}
-	if n := s.live[s.dr.intN(len(s.live))]; n != w {
-		s.handOver(w, n)
-		if d.aborted.Load() {
-			return errAborted // woken by an abort
-		}
-	}
-	return nil
-}
-
-// crashHere is the crash at the segment's crash point.
-func (d *Driver) crashHere() error {
-	if d.crashAction != nil {
-		d.crashAction()
-	}
-	return pmem.ErrCrashed
-}
-
-// accessAny is Access in every case.
-func (s *detSched) accessAny(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d
 	if kind == pmem.AccessVolatile && s.late == nil {
 		return nil // a switching point of the late-write policy only
@@ -237,39 +195,67 @@ func (s *detSched) accessAny(w int, kind pmem.AccessKind, off uint64) error {
 	prev := ws.lastKind
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
-	if d.crashAt > 0 && d.segAccesses == d.crashAt {
+	if d.segAccesses == d.crashAt {
 		return d.crashHere()
 	}
-	if s.stalled >= 0 {
-		s.stalledStep(ws, kind)
-	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
-		s.stop(w, kind, off) // until released: then the access is made
-		if d.aborted.Load() {
-			return errAborted
+	if s.stalled >= 0 || s.stallAt > 0 || s.late != nil {
+		if s.rules(w, ws, prev, kind, off) {
+			return s.resumedErr()
 		}
-		return nil
-	}
-	if s.late != nil && s.lateStep(w, ws, kind, off) {
-		if d.aborted.Load() {
-			return errAborted
-		}
-		return nil
 	}
 	if ws.inOp && ws.opAcc > ws.limit {
 		d.setStuck(w)
 		return errAborted
 	}
-	if kind == pmem.AccessWait {
+	n := w
+	switch {
+	case kind == pmem.AccessWait:
 		// A worker that waits by design waits for the others: it does
 		// not keep the turn (the stick probability would have it spin on).
-		s.yieldTo(w, s.pickOther(w))
-	} else {
-		s.yield(w)
+		n = s.pickOther(w)
+	case s.stick > 0 && s.dr.float64() < s.stick:
+		// w keeps the turn (as pick would have it)
+	default:
+		n = s.live[s.dr.intN(len(s.live))]
 	}
-	if d.aborted.Load() {
-		return errAborted // woken by an abort
+	if n != w {
+		s.handOver(w, n)
+	}
+	return s.resumedErr()
+}
+
+// resumedErr is the result of an access whose scheduling point was taken:
+// errAborted if the segment was aborted meanwhile (the worker woken by the
+// abort).
+func (s *detSched) resumedErr() error {
+	if s.d.aborted.Load() {
+		return errAborted
 	}
 	return nil
+}
+
+// crashHere is the crash at the segment's crash point.
+func (d *Driver) crashHere() error {
+	if d.crashAction != nil {
+		d.crashAction()
+	}
+	return pmem.ErrCrashed
+}
+
+// rules are the progress check's (stall.go) and the late-write policy's
+// (late.go) at worker w's access of kind and off (state ws; prev: the kind
+// of its access before). It reports whether the access's scheduling point
+// was taken there (the worker stopped or held, and back): then the access
+// is made at once.
+func (s *detSched) rules(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) bool {
+	d := s.d
+	if s.stalled >= 0 {
+		s.stalledStep(ws, kind)
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
+		s.stop(w, kind, off) // until released: then the access is made
+		return true
+	}
+	return s.late != nil && s.lateStep(w, ws, kind, off)
 }
 
 // freeHook is the access hook of the free scheduler: it counts each
