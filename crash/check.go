@@ -50,6 +50,9 @@ func Check(ctx context.Context, c Config, mode history.Mode, buf *bytes.Buffer) 
 type scratch struct {
 	rec   history.Recording
 	spare *pmem.Region
+	// drv is the last run's driver, whose log chunks the next run's
+	// driver fills again (driver.Driver.Recycle).
+	drv *driver.Driver
 }
 
 // close releases the spare region.
