@@ -53,6 +53,16 @@ type scratch struct {
 	// drv is the last run's driver, whose log chunks the next run's
 	// driver fills again (driver.Driver.Recycle).
 	drv *driver.Driver
+	// replay renders the runs' flags (Config.Flags).
+	replay replayFlags
+}
+
+// flags is c.Flags(), with sc's flag set if sc is not nil.
+func (sc *scratch) flags(c Config) string {
+	if sc == nil {
+		return c.Flags()
+	}
+	return sc.replay.line(c)
 }
 
 // close releases the spare region.
