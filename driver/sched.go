@@ -198,7 +198,7 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	if d.segAccesses == d.crashAt {
 		return d.crashHere()
 	}
-	if s.stalled >= 0 || s.stallAt > 0 || s.late != nil {
+	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
 		if s.rules(w, ws, prev, kind, off) {
 			return s.resumedErr()
 		}
