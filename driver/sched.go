@@ -255,7 +255,15 @@ func (s *detSched) rules(w int, ws *wstate, prev, kind pmem.AccessKind, off uint
 		s.stop(w, kind, off) // until released: then the access is made
 		return true
 	}
-	return s.late != nil && s.lateStep(w, ws, kind, off)
+	l := s.late
+	switch {
+	case l == nil:
+		return false
+	case l.idle(w, kind):
+		l.casKnown = false // all lateStep would do
+		return false
+	}
+	return s.lateStep(w, ws, kind, off)
 }
 
 // freeHook is the access hook of the free scheduler: it counts each
