@@ -39,6 +39,11 @@ type Options struct {
 	// comes from, for the error.
 	MaxMemory    int64
 	MemorySource string
+	// Recycle, if set, is an earlier analysis the caller no longer uses
+	// (neither it nor its graph): this one fills its arrays again instead
+	// of making new ones, which a fuzzer checking thousands of small
+	// histories would otherwise make and clear for each.
+	Recycle *Analysis
 	// partSize, when positive, replaces minPart (tests: WithPartSize).
 	partSize int
 }
@@ -98,7 +103,11 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if opts.MemorySource == "" {
 		opts.MemorySource = "Options.MaxMemory"
 	}
-	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), newMemoryGuard(opts.MaxMemory, opts.MemorySource))
+	var old *hist
+	if a := opts.Recycle; a != nil && a.e != nil {
+		old = a.e.h
+	}
+	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), newMemoryGuard(opts.MaxMemory, opts.MemorySource), old)
 	if err != nil {
 		return nil, err
 	}

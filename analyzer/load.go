@@ -377,10 +377,10 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 
 // load streams a history into h, resolving reads-from on the way: the only
 // pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter, guard *memoryGuard) (*hist, error) {
+func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter, guard *memoryGuard, old *hist) (*hist, error) {
 	defer r.Parallel(split.workers)()
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
-	h.reserve(sizeHint)
+	h.reserve(sizeHint, old)
 	l := &loader{h: h, split: split}
 	pre := newPrefaulter(split, sizeHint)
 	defer pre.stop()
@@ -473,26 +473,40 @@ type opCounts struct {
 // reserve sizes the arrays for an input of sizeHint bytes (0: unknown):
 // about 60 bytes of text per operation (two lines), 25 per access and 45
 // per slot; preallocating avoids the copies of append's growth on large
-// files, and capacity never written costs address space, not memory.
-func (h *hist) reserve(sizeHint int64) {
+// files, and capacity never written costs address space, not memory. The
+// arrays of old (nil: none), a history nobody uses any more, are filled
+// again where they are large enough (Options.Recycle).
+func (h *hist) reserve(sizeHint int64, old *hist) {
 	if sizeHint <= 0 {
 		return
 	}
+	if old == nil {
+		old = &hist{}
+	}
 	ops := min(sizeHint/60, 1<<28)
-	h.line = make([]uint32, 0, ops)
-	h.retGap = make([]uint16, 0, ops)
-	h.proc16 = make([]uint16, 0, ops)
-	h.flags = make([]uint8, 0, ops)
-	h.acc = make([]uint32, 0, ops+1)
-	h.lo = make([]int32, 0, ops)
+	h.line = room(old.line, ops)
+	h.retGap = room(old.retGap, ops)
+	h.proc16 = room(old.proc16, ops)
+	h.flags = room(old.flags, ops)
+	h.acc = room(old.acc, ops+1)
+	h.lo = room(old.lo, ops)
 	accs := min(sizeHint/25, 1<<30)
-	h.word = make([]uint32, 0, accs)
-	h.ver = make([]int32, 0, accs)
-	h.slots.bits = make([]uint64, 0, accs/64+1)
-	h.slots.base = make([]int32, 0, accs/64+1)
+	h.word = room(old.word, accs)
+	h.ver = room(old.ver, accs)
+	h.slots.bits = room(old.slots.bits, accs/64+1)
+	h.slots.base = room(old.slots.base, accs/64+1)
 	slots := min(sizeHint/45, 1<<30)
-	h.nw = make([]uint64, 0, slots)
-	h.owner = make([]int32, 0, slots)
+	h.nw = room(old.nw, slots)
+	h.owner = room(old.owner, slots)
+}
+
+// room is s emptied if it has room for n items, else a new empty slice
+// with that room.
+func room[T any](s []T, n int64) []T {
+	if int64(cap(s)) >= n {
+		return s[:0]
+	}
+	return make([]T, 0, n)
 }
 
 // limit is the error for an input beyond the compact arrays' range.

@@ -50,6 +50,22 @@ func Check(ctx context.Context, c Config, mode history.Mode, buf *bytes.Buffer) 
 type scratch struct {
 	rec   history.Recording
 	spare *pmem.Region
+	// drv is the last run's driver, whose log chunks the next run's
+	// driver fills again (driver.Driver.Recycle).
+	drv *driver.Driver
+	// replay renders the runs' flags (Config.Flags).
+	replay replayFlags
+	// done is the last run's analysis once nobody uses it (no finding):
+	// the next run's fills its arrays again (analyzer.Options.Recycle).
+	done *analyzer.Analysis
+}
+
+// flags is c.Flags(), with sc's flag set if sc is not nil.
+func (sc *scratch) flags(c Config) string {
+	if sc == nil {
+		return c.Flags()
+	}
+	return sc.replay.line(c)
 }
 
 // close releases the spare region.
@@ -71,20 +87,24 @@ func checkRecording(ctx context.Context, c Config, mode history.Mode, sc *scratc
 	if err != nil {
 		return nil, err
 	}
-	return decide(ctx, res, rec.Reader("<run>", history.Options{}), rec.Size(), mode)
+	done := sc.done
+	sc.done = nil
+	return decide(ctx, res, rec.Reader("<run>", history.Options{}), rec.Size(), mode, done)
 }
 
 // Decide checks a recorded history with the analyzer and adds the run's
 // own anomalies.
 func Decide(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*Verdict, error) {
-	return decide(ctx, res, history.NewReader(bytes.NewReader(hist), "<run>", history.Options{}), int64(len(hist)), mode)
+	return decide(ctx, res, history.NewReader(bytes.NewReader(hist), "<run>", history.Options{}), int64(len(hist)), mode, nil)
 }
 
-// decide is Decide of the history r reads, about size bytes long.
-func decide(ctx context.Context, res *Result, r *history.Reader, size int64, mode history.Mode) (*Verdict, error) {
+// decide is Decide of the history r reads, about size bytes long,
+// filling the arrays of done (an analysis nobody uses any more; nil: none)
+// again.
+func decide(ctx context.Context, res *Result, r *history.Reader, size int64, mode history.Mode, done *analyzer.Analysis) (*Verdict, error) {
 	v := &Verdict{Run: res, Mode: mode}
 	v.Anomalies = append(v.Anomalies, res.Anomalies...)
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Recycle: done})
 	var ae *analyzer.AssumptionError
 	var ue *analyzer.UndecidedError
 	switch {

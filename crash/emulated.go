@@ -75,6 +75,10 @@ func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratc
 	} else {
 		e.d, err = driver.New(c.Driver, e.in, e.r, rec)
 	}
+	if err == nil && sc != nil {
+		e.d.Recycle(sc.drv)
+		sc.drv = nil
+	}
 	if err != nil {
 		e.close()
 		return nil, err
@@ -300,7 +304,7 @@ func (e *emulated) close() {
 	case e.abandoned:
 	case e.sc != nil && !e.silent:
 		e.sc.close()
-		e.sc.spare = e.r
+		e.sc.spare, e.sc.drv = e.r, e.d
 	default:
 		e.r.Close()
 	}

@@ -193,7 +193,9 @@ func (cp *campaign) work(ctx context.Context) {
 			cp.fail(err)
 			return
 		}
-		cp.count(i, rc, d, v, &sc.rec, began)
+		if !cp.count(i, rc, d, v, &sc.rec, began) {
+			sc.done = v.Analysis // the verdict is not kept
+		}
 	}
 }
 
@@ -206,8 +208,9 @@ func (cp *campaign) fail(err error) {
 }
 
 // count adds run i to the totals; a violation stops the campaign and is
-// kept if it is the earliest run found.
-func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history.Recording, began time.Duration) {
+// kept if it is the earliest run found. It reports whether v violates
+// (and may have been kept).
+func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history.Recording, began time.Duration) bool {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
 	cp.st.Mix.add(rc, d, v.Run)
@@ -226,7 +229,9 @@ func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history
 			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: text.Bytes(), After: began}
 		}
 		cp.stop()
+		return true
 	}
+	return false
 }
 
 func (cp *campaign) snapshot() FuzzStats {

@@ -175,7 +175,7 @@ func runTo(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*R
 	}
 	defer rs.close()
 	rec.Header()
-	rec.Comment("pmlin run " + c.Flags())
+	rec.Comment("pmlin run " + sc.flags(c))
 	if c.CrashMode != Emulated {
 		rec.Comment(c.Replays())
 	}

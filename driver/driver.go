@@ -511,8 +511,7 @@ func (d *Driver) stopWorker(w int) {
 // some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	n := d.cfg.Threads
-	dr := newDraws(segSeed, 0x5ced)
-	s := &detSched{d: d, rng: dr.rng, dr: dr, stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
+	s := &detSched{d: d, dr: newDraws(segSeed, 0x5ced), stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
 	if d.cfg.Late > 0 {
 		s.late = newLate(segSeed, d.cfg.Late, d.region)
 	}
@@ -533,7 +532,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 		if d.aborted.Load() {
 			return // run by an abort before its first turn
 		}
-		s.took(w)
+		s.took()
 		d.work(ctx, w, &left[w], &full[w])
 		d.stopWorker(w)
 		s.finish(w)

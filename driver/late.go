@@ -431,3 +431,12 @@ func (s *detSched) lateFinish() {
 	}
 	s.cur = s.live[len(s.live)-1]
 }
+
+// idle says whether lateStep has nothing to do at worker w's access of
+// kind: nobody held, nobody running alone, w not to be held again, and an
+// access the policy never holds at. lateStep would then only forget the
+// expected value of a CAS (which a CAS sets again); Access skips the call,
+// most of the accesses of a late-write run.
+func (l *late) idle(w int, kind pmem.AccessKind) bool {
+	return len(l.held) == 0 && l.solo < 0 && l.rehold != w && !holdable(kind)
+}

@@ -108,17 +108,16 @@ const beatEvery = 64
 // made.
 type detSched struct {
 	d     *Driver
-	rng   *rand.Rand // dr.rng: the draws' stream
 	dr    draws
 	stick float64
 	live  []int
 	clock int64 // the logical clock of the log timestamps
 	turns
 	workers []int // the workers that have a coroutine
-	// beat is the watchdog's sign of progress, which it reads from its own
-	// goroutine: a count of the hand-overs of the turn and of the
-	// invocations (ticks, under the turn), times 1<<16, plus the worker
-	// holding the turn.
+	// beat is a sign of progress the watchdog reads from its own
+	// goroutine: a count of the invocations and of the turns a worker kept
+	// (ticks, under the turn). The turns handed on are counted under mu
+	// (turns.taken).
 	beat  atomic.Int64
 	ticks int64
 	*crew
@@ -168,16 +167,17 @@ func (s *detSched) yieldTo(w, n int) {
 	}
 }
 
-// took tells the watchdog that worker w, which holds the turn, has taken
-// it or invoked an operation: the turn changing hands and operations being
-// invoked are the signs of progress it looks for (a worker that keeps the
-// turn through all its accesses cannot do so for long: it invokes
-// operations, or gets stuck after StuckAccesses). One atomic store per
-// hand-over: one per region access would cost the deterministic scheduler
-// several percent of its throughput.
-func (s *detSched) took(w int) {
+// took tells the watchdog that the worker holding the turn has taken
+// it, kept it at a scheduling point, or invoked an operation: the turn
+// changing hands (counted by the hand-off, turns.taken) and operations
+// being invoked are the signs of progress it looks for (a worker that
+// keeps the turn through all its accesses cannot do so for long: it
+// invokes operations, or gets stuck after StuckAccesses). An atomic store
+// per region access would cost the deterministic scheduler several percent
+// of its throughput.
+func (s *detSched) took() {
 	s.ticks++
-	s.beat.Store(s.ticks<<16 | int64(w))
+	s.beat.Store(s.ticks)
 }
 
 // invoked is worker w's invocation of an operation, logged: what a
@@ -189,7 +189,7 @@ func (d *Driver) invoked(w int) {
 		if s.stalled >= 0 || s.holding() {
 			d.ws[w].limit = d.cfg.StallAccesses
 		}
-		s.took(w)
+		s.took()
 		return
 	}
 	d.ws[w].publish(inTarget) // a worker in the driver's code is never claimed
@@ -200,9 +200,6 @@ func (d *Driver) invoked(w int) {
 func (d *Driver) back(w int) bool {
 	return d.det != nil || d.ws[w].publish(inDriver)
 }
-
-// holder is the worker holding the turn at beat b.
-func holder(b int64) int { return int(b & (1<<16 - 1)) }
 
 // finish takes worker w out and hands the turn on.
 func (s *detSched) finish(w int) {
@@ -230,7 +227,12 @@ func (s *detSched) finish(w int) {
 // access: the crash harness then uses the region no more.
 func (s *detSched) Exclusive() {}
 
-// Access implements pmem.AccessHook for the deterministic scheduler.
+// Access implements pmem.AccessHook for the deterministic scheduler. It
+// runs at every region access (thirty thousand times a fuzz run), so it
+// is written for its common case: the progress check's and the late-write
+// policy's rules (rules) are called only in the segments that have them,
+// and the scheduler's choice (pick; pickOther at a declared wait) is made
+// here, its draws inlined.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d
 	if kind == pmem.AccessVolatile && s.late == nil {
@@ -245,42 +247,75 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	prev := ws.lastKind
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
-	if d.crashAt > 0 && d.segAccesses == d.crashAt {
-		if d.crashAction != nil {
-			d.crashAction()
-		}
-		return pmem.ErrCrashed
+	if d.segAccesses == d.crashAt {
+		return d.crashHere()
 	}
-	if s.stalled >= 0 {
-		s.stalledStep(ws, kind)
-	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
-		s.stop(w, kind, off) // until released: then the access is made
-		if d.aborted.Load() {
-			return errAborted
+	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
+		if s.rules(w, ws, prev, kind, off) {
+			return s.resumedErr()
 		}
-		return nil
-	}
-	if s.late != nil && s.lateStep(w, ws, kind, off) {
-		if d.aborted.Load() {
-			return errAborted
-		}
-		return nil
 	}
 	if ws.inOp && ws.opAcc > ws.limit {
 		d.setStuck(w)
 		return errAborted
 	}
-	if kind == pmem.AccessWait {
+	n := w
+	switch {
+	case kind == pmem.AccessWait:
 		// A worker that waits by design waits for the others: it does
 		// not keep the turn (the stick probability would have it spin on).
-		s.yieldTo(w, s.pickOther(w))
-	} else {
-		s.yield(w)
+		n = s.pickOther(w)
+	case s.stick > 0 && s.dr.float64() < s.stick:
+		// w keeps the turn (as pick would have it)
+	default:
+		n = s.live[s.dr.intN(len(s.live))]
 	}
-	if d.aborted.Load() {
-		return errAborted // woken by an abort
+	if n != w {
+		s.handOver(w, n)
+	}
+	return s.resumedErr()
+}
+
+// resumedErr is the result of an access whose scheduling point was taken:
+// errAborted if the segment was aborted meanwhile (the worker woken by the
+// abort).
+func (s *detSched) resumedErr() error {
+	if s.d.aborted.Load() {
+		return errAborted
 	}
 	return nil
+}
+
+// crashHere is the crash at the segment's crash point.
+func (d *Driver) crashHere() error {
+	if d.crashAction != nil {
+		d.crashAction()
+	}
+	return pmem.ErrCrashed
+}
+
+// rules are the progress check's (stall.go) and the late-write policy's
+// (late.go) at worker w's access of kind and off (state ws; prev: the kind
+// of its access before). It reports whether the access's scheduling point
+// was taken there (the worker stopped or held, and back): then the access
+// is made at once.
+func (s *detSched) rules(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) bool {
+	d := s.d
+	if s.stalled >= 0 {
+		s.stalledStep(ws, kind)
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
+		s.stop(w, kind, off) // until released: then the access is made
+		return true
+	}
+	l := s.late
+	switch {
+	case l == nil:
+		return false
+	case l.idle(w, kind):
+		l.casKnown = false // all lateStep would do
+		return false
+	}
+	return s.lateStep(w, ws, kind, off)
 }
 
 // freeHook is the access hook of the free scheduler: it counts each

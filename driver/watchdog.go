@@ -165,17 +165,19 @@ func (d *Driver) watch(ctx context.Context, c *crew, workers []int, check func(n
 // wait is the deterministic scheduler's watchdog (see above).
 func (s *detSched) wait(ctx context.Context, workers []int) []bool {
 	d := s.d
-	last := s.beat.Load()
+	last, lastTaken := s.beat.Load(), int64(-1)
 	var q silence
 	q.reset(time.Now())
 	return d.watch(ctx, s.crew, workers, func(now time.Time) {
-		switch b := s.beat.Load(); {
-		case b != last:
-			last = b
+		b := s.beat.Load()
+		taken, holder, busy := s.turnTaken()
+		switch {
+		case b != last || taken != lastTaken || busy:
+			last, lastTaken = b, taken
 			q.reset(now)
 		case q.over(now, d.cfg.StuckAfter):
-			spot, found := d.tags[holder(b)].Locate()
-			d.setSilent(holder(b), now.Sub(q.since), true, spot, found)
+			spot, found := d.tags[holder].Locate()
+			d.setSilent(holder, now.Sub(q.since), true, spot, found)
 		}
 	})
 }

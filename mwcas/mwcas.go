@@ -3,7 +3,6 @@ package mwcas
 import (
 	"cmp"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -542,8 +541,9 @@ func (w *wstate) alloc() uint64 {
 		// stops this one; a declared wait (pmem.Worker.Wait), since
 		// epoch-based reclamation blocks by design while a worker stays in
 		// an old epoch: the one wait of the PMwCAS that is not lock-free.
+		// The wait also yields the processor to the others (or, under a
+		// scheduler that runs one worker at a time, runs another).
 		w.wait()
-		runtime.Gosched()
 	}
 }
 

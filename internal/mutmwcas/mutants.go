@@ -283,7 +283,7 @@ var mutants = []Mutant{
 		Anchor: "func (w *wstate) enter() { w.announce.Store(w.m.epoch.Load()) }", Replace: "func (w *wstate) enter() {}",
 		Desc: "a worker never announces its epoch: descriptors it may hold get reused"},
 	{Name: "alloc-no-access", Kind: kWait, File: fMw,
-		Anchor: "\t\tw.wait()\n\t\truntime.Gosched()", Replace: "\t\t_ = w\n\t\truntime.Gosched()",
+		Anchor: "\t\tw.wait()\n\t}\n}", Replace: "\t\t_ = w\n\t}\n}",
 		Desc: "a worker waiting for a descriptor spins without a region access"},
 	{Name: "advance-negated", Kind: kEpoch, File: fMw,
 		Anchor: "if a := o.announce.Load(); a != 0 && a != e {", Replace: "if a := o.announce.Load(); a != 0 && a == e {",
