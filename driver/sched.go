@@ -82,8 +82,10 @@ type detSched struct {
 	stalled int
 	stall   *Stall
 	waiters int
-	// late is the late-write policy (late.go; nil: off).
+	// late is the late-write policy (late.go; nil: off); lc the late
+	// crash (latecrash.go; nil: off).
 	late *late
+	lc   *lateCrash
 }
 
 func (s *detSched) pick(cur int) int {
@@ -194,6 +196,12 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
 	if d.crashAt > 0 && d.segAccesses == d.crashAt {
+		if d.crashAction != nil {
+			d.crashAction()
+		}
+		return pmem.ErrCrashed
+	}
+	if s.lc != nil && s.lc.phase != lcIdle && s.lateCrashStep(w, kind, off) {
 		if d.crashAction != nil {
 			d.crashAction()
 		}
