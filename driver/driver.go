@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -531,10 +529,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	if d.cfg.Late > 0 {
 		s.late = newLate(segSeed, d.cfg.Late, d.region)
 		if d.lateCrash && d.region != nil {
-			s.lc = newLateCrash(segSeed, n)
-			if v := os.Getenv("LCAGAIN"); v != "" {
-				s.late.again, _ = strconv.ParseFloat(v, 64)
-			}
+			s.lc = newLateCrash(n)
 		}
 	}
 	d.det = s

@@ -114,9 +114,6 @@ type late struct {
 	// rehold is the worker to hold for good at its next access (-1: none).
 	rehold int
 	holds  int64
-	// again is the share of the holds ended by the others' changes that
-	// hold the worker again for good (lateAgain).
-	again float64
 	// casOld is the value the CAS being accessed expects, if casKnown
 	// (AccessCAS; the workers run one at a time, so one slot will do).
 	casOld   uint64
@@ -160,12 +157,10 @@ type hold struct {
 	// crash, latecrash.go).
 	old      uint64
 	oldKnown bool
-	// fence: a late crash's hold before a fence (latecrash.go).
-	fence bool
 }
 
 func newLate(seed uint64, p float64, r *pmem.Region) *late {
-	return &late{rng: rand.New(rand.NewPCG(seed, 0x1a7e)), p: p, region: r, rehold: -1, solo: -1, again: lateAgain}
+	return &late{rng: rand.New(rand.NewPCG(seed, 0x1a7e)), p: p, region: r, rehold: -1, solo: -1}
 }
 
 // isWrite says whether an access of kind writes what a key names.
@@ -284,7 +279,7 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	if !ok || !holdable(kind) || l.rng.Float64() >= p {
 		return false
 	}
-	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.Float64() < l.again,
+	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.Float64() < lateAgain,
 		old: casOld, oldKnown: casKnown}
 	if stale || casKnown && l.region != nil && l.rng.Float64() < lateABA {
 		h.aba, h.expect = true, casOld
@@ -307,7 +302,7 @@ func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 		h.away = h.last != h.expect
 	}
 	h.st = &Stall{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
-		Access: ws.opAcc, AtKind: kind, AtOff: off, Late: true, Until: h.need, ABA: h.aba, Expect: h.expect, Fence: h.fence, worker: w}
+		Access: ws.opAcc, AtKind: kind, AtOff: off, Late: true, Until: h.need, ABA: h.aba, Expect: h.expect, worker: w}
 	l.held = append(l.held, h)
 	l.holds++
 	l.waits = 0
@@ -321,7 +316,7 @@ func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 	}
 	s.handOver(w, s.pick(-1))
 	if s.lc != nil && h.oldKnown && !d.aborted.Load() {
-		s.lc.resumed(l.region, w, off, h.old) // w makes its CAS now
+		s.lc.resumed(l.region, off, h.old) // w makes its CAS now
 	}
 }
 

@@ -201,7 +201,7 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		}
 		return pmem.ErrCrashed
 	}
-	if s.lc != nil && s.lc.phase != lcIdle && s.lateCrashStep(w, kind, off) {
+	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
 		if d.crashAction != nil {
 			d.crashAction()
 		}

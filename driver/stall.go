@@ -74,10 +74,6 @@ type Stall struct {
 	Until  int
 	ABA    bool
 	Expect uint64
-	// Fence: held before the fence that would make a late write's change
-	// durable (a late crash, latecrash.go), for a number of the others'
-	// accesses.
-	Fence  bool
 	worker int
 }
 
@@ -91,8 +87,6 @@ func (st *Stall) String() string {
 		switch {
 		case st.ABA:
 			until = fmt.Sprintf("until the word held again %#x, the value the CAS expects, after another value", st.Expect)
-		case st.Fence:
-			until = "while the others went on: it would have made durable a change of a late write (a late crash)"
 		case st.Until == 0:
 			until = "for good, right after a late write of its own"
 		}
