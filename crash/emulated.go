@@ -172,7 +172,7 @@ func (e *emulated) crash(seg segment) (string, error) {
 		if err := e.r.CrashKeeping(l.Off, l.Keep); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("a late crash: region word %d, written late with %#x, then changed to %#x, a change not yet durable; right before the fence of process %d that would make it durable (%d accesses of the others since the change); image: every store kept but that change and the later ones to its cache line",
+		return fmt.Sprintf("a late crash: region word %d, written late with %#x, then changed to %#x, not yet durable; right before the fence of process %d that would make it durable (%d accesses of the others since the change); image: every store kept but that change and the later ones to its cache line",
 			l.Off, l.Late, l.Now, l.Proc, l.Others), nil
 	}
 	p := e.c.Policies[e.rn.policy.IntN(len(e.c.Policies))]

@@ -50,8 +50,9 @@ import "github.com/pmlin/pmlin/pmem"
 type lateCrash struct {
 	phase lcPhase
 	// off is the late-written word, line its cache line; val the value
-	// the late CAS expects (lcLanding), then the late value (lcLanded).
-	off, line, val uint64
+	// the late CAS expects (lcLanding), then the late value (lcLanded);
+	// now the value the change put there.
+	off, line, val, now uint64
 	// Once the window is open (lcChanged): flushed says, per worker,
 	// whether it flushed the line since the change, made by worker by,
 	// the upto+1-th store to the line; others counts the accesses of the
@@ -77,8 +78,8 @@ const (
 // LateCrash is where a late-crash segment crashed (CrashPoint.Late).
 type LateCrash struct {
 	// Off is the region word the late CAS wrote, Late the value it put
-	// there, Now the value a later write replaced it with (not durable
-	// when the crash fell). The change was the (Keep+1)-th store to the
+	// there, Now the value the next write to it put there (the change, not
+	// durable when the crash fell). The change was the (Keep+1)-th store to the
 	// word's cache line (pmem.Region.LineStores): the crash image keeps
 	// the Keep before it and every other store (pmem.Region.CrashKeeping).
 	Off, Late, Now, Keep uint64
@@ -122,7 +123,7 @@ func (c *lateCrash) step(r *pmem.Region, pid int32, w int, kind pmem.AccessKind,
 		if v := r.Peek(c.off); v != c.val {
 			// The access before this one changed the word: it is the last
 			// store to its line.
-			c.phase, c.by, c.others = lcChanged, prev, 0
+			c.phase, c.by, c.others, c.now = lcChanged, prev, 0, v
 			c.upto = r.LineStores(c.off) - 1
 			clear(c.flushed)
 			return c.persistStep(r, pid, w, kind, off)
@@ -150,7 +151,7 @@ func (c *lateCrash) persistStep(r *pmem.Region, pid int32, w int, kind pmem.Acce
 		case c.others == 0:
 			c.phase = lcIdle // persisted at once, by the worker that changed it
 		default:
-			c.at = &LateCrash{Off: c.off, Late: c.val, Now: r.Peek(c.off), Keep: c.upto, Proc: pid, Others: c.others}
+			c.at = &LateCrash{Off: c.off, Late: c.val, Now: c.now, Keep: c.upto, Proc: pid, Others: c.others}
 			return true
 		}
 	}
