@@ -351,7 +351,7 @@ func (s MixStats) String(runs int64) string {
 		late := fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word or brought back its expected value: %d holds",
 			pct(s.Late, runs), s.Holds)
 		if s.LateCrash > 0 {
-			late += fmt.Sprintf("; %s of these runs crashed where a late write's change was not yet durable: %d such crashes",
+			late += fmt.Sprintf("; %s of these runs crashed each segment where a late write's change was not yet durable, if it came to one: %d such crashes",
 				pct(s.LateCrash, s.Late), s.LateCrashes)
 		}
 		parts = append(parts, late+")")
