@@ -161,7 +161,7 @@ func TestSweepFindsFragileRecovery(t *testing.T) {
 // renders (its replay command): the drawn words, k, layout, stall, late
 // writes and recoveries under fire are all in them.
 func TestMixReplays(t *testing.T) {
-	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Lone: 0.5, Fire: 0.5, Late: 0.5, Optional: true}}
+	fc := FuzzConfig{Run: pmwcasRun(), Seed: 12, MaxRuns: 60, Mix: Mix{Shapes: 0.6, Stall: 0.5, Lone: 0.5, Fire: 0.5, Late: 0.5, LateCrash: 0.5, Optional: true}}
 	fc.Run.Ops = 200
 	g, err := newGenerator(fc, fc.Run)
 	if err != nil {
@@ -177,7 +177,7 @@ func TestMixReplays(t *testing.T) {
 			break
 		}
 		seen.shaped, seen.stalled, seen.lone, seen.fire, seen.swept, seen.optional = seen.shaped || d.shaped, seen.stalled || d.stalled, seen.lone || d.lone, seen.fire || d.fire, seen.swept || d.swept, seen.optional || d.optional
-		seen.late = seen.late || d.late
+		seen.late, seen.lateCrash = seen.late || d.late, seen.lateCrash || d.lateCrash
 		if !d.shaped && !d.stalled && !d.fire && !d.optional && !d.late {
 			continue
 		}
@@ -197,7 +197,7 @@ func TestMixReplays(t *testing.T) {
 			t.Fatalf("%s: the replay records another history", rc.Flags())
 		}
 	}
-	if seen != (drawn{true, true, true, true, true, true, true}) {
+	if seen != (drawn{true, true, true, true, true, true, true, true}) {
 		t.Fatalf("the mix drew %+v in 60 runs", seen)
 	}
 	// What the user set is kept.

@@ -113,6 +113,13 @@ type Config struct {
 	// deterministic scheduler; never for a target that declares itself
 	// Blocking).
 	Stall float64
+	// LateCrash is the probability that a segment (of a run with the
+	// late-write policy on, Driver.Late) crashes not at a random access
+	// but where a late write was changed and the change is not yet
+	// durable: right before the fence that would make it durable
+	// (driver.CrashPoint.Late), or at the segment's end if no such window
+	// ends in it. Emulated crashes, deterministic scheduler.
+	LateCrash float64
 	// CrashMode says where the segments run and what a crash is. The
 	// process-kill modes run their children under the free scheduler,
 	// whatever Driver.Sched says (see Scheduler).
@@ -181,6 +188,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("stall probability %v", c.Stall)
 	case c.Stall > 0 && c.Scheduler() != driver.Deterministic:
 		return errors.New("the progress check (--stall) needs the deterministic scheduler, which stops a worker by never scheduling it")
+	case !(c.LateCrash >= 0 && c.LateCrash <= 1):
+		return fmt.Errorf("late-crash probability %v", c.LateCrash)
+	case c.LateCrash > 0 && (c.Driver.Late == 0 || c.CrashMode != Emulated):
+		return errors.New("a late crash (--late-crash) needs the late-write policy (--late) and emulated crashes")
 	case c.Driver.Late > 0 && c.Scheduler() != driver.Deterministic:
 		return errors.New("the late-write policy (--late) needs the deterministic scheduler, which holds a thread back by not scheduling it")
 	case int(c.CrashMode) >= len(crashModeNames):

@@ -123,6 +123,9 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 		cp.Worker = e.rn.crash.IntN(e.c.Driver.Threads)
 		cp.Access = 1 + e.rn.crash.Int64N(max(1, int64(float64(quota[cp.Worker])*e.perOp)))
 	}
+	if !last && e.c.CrashAt == 0 && e.c.LateCrash > 0 && e.c.Driver.Sched == driver.Deterministic && e.rn.late.Float64() < e.c.LateCrash {
+		cp.Access, cp.Late = 0, true // at the end of a late write's window
+	}
 	if e.c.Stall > 0 && !e.c.Target.Blocking && e.rn.stall.Float64() < e.c.Stall {
 		// Before the crash point, if any: a stall stops its worker for the
 		// rest of the segment.
@@ -146,7 +149,7 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	if res.Invoked > 0 {
 		e.perOp = float64(e.accesses) / float64(e.ops)
 	}
-	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, holds: res.Holds, anomaly: stopped(res)}, nil
+	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, holds: res.Holds, late: res.LateCrash, anomaly: stopped(res)}, nil
 }
 
 // stopped turns a segment's stuck, failed or blocked operation into an
@@ -167,6 +170,15 @@ func stopped(seg driver.SegmentResult) *analyzer.Anomaly {
 }
 
 func (e *emulated) crash(seg segment) (string, error) {
+	if l := seg.late; l != nil {
+		// A late crash: its own image, every store kept but the change and
+		// what followed it on the word's line.
+		if err := e.r.CrashKeeping(l.Off, l.Keep); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("a late crash: region word %d, written late with %#x, then changed to %#x, not yet durable; right before the fence of process %d that would make it durable (%d accesses of the others since the change); image: every store kept but that change and the later ones to its cache line",
+			l.Off, l.Late, l.Now, l.Proc, l.Others), nil
+	}
 	p := e.c.Policies[e.rn.policy.IntN(len(e.c.Policies))]
 	if err := e.r.Crash(p, e.rn.image); err != nil {
 		return "", err

@@ -50,6 +50,10 @@ type Mix struct {
 	// state (pmem.Worker.Volatile) are switching points. Deterministic
 	// scheduler, targets that do not declare themselves Blocking.
 	Late float64
+	// LateCrash is the share of the Late runs whose every segment
+	// crashes where a late write's change is not yet durable
+	// (Config.LateCrash 1): emulated crashes.
+	LateCrash float64
 	// Optional makes runs MixEvery-1, 2*MixEvery-1, ... of the campaign
 	// (0-based) also use the optional operations the target has
 	// (ProbeOptional): a MixSwaps share of swaps, and failed cas that
@@ -69,14 +73,18 @@ const (
 	DefaultMixLone   = 0.5
 	DefaultMixFire   = 0.2
 	DefaultMixLate   = 0.3
-	LateWrite        = 0.02
-	FireCrash        = 0.9
-	FireCrashes      = 20
+	// DefaultMixLateCrash is a share of the late runs: all of them (the
+	// undo mutants of internal/mutmwcas die in 2 to 4 times fewer runs
+	// than with half, p2-no-help-rdcss in fewer too).
+	DefaultMixLateCrash = 1
+	LateWrite           = 0.02
+	FireCrash           = 0.9
+	FireCrashes         = 20
 )
 
 // DefaultMix is pmlin fuzz's mix.
 func DefaultMix() Mix {
-	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Late: DefaultMixLate, Optional: true}
+	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Late: DefaultMixLate, LateCrash: DefaultMixLateCrash, Optional: true}
 }
 
 // Check reports a mix that cannot be used.
@@ -84,7 +92,7 @@ func (m Mix) Check() error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}, {"late", m.Late}} {
+	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}, {"late", m.Late}, {"late-crash", m.LateCrash}} {
 		if !(x.v >= 0 && x.v <= 1) {
 			return fmt.Errorf("mix: %s share %v (a probability)", x.name, x.v)
 		}
@@ -94,7 +102,7 @@ func (m Mix) Check() error {
 
 // drawn is what a run drew from the mix.
 type drawn struct {
-	shaped, stalled, lone, fire, swept, late, optional bool
+	shaped, stalled, lone, fire, swept, late, lateCrash, optional bool
 }
 
 // draw makes run c (whose seed is set) take what the mix draws for it.
@@ -120,6 +128,12 @@ func (m Mix) draw(c *Config) drawn {
 	late := rand.New(rand.NewPCG(c.Driver.Seed, 0x1a7e5)).Float64()
 	if late < m.Late && !m.Keep["late"] && c.Scheduler() == driver.Deterministic && !c.Target.Blocking {
 		c.Driver.Late, d.late = LateWrite, true
+		// Its own stream again: the late runs that do not take it replay
+		// as before it existed.
+		lc := rand.New(rand.NewPCG(c.Driver.Seed, 0x1a7ec5)).Float64()
+		if lc < m.LateCrash && !m.Keep["late-crash"] && c.CrashMode == Emulated {
+			c.LateCrash, d.lateCrash = 1, true
+		}
 	}
 	if fire < m.Fire && c.CrashMode == Emulated && !m.Keep["recovery-crash"] && !m.Keep["recovery-crashes"] && !m.Keep["recovery-sweep"] {
 		d.fire = true
@@ -207,6 +221,11 @@ type MixStats struct {
 	// they held.
 	Late  int64 `json:"late"`
 	Holds int64 `json:"holds"`
+	// LateCrash late runs crashed their segments where a late write's
+	// change was not yet durable (Mix.LateCrash); LateCrashes counts the
+	// segments that did (the others crashed at their end).
+	LateCrash   int64 `json:"late_crash"`
+	LateCrashes int64 `json:"late_crashes"`
 	// Fire runs crashed their recoveries often, Swept ones at every flush
 	// and fence; RecoveryCrashes counts every crash of a recovery in the
 	// campaign.
@@ -236,6 +255,10 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	s.Stalls += int64(res.Stalls)
 	s.RecoveryCrashes += int64(res.RecoveryCrashes)
 	s.Holds += res.Holds
+	s.LateCrashes += int64(res.LateCrashes)
+	if d.lateCrash {
+		s.LateCrash++
+	}
 	if d.stalled {
 		s.Stalled++
 	}
@@ -325,8 +348,13 @@ func (s MixStats) String(runs int64) string {
 			pct(s.Stalled, runs), s.Stalls, pct(s.Lone, s.Stalled)))
 	}
 	if s.Late > 0 {
-		parts = append(parts, fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word or brought back its expected value: %d holds)",
-			pct(s.Late, runs), s.Holds))
+		late := fmt.Sprintf("%s with late writes (a thread held before a CAS until others changed that word or brought back its expected value: %d holds",
+			pct(s.Late, runs), s.Holds)
+		if s.LateCrash > 0 {
+			late += fmt.Sprintf("; %s of these runs crashed each segment where a late write's change was not yet durable, if it came to one: %d such crashes",
+				pct(s.LateCrash, s.Late), s.LateCrashes)
+		}
+		parts = append(parts, late+")")
 	}
 	if s.Fire > 0 {
 		parts = append(parts, fmt.Sprintf("%s with recoveries under fire (%s of them crashed right after each flush and fence in turn)",

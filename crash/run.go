@@ -72,6 +72,9 @@ type Result struct {
 	// Holds counts the threads the late-write policy held
 	// (driver.Config.Late).
 	Holds int64 `json:"holds"`
+	// LateCrashes counts the segments that crashed where a late write's
+	// change was not yet durable (Config.LateCrash).
+	LateCrashes int `json:"late_crashes"`
 	// Accesses are the region accesses of the workload.
 	Accesses int64 `json:"accesses"`
 	// Lines is the length of the history.
@@ -87,7 +90,7 @@ type Result struct {
 // the histories of runs that do not make it, as they were.
 type rngs struct {
 	crash, policy, image *rand.Rand
-	stall, fire          *rand.Rand
+	stall, fire, late    *rand.Rand
 }
 
 func newRNGs(seed uint64) rngs {
@@ -97,6 +100,7 @@ func newRNGs(seed uint64) rngs {
 		image:  rand.New(rand.NewPCG(seed, 0x1a6e)),
 		stall:  rand.New(rand.NewPCG(seed, 0x57a1)),
 		fire:   rand.New(rand.NewPCG(seed, 0xf12e)),
+		late:   rand.New(rand.NewPCG(seed, 0x1a7ec)),
 	}
 }
 
@@ -131,6 +135,8 @@ type segment struct {
 	crashed  bool  // at its crash point (else the workload finished first)
 	stalled  bool  // the progress check stopped a worker (driver.Stall)
 	holds    int64 // the late-write policy held workers
+	// late is where a late crash fell (nil: none did).
+	late *driver.LateCrash
 	// anomaly, if set, stopped the segment (stuck, corrupt).
 	anomaly *analyzer.Anomaly
 }
@@ -212,6 +218,9 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 			res.Stalls++
 		}
 		res.Holds += seg.holds
+		if seg.late != nil {
+			res.LateCrashes++
+		}
 		for i := range rem {
 			rem[i] = max(0, rem[i]-int(seg.InvokedBy[i]))
 		}

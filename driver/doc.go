@@ -86,6 +86,14 @@
 // too (other runs ignore them, and keep the histories they had). Its
 // draws come from a stream of their own.
 //
+// Late crashes (CrashPoint.Late, latecrash.go): with late writes on, a
+// segment may crash not at a given access but where persistence bugs
+// hide: after a late CAS landed and another write changed that word, right
+// before the first fence that would make the change durable (the driver
+// follows the flushes and fences of the word's cache line), with the
+// change and nothing else lost in the image (pmem.Region.CrashKeeping,
+// SegmentResult.LateCrash). It draws nothing, so a segment replays.
+//
 // # Progress
 //
 // Lawrence and Lowe's progressibility: an operation that has not returned

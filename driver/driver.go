@@ -44,6 +44,7 @@ type Driver struct {
 	crashWorker int   // free: the worker whose crashAt-th access crashes
 	crashAction func()
 	stallAt     int64 // deterministic: CrashPoint.Stall
+	lateCrash   bool  // deterministic: CrashPoint.Late
 	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
@@ -200,6 +201,11 @@ type CrashPoint struct {
 	// one of its writes within an operation, while another worker is live,
 	// is stopped there.
 	Stall int64
+	// Late (deterministic scheduler, Config.Late on, a region) crashes
+	// the segment at the end of the first window in which a late write was
+	// changed and the change is not yet durable (latecrash.go), instead
+	// of at Access (which should then be 0: the earlier of the two wins).
+	Late bool
 }
 
 // Stuck describes an operation that made no progress.
@@ -301,6 +307,9 @@ type SegmentResult struct {
 	Stall *Stall
 	// Holds counts the workers the late-write policy held (Config.Late).
 	Holds int64
+	// LateCrash is where a late crash fell (CrashPoint.Late; nil: none
+	// did).
+	LateCrash *LateCrash
 	// Left is, per worker, the operations of its quota not invoked.
 	Left []int
 	// Full: some worker stopped because its (shared) log was full.
@@ -391,6 +400,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.aborted.Store(false)
 	d.stuck, d.opErr, d.blocked = nil, nil, nil
 	d.crashAt, d.crashWorker, d.crashAction, d.stallAt, d.silent = cp.Access, cp.Worker, cp.Action, cp.Stall, -1
+	d.lateCrash = cp.Late
 	d.segAccesses = 0
 	d.base = time.Now()
 	d.clk.start(d.base)
@@ -459,6 +469,9 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		if l := d.det.late; l != nil {
 			res.Holds = l.holds
 		}
+		if lc := d.det.lc; lc != nil && res.Crashed {
+			res.LateCrash = lc.at
+		}
 	}
 	if d.opErr != nil {
 		d.opErr.Line = ms.LastInv[d.opErr.w]
@@ -514,6 +527,9 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	s := &detSched{d: d, dr: newDraws(segSeed, 0x5ced), stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
 	if d.cfg.Late > 0 {
 		s.late = newLate(segSeed, d.cfg.Late, d.region)
+		if d.lateCrash && d.region != nil {
+			s.lc = newLateCrash(n)
+		}
 	}
 	d.det = s
 	for i := range n {

@@ -153,6 +153,10 @@ type hold struct {
 	aba    bool
 	away   bool
 	expect uint64
+	// old is the value the held CAS expects, if oldKnown (for the late
+	// crash, latecrash.go).
+	old      uint64
+	oldKnown bool
 }
 
 func newLate(seed uint64, p float64, r *pmem.Region) *late {
@@ -260,7 +264,7 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 		l.rehold = -1
 		if ok {
 			s.soloAfter(w)
-			s.holdAt(w, kind, off, &hold{})
+			s.holdAt(w, kind, off, &hold{old: casOld, oldKnown: casKnown})
 		}
 		return ok
 	}
@@ -275,7 +279,8 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	if !ok || !holdable(kind) || l.rng.Float64() >= p {
 		return false
 	}
-	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.Float64() < lateAgain}
+	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.Float64() < lateAgain,
+		old: casOld, oldKnown: casKnown}
 	if stale || casKnown && l.region != nil && l.rng.Float64() < lateABA {
 		h.aba, h.expect = true, casOld
 	}
@@ -310,6 +315,9 @@ func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 		}
 	}
 	s.handOver(w, s.pick(-1))
+	if s.lc != nil && h.oldKnown && !d.aborted.Load() {
+		s.lc.resumed(l.region, off, h.old) // w makes its CAS now
+	}
 }
 
 // unhold puts the i-th held worker back among the live ones.

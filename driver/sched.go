@@ -129,8 +129,10 @@ type detSched struct {
 	stalled int
 	stall   *Stall
 	waiters int
-	// late is the late-write policy (late.go; nil: off).
+	// late is the late-write policy (late.go; nil: off); lc the late
+	// crash (latecrash.go; nil: off).
 	late *late
+	lc   *lateCrash
 }
 
 func (s *detSched) pick(cur int) int {
@@ -248,6 +250,9 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
 	if d.segAccesses == d.crashAt {
+		return d.crashHere()
+	}
+	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
 		return d.crashHere()
 	}
 	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {

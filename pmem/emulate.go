@@ -263,13 +263,65 @@ func (r *Region) Crash(p Policy, rng *rand.Rand) error {
 	if err := checkPolicy(p, rng, r.emu != nil); err != nil {
 		return err
 	}
+	var keep func(i int, l *eline) int
 	if e := r.emu; e != nil {
 		mark := atomic.LoadUint64(&e.mark)
+		keep = func(_ int, l *eline) int { return e.keep(l, p, rng, mark) }
+	}
+	return r.crash(keep)
+}
+
+// CrashKeeping is Crash with an image that keeps every store not yet
+// durable (as PolicyMax does) but on the line of word off, where it keeps
+// only those among the first upto stores ever made to the line
+// (LineStores): the later ones are lost. It is the image of a crash right
+// after the upto-th store to that line, with everything else written back:
+// a legal image (each line keeps a prefix of its stores), the one that
+// shows whether a change to that line was made durable before the program
+// went on. It needs Options.Emulate.
+func (r *Region) CrashKeeping(off, upto uint64) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state.Load()&stClosed != 0 {
+		return ErrClosed
+	}
+	if r.emu == nil {
+		return fmt.Errorf("%w (a crash keeping a prefix of a line)", ErrNoEmulation)
+	}
+	if off >= r.n {
+		return fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+	}
+	line := int(off / LineWords)
+	return r.crash(func(i int, l *eline) int {
+		if i != line {
+			return len(l.log)
+		}
+		return int(min(uint64(len(l.log)), max(upto, l.durSeq)-l.durSeq))
+	})
+}
+
+// LineStores is the number of stores ever made to the line of word off
+// (successful CAS included) since the region was made, renewed or
+// reopened, or 0 without emulation. Not an access.
+func (r *Region) LineStores(off uint64) uint64 {
+	if r.emu == nil || off >= r.n {
+		return 0
+	}
+	l := &r.emu.lines[off/LineWords]
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
+// crash is Crash with keep(i, l) the number of line i's log entries the
+// image keeps (nil: no emulation); r.mu held.
+func (r *Region) crash(keep func(i int, l *eline) int) error {
+	if e := r.emu; e != nil {
 		for i := range e.lines {
 			l := &e.lines[i]
 			l.mu.Lock()
 			if len(l.log) > 0 {
-				img := l.image(e.keep(l, p, rng, mark))
+				img := l.image(keep(i, l))
 				base := uint64(i) * LineWords
 				for j := range img {
 					if base+uint64(j) < r.n {

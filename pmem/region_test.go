@@ -628,3 +628,50 @@ func TestCASHook(t *testing.T) {
 		t.Fatalf("plain hook: %v %v, saw %v", ok, err, p.kinds)
 	}
 }
+
+// TestCrashKeeping: the image keeps every store not yet durable but, on
+// one line, only the stores among the first upto made to it; durable
+// stores stay whatever upto says.
+func TestCrashKeeping(t *testing.T) {
+	stores := func() *Region {
+		r := mustMemory(t, 16, Options{Emulate: true})
+		w := r.Worker(0)
+		w.Store(0, 1) // line 0, store 1: made durable
+		w.Persist(0)
+		w.Store(1, 2) // store 2
+		w.Store(0, 3) // store 3: the change a late crash drops
+		w.Store(2, 4) // store 4
+		w.Store(8, 5) // line 1, never flushed: kept
+		return r
+	}
+	r := stores()
+	if n := r.LineStores(0); n != 4 {
+		t.Fatalf("line 0 had %d stores, want 4", n)
+	}
+	if n := r.LineStores(9); n != 1 {
+		t.Fatalf("line 1 had %d stores, want 1", n)
+	}
+	for _, c := range []struct {
+		upto uint64
+		want [4]uint64 // words 0, 1, 2 and 8
+	}{{0, [4]uint64{1, 0, 0, 5}}, {1, [4]uint64{1, 0, 0, 5}}, {2, [4]uint64{1, 2, 0, 5}}, {3, [4]uint64{3, 2, 0, 5}}, {9, [4]uint64{3, 2, 4, 5}}} {
+		img := stores()
+		if err := img.CrashKeeping(1, c.upto); err != nil {
+			t.Fatal(err)
+		}
+		s := img.Snapshot()
+		if got := [4]uint64{s[0], s[1], s[2], s[8]}; got != c.want {
+			t.Errorf("upto %d: image %v, want %v", c.upto, got, c.want)
+		}
+		if d, _ := img.Durable(2); d != s[2] || img.Pending() != 0 {
+			t.Errorf("upto %d: word 2 durable %d after the crash, visible %d; %d stores pending", c.upto, d, s[2], img.Pending())
+		}
+		img.Close()
+	}
+	if err := mustMemory(t, 8, Options{}).CrashKeeping(0, 1); !errors.Is(err, ErrNoEmulation) {
+		t.Fatalf("without emulation: %v", err)
+	}
+	if err := r.CrashKeeping(16, 1); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("word out of range: %v", err)
+	}
+}
