@@ -31,32 +31,36 @@ import (
 // pins of the late runs, mix/2, 5, 7, 8, 10 and 11, and only theirs; late/2
 // and late/8 are mix/2 and 8 without it (Config.LateCrash 0), pinned with
 // the sums they had before: the late-write policy itself replays as before.
+// Phase 2 of mwcas persisting its own write (branch s20-lcbug: a bug the
+// late crash found) changed every run of the pmwcas target, and only
+// those (the lock-based target's replay as before); read-single-collect
+// moved from seed 5, which that schedule no longer catches, to seed 4.
 var pinned = map[string]string{
-	"late/2":                        "df2ab8609cb808ac09ceaa832224ad989a391aba0e40de7da033d9d79a866948",
-	"late/8":                        "a481dd3d42d1f615c16a26a204859c489852998fcf27f6088da3d7193c7c1899",
+	"late/2":                        "c882085b426dd73b98cec2b2d94b1a9bcd0d8ba6e8cc2e923b0242bf34dcf5ef",
+	"late/8":                        "0b8757b0d53140bd434eeaac75bf14990a07b03e407a7151c67243ec45f92ebf",
 	"lockmwcas/0":                   "f962b518cbfeaca4205164f3ead346d669a9ed83d6ca1308905938d6bb008fc3",
 	"lockmwcas/1":                   "995644ac7e6902e0d3c6cfd9222ecc9163e38117306ff339b630401e2bcd19e0",
 	"lockmwcas/2":                   "b7999c4d66e41dc9e9df13b7e71135633f0689a33e0a7b328297f95fc679d51f",
 	"lockmwcas/data-unflushed":      "540397a9a5949de8f9fafdd193caf0fe1cd8cfc2da6c17b0b0c3bf763c130014",
 	"lockmwcas/swaps/1":             "50c6eb2d49d6a7395db8f6116ffedf9ad934227542a9cf489ccee0a9a7e5d057",
 	"lockmwcas/swaps/3":             "d0e8f440cb2d5c5ba003a592f22975f8391f7070896aa9839b50133763e78d61",
-	"mix/0":                         "e6a801e842c9e1120f0c53358a6a27b181491a93f855af7f2c840f6a06de90dc",
-	"mix/1":                         "171361b7b2f77b7ae03765e22b97f3a7fb070d9d8b4a2cb6967862785f29b0a4",
-	"mix/10":                        "d5890451631f5ac4df29ae4637781883f0f85212a4af78a92848782b56099a78",
-	"mix/11":                        "3e38d8c5ce279c1b6c82173ba4aa204ff57d83205a4057911a8799a95282f31f",
-	"mix/2":                         "a874092ae8b5ff764a9bb6de3ec346cb34e2af91d1f7c4204431687187a27d9b",
-	"mix/3":                         "1c5174d4b8ccc880a03bfaaa1c1ed00340f4042bda94d20642e1ad6ae18f1956",
-	"mix/4":                         "cc8c26cac2230f713777f12ad6242faae283f6e12281f018cbfd775c126a79d4",
-	"mix/5":                         "253a446868a9fd8b39b87954f50cbb61dab24426814029d447a2ac77c42e145f",
-	"mix/6":                         "87c74a7d0a79802d15dfd44e0a654f719a72cfffa14e541e00d27b27fe6f1a93",
-	"mix/7":                         "423a9a14c503c72fbda48f4bb4fc2fd524f42954be26eebe5129fa1887b0d02a",
-	"mix/8":                         "6f7b2ce253780e91ce8ecfe769e8cddee62b588559c7e40afd08a1fee2f21967",
-	"mix/9":                         "223bd3f4361f1b27ad3119a80ab71226738a7d8e1f624ea7bec812063953627c",
-	"pmwcas/dirty-spurious-failure": "5f65a3d279d89beb2d9934aac5dde852527c4640b4be08acad1c8418e1d10785",
-	"pmwcas/read-single-collect":    "5607cb15ddeb95135f843871419da217bd43f5fbda93f1f990cab9586e86fa83",
-	"pmwcas/recovery-wrong-way":     "e3efd50e424f92478d3f92d60b26b0277acae4caad5d72361871d841db3d4c44",
-	"pmwcas/swaps/0":                "cfc5b8b812192d088c5830302fb42ff80e46de25869cf0d9d4b4c887cee4fac1",
-	"pmwcas/swaps/2":                "0689a43d075d46723527ba214e69ae6f05d78a8f8fc70659d38aa30814f9a6cb",
+	"mix/0":                         "dce724a602aaaf94ab862dfb11903146f1c7eb2a44c73b6b042b9205a29039d5",
+	"mix/1":                         "43c6c6735283c57d5b547de6c8f1001543bc62c03c0dbb91ce1596fc82774603",
+	"mix/10":                        "6ac1ac2cd22d3e625dd1c89e1fa0ba84cf8321507130f3b3440f202086ddf83d",
+	"mix/11":                        "b98fb6747791c29c54ff9e0bfb9d6314da453e620d8ed030bd6706f148eda305",
+	"mix/2":                         "a01f7a882d3ee78b8df6720b087057311022a380e741e821448270d9e8b8c9eb",
+	"mix/3":                         "9ececf059c2339802d32a53b93fad2a35424b1af78f17ff43b992e6f6dd14126",
+	"mix/4":                         "64130b6bfbba29226dfcb3fc0339b8d50456ead710f61f6adad52772cdb0be09",
+	"mix/5":                         "3af8dd82c10ca5f5af6b3a46cb38e825ac21cee79a06972fefd3630f3e9f8c33",
+	"mix/6":                         "129806f23cb663bcb3ca908b1defbac680cde342d3fbd86f3516581c89bc450b",
+	"mix/7":                         "fa7b2dbf60d161edd8bd2c427998d43ea243ddcc8b0746acd9d49d438731e04d",
+	"mix/8":                         "ade726d63961cd7b563a63dcb05cc80697cd286697f18da9ff506a1c439c486a",
+	"mix/9":                         "1971a9722bef1a0ab7fef4fc7747978a89af3f86dcca70623e0a4c91b57f571d",
+	"pmwcas/dirty-spurious-failure": "3056cf3093fd695198b7c44f3134adc7bdfffe8b610ac0f4d2b14d25240be7b1",
+	"pmwcas/read-single-collect":    "3b6e8149b0e36677e2d02dd26380f7b0e9b09c553b9ffe32c635234259854320",
+	"pmwcas/recovery-wrong-way":     "3811f083835149ed114d01921340b491f67fdca6127805494bfa0885831e9d5c",
+	"pmwcas/swaps/0":                "3442f47528ac137453dc60e8d855074eebbb174d5830289fda351824f01aee98",
+	"pmwcas/swaps/2":                "b33ad6dac2cf49b40ee27bf662eaaad00bb20ccf67b4a13a4c68ac1911fccc0d",
 }
 
 // pinnedRuns are the runs whose histories are pinned, by name.
@@ -95,7 +99,7 @@ func pinnedRuns(t *testing.T) map[string]Config {
 		target int
 		mutant string
 		seed   uint64
-	}{{0, "recovery-wrong-way", 2}, {0, "dirty-spurious-failure", 3}, {0, "read-single-collect", 5}, {1, "data-unflushed", 4}} {
+	}{{0, "recovery-wrong-way", 2}, {0, "dirty-spurious-failure", 3}, {0, "read-single-collect", 4}, {1, "data-unflushed", 4}} {
 		c := pmwcasRun()
 		c.Target, c.Mutant = testTargets[m.target], m.mutant
 		c.Driver.Seed = m.seed

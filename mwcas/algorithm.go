@@ -268,10 +268,21 @@ func (w *wstate) phase2(d, st uint64) {
 			if x&^DirtyBit == mine {
 				if w.m.mut == mutPhase2Unflushed {
 					w.cas(off, x, v)
-				} else {
-					w.cas(off, x, v|DirtyBit)
+					continue
 				}
-				continue
+				if !w.cas(off, x, v|DirtyBit) {
+					continue
+				}
+				// This worker took the pointer out, so it persists the final
+				// value itself, whatever the word holds by now, before it
+				// leaves its epoch and lets the descriptor be reused. The
+				// word may already look clean: a persistWord delayed
+				// between its fence and its clearing CAS since the word
+				// last held v|DirtyBit (a rollback writes the same old
+				// value again) clears this write before anyone flushed it,
+				// and a crash may then still find this descriptor's
+				// pointer in the word's line (TestPhase2PersistsOwnWrite).
+				x = v | DirtyBit
 			}
 			if x == rdcssPtr(d, s) {
 				w.completeInstall(d, s)
@@ -287,7 +298,12 @@ func (w *wstate) phase2(d, st uint64) {
 
 // persistWord makes the dirty value v of the word at off durable and then
 // clears its dirty bit. The fence comes before the clearing CAS, so that a
-// clean value is always a durable one.
+// clean value is a durable one, with one exception: a clearing CAS delayed
+// until the word holds v|DirtyBit again (a rolled-back word gets its old
+// value back) clears a later write of v than the one it persisted. The
+// value is the same, but the stores in between (pointers to a failed
+// descriptor) are not yet durably overwritten, so whoever wrote v|DirtyBit
+// in phase 2 persists it itself before the descriptor can be reused.
 func (w *wstate) persistWord(off, v uint64) {
 	w.flush(off)
 	w.fence()

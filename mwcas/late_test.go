@@ -181,3 +181,112 @@ func TestUndoneRDCSSDurable(t *testing.T) {
 		}
 	}
 }
+
+// interpose is an access hook that calls do once, right before the first
+// access of worker w made while ready holds. The accesses do makes (as
+// other workers) pass through. Like accessLimit, it stops a spinning
+// worker: past 10,000 accesses every access fails with errSpin.
+type interpose struct {
+	w     int
+	ready func() bool
+	do    func()
+	done  bool
+	n     int
+}
+
+func (h *interpose) Access(w int, _ pmem.AccessKind, _ uint64) error {
+	if h.n++; h.n > 10_000 {
+		return errSpin
+	}
+	if w == h.w && !h.done && h.ready() {
+		h.done = true
+		h.do()
+	}
+	return nil
+}
+
+// TestPhase2PersistsOwnWrite: the worker whose phase 2 takes a pointer out
+// of a word must persist the value it wrote, even if the word looks clean
+// right after: a persistWord delayed between its fence and its clearing
+// CAS can clear a later write of the same dirty value, one nobody flushed.
+// The schedule, by hand, on words 0 and 1 of one cache line (word 8 on
+// another), one descriptor per worker (found by pmlin fuzz --seed 1, run
+// 46381, with late crashes):
+//
+//  1. worker 1's MwCAS of words 0 and 1 fails at word 1; its phase 2 puts
+//     10|DirtyBit back in word 0, and worker 2, reading word 0, flushes and
+//     fences it and is delayed before its clearing CAS; worker 1 persists
+//     the word and clears the bit itself;
+//  2. the owner's (worker 0's) MwCAS of words 0 and 1 fails the same way:
+//     its RDCSS and descriptor pointer go into word 0 (not flushed: the
+//     MwCAS failed), its phase 2 writes 10|DirtyBit, and worker 2's
+//     delayed CAS lands right then: word 0 holds a clean 10 that nobody
+//     flushed since the pointers;
+//  3. the owner retires the descriptor; its next MwCAS (words 8 and 9)
+//     reuses it;
+//  4. crash, with an image that keeps the line of word 0 up to the
+//     descriptor pointer (a legal image: that line was last made durable
+//     in step 1) and every other store; recovery.
+//
+// A phase 2 that trusts the clean value and moves on leaves that pointer
+// to a descriptor that now names word 8: recovery refuses the image.
+func TestPhase2PersistsOwnWrite(t *testing.T) {
+	m, r := lateStart(t, Config{Words: 12, MaxWorkers: 3, DescriptorsPerWorker: 1, MaxK: 2})
+	if m.l.data(0)/pmem.LineWords != m.l.data(1)/pmem.LineWords || m.l.data(0)/pmem.LineWords == m.l.data(8)/pmem.LineWords {
+		t.Fatal("layout: words 0 and 1 must share a line, word 8 not")
+	}
+	off0 := m.l.data(0)
+	late := m.ws[2]
+	dirty10 := func() bool { return r.Peek(off0) == 10|DirtyBit }
+	failing := func(w int) {
+		t.Helper()
+		ok, _, err := m.CAS(w, []Word{{Addr: 0, Old: 10, New: 20 + uint64(w)}, {Addr: 1, Old: 99, New: 30 + uint64(w)}})
+		if err != nil || ok {
+			t.Fatalf("worker %d's MwCAS of words 0 and 1: %v %v, want a failure", w, ok, err)
+		}
+	}
+	// The owner's one descriptor, retired by lateStart's MwCAS, back in
+	// its free list before worker 2 enters an epoch and holds it up.
+	m.ws[0].tryAdvance()
+	m.ws[0].reclaim()
+	// 1.
+	late.enter()
+	r.SetHook(&interpose{w: 1, ready: dirty10, do: func() { late.flush(off0); late.fence() }})
+	failing(1)
+	// 2.
+	var upto uint64
+	stale := &interpose{w: 0, ready: dirty10, do: func() {
+		upto = r.LineStores(off0) - 1 // the owner's 10|DirtyBit is the last store
+		if !late.cas(off0, 10|DirtyBit, 10) {
+			t.Error("the delayed clearing CAS did not land")
+		}
+	}}
+	r.SetHook(stale)
+	failing(0)
+	r.SetHook(nil)
+	if !stale.done {
+		t.Fatal("the owner's phase 2 never wrote 10|DirtyBit to word 0")
+	}
+	late.exit()
+	// 3.
+	if ok, _, err := m.CAS(0, []Word{{Addr: 8, Old: 0, New: 40}, {Addr: 9, Old: 0, New: 41}}); err != nil || !ok {
+		t.Fatalf("the owner's next MwCAS: %v %v", ok, err)
+	}
+	if m.ws[0].load(m.l.entry(0, 0)) != 8 {
+		t.Fatalf("descriptor 0 was not reused (slot 0 names word %d)", m.ws[0].load(m.l.entry(0, 0)))
+	}
+	// 4.
+	if err := r.CrashKeeping(off0, upto); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Recover(0); err != nil {
+		t.Fatalf("recovery after the crash: %v", err)
+	}
+	want := []uint64{10, 11, 40, 41}
+	got := []uint64{0}
+	for i, a := range []uint64{0, 1, 8, 9} {
+		if err := m.Read(0, []uint64{a}, got); err != nil || got[0] != want[i] {
+			t.Fatalf("word %d holds %d after recovery (%v), want %d", a, got[0], err, want[i])
+		}
+	}
+}
