@@ -33,13 +33,13 @@ type wstate struct {
 	// StuckAccesses, or StallAccesses from the stall on.
 	limit int64
 	// beat (free) publishes the worker's progress to the watchdog and
-	// says who owns its log: pub<<2 | where, pub counted up every
+	// says who owns its log: a count<<2 | where, the count going up every
 	// beatEvery accesses, at every invocation and at every return from
 	// the target; beatClaimed once the watchdog took the log (claim).
-	beat  atomic.Int64
-	pub   int64
-	where int64 // inDriver or inTarget, as last published
-	_     [64]byte
+	// last is the beat the worker published last.
+	beat atomic.Int64
+	last int64
+	_    [64]byte
 }
 
 // Where a free worker is, in its beat. The watchdog may read (and end) the
@@ -59,15 +59,14 @@ const (
 // publish stores worker ws's next beat at place where; false if the
 // watchdog claimed its log (the worker then touches it no more).
 func (ws *wstate) publish(where int64) bool {
-	old := ws.pub<<2 | ws.where
-	ws.pub++
-	ws.where = where
-	return ws.beat.CompareAndSwap(old, ws.pub<<2|where)
+	old := ws.last
+	ws.last = (old>>2+1)<<2 | where
+	return ws.beat.CompareAndSwap(old, ws.last)
 }
 
-// claim takes the log of a worker whose goroutine has not returned from
-// the worker's goroutine, if the worker is in the target's code: true if
-// it did (or had), false if the worker is in the driver's code.
+// claim takes, for the watchdog, the log of a worker whose goroutine has
+// not returned, if the worker is in the target's code: true if it did (or
+// had), false if the worker is in the driver's code.
 func (ws *wstate) claim() bool {
 	for {
 		b := ws.beat.Load()
@@ -347,7 +346,7 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		}
 		return pmem.ErrCrashed
 	}
-	if ws.accesses&(beatEvery-1) == 0 && !ws.publish(ws.where) {
+	if ws.accesses&(beatEvery-1) == 0 && !ws.publish(ws.last&3) {
 		return errAborted
 	}
 	if ws.inOp && ws.opAcc > d.cfg.StuckAccesses && ws.opAcc&1023 == 0 && d.opElapsed(ws) > d.cfg.StuckAfter {
