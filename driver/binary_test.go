@@ -297,8 +297,14 @@ func TestLastInvLines(t *testing.T) {
 // (their sizes are their own arithmetic) against recWords and the
 // validator, and their payloads against the operations.
 func TestRecordSizes(t *testing.T) {
+	const poison = 0xdeadbeefdeadbeef
 	for k := 1; k <= 4; k++ {
-		var l wlog
+		// The records are stored unchecked (recPut): the words past them
+		// must stay as they were.
+		l := wlog{buf: make([]uint64, 2*firstChunkWords)}
+		for i := range l.buf {
+			l.buf[i] = poison
+		}
 		want := 0
 		mk := func(base uint64) []uint64 {
 			s := make([]uint64, k)
@@ -324,6 +330,11 @@ func TestRecordSizes(t *testing.T) {
 		want += recWords(recRetRead, k)*2 + recWords(recRetOK, k) + recWords(recRetFail, k) + recWords(recRetFailValues, k)
 		if l.n != want {
 			t.Fatalf("k=%d: %d words, want %d", k, l.n, want)
+		}
+		for i, w := range l.buf[l.n:] {
+			if w != poison {
+				t.Fatalf("k=%d: word %d past the records was written", k, l.n+i)
+			}
 		}
 		var v validator
 		if err := v.check(l.buf[:l.n], k); err != nil {
@@ -436,4 +447,20 @@ func lastInvTS(chunks [][]uint64) (uint64, bool) {
 		}
 	}
 	return ts, ok
+}
+
+// TestRecordPayloadTooLong: a payload longer than k words would be stored
+// past its record, unchecked: it panics instead, before any store.
+func TestRecordPayloadTooLong(t *testing.T) {
+	l := wlog{buf: make([]uint64, firstChunkWords)}
+	l.reserve(opWords(2))
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+		if l.n != 0 || l.buf[0] != 0 {
+			t.Fatal("a record was stored")
+		}
+	}()
+	logInvocation(&l, &op{kind: history.Read, addrs: []uint64{1, 2, 3}}, 2, 1)
 }
