@@ -74,6 +74,16 @@ type dumper struct {
 	yield  bool // set by start, read by the workers
 }
 
+// dumpChunkWords is the size of the chunks the dumper hands out: a full
+// one holds a little more than a MiB of records, so that its copy into
+// the file's buffer (directio.File.Write) is one of the runtime's
+// non-temporal copies (memmove's, from 1 MiB on, amd64), which do not
+// read the cold buffer's lines first nor evict the caches' for them:
+// BenchmarkDumpCopy measures a third less user CPU time per MiB written
+// (records stored, copied and written: about 250 against 390 µs here)
+// than with chunks of chunkWords (512 KiB).
+const dumpChunkWords = 1<<17 + 1<<10
+
 func newDumper(rc *Recorder, threads, k int) *dumper {
 	return &dumper{rc: rc, bw: rc.bw, k: k, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
 }
@@ -122,7 +132,7 @@ func (dp *dumper) chunk() []uint64 {
 	case c := <-dp.free:
 		return c[:cap(c)]
 	default:
-		return make([]uint64, chunkWords)
+		return make([]uint64, dumpChunkWords)
 	}
 }
 
@@ -205,7 +215,7 @@ func (dp *dumper) recycle() {
 }
 
 func (dp *dumper) reuse(words []uint64) {
-	if cap(words) < chunkWords {
+	if cap(words) < dumpChunkWords {
 		return
 	}
 	select {
@@ -229,7 +239,7 @@ func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 			// A worker that never returned (abandoned): its log as it is,
 			// as the text merge takes it.
 			dp.write(dumpChunk{w: i, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: true})
-			l.buf, l.n, l.chunkEv = make([]uint64, chunkWords), 0, 0
+			l.buf, l.n, l.chunkEv = make([]uint64, dumpChunkWords), 0, 0
 		}
 	}
 	if dp.bw == nil {
