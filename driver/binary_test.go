@@ -241,7 +241,7 @@ func TestLastInvLines(t *testing.T) {
 		for i, l := range logs {
 			found[i].ts, found[i].ok = lastInvTS([][]uint64{l})
 		}
-		if got := lastInvLines(0, chunked, make([]int64, n), found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, nil, make([]int64, n), found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d: %v, the merge says %v\n%v\n%s", trial, got, want.LastInv, logs, buf.String())
 		}
 		// Let go of each log's records below the least last invocation.
@@ -260,7 +260,7 @@ func TestLastInvLines(t *testing.T) {
 			}
 			chunked[i] = [][]uint64{l[pos:]}
 		}
-		if got := lastInvLines(0, chunked, recycled, found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, nil, recycled, found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d, recycled %v: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
 		}
 		// With the last invocations' timestamps given, as the dumper
@@ -273,8 +273,32 @@ func TestLastInvLines(t *testing.T) {
 				}
 			}
 		}
-		if got := lastInvLines(0, chunked, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, nil, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d, recycled %v, stamps given: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
+		}
+		// Cut into chunks of random sizes, with what the dumper knows of
+		// each (lastInvLines counts a chunk below a threshold unwalked).
+		sums := make([][]chunkSum, n)
+		for i := range chunked {
+			rest := chunked[i][0]
+			chunked[i] = nil
+			for len(rest) > 0 {
+				m := 3 * (1 + rng.IntN(3))
+				if rng.IntN(4) == 0 {
+					m = 0 // an empty chunk
+				}
+				m = min(m, len(rest))
+				c := rest[:m]
+				sum := chunkSum{events: int64(m / 3)}
+				if m > 0 {
+					sum.lastTS = c[m-2]
+				}
+				chunked[i], sums[i] = append(chunked[i], c), append(sums[i], sum)
+				rest = rest[m:]
+			}
+		}
+		if got := lastInvLines(0, chunked, sums, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+			t.Fatalf("trial %d, chunks %v: %v, the merge says %v\n%v", trial, chunked, got, want.LastInv, logs)
 		}
 		// And the binary recorder's MergeLogs says the same.
 		var bb bytes.Buffer

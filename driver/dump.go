@@ -251,6 +251,7 @@ func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 	}
 	st := newMergeStats(len(logs))
 	chunks := make([][][]uint64, len(logs))
+	sums := make([][]chunkSum, len(logs))
 	recycled := make([]int64, len(logs))
 	last := make([]invStamp, len(logs))
 	for i := range logs {
@@ -259,10 +260,11 @@ func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 		last[i] = invStamp{ts: l.invTS, ok: l.invoked() > 0}
 		for _, c := range dp.logs[i].kept {
 			chunks[i] = append(chunks[i], c.words)
+			sums[i] = append(sums[i], chunkSum{lastTS: c.lastTS, events: c.events})
 		}
 		recycled[i] = dp.logs[i].recycled
 	}
-	st.LastInv = lastInvLines(dp.rc.lines, chunks, recycled, last)
+	st.LastInv = lastInvLines(dp.rc.lines, chunks, sums, recycled, last)
 	dp.bw.EndSection(st.Events)
 	dp.rc.lines += st.Events
 	for i := range dp.logs {
@@ -315,8 +317,11 @@ func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, las
 // last invocations at a time (their timestamps sorted), not once per
 // log, and only up to the latest of them. last is, per log, its last
 // invocation's timestamp, as its worker knew it (the dumper) or as the
-// caller's own walk over the log found it.
-func lastInvLines(before int64, logs [][][]uint64, recycled []int64, last []invStamp) []int64 {
+// caller's own walk over the log found it. sums, if not nil, are what the
+// dumper knew of each chunk (its last timestamp and records): a chunk
+// wholly below the thresholds still ahead is counted without a walk
+// (with many workers, most of the kept chunks are).
+func lastInvLines(before int64, logs [][][]uint64, sums [][]chunkSum, recycled []int64, last []invStamp) []int64 {
 	out := make([]int64, len(logs))
 	var ths []uint64 // the last invocations' timestamps, sorted, distinct
 	for _, l := range last {
@@ -337,7 +342,11 @@ func lastInvLines(before int64, logs [][][]uint64, recycled []int64, last []invS
 	var rec int64
 	for j := range logs {
 		rec += recycled[j]
-		countBelow(logs[j], ths, lower, ties, j)
+		var sj []chunkSum
+		if sums != nil {
+			sj = sums[j]
+		}
+		countBelow(logs[j], sj, ths, lower, ties, j)
 	}
 	for w := range logs {
 		if !last[w].ok {
@@ -359,6 +368,13 @@ func lastInvLines(before int64, logs [][][]uint64, recycled []int64, last []invS
 	return out
 }
 
+// chunkSum is what the dumper knows of a chunk: the timestamp of its last
+// record and its number of records.
+type chunkSum struct {
+	lastTS uint64
+	events int64
+}
+
 // invStamp is the timestamp of a log's last invocation, if it has one.
 type invStamp struct {
 	ts uint64
@@ -370,12 +386,17 @@ type invStamp struct {
 // timestamp, and lists in ties[i][j], in order, whether each record with
 // timestamp ths[i] is an invocation. The log's timestamps do not
 // decrease, so one pointer into ths follows the walk, and the walk stops
-// past the last of them.
-func countBelow(chunks [][]uint64, ths []uint64, lower []int64, ties [][][]bool, j int) {
+// past the last of them. A chunk whose last timestamp is below ths[i]
+// (sums, if not nil) would only add its records to n: it is not walked.
+func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64, ties [][][]bool, j int) {
 	i := 0
 	var n int64      // records walked
 	counted := false // lower[i] has this log's records below ths[i]
-	for _, c := range chunks {
+	for x, c := range chunks {
+		if sums != nil && sums[x].lastTS < ths[i] {
+			n += sums[x].events
+			continue
+		}
 		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
 			t := c[pos+1]
 			for i < len(ths) && ths[i] < t {

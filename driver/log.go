@@ -327,7 +327,7 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 		}
 		st.add(i, counts, lastKind, st.MaxTag[i])
 	}
-	st.LastInv = lastInvLines(rc.lines, chunked, make([]int64, len(logs)), last)
+	st.LastInv = lastInvLines(rc.lines, chunked, nil, make([]int64, len(logs)), last)
 	rc.bw.BeginSection(procs)
 	for i, l := range logs {
 		rc.bw.StreamBlock(i, l, true)

@@ -23,8 +23,10 @@ import (
 // side can be profiled alone (-cpuprofile) and compared in CPU time per
 // operation (cpu-ns/op: the process's user and system time, every
 // goroutine, over the operations), which a loaded machine changes much
-// less than the wall-clock time. One operation of b.N is one operation of
-// the workload, in segments of 100k as pmlin bench logging runs them.
+// less than the wall-clock time, and the segments' ends (end-ns/op: what
+// the driver does after the workers stop, SegmentResult.Merge). One
+// operation of b.N is one operation of the workload, in segments of 100k
+// as pmlin bench logging runs them.
 func BenchmarkSide(b *testing.B) {
 	for _, side := range []string{"plain", "binary", "discard"} {
 		for _, threads := range []int{1, 2, 4, 8} {
@@ -70,6 +72,7 @@ func benchSide(b *testing.B, side string, threads int) {
 		b.Fatal(err)
 	}
 	q := make([]int, threads)
+	var merge time.Duration // the segments' ends, after their workers
 	cpu0 := benchCPU()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
@@ -78,9 +81,11 @@ func benchSide(b *testing.B, side string, threads int) {
 			q[i] = per
 		}
 		left -= per * threads
-		if _, err := d.Segment(context.Background(), q, CrashPoint{}); err != nil {
+		res, err := d.Segment(context.Background(), q, CrashPoint{})
+		if err != nil {
 			b.Fatal(err)
 		}
+		merge += res.Merge
 	}
 	if rec != nil {
 		if err := rec.Flush(); err != nil {
@@ -94,6 +99,7 @@ func benchSide(b *testing.B, side string, threads int) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(merge)/float64(b.N), "end-ns/op")
 }
 
 func benchCPU() time.Duration {
