@@ -283,7 +283,7 @@ func TestLastInvLines(t *testing.T) {
 			rest := chunked[i][0]
 			chunked[i] = nil
 			for len(rest) > 0 {
-				m := 3 * (1 + rng.IntN(3))
+				m := 3 * (1 + rng.IntN(8))
 				if rng.IntN(4) == 0 {
 					m = 0 // an empty chunk
 				}
@@ -292,6 +292,13 @@ func TestLastInvLines(t *testing.T) {
 				sum := chunkSum{events: int64(m / 3)}
 				if m > 0 {
 					sum.lastTS = c[m-2]
+				}
+				// Marks at some records (the driver marks invocations;
+				// a jump to any record is as good).
+				for r := range m / 3 {
+					if rng.IntN(3) == 0 {
+						sum.marks = append(sum.marks, chunkMark{ts: c[3*r+1], pos: 3 * r, recs: int64(r)})
+					}
 				}
 				chunked[i], sums[i] = append(chunked[i], c), append(sums[i], sum)
 				rest = rest[m:]

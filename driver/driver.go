@@ -771,6 +771,7 @@ func invKind(o *op) int {
 func logInvocation(l *wlog, o *op, k int, ts int64) {
 	var kind, n int
 	addrs := payload(o.addrs, k)
+	l.mark(ts)
 	switch o.kind {
 	case history.Read:
 		kind, n = recInvRead, recHeader+k

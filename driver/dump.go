@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"cmp"
 	"runtime"
 	"slices"
 	"sync"
@@ -39,6 +40,7 @@ type dumpChunk struct {
 	invTS    uint64 // the timestamp of the log's latest invocation so far
 	hasInv   bool   // the log has an invocation so far
 	last     bool   // the worker stopped: its last chunk of the segment
+	marks    []chunkMark
 }
 
 // dumpLog is what the dumper knows of one worker's log in a segment.
@@ -260,7 +262,7 @@ func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 		last[i] = invStamp{ts: l.invTS, ok: l.invoked() > 0}
 		for _, c := range dp.logs[i].kept {
 			chunks[i] = append(chunks[i], c.words)
-			sums[i] = append(sums[i], chunkSum{lastTS: c.lastTS, events: c.events})
+			sums[i] = append(sums[i], chunkSum{lastTS: c.lastTS, events: c.events, marks: c.marks})
 		}
 		recycled[i] = dp.logs[i].recycled
 	}
@@ -369,10 +371,33 @@ func lastInvLines(before int64, logs [][][]uint64, sums [][]chunkSum, recycled [
 }
 
 // chunkSum is what the dumper knows of a chunk: the timestamp of its last
-// record and its number of records.
+// record, its number of records and its marks.
 type chunkSum struct {
 	lastTS uint64
 	events int64
+	marks  []chunkMark
+}
+
+// chunkMark marks a record of a chunk (an invocation, every markEvery):
+// its timestamp, its word and the records before it. Every record before
+// it has a timestamp no greater (a log's timestamps do not decrease): a
+// walk counting the records below a timestamp above the mark's may jump
+// to it.
+type chunkMark struct {
+	ts   uint64
+	pos  int
+	recs int64
+}
+
+// jump returns the last of marks (sorted) below t and after word pos, if
+// any.
+func jump(marks []chunkMark, t uint64, pos int) (chunkMark, bool) {
+	j, _ := slices.BinarySearchFunc(marks, t, func(m chunkMark, t uint64) int { return cmp.Compare(m.ts, t) })
+	// marks[j-1] is the last below t.
+	if j == 0 || marks[j-1].pos <= pos {
+		return chunkMark{}, false
+	}
+	return marks[j-1], true
 }
 
 // invStamp is the timestamp of a log's last invocation, if it has one.
@@ -393,17 +418,31 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 	var n int64      // records walked
 	counted := false // lower[i] has this log's records below ths[i]
 	for x, c := range chunks {
-		if sums != nil && sums[x].lastTS < ths[i] {
-			n += sums[x].events
-			continue
+		var marks []chunkMark
+		if sums != nil {
+			if sums[x].lastTS < ths[i] {
+				n += sums[x].events
+				continue
+			}
+			marks = sums[x].marks
 		}
+		var walked int64 // records of c walked (or jumped over)
+		seek := true     // ths[i] is new to the chunk: look for a mark
 		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
+			if seek {
+				seek = false
+				if m, ok := jump(marks, ths[i], pos); ok {
+					// The records from pos to the mark are below ths[i].
+					n += m.recs - walked
+					walked, pos = m.recs, m.pos
+				}
+			}
 			t := c[pos+1]
 			for i < len(ths) && ths[i] < t {
 				if !counted {
 					lower[i] += n
 				}
-				i, counted = i+1, false
+				i, counted, seek = i+1, false, true
 			}
 			if i == len(ths) {
 				return // the rest counts for no threshold
@@ -416,6 +455,7 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 				ties[i][j] = append(ties[i][j], history.IsInvocation(int(c[pos]&0xff)))
 			}
 			n++
+			walked++
 		}
 	}
 	for ; i < len(ths); i++ {

@@ -67,6 +67,9 @@ type wlog struct {
 	invTS    uint64                              // of the last invocation
 	tag      uint64                              // the largest tag counter of a cas or swap logged
 	chunkEv  int64                               // records in buf
+	// marks index buf for lastInvLines (see chunkMark), a mark every
+	// markEvery operations; only in a log handed to a dumper.
+	marks []chunkMark
 
 	dump *dumper // full chunks go there (see dumper)
 	w    int     // the worker, for the dumper
@@ -146,9 +149,9 @@ func (l *wlog) overflow() {
 func (l *wlog) retire(last bool) {
 	if l.dump != nil {
 		if l.n > 0 || last {
-			l.dump.put(dumpChunk{w: l.w, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: last})
+			l.dump.put(dumpChunk{w: l.w, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: last, marks: l.marks})
 		}
-		l.buf, l.n, l.chunkEv = l.dump.chunk(), 0, 0
+		l.buf, l.n, l.chunkEv, l.marks = l.dump.chunk(), 0, 0, nil
 		return
 	}
 	if l.n > 0 {
@@ -177,6 +180,29 @@ func (l *wlog) commitRecord(kind, n int, ts int64) {
 	}
 }
 
+// markEvery is the operations between two marks of a chunk (a power of
+// two): a walk of lastInvLines from a mark is at most 2·markEvery records
+// long, and the marks cost the worker a test of the records it counts
+// anyway (chunkEv) per operation and a few stores per markEvery
+// operations.
+const markEvery = 128
+
+// mark marks the invocation about to be logged at ts, one in markEvery
+// (a chunk's records alternate invocation and response from its first,
+// an invocation: reserve makes room for both records of an operation).
+func (l *wlog) mark(ts int64) {
+	if l.chunkEv&(2*markEvery-1) == 0 {
+		l.addMark(ts)
+	}
+}
+
+//go:noinline
+func (l *wlog) addMark(ts int64) {
+	if l.dump != nil {
+		l.marks = append(l.marks, chunkMark{ts: uint64(ts), pos: l.n, recs: l.chunkEv})
+	}
+}
+
 // invoked is the number of invocations logged in the segment.
 func (l *wlog) invoked() int64 {
 	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap]
@@ -187,7 +213,7 @@ func (l *wlog) reset() {
 		l.spare = append(l.spare, c[:cap(c)])
 	}
 	l.full = l.full[:0]
-	l.n, l.chunkEv = 0, 0
+	l.n, l.chunkEv, l.marks = 0, 0, nil
 	l.counts, l.lastKind, l.lastTS, l.invTS, l.tag = [len(l.counts)]int64{}, 0, 0, 0, 0
 	if l.commit != nil {
 		atomic.StoreUint64(l.commit, 0)
