@@ -320,9 +320,11 @@ func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, las
 // log, and only up to the latest of them. last is, per log, its last
 // invocation's timestamp, as its worker knew it (the dumper) or as the
 // caller's own walk over the log found it. sums, if not nil, are what the
-// dumper knew of each chunk (its last timestamp and records): a chunk
-// wholly below the thresholds still ahead is counted without a walk
-// (with many workers, most of the kept chunks are).
+// dumper knew of each chunk (its last timestamp, records and marks): a
+// chunk wholly below the thresholds still ahead is counted without a
+// walk, and within a chunk the walk jumps to the last mark below the
+// threshold it looks for (with many workers, the kept chunks are most of
+// the segment, and the thresholds spread over it).
 func lastInvLines(before int64, logs [][][]uint64, sums [][]chunkSum, recycled []int64, last []invStamp) []int64 {
 	out := make([]int64, len(logs))
 	var ths []uint64 // the last invocations' timestamps, sorted, distinct
