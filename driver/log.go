@@ -93,14 +93,15 @@ var maxRecord = opWords(target.MaxK)
 // A record is written in place, word by word, with stores that are not
 // bounds-checked (recPut), where slicing the chunk for it and then each
 // word group cost 25 instructions an operation more (cachegrind, of about
-// 180 that recording added). They are safe because the worker reserved room for the
-// operation's two records first (reserve: opWords(k) words, whatever the
-// kinds), each record takes recWords(kind, k) of them (TestRecordSizes),
-// and each payload's slices are checked once to be no longer than k
-// (payload). record and commitRecord run twice per operation of every
-// worker: they take the size from the caller and count what the
-// statistics need with a few stores, no decoding. Both are small enough
-// to be inlined (a call and its spills cost about as much as the rest).
+// 180 that recording added). They are safe because the worker reserved
+// room for the operation's two records first (reserve: opWords(k) words,
+// whatever the kinds), each record takes recWords(kind, k) of them
+// (TestRecordSizes), and each payload's slices are checked once to be no
+// longer than k (payload). record and commitRecord run twice per
+// operation of every worker: they take the size from the caller and count
+// what the statistics need with a few stores, no decoding. Both are small
+// enough to be inlined (a call and its spills cost about as much as the
+// rest).
 
 // record returns where the log's next record starts, with its header
 // and timestamp stored; the caller stores the payload (recPut) and calls
