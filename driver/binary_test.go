@@ -241,7 +241,7 @@ func TestLastInvLines(t *testing.T) {
 		for i, l := range logs {
 			found[i].ts, found[i].ok = lastInvTS([][]uint64{l})
 		}
-		if got := lastInvLines(0, chunked, make([]int64, n), found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, nil, make([]int64, n), found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d: %v, the merge says %v\n%v\n%s", trial, got, want.LastInv, logs, buf.String())
 		}
 		// Let go of each log's records below the least last invocation.
@@ -260,7 +260,7 @@ func TestLastInvLines(t *testing.T) {
 			}
 			chunked[i] = [][]uint64{l[pos:]}
 		}
-		if got := lastInvLines(0, chunked, recycled, found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, nil, recycled, found); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d, recycled %v: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
 		}
 		// With the last invocations' timestamps given, as the dumper
@@ -273,8 +273,39 @@ func TestLastInvLines(t *testing.T) {
 				}
 			}
 		}
-		if got := lastInvLines(0, chunked, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+		if got := lastInvLines(0, chunked, nil, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
 			t.Fatalf("trial %d, recycled %v, stamps given: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
+		}
+		// Cut into chunks of random sizes, with what the dumper knows of
+		// each (lastInvLines counts a chunk below a threshold unwalked).
+		sums := make([][]chunkSum, n)
+		for i := range chunked {
+			rest := chunked[i][0]
+			chunked[i] = nil
+			for len(rest) > 0 {
+				m := 3 * (1 + rng.IntN(8))
+				if rng.IntN(4) == 0 {
+					m = 0 // an empty chunk
+				}
+				m = min(m, len(rest))
+				c := rest[:m]
+				sum := chunkSum{events: int64(m / 3)}
+				if m > 0 {
+					sum.lastTS = c[m-2]
+				}
+				// Marks at some records (the driver marks invocations;
+				// a jump to any record is as good).
+				for r := range m / 3 {
+					if rng.IntN(3) == 0 {
+						sum.marks = append(sum.marks, chunkMark{ts: c[3*r+1], pos: 3 * r, recs: int64(r)})
+					}
+				}
+				chunked[i], sums[i] = append(chunked[i], c), append(sums[i], sum)
+				rest = rest[m:]
+			}
+		}
+		if got := lastInvLines(0, chunked, sums, recycled, last); fmt.Sprint(got) != fmt.Sprint(want.LastInv) {
+			t.Fatalf("trial %d, chunks %v: %v, the merge says %v\n%v", trial, chunked, got, want.LastInv, logs)
 		}
 		// And the binary recorder's MergeLogs says the same.
 		var bb bytes.Buffer
@@ -297,8 +328,14 @@ func TestLastInvLines(t *testing.T) {
 // (their sizes are their own arithmetic) against recWords and the
 // validator, and their payloads against the operations.
 func TestRecordSizes(t *testing.T) {
+	const poison = 0xdeadbeefdeadbeef
 	for k := 1; k <= 4; k++ {
-		var l wlog
+		// The records are stored unchecked (recPut): the words past them
+		// must stay as they were.
+		l := wlog{buf: make([]uint64, 2*firstChunkWords)}
+		for i := range l.buf {
+			l.buf[i] = poison
+		}
 		want := 0
 		mk := func(base uint64) []uint64 {
 			s := make([]uint64, k)
@@ -324,6 +361,11 @@ func TestRecordSizes(t *testing.T) {
 		want += recWords(recRetRead, k)*2 + recWords(recRetOK, k) + recWords(recRetFail, k) + recWords(recRetFailValues, k)
 		if l.n != want {
 			t.Fatalf("k=%d: %d words, want %d", k, l.n, want)
+		}
+		for i, w := range l.buf[l.n:] {
+			if w != poison {
+				t.Fatalf("k=%d: word %d past the records was written", k, l.n+i)
+			}
 		}
 		var v validator
 		if err := v.check(l.buf[:l.n], k); err != nil {
@@ -436,4 +478,20 @@ func lastInvTS(chunks [][]uint64) (uint64, bool) {
 		}
 	}
 	return ts, ok
+}
+
+// TestRecordPayloadTooLong: a payload longer than k words would be stored
+// past its record, unchecked: it panics instead, before any store.
+func TestRecordPayloadTooLong(t *testing.T) {
+	l := wlog{buf: make([]uint64, firstChunkWords)}
+	l.reserve(opWords(2))
+	defer func() {
+		if recover() == nil {
+			t.Fatal("no panic")
+		}
+		if l.n != 0 || l.buf[0] != 0 {
+			t.Fatal("a record was stored")
+		}
+	}()
+	logInvocation(&l, &op{kind: history.Read, addrs: []uint64{1, 2, 3}}, 2, 1)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/pmem"
@@ -765,43 +766,42 @@ func invKind(o *op) int {
 }
 
 // logInvocation logs o's invocation at ts (the log has room for the
-// operation's records: wlog.reserve).
-// Each case writes its payload with one bounds check per word group; a
-// few words are stored one by one (putWords), not copied by a call.
+// operation's records: wlog.reserve). Each case stores its payload word
+// by word (recPut: see wlog.record).
 func logInvocation(l *wlog, o *op, k int, ts int64) {
 	var kind, n int
+	addrs := payload(o.addrs, k)
+	l.mark(ts)
 	switch o.kind {
 	case history.Read:
 		kind, n = recInvRead, recHeader+k
-		putWords(l.record(kind, k, n, ts)[recHeader:], o.addrs)
+		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
+		for _, a := range addrs {
+			recPut(q, 0, a)
+			q = unsafe.Add(q, 8)
+		}
 	case history.Swap:
 		kind, n = recInvSwap, recHeader+2*k
-		pay := l.record(kind, k, n, ts)[recHeader:]
-		for i, a := range o.addrs {
-			w := pay[2*i : 2*i+2 : 2*i+2]
-			w[0], w[1] = a, o.new[i]
+		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
+		nw := o.new[:len(addrs)]
+		for i, a := range addrs {
+			recPut(q, 0, a)
+			recPut(q, 1, nw[i])
+			q = unsafe.Add(q, 16)
 		}
 	default:
 		kind, n = recInvCAS, recHeader+3*k
-		pay := l.record(kind, k, n, ts)[recHeader:]
-		exp, nw := o.exp[:len(o.addrs)], o.new[:len(o.addrs)]
-		for i, a := range o.addrs {
-			w := pay[3*i : 3*i+3 : 3*i+3]
-			w[0], w[1], w[2] = a, exp[i], nw[i]
+		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
+		exp, nw := o.exp[:len(addrs)], o.new[:len(addrs)]
+		for i, a := range addrs {
+			recPut(q, 0, a)
+			recPut(q, 1, exp[i])
+			recPut(q, 2, nw[i])
+			q = unsafe.Add(q, 24)
 		}
 	}
 	l.invTS = uint64(ts)
 	l.commitRecord(kind, n, ts)
-}
-
-// putWords is copy(dst, src) for a record's few words (src no longer
-// than dst): stores inlined where copy calls memmove, which costs more
-// than the stores for k words.
-func putWords(dst, src []uint64) {
-	dst = dst[:len(src)]
-	for i, v := range src {
-		dst[i] = v
-	}
 }
 
 // logResponse logs o's response at ts.
@@ -810,18 +810,25 @@ func logResponse(l *wlog, o *op, k int, ts int64) {
 	switch {
 	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
 		kind, n = recRetRead, recHeader+k
-		putWords(l.record(kind, k, n, ts)[recHeader:], o.vals)
+		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
+		for _, v := range payload(o.vals, k) {
+			recPut(q, 0, v)
+			q = unsafe.Add(q, 8)
+		}
 	case o.ok:
 		kind, n = recRetOK, recHeader
-		l.record(kind, k, n, ts)
+		l.record(kind, k, ts)
 	case o.report:
 		kind, n = recRetFailValues, recHeader+1+k
-		rec := l.record(kind, k, n, ts)
-		rec[recHeader] = o.fail
-		putWords(rec[recHeader+1:], o.vals)
+		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
+		recPut(q, 0, o.fail)
+		for _, v := range payload(o.vals, k) {
+			q = unsafe.Add(q, 8)
+			recPut(q, 0, v)
+		}
 	default:
 		kind, n = recRetFail, recHeader+1
-		l.record(kind, k, n, ts)[recHeader] = o.fail
+		recPut(l.record(kind, k, ts), recHeader, o.fail)
 	}
 	l.commitRecord(kind, n, ts)
 }

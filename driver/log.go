@@ -3,6 +3,7 @@ package driver
 import (
 	"fmt"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/target"
@@ -66,6 +67,9 @@ type wlog struct {
 	invTS    uint64                              // of the last invocation
 	tag      uint64                              // the largest tag counter of a cas or swap logged
 	chunkEv  int64                               // records in buf
+	// marks index buf for lastInvLines (see chunkMark), a mark every
+	// markEvery operations; only in a log handed to a dumper.
+	marks []chunkMark
 
 	dump *dumper // full chunks go there (see dumper)
 	w    int     // the worker, for the dumper
@@ -86,23 +90,39 @@ const (
 // has room for one at least.
 var maxRecord = opWords(target.MaxK)
 
-// record reserves a record of n words (recWords(kind, k): the caller's
-// arithmetic, which TestRecordSizes checks) and returns it with the header
-// and timestamp filled in; the caller fills the payload and calls
-// commitRecord. The log must have room: the worker makes it (reserve)
-// before each operation, for the operation's two records.
-//
-// record and commitRecord run twice per operation of every worker: they
-// take the size from the caller and count what the statistics need with
-// a few stores, no decoding (about 15 ns an operation, against about 400
-// for the PMwCAS's own). Neither checks for room, so both are inlined
-// (a call and its spills cost about as much as the rest); slicing past
-// the chunk would still panic.
-func (l *wlog) record(kind, k, n int, ts int64) []uint64 {
-	rec := l.buf[l.n:][:n:n]
-	rec[1] = uint64(ts)
-	rec[0] = uint64(kind) | uint64(k)<<8
-	return rec
+// A record is written in place, word by word, with stores that are not
+// bounds-checked (recPut), where slicing the chunk for it and then each
+// word group cost 25 instructions an operation more (cachegrind, of about
+// 180 that recording added). They are safe because the worker reserved
+// room for the operation's two records first (reserve: opWords(k) words,
+// whatever the kinds), each record takes recWords(kind, k) of them
+// (TestRecordSizes), and each payload's slices are checked once to be no
+// longer than k (payload). record and commitRecord run twice per
+// operation of every worker: they take the size from the caller and count
+// what the statistics need with a few stores, no decoding. Both are small
+// enough to be inlined (a call and its spills cost about as much as the
+// rest).
+
+// record returns where the log's next record starts, with its header
+// and timestamp stored; the caller stores the payload (recPut) and calls
+// commitRecord. The log must have room (reserve).
+func (l *wlog) record(kind, k int, ts int64) unsafe.Pointer {
+	r := unsafe.Add(unsafe.Pointer(unsafe.SliceData(l.buf)), 8*l.n)
+	*(*uint64)(r) = uint64(kind) | uint64(k)<<8
+	*(*uint64)(unsafe.Add(r, 8)) = uint64(ts)
+	return r
+}
+
+// recPut stores v as word i of the record at r (of record).
+func recPut(r unsafe.Pointer, i int, v uint64) { *(*uint64)(unsafe.Add(r, 8*i)) = v }
+
+// payload checks that a record's payload slice s, of k words per group,
+// fits its record (the generator makes it exactly k long).
+func payload(s []uint64, k int) []uint64 {
+	if len(s) > k {
+		panic(fmt.Sprintf("driver: a payload of %d words, k = %d", len(s), k))
+	}
+	return s
 }
 
 // reserve makes room for the records of an operation, n words (opWords:
@@ -129,9 +149,9 @@ func (l *wlog) overflow() {
 func (l *wlog) retire(last bool) {
 	if l.dump != nil {
 		if l.n > 0 || last {
-			l.dump.put(dumpChunk{w: l.w, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: last})
+			l.dump.put(dumpChunk{w: l.w, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: last, marks: l.marks})
 		}
-		l.buf, l.n, l.chunkEv = l.dump.chunk(), 0, 0
+		l.buf, l.n, l.chunkEv, l.marks = l.dump.chunk(), 0, 0, nil
 		return
 	}
 	if l.n > 0 {
@@ -160,6 +180,29 @@ func (l *wlog) commitRecord(kind, n int, ts int64) {
 	}
 }
 
+// markEvery is the operations between two marks of a chunk (a power of
+// two): a walk of lastInvLines from a mark is at most 2·markEvery records
+// long, and the marks cost the worker a test of the records it counts
+// anyway (chunkEv) per operation and a few stores per markEvery
+// operations.
+const markEvery = 128
+
+// mark marks the invocation about to be logged at ts, one in markEvery
+// (a chunk's records alternate invocation and response from its first,
+// an invocation: reserve makes room for both records of an operation).
+func (l *wlog) mark(ts int64) {
+	if l.chunkEv&(2*markEvery-1) == 0 {
+		l.addMark(ts)
+	}
+}
+
+//go:noinline
+func (l *wlog) addMark(ts int64) {
+	if l.dump != nil {
+		l.marks = append(l.marks, chunkMark{ts: uint64(ts), pos: l.n, recs: l.chunkEv})
+	}
+}
+
 // invoked is the number of invocations logged in the segment.
 func (l *wlog) invoked() int64 {
 	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap]
@@ -170,7 +213,7 @@ func (l *wlog) reset() {
 		l.spare = append(l.spare, c[:cap(c)])
 	}
 	l.full = l.full[:0]
-	l.n, l.chunkEv = 0, 0
+	l.n, l.chunkEv, l.marks = 0, 0, nil
 	l.counts, l.lastKind, l.lastTS, l.invTS, l.tag = [len(l.counts)]int64{}, 0, 0, 0, 0
 	if l.commit != nil {
 		atomic.StoreUint64(l.commit, 0)
@@ -310,7 +353,7 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 		}
 		st.add(i, counts, lastKind, st.MaxTag[i])
 	}
-	st.LastInv = lastInvLines(rc.lines, chunked, make([]int64, len(logs)), last)
+	st.LastInv = lastInvLines(rc.lines, chunked, nil, make([]int64, len(logs)), last)
 	rc.bw.BeginSection(procs)
 	for i, l := range logs {
 		rc.bw.StreamBlock(i, l, true)

@@ -23,8 +23,10 @@ import (
 // side can be profiled alone (-cpuprofile) and compared in CPU time per
 // operation (cpu-ns/op: the process's user and system time, every
 // goroutine, over the operations), which a loaded machine changes much
-// less than the wall-clock time. One operation of b.N is one operation of
-// the workload, in segments of 100k as pmlin bench logging runs them.
+// less than the wall-clock time, and the segments' ends (end-ns/op: what
+// the driver does after the workers stop, SegmentResult.Merge). One
+// operation of b.N is one operation of the workload, in segments of 100k
+// as pmlin bench logging runs them.
 func BenchmarkSide(b *testing.B) {
 	for _, side := range []string{"plain", "binary", "discard"} {
 		for _, threads := range []int{1, 2, 4, 8} {
@@ -70,6 +72,7 @@ func benchSide(b *testing.B, side string, threads int) {
 		b.Fatal(err)
 	}
 	q := make([]int, threads)
+	var merge time.Duration // the segments' ends, after their workers
 	cpu0 := benchCPU()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
@@ -78,9 +81,11 @@ func benchSide(b *testing.B, side string, threads int) {
 			q[i] = per
 		}
 		left -= per * threads
-		if _, err := d.Segment(context.Background(), q, CrashPoint{}); err != nil {
+		res, err := d.Segment(context.Background(), q, CrashPoint{})
+		if err != nil {
 			b.Fatal(err)
 		}
+		merge += res.Merge
 	}
 	if rec != nil {
 		if err := rec.Flush(); err != nil {
@@ -94,6 +99,7 @@ func benchSide(b *testing.B, side string, threads int) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(merge)/float64(b.N), "end-ns/op")
 }
 
 func benchCPU() time.Duration {
@@ -102,4 +108,53 @@ func benchCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkDumpCopy writes a binary history's stream blocks as the dumper
+// does (each a full chunk of the size named, its records stored first as
+// a worker would), with direct I/O to a file in the test's temporary
+// directory, and reports the process's CPU time per MiB written, user
+// (the stores and the copy into the file's buffer) and system (the
+// writes). Compare the chunk sizes interleaved (-count).
+func BenchmarkDumpCopy(b *testing.B) {
+	for _, words := range []int{chunkWords, dumpChunkWords} {
+		b.Run(fmt.Sprintf("words=%d", words), func(b *testing.B) {
+			f, err := directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bw := history.NewBinaryWriter(f)
+			bw.Header(0, nil)
+			bw.BeginSection([]int32{0})
+			chunks := make([][]uint64, 8)
+			for i := range chunks {
+				chunks[i] = make([]uint64, words)
+			}
+			const perOp = 64 << 20
+			var ru0 unix.Rusage
+			unix.Getrusage(unix.RUSAGE_SELF, &ru0)
+			b.ResetTimer()
+			for i := range b.N {
+				for j := 0; j < perOp; j += 8 * words {
+					c := chunks[(i+j/8/words)%len(chunks)][:words-maxRecord]
+					for w := range c {
+						c[w] = uint64(w)
+					}
+					bw.StreamBlock(0, c, false)
+				}
+			}
+			if err := bw.Flush(); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			var ru1 unix.Rusage
+			unix.Getrusage(unix.RUSAGE_SELF, &ru1)
+			mib := float64(b.N) * perOp / (1 << 20)
+			b.ReportMetric(float64(ru1.Utime.Nano()-ru0.Utime.Nano())/mib, "user-ns/MiB")
+			b.ReportMetric(float64(ru1.Stime.Nano()-ru0.Stime.Nano())/mib, "sys-ns/MiB")
+		})
+	}
 }

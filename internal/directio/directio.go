@@ -14,6 +14,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -46,6 +47,12 @@ type File struct {
 	ring   *ring
 	off    int64
 	noRing bool // plain writes even where io_uring is there (a benchmark's)
+	// maps are the mappings of the buffers on huge pages (see
+	// hugeBuffer), unmapped by Close (or, if it is never called, once
+	// the File is unreachable: unmap's cleanup).
+	maps   *mappings
+	unmap  runtime.Cleanup
+	noHuge bool // buffers on the heap only (a benchmark's)
 }
 
 // Create creates (or truncates) the file at path, with perm, for writing
@@ -76,6 +83,58 @@ func alignedBuffer(n int) []byte {
 	b := make([]byte, n+align)
 	off := (align - int(uintptr(unsafe.Pointer(&b[0]))%align)) % align
 	return b[off : off+n : off+n]
+}
+
+// hugeBuffer returns n bytes (a multiple of hugePage) mapped on their own,
+// aligned to a huge page and advised to be backed by huge pages (Linux
+// transparent huge pages), and the mapping to unmap when done; nil where
+// that cannot be had. A direct write pins the pages of its buffer and
+// hands the disk a segment per run of contiguous memory: with pages of
+// 4 KiB a buffer of 4 MiB is 1024 pins and segments, several requests
+// (a virtio disk takes 254 segments each). With huge pages the system
+// time of the writes was about half here (BenchmarkWriteCPU).
+func hugeBuffer(n int) (buf, mapping []byte) {
+	m, err := unix.Mmap(-1, 0, n+hugePage, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return nil, nil
+	}
+	off := (hugePage - int(uintptr(unsafe.Pointer(&m[0]))%hugePage)) % hugePage
+	buf = m[off : off+n : off+n]
+	if unix.Madvise(buf, unix.MADV_HUGEPAGE) != nil {
+		unix.Munmap(m)
+		return nil, nil
+	}
+	return buf, m
+}
+
+// hugePage is the size of a huge page (x86-64, arm64 with 4 KiB pages).
+const hugePage = 2 << 20
+
+// newBuffer returns a buffer for the writing goroutine: on huge pages
+// where it can (hugeBuffer), else on the heap.
+func (f *File) newBuffer() []byte {
+	if !f.noHuge {
+		if b, m := hugeBuffer(bufSize); b != nil {
+			if f.maps == nil {
+				f.maps = &mappings{}
+				f.unmap = runtime.AddCleanup(f, (*mappings).release, f.maps)
+			}
+			f.maps.regions = append(f.maps.regions, m)
+			return b
+		}
+	}
+	return alignedBuffer(bufSize)
+}
+
+// mappings are a File's buffers mapped on their own.
+type mappings struct{ regions [][]byte }
+
+// release unmaps them: no write may be in flight from them.
+func (m *mappings) release() {
+	for _, r := range m.regions {
+		unix.Munmap(r)
+	}
+	m.regions = nil
 }
 
 // Name is the file's name.
@@ -126,7 +185,12 @@ func (f *File) handOff() {
 	if f.bg == nil {
 		f.bg = &background{full: make(chan []byte, buffers), free: make(chan written, buffers), done: make(chan struct{})}
 		for range buffers - 1 {
-			f.bg.free <- written{buf: alignedBuffer(bufSize)[:0]}
+			f.bg.free <- written{buf: f.newBuffer()[:0]}
+		}
+		if f.maps != nil {
+			// The first buffer (on the heap: most files never fill one)
+			// gives way to one like the others, once per large file.
+			f.buf = append(f.newBuffer()[:0], f.buf...)
 		}
 		if f.direct && !f.noRing {
 			// Only files of more than a buffer get a ring: most
@@ -259,6 +323,11 @@ func (f *File) Close() error {
 	f.flush(len(f.buf))
 	if err := f.f.Close(); f.err == nil {
 		f.err = err
+	}
+	f.buf = nil
+	if f.maps != nil {
+		f.unmap.Stop()
+		f.maps.release() // no write is in flight: stopBackground waited
 	}
 	if f.err == nil {
 		f.err = os.ErrClosed // a Write after Close fails
