@@ -58,108 +58,149 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 // reports false for anything else, including every malformed line. It
 // exists because field splitting and re-scanning cost a third of the
 // analyzer's time on large histories.
+//
+// The position in the line is a local (i) passed to and returned by the
+// scanning helpers, not a cursor's field: kept in a register, it saved a
+// load and a store per step, a third of this function's instructions
+// (it runs on every line; a position below 0 means the line does not
+// decode).
 func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
-	c := cursor{b: line}
+	b := line
 	*rec = fastRec{syn: Text, nums: int32(len(nums))}
 	// A process id is decimal, at most 10 digits (as procID requires).
-	if len(line) > 1 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X') {
+	if len(b) > 1 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
 		return nums, false
 	}
-	p, good := c.number()
-	if !good || c.i > 10 || p > MaxProc || !c.space() {
+	p, i := scanNum(b, 0)
+	if i < 0 || i > 10 || p > MaxProc {
+		return nums, false
+	}
+	if i = skipSpace(b, i); i < 0 {
 		return nums, false
 	}
 	rec.proc = int32(p)
 	// Each word is tried only where its first byte says it may be (a
 	// word that does not match cost a compare each).
-	switch c.peek() {
+	switch b[i] { // (skipSpace leaves a byte after the blanks)
 	case 'i':
-		if !c.word("inv") || !c.space() {
+		if i = skipWord(b, i, "inv"); i < 0 {
+			return nums, false
+		}
+		if i = skipSpace(b, i); i < 0 {
 			return nums, false
 		}
 		rec.kind = fastInv
-		switch c.peek() {
+		switch b[i] {
 		case 'r':
-			if !c.word("read") {
+			if i = skipWord(b, i, "read"); i < 0 {
 				return nums, false
 			}
 			rec.op = Read
-			for c.space() {
-				a, good := c.number()
-				if !good {
+			for {
+				j := skipSpace(b, i)
+				if j < 0 {
+					break
+				}
+				var a uint64
+				if a, i = scanNum(b, j); i < 0 {
 					return nums, false
 				}
 				nums = append(nums, a)
 			}
 		case 'c':
-			if !c.word("cas") {
+			if i = skipWord(b, i, "cas"); i < 0 {
 				return nums, false
 			}
 			rec.op = CAS
-			return c.tuples(rec, nums, 3)
+			return tuples(b, i, rec, nums, 3)
 		case 's':
-			if !c.word("swap") {
+			if i = skipWord(b, i, "swap"); i < 0 {
 				return nums, false
 			}
 			rec.op = Swap
-			return c.tuples(rec, nums, 2)
+			return tuples(b, i, rec, nums, 2)
 		default:
 			return nums, false
 		}
 		rec.k = int32(len(nums)) - rec.nums
-		return nums, c.end()
+		return nums, i == len(b)
 	case 'r':
-		if !c.word("ret") || !c.space() {
+		if i = skipWord(b, i, "ret"); i < 0 {
+			return nums, false
+		}
+		if i = skipSpace(b, i); i < 0 {
 			return nums, false
 		}
 		rec.kind = fastRet
-		switch {
-		case c.peek() == 'o':
-			if !c.word("ok") {
+		switch b[i] {
+		case 'o':
+			if i = skipWord(b, i, "ok"); i < 0 {
 				return nums, false
 			}
 			rec.resp = retOK
-			return nums, c.end()
-		case c.peek() == 'f':
-			if !c.word("fail") || !c.space() {
+			return nums, i == len(b)
+		case 'f':
+			if i = skipWord(b, i, "fail"); i < 0 {
 				return nums, false
 			}
-			a, good := c.number()
-			if !good || (c.space() && !c.values(&nums)) {
+			if i = skipSpace(b, i); i < 0 {
 				return nums, false
+			}
+			var a uint64
+			if a, i = scanNum(b, i); i < 0 {
+				return nums, false
+			}
+			if j := skipSpace(b, i); j >= 0 {
+				if nums, i = scanValues(b, j, nums); i < 0 {
+					return nums, false
+				}
 			}
 			rec.resp, rec.fail = retFail, a
 		default:
-			// The values, read here rather than by c.values: this is
-			// half of all the lines.
-			for {
-				v, good := c.number()
-				if !good {
-					return nums, false
-				}
-				nums = append(nums, v)
-				if !c.space() {
-					break
-				}
+			// The values: half of all the lines.
+			if nums, i = scanValues(b, i, nums); i < 0 {
+				return nums, false
 			}
 			rec.resp = retValues
 		}
 		rec.k = int32(len(nums)) - rec.nums
-		return nums, c.end()
+		return nums, i == len(b)
 	}
 	return nums, false
 }
 
+// scanValues scans one or more numbers from b[i:] separated by runs of
+// blanks, appending them to nums; it returns the position after the last
+// one, or -1 if one does not scan.
+func scanValues(b []byte, i int, nums []uint64) ([]uint64, int) {
+	for {
+		var v uint64
+		if v, i = scanNum(b, i); i < 0 {
+			return nums, -1
+		}
+		nums = append(nums, v)
+		j := skipSpace(b, i)
+		if j < 0 {
+			return nums, i
+		}
+		i = j
+	}
+}
+
 // tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
-// arity 2) to the end of the line, as they come (a, e, n, a, e, n, ...).
-func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
-	for c.space() {
-		a, good := c.number()
-		if !good || !c.colon() {
+// arity 2) from b[i:] to the end of the line, as they come (a, e, n, a,
+// e, n, ...).
+func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
+	for {
+		j := skipSpace(b, i)
+		if j < 0 {
+			break
+		}
+		var a, e uint64
+		if a, i = scanNum(b, j); i < 0 || i >= len(b) || b[i] != ':' {
 			return nums, false
 		}
-		e, good := c.number()
-		if !good {
+		if e, i = scanNum(b, i+1); i < 0 {
 			return nums, false
 		}
 		if arity == 2 {
@@ -168,17 +209,52 @@ func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool)
 			nums = append(nums, a, e)
 			continue
 		}
-		if !c.colon() {
+		if i >= len(b) || b[i] != ':' {
 			return nums, false
 		}
-		n, good := c.number()
-		if !good {
+		var n uint64
+		if n, i = scanNum(b, i+1); i < 0 {
 			return nums, false
 		}
 		nums = append(nums, a, e, n)
 	}
 	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
-	return nums, c.end()
+	return nums, i == len(b)
+}
+
+// skipSpace skips one run of spaces and tabs at b[i:]: the position after
+// it, or -1 if there is none or the line ends after it (then nothing
+// follows but blanks).
+func skipSpace(b []byte, i int) int {
+	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
+		return i + 1 // the usual single space
+	}
+	return skipBlanks(b, i)
+}
+
+// skipBlanks is skipSpace's general case, apart so that skipSpace inlines.
+func skipBlanks(b []byte, i int) int {
+	j := i
+	for j < len(b) && (b[j] == ' ' || b[j] == '\t') {
+		j++
+	}
+	if j == i || j == len(b) {
+		return -1
+	}
+	return j
+}
+
+// skipWord skips w at b[i:] if it is a whole token: the position after
+// it, or -1.
+func skipWord(b []byte, i int, w string) int {
+	j := i + len(w)
+	if j > len(b) || string(b[i:j]) != w {
+		return -1
+	}
+	if j < len(b) && b[j] != ' ' && b[j] != '\t' {
+		return -1
+	}
+	return j
 }
 
 // applyFast applies a decoded line to the Reader's state: an invocation
@@ -244,15 +320,8 @@ type cursor struct {
 // space consumes one run of spaces and tabs; false if there is none or the
 // line ends after it.
 func (c *cursor) space() bool {
-	j := c.i
-	if j+1 < len(c.b) && c.b[j] == ' ' && c.b[j+1] > ' ' {
-		c.i = j + 1 // the usual single space
-		return true
-	}
-	for j < len(c.b) && (c.b[j] == ' ' || c.b[j] == '\t') {
-		j++
-	}
-	if j == c.i || j == len(c.b) {
+	j := skipSpace(c.b, c.i)
+	if j < 0 {
 		return false
 	}
 	c.i = j
@@ -304,14 +373,24 @@ func (c *cursor) word(w string) bool {
 	return true
 }
 
-// number consumes a decimal or 0x-hex number that fits in 64 bits. The
+// number consumes a decimal or 0x-hex number that fits in 64 bits.
+func (c *cursor) number() (uint64, bool) {
+	v, j := scanNum(c.b, c.i)
+	if j < 0 {
+		return 0, false
+	}
+	c.i = j
+	return v, true
+}
+
+// scanNum scans a decimal or 0x-hex number that fits in 64 bits at
+// b[i:]: its value and the position after it, or -1 if there is none. The
 // numbers of the common lines (up to 19 decimal or 16 hex digits) are
 // scanned here, in loops without a range check or an error value: this is
 // the innermost loop of reading (a third of the decoding time went to the
 // call to scanU64 and its checks). Anything longer, which may overflow, is
 // left to scanU64, so a number means the same everywhere.
-func (c *cursor) number() (uint64, bool) {
-	b, i := c.b, c.i
+func scanNum(b []byte, i int) (uint64, int) {
 	var v uint64
 	j := i
 	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
@@ -346,8 +425,7 @@ func (c *cursor) number() (uint64, bool) {
 			v = v<<4 | uint64(d)
 		}
 		if n := j - i - 2; n > 0 && n <= 16 {
-			c.i = j
-			return v, true
+			return v, j
 		}
 	} else {
 		for ; j < len(b); j++ {
@@ -358,16 +436,14 @@ func (c *cursor) number() (uint64, bool) {
 			v = v*10 + uint64(d)
 		}
 		if n := j - i; n > 0 && n <= 19 {
-			c.i = j
-			return v, true
+			return v, j
 		}
 	}
 	v, j, err := scanU64(b, i)
 	if err != nil {
-		return 0, false
+		return 0, -1
 	}
-	c.i = j
-	return v, true
+	return v, j
 }
 
 // Byte-lane constants for cursor.number's eight digits at once: a lane
