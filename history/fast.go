@@ -65,18 +65,27 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 // (it runs on every line; a position below 0 means the line does not
 // decode).
 func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
-	b := line
+	nums, end := decodeTextAt(line, 0, rec, nums)
+	return nums, end == len(line)
+}
+
+// decodeTextAt is decodeText for the line that starts at b[pos] and ends
+// at the first newline (a "\r\n" counts as one) or at the end of b: it
+// returns the end of the line's content, or -1 if the line does not
+// decode. A chunk's worker decodes each line where it starts, without
+// first looking for its end (a search was a tenth of decoding).
+func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int) {
 	*rec = fastRec{syn: Text, nums: int32(len(nums))}
 	// A process id is decimal, at most 10 digits (as procID requires).
-	if len(b) > 1 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X') {
-		return nums, false
+	if pos+1 < len(b) && b[pos] == '0' && (b[pos+1] == 'x' || b[pos+1] == 'X') {
+		return nums, -1
 	}
-	p, i := scanNum(b, 0)
-	if i < 0 || i > 10 || p > MaxProc {
-		return nums, false
+	p, i := scanNum(b, pos)
+	if i < 0 || i-pos > 10 || p > MaxProc {
+		return nums, -1
 	}
 	if i = skipSpace(b, i); i < 0 {
-		return nums, false
+		return nums, -1
 	}
 	rec.proc = int32(p)
 	// Each word is tried only where its first byte says it may be (a
@@ -84,16 +93,16 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 	switch b[i] { // (skipSpace leaves a byte after the blanks)
 	case 'i':
 		if i = skipWord(b, i, "inv"); i < 0 {
-			return nums, false
+			return nums, -1
 		}
 		if i = skipSpace(b, i); i < 0 {
-			return nums, false
+			return nums, -1
 		}
 		rec.kind = fastInv
 		switch b[i] {
 		case 'r':
 			if i = skipWord(b, i, "read"); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			rec.op = Read
 			for {
@@ -103,70 +112,70 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 				}
 				var a uint64
 				if a, i = scanNum(b, j); i < 0 {
-					return nums, false
+					return nums, -1
 				}
 				nums = append(nums, a)
 			}
 		case 'c':
 			if i = skipWord(b, i, "cas"); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			rec.op = CAS
 			return tuples(b, i, rec, nums, 3)
 		case 's':
 			if i = skipWord(b, i, "swap"); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			rec.op = Swap
 			return tuples(b, i, rec, nums, 2)
 		default:
-			return nums, false
+			return nums, -1
 		}
 		rec.k = int32(len(nums)) - rec.nums
-		return nums, i == len(b)
+		return nums, lineEnd(b, i)
 	case 'r':
 		if i = skipWord(b, i, "ret"); i < 0 {
-			return nums, false
+			return nums, -1
 		}
 		if i = skipSpace(b, i); i < 0 {
-			return nums, false
+			return nums, -1
 		}
 		rec.kind = fastRet
 		switch b[i] {
 		case 'o':
 			if i = skipWord(b, i, "ok"); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			rec.resp = retOK
-			return nums, i == len(b)
+			return nums, lineEnd(b, i)
 		case 'f':
 			if i = skipWord(b, i, "fail"); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			if i = skipSpace(b, i); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			var a uint64
 			if a, i = scanNum(b, i); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			if j := skipSpace(b, i); j >= 0 {
 				if nums, i = scanValues(b, j, nums); i < 0 {
-					return nums, false
+					return nums, -1
 				}
 			}
 			rec.resp, rec.fail = retFail, a
 		default:
 			// The values: half of all the lines.
 			if nums, i = scanValues(b, i, nums); i < 0 {
-				return nums, false
+				return nums, -1
 			}
 			rec.resp = retValues
 		}
 		rec.k = int32(len(nums)) - rec.nums
-		return nums, i == len(b)
+		return nums, lineEnd(b, i)
 	}
-	return nums, false
+	return nums, -1
 }
 
 // scanValues scans one or more numbers from b[i:] separated by runs of
@@ -190,7 +199,7 @@ func scanValues(b []byte, i int, nums []uint64) ([]uint64, int) {
 // tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
 // arity 2) from b[i:] to the end of the line, as they come (a, e, n, a,
 // e, n, ...).
-func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
+func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, int) {
 	for {
 		j := skipSpace(b, i)
 		if j < 0 {
@@ -198,10 +207,10 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 		}
 		var a, e uint64
 		if a, i = scanNum(b, j); i < 0 || i >= len(b) || b[i] != ':' {
-			return nums, false
+			return nums, -1
 		}
 		if e, i = scanNum(b, i+1); i < 0 {
-			return nums, false
+			return nums, -1
 		}
 		if arity == 2 {
 			// (An append of a variable length calls memmove: one per
@@ -210,16 +219,16 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 			continue
 		}
 		if i >= len(b) || b[i] != ':' {
-			return nums, false
+			return nums, -1
 		}
 		var n uint64
 		if n, i = scanNum(b, i+1); i < 0 {
-			return nums, false
+			return nums, -1
 		}
 		nums = append(nums, a, e, n)
 	}
 	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
-	return nums, i == len(b)
+	return nums, lineEnd(b, i)
 }
 
 // skipSpace skips one run of spaces and tabs at b[i:]: the position after
@@ -244,17 +253,30 @@ func skipBlanks(b []byte, i int) int {
 	return j
 }
 
-// skipWord skips w at b[i:] if it is a whole token: the position after
-// it, or -1.
+// skipWord skips w at b[i:] if it is a whole token (followed by a blank,
+// a newline or a carriage return, which the caller's next step checks is
+// one before a newline): the position after it, or -1. (Small enough to
+// inline, so that w is a constant and the comparison a load or two.)
 func skipWord(b []byte, i int, w string) int {
 	j := i + len(w)
 	if j > len(b) || string(b[i:j]) != w {
 		return -1
 	}
-	if j < len(b) && b[j] != ' ' && b[j] != '\t' {
-		return -1
+	if j < len(b) {
+		if c := b[j]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return -1
+		}
 	}
 	return j
+}
+
+// lineEnd is i if the line ends at b[i] (b ends, or a newline or a
+// "\r\n" starts there), else -1.
+func lineEnd(b []byte, i int) int {
+	if i == len(b) || b[i] == '\n' || b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+		return i
+	}
+	return -1
 }
 
 // applyFast applies a decoded line to the Reader's state: an invocation
