@@ -235,8 +235,11 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 // it, or -1 if there is none or the line ends after it (then nothing
 // follows but blanks).
 func skipSpace(b []byte, i int) int {
-	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
-		return i + 1 // the usual single space
+	// (Two bytes sliced at once: one bounds check, not two.)
+	if uint(i) < uint(len(b)) && i+2 <= len(b) {
+		if two := b[i : i+2]; two[0] == ' ' && two[1] > ' ' {
+			return i + 1 // the usual single space
+		}
 	}
 	return skipBlanks(b, i)
 }
@@ -413,9 +416,12 @@ func (c *cursor) number() (uint64, bool) {
 // call to scanU64 and its checks). Anything longer, which may overflow, is
 // left to scanU64, so a number means the same everywhere.
 func scanNum(b []byte, i int) (uint64, int) {
+	if uint(i) >= uint(len(b)) {
+		return 0, -1
+	}
 	var v uint64
 	j := i
-	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
+	if b[i] == '0' && i+2 < len(b) && b[i+1]|0x20 == 'x' { // 0x or 0X
 		j = i + 2
 		if len(b)-j >= 8 {
 			// The first eight digits at once (SWAR, see lanes1): the new
