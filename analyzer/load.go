@@ -293,10 +293,10 @@ func (h *hist) wordOfAddr(a uint64, r *history.Reader) int32 {
 type loader struct {
 	h     *hist
 	split splitter // how finish spreads over goroutines
-	// recent holds, per word, the last ringSize writes (in invocation
+	// recent holds, per word, the last writes (in invocation
 	// order): most reads return one of the latest values, and this small
 	// array stays in cache where the table (one miss per probe) does not.
-	recent []ringEntry
+	recent []ring
 	// tentative: accesses resolved to a cas still pending at the time,
 	// which may yet fail (then the value was not written by it).
 	tentative blockList[int32]
@@ -316,8 +316,8 @@ type loader struct {
 	counts      opCounts
 }
 
-// ringSize is the number of recent writes per word kept in cache.
-const ringSize = 4
+// ring is a word's recent writes kept in cache, the latest first.
+type ring [4]ringEntry
 
 // ringEntry is one recent write: its value, its access + 1 (0: empty) and
 // its operation (so that a lookup needs no slot query).
@@ -330,8 +330,7 @@ type ringEntry struct {
 // recentWriter looks (w, v) up among the word's recent writes: the access
 // and its operation, or none.
 func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
-	ring := (*[ringSize]ringEntry)(l.recent[int(w)*ringSize:])
-	for _, e := range ring {
+	for _, e := range &l.recent[w] {
 		if e.val == v && e.acc != 0 {
 			return e.acc - 1, e.op
 		}
@@ -342,13 +341,11 @@ func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
 // remember records access x of operation i, writing v, as the latest
 // write of word w.
 func (l *loader) remember(w, x, i int32, v uint64) {
-	ring := (*[ringSize]ringEntry)(l.recent[int(w)*ringSize:])
-	// Moved one by one: copy calls memmove, which cost more than the
-	// moves.
-	for k := ringSize - 1; k > 0; k-- {
-		ring[k] = ring[k-1]
-	}
-	ring[0] = ringEntry{val: v, acc: x + 1, op: i}
+	r := &l.recent[w]
+	// Moved one by one, unrolled: copy calls memmove, and a loop cost
+	// more than the moves.
+	r[3], r[2], r[1] = r[2], r[1], r[0]
+	r[0] = ringEntry{val: v, acc: x + 1, op: i}
 }
 
 // resolve finds the version of value v at word w for access x, if a
@@ -556,8 +553,8 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	h.slots.push(first, len(ev.Addrs), !read)
 	for j, a := range ev.Addrs {
 		w := h.wordOfAddr(a, r)
-		for int(w)*ringSize >= len(l.recent) {
-			l.recent = append(l.recent, make([]ringEntry, ringSize*max(64, len(l.recent)/ringSize))...)
+		if int(w) >= len(l.recent) {
+			l.recent = append(l.recent, make([]ring, max(64, int(w)+1-len(l.recent), len(l.recent)))...)
 		}
 		x := first + int32(j)
 		h.word = append(h.word, uint32(w))

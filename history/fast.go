@@ -235,11 +235,8 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 // it, or -1 if there is none or the line ends after it (then nothing
 // follows but blanks).
 func skipSpace(b []byte, i int) int {
-	// (Two bytes sliced at once: one bounds check, not two.)
-	if uint(i) < uint(len(b)) && i+2 <= len(b) {
-		if two := b[i : i+2]; two[0] == ' ' && two[1] > ' ' {
-			return i + 1 // the usual single space
-		}
+	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
+		return i + 1 // the usual single space
 	}
 	return skipBlanks(b, i)
 }
