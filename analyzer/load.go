@@ -551,40 +551,45 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	h.acc = append(h.acc, uint32(first))
 	h.lo = append(h.lo, math.MaxInt32)
 	h.slots.push(first, len(ev.Addrs), !read)
-	for j, a := range ev.Addrs {
-		w := h.wordOfAddr(a, r)
-		if int(w) >= len(l.recent) {
-			l.recent = append(l.recent, make([]ring, max(64, int(w)+1-len(l.recent), len(l.recent)))...)
+	if read {
+		for _, a := range ev.Addrs {
+			h.word = append(h.word, uint32(l.wordOf(a, r)))
+			h.ver = append(h.ver, verUnresolved) // what it saw comes with its response
 		}
-		x := first + int32(j)
-		h.word = append(h.word, uint32(w))
-		switch {
-		case read: // what it saw comes with its response
-			h.ver = append(h.ver, verUnresolved)
-		case f&fSwap != 0: // the same
-			h.ver = append(h.ver, verUnresolved)
-			h.nw = append(h.nw, ev.New[j])
-			h.owner = append(h.owner, id)
-		default:
-			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
-			h.nw = append(h.nw, ev.New[j])
-			h.owner = append(h.owner, id)
-		}
+		return nil
 	}
-	if !read {
-		// Remember after resolving the expected values, so that a cas
+	swap := f&fSwap != 0
+	for j, a := range ev.Addrs {
+		w := l.wordOf(a, r)
+		x, v := first+int32(j), ev.New[j]
+		h.word = append(h.word, uint32(w))
+		if swap { // what it replaced comes with its response
+			h.ver = append(h.ver, verUnresolved)
+		} else {
+			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+		}
+		h.nw = append(h.nw, v)
+		h.owner = append(h.owner, id)
+		// Remembered after its expected value is resolved, so that a cas
 		// never resolves to itself while streaming (a swap that returns
-		// its own new value does: a self-loop, as it should).
-		for j, v := range ev.New {
-			x := first + int32(j)
-			w := int32(h.word[x])
-			l.remember(w, x, id, v)
-			if v == h.initVal[w] {
-				l.initWrites.add(x)
-			}
+		// its own new value does: a self-loop, as it should); its other
+		// words are other words (an address appears once in an
+		// operation), resolved in their own rings.
+		l.remember(w, x, id, v)
+		if v == h.initVal[w] {
+			l.initWrites.add(x)
 		}
 	}
 	return nil
+}
+
+// wordOf interns address a (hist.wordOfAddr), making room for its ring.
+func (l *loader) wordOf(a uint64, r *history.Reader) int32 {
+	w := l.h.wordOfAddr(a, r)
+	if int(w) >= len(l.recent) {
+		l.recent = append(l.recent, make([]ring, max(64, int(w)+1-len(l.recent), len(l.recent)))...)
+	}
+	return w
 }
 
 // respond records the response ev, resolving a read's values.
