@@ -76,12 +76,19 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 // first looking for its end (a search was a tenth of decoding).
 func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int) {
 	*rec = fastRec{syn: Text, nums: int32(len(nums))}
-	// A process id is decimal, at most 10 digits (as procID requires).
-	if pos+1 < len(b) && b[pos] == '0' && (b[pos+1] == 'x' || b[pos+1] == 'X') {
-		return nums, -1
+	// A process id is decimal, at most 10 digits (as procID requires):
+	// scanned here, as only decimal digits (a 0x prefix stops it at the
+	// x, which is no blank: the line does not decode).
+	i, p := pos, uint64(0)
+	for i < len(b) && i-pos <= 10 {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		p = p*10 + uint64(d)
+		i++
 	}
-	p, i := scanNum(b, pos)
-	if i < 0 || i-pos > 10 || p > MaxProc {
+	if i == pos || i-pos > 10 || p > MaxProc {
 		return nums, -1
 	}
 	if i = skipSpace(b, i); i < 0 {
