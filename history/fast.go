@@ -99,10 +99,7 @@ func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int
 	// word that does not match cost a compare each).
 	switch b[i] { // (skipSpace leaves a byte after the blanks)
 	case 'i':
-		if i = skipWord(b, i, "inv"); i < 0 {
-			return nums, -1
-		}
-		if i = skipSpace(b, i); i < 0 {
+		if i = skipSpace(b, skipWord(b, i, "inv")); i < 0 {
 			return nums, -1
 		}
 		rec.kind = fastInv
@@ -141,10 +138,7 @@ func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int
 		rec.k = int32(len(nums)) - rec.nums
 		return nums, lineEnd(b, i)
 	case 'r':
-		if i = skipWord(b, i, "ret"); i < 0 {
-			return nums, -1
-		}
-		if i = skipSpace(b, i); i < 0 {
+		if i = skipSpace(b, skipWord(b, i, "ret")); i < 0 {
 			return nums, -1
 		}
 		rec.kind = fastRet
@@ -156,10 +150,7 @@ func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int
 			rec.resp = retOK
 			return nums, lineEnd(b, i)
 		case 'f':
-			if i = skipWord(b, i, "fail"); i < 0 {
-				return nums, -1
-			}
-			if i = skipSpace(b, i); i < 0 {
+			if i = skipSpace(b, skipWord(b, i, "fail")); i < 0 {
 				return nums, -1
 			}
 			var a uint64
@@ -240,9 +231,9 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 
 // skipSpace skips one run of spaces and tabs at b[i:]: the position after
 // it, or -1 if there is none or the line ends after it (then nothing
-// follows but blanks).
+// follows but blanks), or if i is -1 (what failed before it).
 func skipSpace(b []byte, i int) int {
-	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
+	if i >= 0 && i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
 		return i + 1 // the usual single space
 	}
 	return skipBlanks(b, i)
@@ -250,6 +241,9 @@ func skipSpace(b []byte, i int) int {
 
 // skipBlanks is skipSpace's general case, apart so that skipSpace inlines.
 func skipBlanks(b []byte, i int) int {
+	if i < 0 {
+		return -1
+	}
 	j := i
 	for j < len(b) && (b[j] == ' ' || b[j] == '\t') {
 		j++
