@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/pmlin/pmlin/history"
@@ -330,12 +331,30 @@ type ringEntry struct {
 // recentWriter looks (w, v) up among the word's recent writes: the access
 // and its operation, or none.
 func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
-	for _, e := range &l.recent[w] {
-		if e.val == v && e.acc != 0 {
-			return e.acc - 1, e.op
-		}
+	r := &l.recent[w]
+	// The entries compared without a branch each (which one matches is
+	// anyone's guess: a mispredicted branch per lookup cost more than the
+	// compares), the first match taken. Empty entries are at the end (the
+	// ring fills from the front): an empty one that matches (v is 0)
+	// means none did before it.
+	m := eq(r[0].val, v) | eq(r[1].val, v)<<1 | eq(r[2].val, v)<<2 | eq(r[3].val, v)<<3
+	if m == 0 {
+		return none, none
 	}
-	return none, none
+	e := &r[bits.TrailingZeros8(m)&3]
+	if e.acc == 0 {
+		return none, none
+	}
+	return e.acc - 1, e.op
+}
+
+// eq is 1 if a == b, else 0 (compiled without a branch).
+func eq(a, b uint64) uint8 {
+	var x uint8
+	if a == b {
+		x = 1
+	}
+	return x
 }
 
 // remember records access x of operation i, writing v, as the latest
