@@ -58,12 +58,6 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 // reports false for anything else, including every malformed line. It
 // exists because field splitting and re-scanning cost a third of the
 // analyzer's time on large histories.
-//
-// The position in the line is a local (i) passed to and returned by the
-// scanning helpers, not a cursor's field: kept in a register, it saved a
-// load and a store per step, a third of this function's instructions
-// (it runs on every line; a position below 0 means the line does not
-// decode).
 func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 	nums, end := decodeTextAt(line, 0, rec, nums)
 	return nums, end == len(line)
@@ -74,6 +68,11 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 // returns the end of the line's content, or -1 if the line does not
 // decode. A chunk's worker decodes each line where it starts, without
 // first looking for its end (a search was a tenth of decoding).
+//
+// The position in the line is a local (i) passed to and returned by the
+// scanning helpers, not a cursor's field: kept in a register, it saved a
+// load and a store per step, a third of this function's instructions (it
+// runs on every line; a position below 0 means the line does not decode).
 func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int) {
 	*rec = fastRec{syn: Text, nums: int32(len(nums))}
 	// A process id is decimal, at most 10 digits (as procID requires):
