@@ -188,8 +188,11 @@ func (e *eval) hiRanges() {
 // paths builds each word's reads-from path (properties ii and iii): the
 // successor of every version, forks, and the writes off the path. The
 // completed cut-off swaps, whose replaced values are unknown, are linked in
-// by place.
-func (e *eval) paths() {
+// by place. In the common case (markForward) the marking, a serial pass,
+// goes on beside the cycle check, which reads none of what it writes (the
+// marks, the losers, the forks and the writes off the path): the returned
+// function waits for it.
+func (e *eval) paths() (marked func()) {
 	h, ver := e.h, e.h.ver
 	e.split.run(len(e.succ), func(_, lo, hi int) {
 		for i := range e.succ[lo:hi] {
@@ -204,8 +207,8 @@ func (e *eval) paths() {
 	e.forks, e.unreach = e.forks[:0], e.unreach[:0]
 	if e.successors() && !e.placing() {
 		e.unknown = e.unknown[:0] // (as place leaves it: the searcher reads it)
-		e.markForward()           // (and the forks)
-		return
+		// (markForward finds the forks too)
+		return e.split.aside(int(h.n), e.markForward)
 	}
 	e.findForks()
 	e.place()
@@ -224,6 +227,7 @@ func (e *eval) paths() {
 			}
 		}
 	}
+	return func() {}
 }
 
 // successors sets each version's successor: the first write, in access
@@ -866,9 +870,10 @@ func (e *eval) acyclic(ctx context.Context) (bool, error) {
 func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 	e.complete(extra)
 	e.responses()
-	e.paths()
+	marked := e.paths()
 	e.checkPass()
 	ok, err := e.acyclic(ctx)
+	marked()
 	if err != nil {
 		return false, err
 	}

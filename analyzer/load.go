@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/pmlin/pmlin/history"
@@ -293,10 +294,10 @@ func (h *hist) wordOfAddr(a uint64, r *history.Reader) int32 {
 type loader struct {
 	h     *hist
 	split splitter // how finish spreads over goroutines
-	// recent holds, per word, the last ringSize writes (in invocation
+	// recent holds, per word, the last writes (in invocation
 	// order): most reads return one of the latest values, and this small
 	// array stays in cache where the table (one miss per probe) does not.
-	recent []ringEntry
+	recent []ring
 	// tentative: accesses resolved to a cas still pending at the time,
 	// which may yet fail (then the value was not written by it).
 	tentative blockList[int32]
@@ -316,8 +317,8 @@ type loader struct {
 	counts      opCounts
 }
 
-// ringSize is the number of recent writes per word kept in cache.
-const ringSize = 4
+// ring is a word's recent writes kept in cache, the latest first.
+type ring [4]ringEntry
 
 // ringEntry is one recent write: its value, its access + 1 (0: empty) and
 // its operation (so that a lookup needs no slot query).
@@ -330,25 +331,40 @@ type ringEntry struct {
 // recentWriter looks (w, v) up among the word's recent writes: the access
 // and its operation, or none.
 func (l *loader) recentWriter(w int32, v uint64) (int32, int32) {
-	ring := (*[ringSize]ringEntry)(l.recent[int(w)*ringSize:])
-	for _, e := range ring {
-		if e.val == v && e.acc != 0 {
-			return e.acc - 1, e.op
-		}
+	r := &l.recent[w]
+	// The entries compared without a branch each (which one matches is
+	// anyone's guess: a mispredicted branch per lookup cost more than the
+	// compares), the first match taken. Empty entries are at the end (the
+	// ring fills from the front): an empty one that matches (v is 0)
+	// means none did before it.
+	m := eq(r[0].val, v) | eq(r[1].val, v)<<1 | eq(r[2].val, v)<<2 | eq(r[3].val, v)<<3
+	if m == 0 {
+		return none, none
 	}
-	return none, none
+	e := &r[bits.TrailingZeros8(m)&3]
+	if e.acc == 0 {
+		return none, none
+	}
+	return e.acc - 1, e.op
+}
+
+// eq is 1 if a == b, else 0 (compiled without a branch).
+func eq(a, b uint64) uint8 {
+	var x uint8
+	if a == b {
+		x = 1
+	}
+	return x
 }
 
 // remember records access x of operation i, writing v, as the latest
 // write of word w.
 func (l *loader) remember(w, x, i int32, v uint64) {
-	ring := (*[ringSize]ringEntry)(l.recent[int(w)*ringSize:])
-	// Moved one by one: copy calls memmove, which cost more than the
-	// moves.
-	for k := ringSize - 1; k > 0; k-- {
-		ring[k] = ring[k-1]
-	}
-	ring[0] = ringEntry{val: v, acc: x + 1, op: i}
+	r := &l.recent[w]
+	// Moved one by one, unrolled: copy calls memmove, and a loop cost
+	// more than the moves.
+	r[3], r[2], r[1] = r[2], r[1], r[0]
+	r[0] = ringEntry{val: v, acc: x + 1, op: i}
 }
 
 // resolve finds the version of value v at word w for access x, if a
@@ -554,40 +570,45 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 	h.acc = append(h.acc, uint32(first))
 	h.lo = append(h.lo, math.MaxInt32)
 	h.slots.push(first, len(ev.Addrs), !read)
-	for j, a := range ev.Addrs {
-		w := h.wordOfAddr(a, r)
-		for int(w)*ringSize >= len(l.recent) {
-			l.recent = append(l.recent, make([]ringEntry, ringSize*max(64, len(l.recent)/ringSize))...)
+	if read {
+		for _, a := range ev.Addrs {
+			h.word = append(h.word, uint32(l.wordOf(a, r)))
+			h.ver = append(h.ver, verUnresolved) // what it saw comes with its response
 		}
-		x := first + int32(j)
-		h.word = append(h.word, uint32(w))
-		switch {
-		case read: // what it saw comes with its response
-			h.ver = append(h.ver, verUnresolved)
-		case f&fSwap != 0: // the same
-			h.ver = append(h.ver, verUnresolved)
-			h.nw = append(h.nw, ev.New[j])
-			h.owner = append(h.owner, id)
-		default:
-			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
-			h.nw = append(h.nw, ev.New[j])
-			h.owner = append(h.owner, id)
-		}
+		return nil
 	}
-	if !read {
-		// Remember after resolving the expected values, so that a cas
+	swap := f&fSwap != 0
+	for j, a := range ev.Addrs {
+		w := l.wordOf(a, r)
+		x, v := first+int32(j), ev.New[j]
+		h.word = append(h.word, uint32(w))
+		if swap { // what it replaced comes with its response
+			h.ver = append(h.ver, verUnresolved)
+		} else {
+			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+		}
+		h.nw = append(h.nw, v)
+		h.owner = append(h.owner, id)
+		// Remembered after its expected value is resolved, so that a cas
 		// never resolves to itself while streaming (a swap that returns
-		// its own new value does: a self-loop, as it should).
-		for j, v := range ev.New {
-			x := first + int32(j)
-			w := int32(h.word[x])
-			l.remember(w, x, id, v)
-			if v == h.initVal[w] {
-				l.initWrites.add(x)
-			}
+		// its own new value does: a self-loop, as it should); its other
+		// words are other words (an address appears once in an
+		// operation), resolved in their own rings.
+		l.remember(w, x, id, v)
+		if v == h.initVal[w] {
+			l.initWrites.add(x)
 		}
 	}
 	return nil
+}
+
+// wordOf interns address a (hist.wordOfAddr), making room for its ring.
+func (l *loader) wordOf(a uint64, r *history.Reader) int32 {
+	w := l.h.wordOfAddr(a, r)
+	if int(w) >= len(l.recent) {
+		l.recent = append(l.recent, make([]ring, max(64, int(w)+1-len(l.recent), len(l.recent)))...)
+	}
+	return w
 }
 
 // respond records the response ev, resolving a read's values.

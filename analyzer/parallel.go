@@ -37,6 +37,24 @@ func (s splitter) perPartition() int {
 	return 8192
 }
 
+// aside calls f on a goroutine of its own, beside the caller's work,
+// when [0, n) is split (s.parts(n) > 1: several cores and enough work to
+// be worth a goroutine), else at once on the caller's goroutine. The
+// returned function waits until f is done; call it before using what f
+// writes.
+func (s splitter) aside(n int, f func()) (wait func()) {
+	if s.parts(n) <= 1 {
+		f()
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return func() { <-done }
+}
+
 // run calls f on the s.parts(n) parts of [0, n), on up to s.workers
 // goroutines, and waits. A part's ends are multiples of 64 (but the
 // last), so that a bitset indexed like the range is written by one part per

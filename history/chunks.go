@@ -210,6 +210,29 @@ func (c *chunk) decode(maxLine int) {
 	b := c.buf
 	line := int32(0)
 	for pos := 0; pos < len(b); {
+		line++
+		if d := b[pos]; '0' <= d && d <= '9' {
+			// Decoded in place (a record built aside and appended was
+			// copied twice per line) and where it starts: the decoder
+			// finds its end.
+			c.recs = append(c.recs, chunkRec{line: line, start: int32(pos)})
+			rec := &c.recs[len(c.recs)-1]
+			var end int
+			if c.nums, end = decodeTextAt(b, pos, &rec.fastRec, c.nums); end >= 0 {
+				if end-pos > maxLine {
+					*rec = chunkRec{line: line, start: int32(pos), end: int32(end), tooLong: true}
+					c.lines = int64(line)
+					return // nothing after it is read
+				}
+				rec.end = int32(end)
+				pos = end + 1 // past its newline
+				if end < len(b) && b[end] == '\r' {
+					pos++ // a "\r\n"
+				}
+				continue
+			}
+			c.recs = c.recs[:len(c.recs)-1]
+		}
 		end, next := len(b), len(b)
 		if i := bytes.IndexByte(b[pos:], '\n'); i >= 0 {
 			end, next = pos+i, pos+i+1
@@ -217,7 +240,6 @@ func (c *chunk) decode(maxLine int) {
 				end--
 			}
 		}
-		line++
 		raw := b[pos:end]
 		start := pos
 		pos = next
@@ -229,16 +251,11 @@ func (c *chunk) decode(maxLine int) {
 		case len(raw) == 0:
 			continue
 		}
-		// Decoded in place: a record built aside and appended was copied
-		// twice per line.
 		c.recs = append(c.recs, chunkRec{line: line, start: int32(start), end: int32(end)})
 		rec := &c.recs[len(c.recs)-1]
 		switch {
 		case '0' <= raw[0] && raw[0] <= '9':
-			var ok bool
-			if c.nums, ok = decodeText(raw, &rec.fastRec, c.nums); !ok {
-				rec.kind = fastNone
-			}
+			rec.kind = fastNone // (decodeTextAt rejected it above)
 		case raw[0] == '{':
 			var ok bool
 			if c.nums, ok = decodeJSON(raw, &rec.fastRec, c.nums, &c.scratch); !ok {

@@ -65,7 +65,8 @@ func randomText(rng *rand.Rand) string {
 		b.WriteString(pool[rng.IntN(len(pool))])
 		switch rng.IntN(10) {
 		case 0:
-			b.WriteString("\r\n")
+			// (and carriage returns that do not end the line)
+			b.WriteString([]string{"\r\n", "\r\n", "\r\r\n", " \r\n", "\r1\n", "\r"}[rng.IntN(6)])
 		case 1:
 			b.WriteString(" ")
 			b.WriteString(valid[rng.IntN(len(valid))])

@@ -59,108 +59,155 @@ func (r *Reader) fastText(line []byte) (ev *Event, ok bool, err error) {
 // exists because field splitting and re-scanning cost a third of the
 // analyzer's time on large histories.
 func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
-	c := cursor{b: line}
+	nums, end := decodeTextAt(line, 0, rec, nums)
+	return nums, end == len(line)
+}
+
+// decodeTextAt is decodeText for the line that starts at b[pos] and ends
+// at the first newline (a "\r\n" counts as one) or at the end of b: it
+// returns the end of the line's content, or -1 if the line does not
+// decode. A chunk's worker decodes each line where it starts, without
+// first looking for its end (a search was a tenth of decoding).
+//
+// The position in the line is a local (i) passed to and returned by the
+// scanning helpers, not a cursor's field: kept in a register, it saved a
+// load and a store per step, a third of this function's instructions (it
+// runs on every line; a position below 0 means the line does not decode).
+func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int) {
 	*rec = fastRec{syn: Text, nums: int32(len(nums))}
-	// A process id is decimal, at most 10 digits (as procID requires).
-	if len(line) > 1 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X') {
-		return nums, false
+	// A process id is decimal, at most 10 digits (as procID requires):
+	// scanned here, as only decimal digits (a 0x prefix stops it at the
+	// x, which is no blank: the line does not decode).
+	i, p := pos, uint64(0)
+	for i < len(b) && i-pos <= 10 {
+		d := b[i] - '0'
+		if d > 9 {
+			break
+		}
+		p = p*10 + uint64(d)
+		i++
 	}
-	p, good := c.number()
-	if !good || c.i > 10 || p > MaxProc || !c.space() {
-		return nums, false
+	if i == pos || i-pos > 10 || p > MaxProc {
+		return nums, -1
+	}
+	if i = skipSpace(b, i); i < 0 {
+		return nums, -1
 	}
 	rec.proc = int32(p)
 	// Each word is tried only where its first byte says it may be (a
 	// word that does not match cost a compare each).
-	switch c.peek() {
+	switch b[i] { // (skipSpace leaves a byte after the blanks)
 	case 'i':
-		if !c.word("inv") || !c.space() {
-			return nums, false
+		if i = skipSpace(b, skipWord(b, i, "inv")); i < 0 {
+			return nums, -1
 		}
 		rec.kind = fastInv
-		switch c.peek() {
+		switch b[i] {
 		case 'r':
-			if !c.word("read") {
-				return nums, false
+			if i = skipWord(b, i, "read"); i < 0 {
+				return nums, -1
 			}
 			rec.op = Read
-			for c.space() {
-				a, good := c.number()
-				if !good {
-					return nums, false
+			for {
+				j := skipSpace(b, i)
+				if j < 0 {
+					break
+				}
+				var a uint64
+				if a, i = scanNum(b, j); i < 0 {
+					return nums, -1
 				}
 				nums = append(nums, a)
 			}
 		case 'c':
-			if !c.word("cas") {
-				return nums, false
+			if i = skipWord(b, i, "cas"); i < 0 {
+				return nums, -1
 			}
 			rec.op = CAS
-			return c.tuples(rec, nums, 3)
+			return tuples(b, i, rec, nums, 3)
 		case 's':
-			if !c.word("swap") {
-				return nums, false
+			if i = skipWord(b, i, "swap"); i < 0 {
+				return nums, -1
 			}
 			rec.op = Swap
-			return c.tuples(rec, nums, 2)
+			return tuples(b, i, rec, nums, 2)
 		default:
-			return nums, false
+			return nums, -1
 		}
 		rec.k = int32(len(nums)) - rec.nums
-		return nums, c.end()
+		return nums, lineEnd(b, i)
 	case 'r':
-		if !c.word("ret") || !c.space() {
-			return nums, false
+		if i = skipSpace(b, skipWord(b, i, "ret")); i < 0 {
+			return nums, -1
 		}
 		rec.kind = fastRet
-		switch {
-		case c.peek() == 'o':
-			if !c.word("ok") {
-				return nums, false
+		switch b[i] {
+		case 'o':
+			if i = skipWord(b, i, "ok"); i < 0 {
+				return nums, -1
 			}
 			rec.resp = retOK
-			return nums, c.end()
-		case c.peek() == 'f':
-			if !c.word("fail") || !c.space() {
-				return nums, false
+			return nums, lineEnd(b, i)
+		case 'f':
+			if i = skipSpace(b, skipWord(b, i, "fail")); i < 0 {
+				return nums, -1
 			}
-			a, good := c.number()
-			if !good || (c.space() && !c.values(&nums)) {
-				return nums, false
+			var a uint64
+			if a, i = scanNum(b, i); i < 0 {
+				return nums, -1
+			}
+			if j := skipSpace(b, i); j >= 0 {
+				if nums, i = scanValues(b, j, nums); i < 0 {
+					return nums, -1
+				}
 			}
 			rec.resp, rec.fail = retFail, a
 		default:
-			// The values, read here rather than by c.values: this is
-			// half of all the lines.
-			for {
-				v, good := c.number()
-				if !good {
-					return nums, false
-				}
-				nums = append(nums, v)
-				if !c.space() {
-					break
-				}
+			// The values: half of all the lines.
+			if nums, i = scanValues(b, i, nums); i < 0 {
+				return nums, -1
 			}
 			rec.resp = retValues
 		}
 		rec.k = int32(len(nums)) - rec.nums
-		return nums, c.end()
+		return nums, lineEnd(b, i)
 	}
-	return nums, false
+	return nums, -1
+}
+
+// scanValues scans one or more numbers from b[i:] separated by runs of
+// blanks, appending them to nums; it returns the position after the last
+// one, or -1 if one does not scan.
+func scanValues(b []byte, i int, nums []uint64) ([]uint64, int) {
+	for {
+		var v uint64
+		if v, i = scanNum(b, i); i < 0 {
+			return nums, -1
+		}
+		nums = append(nums, v)
+		j := skipSpace(b, i)
+		if j < 0 {
+			return nums, i
+		}
+		i = j
+	}
 }
 
 // tuples decodes the words of a cas (a:e:n, arity 3) or a swap (a:n,
-// arity 2) to the end of the line, as they come (a, e, n, a, e, n, ...).
-func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool) {
-	for c.space() {
-		a, good := c.number()
-		if !good || !c.colon() {
-			return nums, false
+// arity 2) from b[i:] to the end of the line, as they come (a, e, n, a,
+// e, n, ...).
+func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, int) {
+	for {
+		j := skipSpace(b, i)
+		if j < 0 {
+			break
 		}
-		e, good := c.number()
-		if !good {
-			return nums, false
+		var a, e uint64
+		if a, i = scanNum(b, j); i < 0 || i >= len(b) || b[i] != ':' {
+			return nums, -1
+		}
+		if e, i = scanNum(b, i+1); i < 0 {
+			return nums, -1
 		}
 		if arity == 2 {
 			// (An append of a variable length calls memmove: one per
@@ -168,17 +215,68 @@ func (c *cursor) tuples(rec *fastRec, nums []uint64, arity int) ([]uint64, bool)
 			nums = append(nums, a, e)
 			continue
 		}
-		if !c.colon() {
-			return nums, false
+		if i >= len(b) || b[i] != ':' {
+			return nums, -1
 		}
-		n, good := c.number()
-		if !good {
-			return nums, false
+		var n uint64
+		if n, i = scanNum(b, i+1); i < 0 {
+			return nums, -1
 		}
 		nums = append(nums, a, e, n)
 	}
 	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
-	return nums, c.end()
+	return nums, lineEnd(b, i)
+}
+
+// skipSpace skips one run of spaces and tabs at b[i:]: the position after
+// it, or -1 if there is none or the line ends after it (then nothing
+// follows but blanks), or if i is -1 (what failed before it).
+func skipSpace(b []byte, i int) int {
+	if i >= 0 && i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
+		return i + 1 // the usual single space
+	}
+	return skipBlanks(b, i)
+}
+
+// skipBlanks is skipSpace's general case, apart so that skipSpace inlines.
+func skipBlanks(b []byte, i int) int {
+	if i < 0 {
+		return -1
+	}
+	j := i
+	for j < len(b) && (b[j] == ' ' || b[j] == '\t') {
+		j++
+	}
+	if j == i || j == len(b) {
+		return -1
+	}
+	return j
+}
+
+// skipWord skips w at b[i:] if it is a whole token (followed by a blank,
+// a newline or a carriage return, which the caller's next step checks is
+// one before a newline): the position after it, or -1. (Small enough to
+// inline, so that w is a constant and the comparison a load or two.)
+func skipWord(b []byte, i int, w string) int {
+	j := i + len(w)
+	if j > len(b) || string(b[i:j]) != w {
+		return -1
+	}
+	if j < len(b) {
+		if c := b[j]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return -1
+		}
+	}
+	return j
+}
+
+// lineEnd is i if the line ends at b[i] (b ends, or a newline or a
+// "\r\n" starts there), else -1.
+func lineEnd(b []byte, i int) int {
+	if i == len(b) || b[i] == '\n' || b[i] == '\r' && i+1 < len(b) && b[i+1] == '\n' {
+		return i
+	}
+	return -1
 }
 
 // applyFast applies a decoded line to the Reader's state: an invocation
@@ -244,15 +342,8 @@ type cursor struct {
 // space consumes one run of spaces and tabs; false if there is none or the
 // line ends after it.
 func (c *cursor) space() bool {
-	j := c.i
-	if j+1 < len(c.b) && c.b[j] == ' ' && c.b[j+1] > ' ' {
-		c.i = j + 1 // the usual single space
-		return true
-	}
-	for j < len(c.b) && (c.b[j] == ' ' || c.b[j] == '\t') {
-		j++
-	}
-	if j == c.i || j == len(c.b) {
+	j := skipSpace(c.b, c.i)
+	if j < 0 {
 		return false
 	}
 	c.i = j
@@ -304,17 +395,30 @@ func (c *cursor) word(w string) bool {
 	return true
 }
 
-// number consumes a decimal or 0x-hex number that fits in 64 bits. The
+// number consumes a decimal or 0x-hex number that fits in 64 bits.
+func (c *cursor) number() (uint64, bool) {
+	v, j := scanNum(c.b, c.i)
+	if j < 0 {
+		return 0, false
+	}
+	c.i = j
+	return v, true
+}
+
+// scanNum scans a decimal or 0x-hex number that fits in 64 bits at
+// b[i:]: its value and the position after it, or -1 if there is none. The
 // numbers of the common lines (up to 19 decimal or 16 hex digits) are
 // scanned here, in loops without a range check or an error value: this is
 // the innermost loop of reading (a third of the decoding time went to the
 // call to scanU64 and its checks). Anything longer, which may overflow, is
 // left to scanU64, so a number means the same everywhere.
-func (c *cursor) number() (uint64, bool) {
-	b, i := c.b, c.i
+func scanNum(b []byte, i int) (uint64, int) {
+	if uint(i) >= uint(len(b)) {
+		return 0, -1
+	}
 	var v uint64
 	j := i
-	if i+2 < len(b) && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') {
+	if b[i] == '0' && i+2 < len(b) && b[i+1]|0x20 == 'x' { // 0x or 0X
 		j = i + 2
 		if len(b)-j >= 8 {
 			// The first eight digits at once (SWAR, see lanes1): the new
@@ -346,8 +450,7 @@ func (c *cursor) number() (uint64, bool) {
 			v = v<<4 | uint64(d)
 		}
 		if n := j - i - 2; n > 0 && n <= 16 {
-			c.i = j
-			return v, true
+			return v, j
 		}
 	} else {
 		for ; j < len(b); j++ {
@@ -358,16 +461,14 @@ func (c *cursor) number() (uint64, bool) {
 			v = v*10 + uint64(d)
 		}
 		if n := j - i; n > 0 && n <= 19 {
-			c.i = j
-			return v, true
+			return v, j
 		}
 	}
 	v, j, err := scanU64(b, i)
 	if err != nil {
-		return 0, false
+		return 0, -1
 	}
-	c.i = j
-	return v, true
+	return v, j
 }
 
 // Byte-lane constants for cursor.number's eight digits at once: a lane

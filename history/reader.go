@@ -266,6 +266,16 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 // returns io.EOF; a malformed one gives an *Error naming the line. After an
 // error, every call returns the same error.
 func (r *Reader) Next() (*Event, error) {
+	if r.par != nil && r.sniffed && r.err == nil && r.bin == nil {
+		// Most lines of a parallel Reader: one a worker decoded, applied
+		// here without next's steps (a tenth of the in-order time).
+		if ev, ok, err := r.nextDecoded(); ok {
+			if err != nil {
+				r.par.halt()
+			}
+			return ev, err
+		}
+	}
 	ev, err := r.next()
 	if err != nil && r.par != nil {
 		r.par.halt() // (they are done at the end of the input)
