@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -53,6 +54,16 @@ const is64bit = ^uint(0)>>32 != 0
 func (d *draws) float64() float64 {
 	return float64(d.Uint64()<<11>>11) / (1 << 53)
 }
+
+// below is float64() < p for the bound b = belowBound(p): the same draw
+// compared as an integer. float64 divides the draw's 53 low bits x by
+// 2^53, exactly (x and 2^53 are exact doubles), so it is below p exactly
+// when x is below p*2^53 (exact too), that is, x being an integer, below
+// its ceiling.
+func (d *draws) below(b uint64) bool { return d.Uint64()<<11>>11 < b }
+
+// belowBound is the bound of below for a probability p (0 <= p <= 1).
+func belowBound(p float64) uint64 { return uint64(math.Ceil(p * (1 << 53))) }
 
 // intN is rand.Rand.IntN (n > 0). On 32-bit platforms, where rand.Rand
 // reduces small ranges another way, a rand.Rand on this generator draws

@@ -38,3 +38,31 @@ func TestDrawsMatchRand(t *testing.T) {
 		}
 	}
 }
+
+// TestBelowMatchesFloat: below with belowBound(p) decides as Float64() < p
+// on rand.Rand's stream, for the stick probabilities the scheduler uses,
+// the extremes, random ones, and draws right at the bound (where a wrong
+// rounding of the bound would show).
+func TestBelowMatchesFloat(t *testing.T) {
+	ps := []float64{0, 0.8, 0.95, 1, 0.5, 1.0 / 3, 0x1p-53, 1 - 0x1p-53}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 50 {
+		ps = append(ps, r.Float64())
+	}
+	for _, p := range ps {
+		b := belowBound(p)
+		d := newDraws(uint64(b), 0x5ced)
+		want := rand.New(rand.NewPCG(uint64(b), 0x5ced))
+		for i := range 2000 {
+			if g, w := d.below(b), want.Float64() < p; g != w {
+				t.Fatalf("p %v draw %d: below %v, Float64() < p %v", p, i, g, w)
+			}
+		}
+		// The draws next to the bound, as Float64 maps them.
+		for x := b - min(b, 2); x <= b+2 && x <= 1<<53; x++ {
+			if g, w := x < b, float64(x)/(1<<53) < p; g != w {
+				t.Fatalf("p %v: 53-bit draw %d below the bound %v, as a float %v", p, x, g, w)
+			}
+		}
+	}
+}
