@@ -532,7 +532,6 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 		}
 	}
 	s.stickAt = belowBound(s.stick)
-	s.plain = s.late == nil && s.lc == nil && s.stallAt <= 0
 	d.det = s
 	for i := range n {
 		if left[i] > 0 {

@@ -109,11 +109,9 @@ type detSched struct {
 	d     *Driver
 	dr    draws
 	stick float64
-	// stickAt is stick as a bound of the draws' 53 bits (draws.below;
-	// 0: stick 0, no draw); plain: the segment has neither the progress
-	// check nor the late-write policy nor the late crash (Access).
+	// stickAt is stick as a bound of the draws' 53 bits (draws.below,
+	// the same decision; 0: stick 0, no draw).
 	stickAt uint64
-	plain   bool
 	live    []int
 	clock   int64 // the logical clock of the log timestamps
 	turns
@@ -235,54 +233,17 @@ func (s *detSched) Exclusive() {}
 
 // Access implements pmem.AccessHook for the deterministic scheduler. It
 // runs at every region access (thirty thousand times a fuzz run), so it
-// is written for its common case: a segment without the progress check,
-// the late-write policy and the late crash (plain) takes a short path
-// whose registers the compiler keeps out of memory (the rules' calls made
-// it spill and reload them at every access); the others take
-// accessRules. The scheduler's choice is made here, its draws inlined,
-// when the worker keeps the turn (the stick probability, as pick would
-// have it), else in switchFrom.
+// is written for its common case: the progress check's and the late-write
+// policy's rules (rules) are called only in the segments that have them,
+// and the scheduler's choice (pick; pickOther at a declared wait) is made
+// here, its draws inlined.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
-	if s.plain {
-		if kind == pmem.AccessVolatile {
-			return nil // a switching point of the late-write policy only
-		}
-		d := s.d
-		if d.aborted.Load() {
-			return errAborted
-		}
-		ws := &d.ws[w]
-		ws.accesses++
-		ws.opAcc++
-		ws.lastKind, ws.lastOff = kind, off
-		d.segAccesses++
-		if d.segAccesses == d.crashAt {
-			return d.crashHere()
-		}
-		if ws.inOp && ws.opAcc > ws.limit {
-			d.setStuck(w)
-			return errAborted
-		}
-	} else if done, err := s.accessRules(w, kind, off); done {
-		return err
-	}
-	if kind != pmem.AccessWait && s.stickAt > 0 && s.dr.below(s.stickAt) {
-		return s.resumedErr() // w keeps the turn
-	}
-	return s.switchFrom(w, kind)
-}
-
-// accessRules is the first part of Access in a segment with the progress
-// check, the late-write policy or the late crash: the same steps, with
-// their rules. done: the access is decided (err), without a scheduling
-// point left to take.
-func (s *detSched) accessRules(w int, kind pmem.AccessKind, off uint64) (done bool, err error) {
 	d := s.d
 	if kind == pmem.AccessVolatile && s.late == nil {
-		return true, nil // a switching point of the late-write policy only
+		return nil // a switching point of the late-write policy only
 	}
 	if d.aborted.Load() {
-		return true, errAborted
+		return errAborted
 	}
 	ws := &d.ws[w]
 	ws.accesses++
@@ -291,33 +252,29 @@ func (s *detSched) accessRules(w int, kind pmem.AccessKind, off uint64) (done bo
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
 	if d.segAccesses == d.crashAt {
-		return true, d.crashHere()
+		return d.crashHere()
 	}
 	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
-		return true, d.crashHere()
+		return d.crashHere()
 	}
 	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
 		if s.rules(w, ws, prev, kind, off) {
-			return true, s.resumedErr()
+			return s.resumedErr()
 		}
 	}
 	if ws.inOp && ws.opAcc > ws.limit {
 		d.setStuck(w)
-		return true, errAborted
+		return errAborted
 	}
-	return false, nil
-}
-
-// switchFrom is the scheduling point of worker w's access of kind where w
-// did not keep the turn by the stick probability (Access): the worker to run next
-// is drawn (maybe w again) and w hands the turn over to it.
-func (s *detSched) switchFrom(w int, kind pmem.AccessKind) error {
-	var n int
-	if kind == pmem.AccessWait {
+	n := w
+	switch {
+	case kind == pmem.AccessWait:
 		// A worker that waits by design waits for the others: it does
 		// not keep the turn (the stick probability would have it spin on).
 		n = s.pickOther(w)
-	} else {
+	case s.stickAt > 0 && s.dr.below(s.stickAt):
+		// w keeps the turn (as pick would have it)
+	default:
 		n = s.live[s.dr.intN(len(s.live))]
 	}
 	if n != w {
