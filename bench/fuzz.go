@@ -37,7 +37,8 @@ type FuzzPoint struct {
 	// end.
 	CrashesPerSecond float64 `json:"crashes_per_second"`
 	// The baseline's figures (0 without one), and Ratio, the crash cycles
-	// per CPU-second of this binary over the baseline's.
+	// per CPU-second of this binary over the baseline's: the median of
+	// the rounds' ratios.
 	BaselineCrashes             int64   `json:"baseline_crashes,omitempty"`
 	BaselineCPUPerRun           float64 `json:"baseline_cpu_seconds_per_run,omitempty"`
 	BaselineCrashesPerCPUSecond float64 `json:"baseline_crashes_per_cpu_second,omitempty"`
@@ -48,9 +49,9 @@ type FuzzPoint struct {
 	RatioMin float64 `json:"ratio_min,omitempty"`
 	RatioMax float64 `json:"ratio_max,omitempty"`
 	// WallRatio is the crash cycles per wall-clock second of this binary
-	// over the baseline's (medians), WallRatioMin and WallRatioMax its
-	// spread over the repetitions: the issue's measure, which only an
-	// idle machine gives undisturbed.
+	// over the baseline's (the median of the rounds'), WallRatioMin and
+	// WallRatioMax its spread over the rounds: the issue's measure, which
+	// only an idle machine gives undisturbed.
 	WallRatio    float64 `json:"wall_ratio,omitempty"`
 	WallRatioMin float64 `json:"wall_ratio_min,omitempty"`
 	WallRatioMax float64 `json:"wall_ratio_max,omitempty"`
@@ -175,10 +176,10 @@ func (o *Options) fuzzPoint(ctx context.Context, fc fuzzConfig, runs, reps int, 
 		p.BaselineCrashes = b.crashes
 		p.BaselineCPUPerRun, p.BaselineCrashesPerCPUSecond = b.cpu/float64(b.runs), perCPU(b)
 		p.BaselineCrashesPerSecond = perWall(medianRun(base, perWall))
-		p.Ratio = p.CrashesPerCPUSecond / p.BaselineCrashesPerCPUSecond
-		p.RatioMin, p.RatioMax = slices.Min(ratios), slices.Max(ratios)
-		p.WallRatio = p.CrashesPerSecond / p.BaselineCrashesPerSecond
-		p.WallRatioMin, p.WallRatioMax = slices.Min(wall), slices.Max(wall)
+		// The ratios are the rounds' own (each round runs both binaries
+		// back to back, under about the same load), their median.
+		p.Ratio, p.RatioMin, p.RatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
+		p.WallRatio, p.WallRatioMin, p.WallRatioMax = median(wall), slices.Min(wall), slices.Max(wall)
 	}
 	return p, nil
 }
