@@ -2,6 +2,7 @@ package driver
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -62,6 +63,35 @@ func TestBelowMatchesFloat(t *testing.T) {
 		for x := b - min(b, 2); x <= b+2 && x <= 1<<53; x++ {
 			if g, w := x < b, float64(x)/(1<<53) < p; g != w {
 				t.Fatalf("p %v: 53-bit draw %d below the bound %v, as a float %v", p, x, g, w)
+			}
+		}
+	}
+}
+
+// TestShuffleAndInt64NMatchRand: the late-write policy's other draws,
+// Shuffle and Int64N, are rand.Rand's on the same PCG, interleaved with
+// the others.
+func TestShuffleAndInt64NMatchRand(t *testing.T) {
+	for seed := range uint64(50) {
+		d := newDraws(seed, 0x1a7e)
+		want := rand.New(rand.NewPCG(seed, 0x1a7e))
+		for i := range 300 {
+			n := i % 9
+			a, b := make([]int, n), make([]int, n)
+			for j := range n {
+				a[j], b[j] = j, j
+			}
+			d.shuffle(n, func(i, j int) { a[i], a[j] = a[j], a[i] })
+			want.Shuffle(n, func(i, j int) { b[i], b[j] = b[j], b[i] })
+			if !slices.Equal(a, b) {
+				t.Fatalf("seed %d shuffle %d: %v, rand.Rand %v", seed, i, a, b)
+			}
+			m := int64(1 + i*37)
+			if g, w := int64(d.intN(int(m))), want.Int64N(m); g != w {
+				t.Fatalf("seed %d draw %d: Int64N(%d) %d, rand.Rand %d", seed, i, m, g, w)
+			}
+			if g, w := d.float64(), want.Float64(); g != w {
+				t.Fatalf("seed %d draw %d: Float64 %v, rand.Rand %v", seed, i, g, w)
 			}
 		}
 	}
