@@ -73,9 +73,9 @@ func (d *draws) shuffle(n int, swap func(i, j int)) {
 	}
 }
 
-// intN is rand.Rand.IntN (and Int64N) (n > 0). On 32-bit platforms, where rand.Rand
-// reduces small ranges another way, a rand.Rand on this generator draws
-// it.
+// intN is rand.Rand.IntN, and Int64N (n > 0). On 32-bit platforms,
+// where rand.Rand reduces small ranges another way, a rand.Rand on this
+// generator draws it.
 func (d *draws) intN(n int) int {
 	if !is64bit {
 		return rand.New(d).IntN(n)
