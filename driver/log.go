@@ -356,8 +356,9 @@ func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger 
 
 // mergeHead is a cursor's head record as run saw it: only the cursor
 // written from, or given a chunk, has a new one (stale), so run looks up
-// one head per record written instead of every log's (a third of the
-// merge's instructions with four workers).
+// one head per record written instead of every log's (with four workers,
+// 47 M to 31 M instructions in run and head for fuzz --jobs 1 --runs 100,
+// callgrind).
 type mergeHead struct {
 	ts        uint64
 	ret       bool // a response
