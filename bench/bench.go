@@ -203,7 +203,7 @@ var Describe = map[string]string{
 	"logging":   "PMwCAS driver throughput with and without recording (OPODIS: about 10 % slowdown)",
 	"porcupine": "pmlin beside Porcupine on the same histories, 4 to 32 processes: time and peak memory",
 	"mwcas":     "PMwCAS throughput against threads and k, persistence emulation on/off, mutex baseline",
-	"fuzz":      "pmlin fuzz's crash cycles per CPU-second and CPU time per run, beside an older binary (--baseline); not in all",
+	"fuzz":      "pmlin fuzz's crash cycles per second and per CPU-second with its true defaults, and CPU time per run at one job, beside an older binary (--baseline); not in all",
 }
 
 // Run runs a suite: it measures, writes the table to stdout and, with

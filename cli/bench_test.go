@@ -141,14 +141,18 @@ func TestBenchFuzz(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
 		t.Fatalf("last line: %v\n%s", err, lines[len(lines)-1])
 	}
-	if v.Suite != "fuzz" || len(v.Points) != 3 {
+	if v.Suite != "fuzz" || len(v.Points) != 4 {
 		t.Fatalf("JSON %s", lines[len(lines)-1])
 	}
 	for _, p := range v.Points {
-		for _, f := range []string{"runs", "crashes", "cpu_seconds_per_run", "crashes_per_cpu_second", "baseline_cpu_seconds_per_run", "ratio"} {
+		for _, f := range []string{"runs", "crashes", "cpu_seconds_per_run", "crashes_per_cpu_second", "crashes_per_second",
+			"baseline_cpu_seconds_per_run", "baseline_crashes_per_second", "ratio", "wall_ratio"} {
 			if x, ok := p[f].(float64); !ok || x <= 0 {
 				t.Errorf("%v: %s = %v", p["config"], f, p[f])
 			}
+		}
+		if jobs, ok := p["jobs"].(float64); !ok || (p["config"] == "defaults") != (jobs == 0) {
+			t.Errorf("%v: jobs %v (want 0, the default, for defaults alone)", p["config"], p["jobs"])
 		}
 		if p["runs"].(float64) != 4 || p["crashes"].(float64) != 24 {
 			t.Errorf("%v: %v runs, %v crashes (want 4 runs of 6 crashes)", p["config"], p["runs"], p["crashes"])

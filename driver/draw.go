@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"math"
 	"math/bits"
 	"math/rand/v2"
 )
@@ -54,9 +55,27 @@ func (d *draws) float64() float64 {
 	return float64(d.Uint64()<<11>>11) / (1 << 53)
 }
 
-// intN is rand.Rand.IntN (n > 0). On 32-bit platforms, where rand.Rand
-// reduces small ranges another way, a rand.Rand on this generator draws
-// it.
+// below is float64() < p for the bound b = belowBound(p): the same draw
+// compared as an integer. float64 divides the draw's 53 low bits x by
+// 2^53, exactly (x and 2^53 are exact doubles), so it is below p exactly
+// when x is below p*2^53 (exact too), that is, x being an integer, below
+// its ceiling.
+func (d *draws) below(b uint64) bool { return d.Uint64()<<11>>11 < b }
+
+// belowBound is the bound of below for a probability p (0 <= p <= 1).
+func belowBound(p float64) uint64 { return uint64(math.Ceil(p * (1 << 53))) }
+
+// shuffle is rand.Rand.Shuffle: Fisher-Yates, each index drawn as intN
+// draws it (rand.Rand's Shuffle, IntN and Int64N reduce a draw alike).
+func (d *draws) shuffle(n int, swap func(i, j int)) {
+	for i := n - 1; i > 0; i-- {
+		swap(i, d.intN(i+1))
+	}
+}
+
+// intN is rand.Rand.IntN, and Int64N (n > 0). On 32-bit platforms,
+// where rand.Rand reduces small ranges another way, a rand.Rand on this
+// generator draws it.
 func (d *draws) intN(n int) int {
 	if !is64bit {
 		return rand.New(d).IntN(n)

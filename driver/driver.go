@@ -525,7 +525,7 @@ func (d *Driver) stopWorker(w int) {
 // some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	n := d.cfg.Threads
-	s := &detSched{d: d, dr: newDraws(segSeed, 0x5ced), stick: d.cfg.stick(), stallAt: d.stallAt, stalled: -1}
+	s := &detSched{d: d, dr: newDraws(segSeed, 0x5ced), stickAt: belowBound(d.cfg.stick()), stallAt: d.stallAt, stalled: -1}
 	if d.cfg.Late > 0 {
 		s.late = newLate(segSeed, d.cfg.Late, d.region)
 		if d.lateCrash && d.region != nil {

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"math/rand/v2"
 	"slices"
 
 	"github.com/pmlin/pmlin/pmem"
@@ -107,7 +106,10 @@ type lateKey struct {
 
 // late is the late-write policy's state in a segment.
 type late struct {
-	rng    *rand.Rand
+	// dr draws the policy's choices: the stream of rand.New(rand.NewPCG(
+	// seed, 0x1a7e)), inlined (draws) where a rand.Rand made an interface
+	// call per holdable access.
+	dr     draws
 	p      float64
 	region *pmem.Region // nil: changes of value are not seen, writes are counted
 	held   []*hold
@@ -160,7 +162,7 @@ type hold struct {
 }
 
 func newLate(seed uint64, p float64, r *pmem.Region) *late {
-	return &late{rng: rand.New(rand.NewPCG(seed, 0x1a7e)), p: p, region: r, rehold: -1, solo: -1}
+	return &late{dr: newDraws(seed, 0x1a7e), p: p, region: r, rehold: -1, solo: -1}
 }
 
 // isWrite says whether an access of kind writes what a key names.
@@ -276,12 +278,12 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	if stale {
 		p = min(1, p*lateStale)
 	}
-	if !ok || !holdable(kind) || l.rng.Float64() >= p {
+	if !ok || !holdable(kind) || l.dr.float64() >= p {
 		return false
 	}
-	h := &hold{need: 1 + l.rng.IntN(lateMaxWrites), wait: 1 + l.rng.Int64N(lateMaxWait), again: l.rng.Float64() < lateAgain,
+	h := &hold{need: 1 + l.dr.intN(lateMaxWrites), wait: 1 + int64(l.dr.intN(lateMaxWait)), again: l.dr.float64() < lateAgain,
 		old: casOld, oldKnown: casKnown}
-	if stale || casKnown && l.region != nil && l.rng.Float64() < lateABA {
+	if stale || casKnown && l.region != nil && l.dr.float64() < lateABA {
 		h.aba, h.expect = true, casOld
 	}
 	s.holdAt(w, kind, off, h)
@@ -377,7 +379,7 @@ func (s *detSched) soloAfter(w int) {
 			in = append(in, x)
 		}
 	}
-	l.rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+	l.dr.shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
 	l.soloQ = in
 	s.soloNext()
 }

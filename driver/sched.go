@@ -106,11 +106,13 @@ const beatEvery = 64
 // scheduler. The choices, and so the histories, are those the channels
 // made.
 type detSched struct {
-	d     *Driver
-	dr    draws
-	stick float64
-	live  []int
-	clock int64 // the logical clock of the log timestamps
+	d  *Driver
+	dr draws
+	// stickAt is the stick probability as a bound of the draws' 53 bits
+	// (draws.below; 0: stick 0, no draw).
+	stickAt uint64
+	live    []int
+	clock   int64 // the logical clock of the log timestamps
 	turns
 	workers []int // the workers that have a coroutine
 	// beat is a sign of progress the watchdog reads from its own
@@ -135,7 +137,7 @@ type detSched struct {
 }
 
 func (s *detSched) pick(cur int) int {
-	if cur >= 0 && s.stick > 0 && s.dr.float64() < s.stick {
+	if cur >= 0 && s.stickAt > 0 && s.dr.below(s.stickAt) { // as in Access
 		return cur
 	}
 	return s.live[s.dr.intN(len(s.live))]
@@ -269,8 +271,9 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		// A worker that waits by design waits for the others: it does
 		// not keep the turn (the stick probability would have it spin on).
 		n = s.pickOther(w)
-	case s.stick > 0 && s.dr.float64() < s.stick:
-		// w keeps the turn (as pick would have it)
+	case s.stickAt > 0 && s.dr.below(s.stickAt):
+		// w keeps the turn (as pick would have it; written out: a method
+		// would not be inlined)
 	default:
 		n = s.live[s.dr.intN(len(s.live))]
 	}
