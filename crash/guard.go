@@ -102,13 +102,23 @@ func guarded(ctx context.Context, c *caller, tag driver.Tag, h *callHook, quiet 
 		}
 	}()
 	c.run(func() {
+		var err error
+		returned := false
 		defer func() {
-			if p := recover(); p != nil {
-				done <- driver.NewPanicError(p, debug.Stack())
+			p := recover()
+			if p != nil {
+				err = driver.NewPanicError(p, debug.Stack())
+			}
+			// Before the result is out: the caller's goroutine waits for
+			// its next call untagged, never found for this tag.
+			driver.Untag()
+			if returned || p != nil { // not after a runtime.Goexit: f never ended
+				done <- err
 			}
 		}()
 		tag.Set()
-		done <- f()
+		err = f()
+		returned = true
 	})
 	select { // most calls are over in microseconds: no ticker for them
 	case err := <-done:

@@ -10,6 +10,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // Finding a goroutine that stopped making region accesses. A watchdog that
@@ -31,11 +32,18 @@ type Tag struct {
 // tagKey is the profiler label key of pmlin's tags.
 const tagKey = "pmlin-goroutine"
 
-// NewTag returns a tag named name; names must be unique among the
-// goroutines alive at once (a pointer and a worker number, say).
+// NewTag returns a tag named name, made unique in the process: a name
+// built from a pointer (a run's) can come back once the memory is reused,
+// while a goroutine of the old run, abandoned in the target's code, still
+// carries it.
 func NewTag(name string) Tag {
-	return Tag{ctx: pprof.WithLabels(context.Background(), pprof.Labels(tagKey, name)), label: name}
+	label := fmt.Sprintf("%s #%d", name, tagSerial.Add(1))
+	return Tag{ctx: pprof.WithLabels(context.Background(), pprof.Labels(tagKey, label)), label: label}
 }
+
+// tagSerial numbers the tags of the process: profiler labels belong to
+// the process (one goroutine profile), so their uniqueness does too.
+var tagSerial atomic.Uint64
 
 // Set labels the calling goroutine with the tag.
 func (t Tag) Set() {
@@ -43,6 +51,13 @@ func (t Tag) Set() {
 		pprof.SetGoroutineLabels(t.ctx)
 	}
 }
+
+// Untag removes every label of the calling goroutine: for a goroutine
+// that goes on to other work, or waits for it, once the work it was
+// tagged for is over. Locate would otherwise find it, parked, under a
+// tag whose work now runs on another goroutine (one name on two
+// goroutines: "the first one" may be the wrong one).
+func Untag() { pprof.SetGoroutineLabels(context.Background()) }
 
 // Spot is where a goroutine was found.
 type Spot struct {
