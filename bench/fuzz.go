@@ -283,9 +283,8 @@ func (r *FuzzReport) Explain() string {
 	return fmt.Sprintf(`Throughput of pmlin fuzz: campaigns of %d runs (--runs) of the PMwCAS,
 each in a child process, whose crash cycles are divided by the campaign's
 wall-clock time (the seconds of its JSON summary) and by the child's CPU
-time (user and system). defaults runs
-both binaries as a user does, with their own defaults: as many jobs as
-CPUs (the headline: crash cycles per second, the issue's measure, which
+time (user and system). defaults runs both binaries as a user does, with
+their own defaults: as many jobs as CPUs (the headline: crash cycles per second, the issue's measure, which
 only an idle machine gives undisturbed, and per CPU-second). The other
 configurations run one job at a time (--jobs 1), whose CPU time per run
 other work on a shared machine disturbs least: defaults-1job each

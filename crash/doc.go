@@ -62,22 +62,21 @@
 // shapes and the target's layout, a thread stopped for good in each
 // segment by the progress check, writes held back by the late-write policy
 // (driver.Config.Late; a draw of its own, so the runs that do not take it
-// replay as before it existed), in those late runs (Mix.LateCrash) a crash of each
-// segment where a late write's change is not yet durable instead of at a
-// random access (Config.LateCrash, driver.CrashPoint.Late: right before
-// the fence that would make it durable, the image keeping every store but
-// the change and what followed it on that cache line; a draw of its own
-// again), recoveries under fire, and in one run in
-// MixEvery the optional operations the target has, ProbeOptional), as
-// pmlin fuzz does unless told the workload's. Target code runs guarded
-// (guard.go): a panic is a finding, and a call that loops or waits outside
-// region accesses is stopped by wall time. Besides the analyzer's
-// anomalies a run reports three of its own: "stuck" (an operation that
-// made no progress while it could run, or that waited for a thread the
-// progress check stopped or the late-write policy held: Lawrence and
-// Lowe's progressibility), "corrupt"
-// (an operation or a
-// recovery failed on a region state the correct code never produces) and
-// "blocked" (under the deterministic scheduler, the target waited outside
-// region accesses, see driver.Blocked).
+// replay as before it existed), in those late runs (Mix.LateCrash) a crash
+// of each segment where a late write's change is not yet durable instead
+// of at a random access (Config.LateCrash, driver.CrashPoint.Late: right
+// before the fence that would make it durable, the image keeping every
+// store but the change and what followed it on that cache line; a draw of
+// its own again), recoveries under fire, and in one run in MixEvery the
+// optional operations the target has, ProbeOptional), as pmlin fuzz does
+// unless told the workload's. Target code runs guarded (guard.go): a panic
+// is a finding, and a call that loops or waits outside region accesses is
+// stopped by wall time. Besides the analyzer's anomalies a run reports
+// three of its own: "stuck" (an operation that made no progress while it
+// could run, or that waited for a thread the progress check stopped or
+// the late-write policy held: Lawrence and Lowe's progressibility),
+// "corrupt" (an operation or a recovery failed on a region state the
+// correct code never produces) and "blocked" (under the deterministic
+// scheduler, the target waited outside region accesses, see
+// driver.Blocked).
 package crash

@@ -344,10 +344,7 @@ func (h freeHook) Access(w int, kind pmem.AccessKind, off uint64) error {
 		return errAborted
 	}
 	if w == d.crashWorker && ws.accesses == d.crashAt {
-		if d.crashAction != nil {
-			d.crashAction()
-		}
-		return pmem.ErrCrashed
+		return d.crashHere()
 	}
 	if ws.accesses&(beatEvery-1) == 0 && !ws.publish(ws.last&3) {
 		return errAborted

@@ -70,7 +70,7 @@ func decodeText(line []byte, rec *fastRec, nums []uint64) ([]uint64, bool) {
 // first looking for its end (a search was a tenth of decoding).
 //
 // The position in the line is a local (i) passed to and returned by the
-// scanning helpers, not a cursor's field: kept in a register, it saved a
+// scanning helpers, not a field of a struct: kept in a register, it saved a
 // load and a store per step, a third of this function's instructions (it
 // runs on every line; a position below 0 means the line does not decode).
 func decodeTextAt(b []byte, pos int, rec *fastRec, nums []uint64) ([]uint64, int) {
@@ -333,78 +333,6 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 	return nil, false, nil
 }
 
-// cursor scans a comment-free, trimmed line.
-type cursor struct {
-	b []byte
-	i int
-}
-
-// space consumes one run of spaces and tabs; false if there is none or the
-// line ends after it.
-func (c *cursor) space() bool {
-	j := skipSpace(c.b, c.i)
-	if j < 0 {
-		return false
-	}
-	c.i = j
-	return true
-}
-
-func (c *cursor) end() bool { return c.i == len(c.b) }
-
-// peek is the byte at the cursor, 0 at the end of the line.
-func (c *cursor) peek() byte {
-	if c.i < len(c.b) {
-		return c.b[c.i]
-	}
-	return 0
-}
-
-// values consumes one or more numbers separated by runs of blanks,
-// appending them to *out.
-func (c *cursor) values(out *[]uint64) bool {
-	for {
-		v, good := c.number()
-		if !good {
-			return false
-		}
-		*out = append(*out, v)
-		if !c.space() {
-			return true
-		}
-	}
-}
-
-func (c *cursor) colon() bool {
-	if c.i < len(c.b) && c.b[c.i] == ':' {
-		c.i++
-		return true
-	}
-	return false
-}
-
-// word consumes w if it is a whole token.
-func (c *cursor) word(w string) bool {
-	if len(c.b)-c.i < len(w) || string(c.b[c.i:c.i+len(w)]) != w {
-		return false
-	}
-	if j := c.i + len(w); j < len(c.b) && c.b[j] != ' ' && c.b[j] != '\t' {
-		return false
-	}
-	c.i += len(w)
-	return true
-}
-
-// number consumes a decimal or 0x-hex number that fits in 64 bits.
-func (c *cursor) number() (uint64, bool) {
-	v, j := scanNum(c.b, c.i)
-	if j < 0 {
-		return 0, false
-	}
-	c.i = j
-	return v, true
-}
-
 // scanNum scans a decimal or 0x-hex number that fits in 64 bits at
 // b[i:]: its value and the position after it, or -1 if there is none. The
 // numbers of the common lines (up to 19 decimal or 16 hex digits) are
@@ -471,7 +399,7 @@ func scanNum(b []byte, i int) (uint64, int) {
 	return v, j
 }
 
-// Byte-lane constants for cursor.number's eight digits at once: a lane
+// Byte-lane constants for scanNum's eight digits at once: a lane
 // of an ASCII byte c holds c+k, whose top bit tells c >= 0x80-k, and no
 // carry leaves the lane. A byte of 0x80 or more is no digit (its top bit);
 // its carry can only reach the lanes after it, which are not counted.

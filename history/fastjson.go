@@ -239,24 +239,23 @@ func (s *jscan) str() (string, bool) {
 // integer scans a JSON integer without sign, fraction or exponent, and
 // without superfluous leading zeros (which JSON forbids).
 func (s *jscan) integer() (uint64, bool) {
-	c := cursor{b: s.b, i: s.i}
-	start := c.i
+	start := s.i
 	if start < len(s.b) && s.b[start] == '0' && start+1 < len(s.b) && s.b[start+1] >= '0' && s.b[start+1] <= '9' {
 		return 0, false
 	}
 	if start+1 < len(s.b) && s.b[start] == '0' && (s.b[start+1] == 'x' || s.b[start+1] == 'X') {
 		return 0, false // not JSON
 	}
-	v, ok := c.number()
-	if !ok {
+	v, j := scanNum(s.b, start)
+	if j < 0 {
 		return 0, false
 	}
-	if c.i < len(s.b) {
-		if ch := s.b[c.i]; ch == '.' || ch == 'e' || ch == 'E' {
+	if j < len(s.b) {
+		if ch := s.b[j]; ch == '.' || ch == 'e' || ch == 'E' {
 			return 0, false
 		}
 	}
-	s.i = c.i
+	s.i = j
 	return v, true
 }
 
@@ -266,13 +265,11 @@ func (s *jscan) number() (uint64, bool) {
 	if !s.peek('"') {
 		return s.integer()
 	}
-	j := s.i + 1
-	c := cursor{b: s.b, i: j}
-	v, ok := c.number()
-	if !ok || c.i >= len(s.b) || s.b[c.i] != '"' {
+	v, j := scanNum(s.b, s.i+1)
+	if j < 0 || j >= len(s.b) || s.b[j] != '"' {
 		return 0, false
 	}
-	s.i = c.i + 1
+	s.i = j + 1
 	return v, true
 }
 

@@ -57,12 +57,12 @@ func TestScanU64MatchesStrconv(t *testing.T) {
 	}
 }
 
-// TestCursorNumberMatchesScanU64: the fast paths' own number scanner
-// (cursor.number, with its loops for the common lengths) takes the same
+// TestScanNumMatchesScanU64: the fast paths' own number scanner
+// (scanNum, with its loops for the common lengths) takes the same
 // numbers as scanU64, to the same end, and refuses the same tokens, at
 // every length around its limits (16 hex, 19 decimal digits), with
 // leading zeros, and followed by what ends a token in a line.
-func TestCursorNumberMatchesScanU64(t *testing.T) {
+func TestScanNumMatchesScanU64(t *testing.T) {
 	const seed = 16
 	rng := rand.New(rand.NewPCG(seed, seed))
 	var cases []string
@@ -92,17 +92,17 @@ func TestCursorNumberMatchesScanU64(t *testing.T) {
 	for _, c := range cases {
 		for _, tail := range []string{"", " 5", ":7", "\t", "g", "x1", "G0", "/1", "@2", "`3", "\x80f", "\xff0", "\x191234567", "\xc3\xa9aaaaaaaa", "        "} {
 			b := []byte(c + tail)
-			cur := cursor{b: b}
-			v, ok := cur.number()
+			v, j := scanNum(b, 0)
+			ok := j >= 0
 			wv, wj, werr := scanU64(b, 0)
-			if ok != (werr == nil) || (ok && (v != wv || cur.i != wj)) || (!ok && cur.i != 0) {
-				t.Fatalf("seed %d: cursor.number(%q) = %d, %v, end %d; scanU64: %d, %v, end %d", seed, b, v, ok, cur.i, wv, werr, wj)
+			if ok != (werr == nil) || (ok && (v != wv || j != wj)) {
+				t.Fatalf("seed %d: scanNum(%q) = %d, end %d; scanU64: %d, %v, end %d", seed, b, v, j, wv, werr, wj)
 			}
 		}
 	}
 }
 
-// TestHexEightAtOnce checks cursor.number's eight hex digits at once
+// TestHexEightAtOnce checks scanNum's eight hex digits at once
 // against scanU64, which reads one byte at a time: every byte value at
 // every position after a run of digits (the ends of the lanes, the bytes
 // next to the digit ranges, those over 0x7f whose carries cross lanes),
@@ -112,11 +112,11 @@ func TestHexEightAtOnce(t *testing.T) {
 		t.Helper()
 		for _, more := range []string{"", "7", "12345678", "123456789"} {
 			b := append(append([]byte("0x"), word...), more...)
-			cur := cursor{b: b}
-			v, ok := cur.number()
+			v, j := scanNum(b, 0)
+			ok := j >= 0
 			wv, wj, werr := scanU64(b, 0)
-			if ok != (werr == nil) || (ok && (v != wv || cur.i != wj)) || (!ok && cur.i != 0) {
-				t.Fatalf("cursor.number(%q) = %#x, %v, end %d; scanU64: %#x, %v, end %d", b, v, ok, cur.i, wv, werr, wj)
+			if ok != (werr == nil) || (ok && (v != wv || j != wj)) {
+				t.Fatalf("scanNum(%q) = %#x, end %d; scanU64: %#x, %v, end %d", b, v, j, wv, werr, wj)
 			}
 		}
 	}
