@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -324,7 +325,7 @@ func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats
 	for i, l := range logs {
 		chunked[i] = [][]uint64{l}
 	}
-	return rc.mergeChunks(chunked, procs, k)
+	return rc.mergeChunks(chunked, procs, k, false)
 }
 
 // streamLogs is MergeLogs for a binary history: the logs, validated, go
@@ -363,7 +364,10 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 	return st, nil
 }
 
-func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeStats, error) {
+// mergeChunks merges logs (MergeLogs) given as chunks. stamped says the
+// logs may be the deterministic scheduler's, whose logical clock stamps
+// the records it logs 1, 2, 3 and so on (see merger.ordered).
+func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped bool) (MergeStats, error) {
 	m := newMerger(rc, procs, k, nil)
 	for i, l := range logs {
 		for _, c := range l {
@@ -372,8 +376,60 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int) (MergeS
 			}
 		}
 	}
-	m.run(0, true)
+	if !stamped || !m.ordered() {
+		m.run(0, true)
+	}
 	return m.st, nil
+}
+
+// ordered merges the logs added, all of them, if their timestamps are 1 to
+// N, each once, for N records in all (the deterministic scheduler's
+// logical clock): the record stamped t is then the t-th in the merge's
+// order, as run would write them (distinct timestamps: no ties to break),
+// and each is placed by its stamp instead of comparing every log's head
+// for every record (run: about 125 instructions a record with four logs,
+// 1.4 % of a fuzz run's). It reports false, having written nothing, if
+// the stamps are not such.
+func (m *merger) ordered() bool {
+	words := 0
+	for i := range m.cs {
+		for _, c := range m.cs[i].chunks {
+			words += len(c)
+		}
+	}
+	// order[t-1] is 1 + the log of the record stamped t (0: none seen),
+	// for every stamp up to the records there can be (a record has a
+	// header at least). N distinct stamps, none above N, are 1 to N.
+	order := slices.Grow(m.rc.order[:0], words/recHeader)[:words/recHeader]
+	m.rc.order = order
+	clear(order)
+	n, last := 0, uint64(0)
+	for i := range m.cs {
+		for _, c := range m.cs[i].chunks {
+			for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8)) {
+				t := c[pos+1]
+				if t-1 >= uint64(len(order)) || order[t-1] != 0 {
+					return false
+				}
+				order[t-1] = int32(i) + 1
+				last = max(last, t)
+				n++
+			}
+		}
+	}
+	if uint64(n) != last {
+		return false
+	}
+	order = order[:n]
+	for _, o := range order {
+		i := int(o) - 1
+		m.cs[i].head(m.done) // the next chunk, if the current one is done
+		m.write(i)
+	}
+	for i := range m.cs {
+		m.cs[i].head(m.done) // a last chunk to done
+	}
+	return true
 }
 
 // merger merges logs into the recorder's text in timestamp order (see
@@ -586,6 +642,7 @@ type Recorder struct {
 	ew    history.EventWriter
 	bw    *history.BinaryWriter // binary
 	lines int64
+	order []int32 // merger.ordered's, kept for the next merge
 }
 
 // NewRecorder returns a Recorder writing text to hw (a history.Writer), or
