@@ -447,10 +447,15 @@ type merger struct {
 	st             MergeStats
 	done           func([]uint64) // a chunk merged to its end
 	addrs, exp, nw []uint64
+	// recording is the recorder's writer if it is a history.Recording,
+	// which takes an invocation's words as the logs hold them (nil: the
+	// words are split for the EventWriter).
+	recording *history.Recording
 }
 
 func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger {
-	return &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), heads: make([]mergeHead, len(procs)), st: newMergeStats(len(procs)), done: done}
+	recording, _ := rc.ew.(*history.Recording)
+	return &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), heads: make([]mergeHead, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
 }
 
 // mergeHead is a cursor's head record as run saw it: only the cursor
@@ -524,24 +529,13 @@ func (m *merger) write(i int) {
 		st.Reads++
 		st.LastInv[i], st.Pending[i] = m.rc.lines, true
 	case recInvCAS, recInvSwap:
-		m.addrs, m.exp, m.nw = m.addrs[:0], m.exp[:0], m.nw[:0]
-		step := 3
-		if kind == recInvSwap {
-			step = 2
-		}
-		for j := 0; j < len(pay); j += step {
-			m.addrs = append(m.addrs, pay[j])
-			m.exp = append(m.exp, pay[j+1])
-			m.nw = append(m.nw, pay[j+step-1])
-		}
 		st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, pay, p))
 		if kind == recInvSwap {
-			hw.InvokeSwap(p, m.addrs, m.nw)
 			st.Swaps++
 		} else {
-			hw.InvokeCAS(p, m.addrs, m.exp, m.nw)
 			st.CASes++
 		}
+		m.invokeWrite(kind, p, pay)
 		st.Invoked++
 		st.InvokedBy[i]++
 		st.LastInv[i], st.Pending[i] = m.rc.lines, true
@@ -561,6 +555,36 @@ func (m *merger) write(i int) {
 		hw.ReturnFailValues(p, pay[0], pay[1:])
 		st.Returned++
 		st.Pending[i] = false
+	}
+}
+
+// invokeWrite writes the invocation of a cas or swap (kind) of process p
+// with payload pay: to a Recording as the log holds it, (address,
+// expected, new) triples or (address, new) pairs, which the Recording
+// keeps as they are; else split into the EventWriter's arrays.
+func (m *merger) invokeWrite(kind int, p int32, pay []uint64) {
+	switch {
+	case m.recording != nil && kind == recInvSwap:
+		m.recording.InvokeSwapPairs(p, pay)
+		return
+	case m.recording != nil:
+		m.recording.InvokeCASTriples(p, pay)
+		return
+	}
+	m.addrs, m.exp, m.nw = m.addrs[:0], m.exp[:0], m.nw[:0]
+	step := 3
+	if kind == recInvSwap {
+		step = 2
+	}
+	for j := 0; j < len(pay); j += step {
+		m.addrs = append(m.addrs, pay[j])
+		m.exp = append(m.exp, pay[j+1])
+		m.nw = append(m.nw, pay[j+step-1])
+	}
+	if kind == recInvSwap {
+		m.rc.ew.InvokeSwap(p, m.addrs, m.nw)
+	} else {
+		m.rc.ew.InvokeCAS(p, m.addrs, m.exp, m.nw)
 	}
 }
 

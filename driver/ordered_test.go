@@ -57,8 +57,9 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 
 // TestOrderedMergeIsTheMerge checks that the merge of logs stamped by the
 // deterministic scheduler's clock (placed by stamp: merger.ordered) writes
-// the text, and counts the statistics, of the general merge (run), and
-// that logs stamped otherwise are merged by the general merge.
+// the text, and counts the statistics, of the general merge (run), also
+// into a Recording, and that logs stamped otherwise are merged by the
+// general merge.
 func TestOrderedMergeIsTheMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	// merge merges logs twice on one recorder (the second merge reuses
@@ -93,6 +94,22 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 		}
 		if !reflect.DeepEqual(gotSt, wantSt) {
 			t.Fatalf("trial %d: stamped merge's statistics %+v, want %+v", trial, gotSt, wantSt)
+		}
+		// A Recording takes the invocations' words as the logs hold them
+		// (merger.invokeWrite): the text it writes is the Writer's.
+		var rec history.Recording
+		rc := NewRecorder(&rec)
+		for range 2 {
+			if _, err := rc.mergeChunks(logs, pids, k, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var text bytes.Buffer
+		if _, err := rec.WriteTo(&text); err != nil {
+			t.Fatal(err)
+		}
+		if text.String() != want {
+			t.Fatalf("trial %d: merged into a Recording\n%s\nwant\n%s", trial, text.String(), want)
 		}
 		// And the stamps placed them (not the general merge).
 		m := newMerger(NewRecorder(history.NewWriter(io.Discard)), pids, k, nil)
