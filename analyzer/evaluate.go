@@ -115,7 +115,7 @@ func (e *eval) complete(extra []int32) {
 	pending := func(i int32, out []int32) []int32 {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 			if y := h.ver[x]; y >= 0 {
-				if w := h.opOf(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+				if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
 					out = append(out, w)
 				}
 			}
@@ -447,7 +447,7 @@ func (e *eval) succOf(y int32) int32 { return e.succ[e.h.slots.of(y)] }
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
 	y := h.ver[x]
-	if y == verDangling || (y >= 0 && !e.writer(h.opOf(y))) {
+	if y == verDangling || (y >= 0 && !e.writer(h.writerOp(y))) {
 		// The expected value never was at that word: the failure
 		// constrains nothing.
 		return none, false
@@ -501,7 +501,7 @@ func (e *eval) checkPass() {
 				p.unexplain = append(p.unexplain, x)
 			case src != none:
 				p.counts.Auxiliary++
-				if from := h.opOf(src); !e.hbBefore(from, i) {
+				if from := h.writerOp(src); !e.hbBefore(from, i) {
 					p.pairs = append(p.pairs, [2]int32{from, i})
 				}
 			}
@@ -555,7 +555,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 				if reader && y == verGenesis {
 					if s := e.gsucc[h.wordOf(x)]; s != none {
 						c.Auxiliary++
-						if h.opOf(s) <= i {
+						if h.writerOp(s) <= i {
 							setBit(e.back, i)
 						}
 					}
@@ -571,7 +571,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 			if reader {
 				if s := e.succ[sl]; s != none {
 					c.Auxiliary++
-					if h.opOf(s) <= i {
+					if h.writerOp(s) <= i {
 						setBit(e.back, i)
 					}
 				}
@@ -774,7 +774,7 @@ func (e *eval) otherEdge(u, i int32) int32 {
 	}
 	x := int32(h.acc[u]) + i
 	if s := e.next(h.ver[x], h.wordOf(x)); s != none {
-		return h.opOf(s)
+		return h.writerOp(s)
 	}
 	return none
 }

@@ -124,3 +124,44 @@ crash
 		t.Errorf("the pending read's lo = %d, want n = %d", h.lo[9], h.n)
 	}
 }
+
+// TestWriterOpIsOpOf checks writerOp, the owner of a version, against
+// opOf's binary search of the operations' access ranges (independent of
+// the slots), at every access of a cas or a swap, and that every resolved
+// version is such an access.
+func TestWriterOpIsOpOf(t *testing.T) {
+	h := loadText(t, `0 inv read 1 2
+1 inv cas 1:0:5 2:0:6
+1 ret ok
+0 ret 5 0
+2 inv swap 3:7
+3 inv cas 3:7:1 4:0:2
+3 ret fail 4
+2 ret 0
+4 inv read 3 1
+4 ret 7 5
+`)
+	byRange := func(x int32) int32 {
+		for i := int32(0); i < h.n; i++ {
+			if x >= int32(h.acc[i]) && x < int32(h.acc[i+1]) {
+				return i
+			}
+		}
+		return none
+	}
+	slots := 0
+	for x := int32(0); x < int32(len(h.word)); x++ {
+		if y := h.ver[x]; y >= 0 && !h.slots.has(y) {
+			t.Errorf("access %d's version %d has no slot", x, y)
+		}
+		if h.slots.has(x) {
+			slots++
+			if got, want := h.writerOp(x), byRange(x); got != want || h.opOf(x) != want {
+				t.Errorf("access %d: writerOp %d, opOf %d, want %d", x, got, h.opOf(x), want)
+			}
+		}
+	}
+	if slots != 5 {
+		t.Errorf("%d accesses with a slot, want 5 (the cas's and the swap's)", slots)
+	}
+}

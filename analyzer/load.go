@@ -198,6 +198,11 @@ func (h *hist) opOf(x int32) int32 {
 	return int32(i)
 }
 
+// writerOp is the operation that owns version y (a cas's or a swap's
+// access: it has a slot): opOf without its test for a read, short enough
+// to inline in the evaluation's loops, which ask it of every version.
+func (h *hist) writerOp(y int32) int32 { return h.owner[h.slots.of(y)] }
+
 func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
 func (h *hist) failed(i int32) bool {
 	return h.flags[i]&(fRead|fReturned|fOK) == fReturned
