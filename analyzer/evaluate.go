@@ -130,11 +130,22 @@ func (e *eval) complete(extra []int32) {
 	found := make([][]int32, e.split.parts(int(h.n)))
 	if len(h.pendingW) > 0 {
 		e.split.run(int(h.n), func(k, lo, hi int) {
+			// pending's loop, inlined: it runs over every access of a
+			// returned observer, once per evaluation.
+			var out []int32
 			for i := int32(lo); i < int32(hi); i++ {
-				if h.flags[i]&fReturned != 0 && e.observer(i) {
-					found[k] = pending(i, found[k])
+				if h.flags[i]&fReturned == 0 || !e.observer(i) {
+					continue
+				}
+				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+					if y := h.ver[x]; y >= 0 {
+						if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+							out = append(out, w)
+						}
+					}
 				}
 			}
+			found[k] = out
 		})
 	}
 	take := func(ws []int32) {
