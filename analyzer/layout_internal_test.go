@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -164,4 +165,51 @@ func TestWriterOpIsOpOf(t *testing.T) {
 	if slots != 5 {
 		t.Errorf("%d accesses with a slot, want 5 (the cas's and the swap's)", slots)
 	}
+}
+
+// TestRankIndexDense checks a pushed rankIndex's numbers, from its dense
+// table while it has at most denseMax ids and from its bits beyond,
+// against a count of the members before each id (non-members too: of is
+// the members before it), and has against the ids pushed as members.
+func TestRankIndexDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var r rankIndex
+	var in []bool
+	check := func(wantDense bool) {
+		t.Helper()
+		if (r.dense != nil) != wantDense {
+			t.Fatalf("%d ids: dense table kept %v, want %v", len(in), r.dense != nil, wantDense)
+		}
+		before := int32(0)
+		for x, m := range in {
+			if got := r.of(int32(x)); got != before {
+				t.Fatalf("%d ids: of(%d) = %d, want %d", len(in), x, got, before)
+			}
+			if r.has(int32(x)) != m {
+				t.Fatalf("%d ids: has(%d) = %v, want %v", len(in), x, !m, m)
+			}
+			if m {
+				before++
+			}
+		}
+		if r.n != before {
+			t.Fatalf("%d ids: n = %d, want %d", len(in), r.n, before)
+		}
+	}
+	for len(in) < denseMax-3 {
+		k, m := 1+rng.IntN(3), rng.IntN(2) == 0
+		r.push(int32(len(in)), k, m)
+		for range k {
+			in = append(in, m)
+		}
+	}
+	check(true)
+	for len(in) < denseMax+200 {
+		k, m := 1+rng.IntN(3), rng.IntN(2) == 0
+		r.push(int32(len(in)), k, m)
+		for range k {
+			in = append(in, m)
+		}
+	}
+	check(false)
 }

@@ -525,6 +525,7 @@ func (h *hist) reserve(sizeHint int64, old *hist) {
 	h.ver = room(old.ver, accs)
 	h.slots.bits = room(old.slots.bits, accs/64+1)
 	h.slots.base = room(old.slots.base, accs/64+1)
+	h.slots.dense = room(old.slots.dense, min(accs, denseMax))
 	slots := min(sizeHint/45, 1<<30)
 	h.nw = room(old.nw, slots)
 	h.owner = room(old.owner, slots)
