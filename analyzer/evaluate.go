@@ -816,14 +816,15 @@ func (e *eval) acyclic(ctx context.Context) (bool, error) {
 	clear(gray)
 	clear(black)
 	// A frame scans v's happens-before range (j, below end) first, then
-	// its other edges (k).
-	type frame struct{ v, j, end, k int32 }
+	// its other edges (k, below deg: their number, counted once, when
+	// the range is done; -1 before).
+	type frame struct{ v, j, end, k, deg int32 }
 	open := func(v int32) frame {
 		setBit(gray, v)
 		if e.effective(v) && h.lo[v] < n {
-			return frame{v: v, j: h.lo[v], end: n}
+			return frame{v: v, j: h.lo[v], end: n, deg: -1}
 		}
-		return frame{v: v, j: n, end: n}
+		return frame{v: v, j: n, end: n, deg: -1}
 	}
 	var stack []frame
 	for root := n - 1; root >= 0; root-- {
@@ -855,7 +856,10 @@ func (e *eval) acyclic(ctx context.Context) (bool, error) {
 				}
 			}
 			if t == none {
-				for d := e.otherDegree(u); top.k < d && t == none; top.k++ {
+				if top.deg < 0 {
+					top.deg = e.otherDegree(u)
+				}
+				for ; top.k < top.deg && t == none; top.k++ {
 					t = e.otherEdge(u, top.k)
 				}
 			}
