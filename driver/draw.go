@@ -80,11 +80,26 @@ func (d *draws) intN(n int) int {
 	if !is64bit {
 		return rand.New(d).IntN(n)
 	}
-	m := uint64(n)
+	return d.reduce(d.Uint64(), uint64(n))
+}
+
+// reduce is the rest of intN(m) on 64-bit platforms after its first draw
+// x: x itself for a power of two (four workers, or two, or one), else
+// scale's multiply. It is small enough to be inlined, with the draw, where
+// the scheduler draws at every region access (detSched.Access), where the
+// call to intN cost about a tenth of the hook's instructions.
+func (d *draws) reduce(x, m uint64) int {
 	if m&(m-1) == 0 {
-		return int(d.Uint64() & (m - 1))
+		return int(x & (m - 1))
 	}
-	hi, lo := bits.Mul64(d.Uint64(), m)
+	return d.scale(x, m)
+}
+
+// scale is reduce for an m that is not a power of two: the high word of
+// x·m, unless the low word falls in the biased range, when it draws again
+// (as rand.Rand's uint64n).
+func (d *draws) scale(x, m uint64) int {
+	hi, lo := bits.Mul64(x, m)
 	if lo < m {
 		thresh := -m % m
 		for lo < thresh {

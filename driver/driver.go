@@ -508,7 +508,7 @@ func (d *Driver) history() (MergeStats, error) {
 	for i := range d.logs {
 		logs[i] = d.logs[i].chunks()
 	}
-	return d.rec.mergeChunks(logs, d.pids, d.cfg.K)
+	return d.rec.mergeChunks(logs, d.pids, d.cfg.K, d.det != nil)
 }
 
 // stopWorker is what worker w does when it stops working in a segment:

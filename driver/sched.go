@@ -274,6 +274,8 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	case s.stickAt > 0 && s.dr.below(s.stickAt):
 		// w keeps the turn (as pick would have it; written out: a method
 		// would not be inlined)
+	case is64bit:
+		n = s.live[s.dr.reduce(s.dr.Uint64(), uint64(len(s.live)))] // intN, inlined
 	default:
 		n = s.live[s.dr.intN(len(s.live))]
 	}

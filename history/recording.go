@@ -109,6 +109,22 @@ func (rc *Recording) InvokeSwap(p int32, addrs, new []uint64) {
 	}
 }
 
+// InvokeCASTriples is InvokeCAS of an invocation given as its (address,
+// expected, new) triples, as the Recording keeps them: a producer that
+// holds them so (the driver's logs) need not split them for InvokeCAS to
+// interleave them again.
+func (rc *Recording) InvokeCASTriples(p int32, triples []uint64) {
+	rc.record(rInvCAS, p, len(triples)/3)
+	rc.words = append(rc.words, triples...)
+}
+
+// InvokeSwapPairs is InvokeSwap of an invocation given as its (address,
+// new) pairs (see InvokeCASTriples).
+func (rc *Recording) InvokeSwapPairs(p int32, pairs []uint64) {
+	rc.record(rInvSwap, p, len(pairs)/2)
+	rc.words = append(rc.words, pairs...)
+}
+
 func (rc *Recording) ReturnRead(p int32, values []uint64) {
 	rc.record(rRetRead, p, len(values))
 	rc.words = append(rc.words, values...)
