@@ -203,6 +203,7 @@ func scanValues(b []byte, i int, nums []uint64) ([]uint64, int) {
 // arity 2) from b[i:] to the end of the line, as they come (a, e, n, a,
 // e, n, ...).
 func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, int) {
+	k := int32(0) // (counted: len(nums) divided by a variable arity is a division)
 	for {
 		j := skipSpace(b, i)
 		if j < 0 {
@@ -219,6 +220,7 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 			// (An append of a variable length calls memmove: one per
 			// word was a tenth of this function.)
 			nums = append(nums, a, e)
+			k++
 			continue
 		}
 		if i >= len(b) || b[i] != ':' {
@@ -229,8 +231,9 @@ func tuples(b []byte, i int, rec *fastRec, nums []uint64, arity int) ([]uint64, 
 			return nums, -1
 		}
 		nums = append(nums, a, e, n)
+		k++
 	}
-	rec.k = (int32(len(nums)) - rec.nums) / int32(arity)
+	rec.k = k
 	return nums, lineEnd(b, i)
 }
 
