@@ -314,14 +314,17 @@ func (h *hist) assumption2(split splitter) {
 	})
 	shared := split.parts(int(h.n)) > 1
 	split.run(int(h.n), func(_, lo, hi int) {
+		// The columns in locals: the stores through lowerTo made the
+		// compiler load each one from h again at every access.
+		flags, acc, ver, aux, opLo, slots := h.flags, h.acc, h.ver, h.aux, h.lo, h.slots
 		for i := int32(lo); i < int32(hi); i++ {
-			f := h.flags[i]
+			f := flags[i]
 			if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
 				continue
 			}
-			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-				if y := h.ver[x]; y >= 0 {
-					lowerTo(&h.aux[h.slots.of(y)], h.lo[i], shared)
+			for x := int32(acc[i]); x < int32(acc[i+1]); x++ {
+				if y := ver[x]; y >= 0 {
+					lowerTo(&aux[slots.of(y)], opLo[i], shared)
 				}
 			}
 		}
