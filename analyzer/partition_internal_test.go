@@ -1,9 +1,12 @@
 package analyzer
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pmlin/pmlin/internal/histgen"
 )
 
 // TestPartitionRangeSameAsOnePass checks that splitting the counting and
@@ -52,6 +55,43 @@ func TestPartitionRangeSameAsOnePass(t *testing.T) {
 							t.Fatalf("seed %d, n %d, bits %d, workers %d: item %v in bucket %d", seed, n, bits, workers, it, b)
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestPartitionWritersIsPartitionRange checks the hand-written partition of
+// the writers against partitionRange given the writers one by one, on
+// generated histories with crashes (writers that may have written) and
+// pending operations, for several partition counts and workers.
+func TestPartitionWritersIsPartitionRange(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		cfg := histgen.LargeConfig{Ops: 3000, Procs: 5, Words: 40, K: 3, ReadFraction: 0.3,
+			CrashEvery: int(seed) * 400, PendingAtEnd: seed%2 == 0}
+		var b bytes.Buffer
+		if _, err := histgen.WriteLarge(&b, cfg, seed); err != nil {
+			t.Fatal(err)
+		}
+		h := loadText(t, b.String())
+		writers := func(lo, hi int, emit func(hashed)) {
+			for i := int32(lo); i < int32(hi); i++ {
+				if !h.writes(i) {
+					continue
+				}
+				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+					emit(hashed{hash: mix(h.word[x]&^blamed, h.newVal(x)), acc: x})
+				}
+			}
+		}
+		for _, bits := range []uint{0, 1, 5, 16} {
+			for _, workers := range []int{1, 2, 3} {
+				split := splitter{workers: workers, least: 16}
+				want, wantOff := partitionRange(split, int(h.n), bits, func(k hashed) uint32 { return k.hash }, writers)
+				got, gotOff := h.partitionWriters(split, bits)
+				if len(want) == 0 || !slices.Equal(got, want) || !slices.Equal(gotOff, wantOff) {
+					t.Fatalf("seed %d, bits %d, workers %d: %d writers, want %d (offsets equal: %v)",
+						seed, bits, workers, len(got), len(want), slices.Equal(gotOff, wantOff))
 				}
 			}
 		}

@@ -60,12 +60,7 @@ func partitionBits(writers, per int) uint {
 // [0, n) whatever the workers.
 func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32, each func(lo, hi int, emit func(T))) (out []T, off []int32) {
 	nb := 1 << bits
-	bucket := func(k T) uint32 {
-		if bits == 0 {
-			return 0
-		}
-		return hash(k) >> (32 - bits)
-	}
+	shift := 32 - bits // a shift by 32 (bits 0) gives bucket 0
 	parts := split.parts(n)
 	if nb == 1 && parts == 1 {
 		// One bucket, one part (a small history): the items in the
@@ -77,8 +72,25 @@ func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32
 	cur := make([]int32, parts*nb) // per part and bucket: a count, then where its run starts
 	split.run(n, func(k, lo, hi int) {
 		c := cur[k*nb : (k+1)*nb]
-		each(lo, hi, func(t T) { c[bucket(t)]++ })
+		each(lo, hi, func(t T) { c[hash(t)>>shift]++ })
 	})
+	off = runStarts(cur, parts, nb)
+	out = make([]T, off[nb])
+	split.run(n, func(k, lo, hi int) {
+		c := cur[k*nb : (k+1)*nb]
+		each(lo, hi, func(t T) {
+			b := hash(t) >> shift
+			out[c[b]] = t
+			c[b]++
+		})
+	})
+	return out, off
+}
+
+// runStarts turns cur, the counts of parts parts for nb buckets each, into
+// where each part's run of each bucket starts (the runs of a bucket in
+// part order), and returns where each bucket starts, with the total last.
+func runStarts(cur []int32, parts, nb int) (off []int32) {
 	off = make([]int32, nb+1)
 	sum := int32(0)
 	for b := 0; b < nb; b++ {
@@ -90,16 +102,49 @@ func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32
 		}
 	}
 	off[nb] = sum
-	out = make([]T, sum)
+	return off
+}
+
+// partitionWriters is partitionRange of the writers' accesses (every word
+// of a cas that succeeded or may have), written out by hand because the
+// writers are most of the join's items: the generic version's calls of a
+// closure to emit, to hash and to bucket each one, in both passes, were
+// about 6 % of the instructions of a 1M-op check (callgrind).
+func (h *hist) partitionWriters(split splitter, bits uint) (out []hashed, off []int32) {
+	nb, n := 1<<bits, int(h.n)
+	shift := 32 - bits
+	parts := split.parts(n)
+	cur := make([]int32, parts*nb)
 	split.run(n, func(k, lo, hi int) {
-		c := cur[k*nb : (k+1)*nb]
-		each(lo, hi, func(t T) {
-			b := bucket(t)
-			out[c[b]] = t
-			c[b]++
-		})
+		h.bucketWriters(int32(lo), int32(hi), shift, cur[k*nb:(k+1)*nb], nil)
+	})
+	off = runStarts(cur, parts, nb)
+	out = make([]hashed, off[nb])
+	split.run(n, func(k, lo, hi int) {
+		h.bucketWriters(int32(lo), int32(hi), shift, cur[k*nb:(k+1)*nb], out)
 	})
 	return out, off
+}
+
+// bucketWriters counts the writers' accesses of the operations [lo, hi)
+// in c by bucket (their hash's top bits, hash >> shift) or, given out,
+// stores each at out[c[its bucket]] and counts on.
+func (h *hist) bucketWriters(lo, hi int32, shift uint, c []int32, out []hashed) {
+	for i := lo; i < hi; i++ {
+		if !h.writes(i) {
+			continue
+		}
+		s := h.slots.of(int32(h.acc[i]))
+		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			hs := mix(h.word[x]&^blamed, h.nw[s])
+			b := hs >> shift
+			if out != nil {
+				out[c[b]] = hashed{hash: hs, acc: x}
+			}
+			c[b]++
+			s++
+		}
+	}
 }
 
 // finish settles what streaming could not: values whose writer failed,
@@ -135,17 +180,7 @@ func (l *loader) join() error {
 	// The writers: every cas that succeeded or may have (a failed cas
 	// writes nothing).
 	pbits := l.joinBits()
-	wp, woff := partitionRange(l.split, int(h.n), pbits, func(k hashed) uint32 { return k.hash }, func(lo, hi int, emit func(hashed)) {
-		for i := int32(lo); i < int32(hi); i++ {
-			if h.writes(i) {
-				s := h.slots.of(int32(h.acc[i]))
-				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-					emit(hashed{hash: mix(h.word[x]&^blamed, h.nw[s]), acc: x})
-					s++
-				}
-			}
-		}
-	})
+	wp, woff := h.partitionWriters(l.split, pbits)
 	// The queries: accesses resolved to a writer that failed after all,
 	// those deferred, and those of the failures that report values, taken
 	// as one range (partitioned on the workers too).
@@ -333,14 +368,17 @@ func (h *hist) assumption2(split splitter) {
 	})
 	shared := split.parts(int(h.n)) > 1
 	split.run(int(h.n), func(_, lo, hi int) {
+		// The columns in locals: the stores through lowerTo made the
+		// compiler load each one from h again at every access.
+		flags, acc, ver, aux, opLo, slots := h.flags, h.acc, h.ver, h.aux, h.lo, h.slots
 		for i := int32(lo); i < int32(hi); i++ {
-			f := h.flags[i]
+			f := flags[i]
 			if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
 				continue
 			}
-			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-				if y := h.ver[x]; y >= 0 {
-					lowerTo(&h.aux[h.slots.of(y)], h.lo[i], shared)
+			for x := int32(acc[i]); x < int32(acc[i+1]); x++ {
+				if y := ver[x]; y >= 0 {
+					lowerTo(&aux[slots.of(y)], opLo[i], shared)
 				}
 			}
 		}

@@ -86,7 +86,8 @@ type Options struct {
 	// "off", "on", or "both" (the default: off first, then on).
 	Emulate string
 	// Clock is the timestamp source of logging's recorded runs: "auto"
-	// (the default), "tsc" or "monotonic" (driver.ClockSource).
+	// (the default), "tsc", "monotonic" or "count" (one thread only;
+	// driver.ClockSource).
 	Clock string
 	// Pmlin returns the command that runs this pmlin binary with args (the
 	// fuzz suite measures pmlin fuzz itself, as a user runs it).

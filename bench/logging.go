@@ -26,7 +26,8 @@ import (
 type LoggingPoint struct {
 	Threads int  `json:"threads"`
 	Emulate bool `json:"emulate"`
-	// Clock is the recorded runs' timestamp source (tsc or monotonic).
+	// Clock is the recorded runs' timestamp source (count, tsc or
+	// monotonic).
 	Clock     string `json:"clock"`
 	OpsPlain  int64  `json:"ops_plain"`
 	OpsLogged int64  `json:"ops_logged"`
@@ -475,7 +476,8 @@ recorded as a binary history (the workers' logs go to the file as they
 fill, written by a goroutine while they run; what is left when they stop)
 and recorded as text (the logs merged by timestamp into text when the
 workers stop). Timestamps come from the clock column (tsc: RDTSCP, where
-the kernel's clocksource is the TSC). No side is given a region, so none
+the kernel's clocksource is the TSC; count: one worker counts its steps,
+which orders them all). No side is given a region, so none
 installs an access hook (the crash point and the stuck watch, which are
 not recording). The sides run in slices of the same operations per worker
 (about %.2f s each, in segments of %d operations), interleaved within one

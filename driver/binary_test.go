@@ -135,6 +135,74 @@ func TestBinaryFreeRecording(t *testing.T) {
 	}
 }
 
+// TestOneWorkerCounts: one free worker stamps with a count (ClockAuto),
+// and its recordings, binary and text, are those it makes with the
+// monotonic clock: its steps in the order it took them, the statistics
+// the same, the history linearizable.
+func TestOneWorkerCounts(t *testing.T) {
+	c := cfg(1, 64, 3, 3)
+	c.Sched = Free
+	c.Reads, c.Swaps, c.FailValues = 0.4, 0.2, true
+	ops := 30_000 // more than a dumper's chunk of records
+	if testing.Short() {
+		ops = 5_000
+	}
+	var texts []string
+	var stats [][]SegmentResult
+	for _, clock := range []ClockSource{ClockAuto, ClockMonotonic} {
+		for _, binary := range []bool{true, false} {
+			r, m := setup(t, c, "")
+			var buf bytes.Buffer
+			rec := NewRecorder(history.NewWriter(&buf))
+			if binary {
+				rec = NewBinaryRecorder(history.NewBinaryWriter(&buf))
+			}
+			rec.Header()
+			d, err := New(c, m, r, rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.SetClock(clock); err != nil {
+				t.Fatal(err)
+			}
+			if want := map[ClockSource]ClockSource{ClockAuto: ClockCount}[clock]; want != 0 && d.Clock() != want {
+				t.Fatalf("one worker's auto clock is %v", d.Clock())
+			}
+			var segs []SegmentResult
+			for _, q := range []int{ops, ops / 3} {
+				seg, err := d.Segment(context.Background(), []int{q}, CrashPoint{})
+				if err != nil || seg.Stuck != nil || seg.Failed != nil {
+					t.Fatalf("%v %+v", err, seg)
+				}
+				segs = append(segs, seg)
+				rec.Comment("segment")
+			}
+			if err := rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			txt := buf.String()
+			if binary {
+				txt = toText(t, buf.Bytes())
+			}
+			texts, stats = append(texts, txt), append(stats, segs)
+		}
+	}
+	for i := range texts[1:] {
+		if texts[i+1] != texts[0] {
+			t.Fatalf("recording %d differs from the first (count, binary)", i+1)
+		}
+		for s := range stats[0] {
+			a, b := stats[0][s], stats[i+1][s]
+			if a.Invoked != b.Invoked || a.LastInv[0] != b.LastInv[0] || a.MaxTag[0] != b.MaxTag[0] || a.Pending[0] != b.Pending[0] {
+				t.Fatalf("segment %d: recording %d's statistics %+v, the first's %+v", s, i+1, b.MergeStats, a.MergeStats)
+			}
+		}
+	}
+	if res := check(t, texts[0]); !res.Linearizable {
+		t.Fatalf("correct PMwCAS not linearizable: %+v", res.Anomalies)
+	}
+}
+
 // tally is what a segment's text says of it, to compare with the
 // statistics the recording computed without a merge.
 type tally struct {

@@ -92,7 +92,7 @@ func TestTSCOrdersAcrossCores(t *testing.T) {
 	}
 	for _, src := range []ClockSource{ClockTSC, ClockMonotonic} {
 		t.Run(src.String(), func(t *testing.T) {
-			c, err := newClock(src)
+			c, err := newClock(src, 2)
 			if err != nil {
 				ok, why := TSCUsable()
 				if ok {
@@ -188,21 +188,31 @@ func TestTSCFallback(t *testing.T) {
 			if info.usable != (tc.why == "") || !strings.Contains(info.why, tc.why) {
 				t.Fatalf("usable %v (%s), want %q", info.usable, info.why, tc.why)
 			}
-			auto, err := clockOf(ClockAuto, info)
+			auto, err := clockOf(ClockAuto, info, 2)
 			if err != nil || auto.tsc != info.usable {
 				t.Fatalf("auto: tsc %v, %v", auto.tsc, err)
 			}
-			_, err = clockOf(ClockTSC, info)
+			_, err = clockOf(ClockTSC, info, 2)
 			if info.usable == (err != nil) || err != nil && !strings.Contains(err.Error(), tc.why) {
 				t.Fatalf("tsc: %v", err)
 			}
-			if mono, err := clockOf(ClockMonotonic, info); err != nil || mono.tsc {
+			if mono, err := clockOf(ClockMonotonic, info, 2); err != nil || mono.tsc {
 				t.Fatalf("monotonic: tsc %v, %v", mono.tsc, err)
+			}
+			// One worker counts, whatever the TSC; more refuse a count.
+			if one, err := clockOf(ClockAuto, info, 1); err != nil || !one.count || one.tsc || one.source() != ClockCount {
+				t.Fatalf("auto, one worker: %+v, %v", one, err)
+			}
+			if _, err := clockOf(ClockCount, info, 2); err == nil || !strings.Contains(err.Error(), "one worker") {
+				t.Fatalf("count, two workers: %v", err)
+			}
+			if one, err := clockOf(ClockTSC, info, 1); info.usable && (err != nil || !one.tsc) {
+				t.Fatalf("tsc, one worker: %+v, %v", one, err)
 			}
 		})
 	}
 	// A monotonic clock counts nanoseconds from its start.
-	c, _ := clockOf(ClockAuto, detectTSC(tscProbe{true, variant, tsc}))
+	c, _ := clockOf(ClockAuto, detectTSC(tscProbe{true, variant, tsc}), 2)
 	c.start(time.Now())
 	time.Sleep(5 * time.Millisecond)
 	if el := c.nanos(c.now()); el < 5*time.Millisecond || el > time.Second || c.source() != ClockMonotonic {
@@ -211,7 +221,7 @@ func TestTSCFallback(t *testing.T) {
 }
 
 func TestClockSource(t *testing.T) {
-	for _, s := range []string{"auto", "monotonic", "tsc"} {
+	for _, s := range []string{"auto", "monotonic", "tsc", "count"} {
 		if c, err := ParseClockSource(s); err != nil || c.String() != s {
 			t.Fatalf("%s: %v %v", s, c, err)
 		}
@@ -221,7 +231,7 @@ func TestClockSource(t *testing.T) {
 	}
 	ok, why := TSCUsable()
 	t.Logf("TSC usable: %v (%s)", ok, why)
-	c, err := newClock(ClockAuto)
+	c, err := newClock(ClockAuto, 2)
 	if err != nil || c.tsc != ok {
 		t.Fatalf("auto: %+v, %v", c, err)
 	}

@@ -49,7 +49,8 @@ type Driver struct {
 	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
-	clk         clock // free: the timestamps' source
+	clk         clock   // free: the timestamps' source
+	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
 	det         *detSched
 
 	mu      sync.Mutex
@@ -85,7 +86,7 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if rec == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler records: it needs a recorder")
 	}
-	clk, err := newClock(ClockAuto)
+	clk, err := newClock(ClockAuto, c.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -147,9 +148,10 @@ func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) error {
 
 // SetClock chooses where the free scheduler's timestamps come from
 // (default ClockAuto). It fails for ClockTSC where the TSC cannot order
-// steps across cores (TSCUsable).
+// steps across cores (TSCUsable), and for ClockCount with more than one
+// worker.
 func (d *Driver) SetClock(s ClockSource) error {
-	clk, err := newClock(s)
+	clk, err := newClock(s, d.cfg.Threads)
 	if err != nil {
 		return err
 	}
@@ -405,6 +407,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.segAccesses = 0
 	d.base = time.Now()
 	d.clk.start(d.base)
+	d.opTimed = opWatch{}
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
 	for i := range d.ws {
 		d.ws[i] = wstate{}
@@ -595,8 +598,30 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) []bool {
 // operation (free scheduler). The worker keeps the invocation's raw
 // timestamp: the stuck watch converts it, once in a thousand accesses,
 // rather than every operation.
+//
+// A count (ClockCount) is no time: the operation is timed from the first
+// call for it instead (by the one worker's own goroutine, as every call
+// is while the segment runs), which the stuck watch makes after
+// StuckAccesses accesses of it (a few milliseconds), so a stuck operation
+// is found that much later.
 func (d *Driver) opElapsed(ws *wstate) time.Duration {
-	return time.Since(d.base) - d.clk.nanos(ws.opStart)
+	now := time.Since(d.base)
+	if d.clk.count {
+		w := &d.opTimed
+		if !w.ok || w.op != ws.opStart {
+			*w = opWatch{op: ws.opStart, from: now, ok: true}
+		}
+		return now - w.from
+	}
+	return now - d.clk.nanos(ws.opStart)
+}
+
+// opWatch is when opElapsed first timed a worker's operation (a count's
+// timestamp op, unique in the segment).
+type opWatch struct {
+	op   int64
+	from time.Duration
+	ok   bool
 }
 
 // now is a log timestamp.
@@ -666,8 +691,12 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	rec := d.rec != nil
 	stamps := rec || d.region != nil
 	// The free scheduler's TSC is read inline (clock.tick), once per
-	// operation; opw is the words of an operation's records.
+	// operation, or its one worker counts (ClockCount: ts counts the
+	// stamps: a response one after its invocation, a fresh stamp one
+	// after the last); opw is the words of an operation's records.
 	tsc := stamps && d.det == nil && d.clk.tsc
+	count := stamps && d.det == nil && d.clk.count
+	var ts int64
 	opw := opWords(k)
 	for *left > 0 {
 		if d.point(w) {
@@ -687,13 +716,14 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		}
 		*left--
 		// Invocation: logged before the operation's first access.
-		ts := shared
-		if !haveShared && stamps {
-			if tsc {
-				ts = d.clk.tick()
-			} else {
-				ts = d.now()
-			}
+		if haveShared {
+			ts = shared
+		} else if count {
+			ts = shared + 1
+		} else if tsc {
+			ts = d.clk.tick()
+		} else if stamps {
+			ts = d.now()
 		}
 		if rec {
 			l.reserve(opw)
@@ -737,10 +767,10 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return
 		}
 		// Response: logged after the operation's last access.
-		var rts int64
+		rts := ts + 1 // count
 		if tsc {
 			rts = d.clk.tick()
-		} else if stamps {
+		} else if stamps && !count {
 			rts = d.now()
 		}
 		shared, haveShared = rts, d.det == nil

@@ -260,11 +260,12 @@ func (s spinner) Read(w int, addrs, out []uint64) error {
 
 func TestStuck(t *testing.T) {
 	for _, tc := range []struct {
-		sched Sched
-		clock ClockSource
-	}{{Deterministic, ClockAuto}, {Free, ClockAuto}, {Free, ClockMonotonic}} {
+		sched   Sched
+		clock   ClockSource
+		threads int
+	}{{Deterministic, ClockAuto, 3}, {Free, ClockAuto, 3}, {Free, ClockMonotonic, 3}, {Free, ClockAuto, 1}, {Free, ClockTSC, 1}} {
 		sched := tc.sched
-		t.Run(sched.String()+"-"+tc.clock.String(), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%v-%v-%d", sched, tc.clock, tc.threads), func(t *testing.T) {
 			r, err := pmem.NewMemory(8, pmem.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -280,7 +281,7 @@ func TestStuck(t *testing.T) {
 			var buf bytes.Buffer
 			rec := NewRecorder(history.NewWriter(&buf))
 			rec.Header()
-			c := cfg(3, 2, 1, 5)
+			c := cfg(tc.threads, 2, 1, 5)
 			// Under the free scheduler a worker that gets no CPU for
 			// StuckAfter is silent: 50 ms was too short under -race at a
 			// load of 11 on 2 cores (the spinner was found "silent" after
@@ -298,10 +299,22 @@ func TestStuck(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := d.SetClock(tc.clock); err != nil {
+				if ok, why := TSCUsable(); tc.clock == ClockTSC && !ok {
+					t.Skip(why)
+				}
 				t.Fatal(err)
 			}
+			// One free worker counts (ClockAuto), and its watch times
+			// the operation from its first look at it.
+			if want := tc.threads == 1 && tc.clock == ClockAuto && sched == Free; (d.Clock() == ClockCount) != want {
+				t.Fatalf("clock %v", d.Clock())
+			}
 			start := time.Now()
-			seg, err := d.Segment(context.Background(), []int{1000, 1000, 1000}, CrashPoint{})
+			quota := make([]int, tc.threads)
+			for i := range quota {
+				quota[i] = 1000
+			}
+			seg, err := d.Segment(context.Background(), quota, CrashPoint{})
 			if err != nil {
 				t.Fatal(err)
 			}
