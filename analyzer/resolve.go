@@ -114,6 +114,14 @@ func (h *hist) partitionWriters(split splitter, bits uint) (out []hashed, off []
 	nb, n := 1<<bits, int(h.n)
 	shift := 32 - bits
 	parts := split.parts(n)
+	if nb == 1 && parts == 1 {
+		// One bucket, one part (a small history): one pass, into room
+		// for every slot (each writer's access has one).
+		c := []int32{0}
+		out = make([]hashed, len(h.nw))
+		h.bucketWriters(0, int32(n), shift, c, out)
+		return out[:c[0]], []int32{0, c[0]}
+	}
 	cur := make([]int32, parts*nb)
 	split.run(n, func(k, lo, hi int) {
 		h.bucketWriters(int32(lo), int32(hi), shift, cur[k*nb:(k+1)*nb], nil)
