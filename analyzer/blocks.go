@@ -68,11 +68,23 @@ func (b *blockList[T]) at(k int) T { return b.blocks[k/blockSize][k%blockSize] }
 // members densely in id order: a bit per id, and the number of members
 // before each run of 64 ids, so that a member's number is a load and a
 // popcount, 12 bits per id instead of a 4-byte index.
+//
+// A set of at most denseMax ids built by push also keeps dense: each id's
+// number, a load without the popcount (the analysis of a small history,
+// as fuzz checks one a run, asks it of every version several times per
+// evaluation; the 4 bytes per id are nothing there).
 type rankIndex struct {
 	bits []uint64
 	base []int32
 	n    int32 // members so far
+	// dense[x] is of(x), or dense is nil: beyond denseMax ids (noDense),
+	// or a set built by reset, set and count.
+	dense   []int32
+	noDense bool
 }
+
+// denseMax is the most ids a rankIndex keeps dense for.
+const denseMax = 1 << 16
 
 // push appends k ids starting at first (the ids so far: first must be
 // their count), members if in.
@@ -81,6 +93,13 @@ func (r *rankIndex) push(first int32, k int, in bool) {
 		if x&63 == 0 {
 			r.bits = append(r.bits, 0)
 			r.base = append(r.base, r.n)
+		}
+		switch {
+		case r.noDense:
+		case x < denseMax:
+			r.dense = append(r.dense, r.n)
+		default:
+			r.dense, r.noDense = nil, true
 		}
 		if in {
 			r.bits[x>>6] |= 1 << (uint(x) & 63)
@@ -99,6 +118,7 @@ func (r *rankIndex) reset(size int) {
 	r.bits, r.base = r.bits[:words], r.base[:words]
 	clear(r.bits)
 	r.n = 0
+	r.dense, r.noDense = nil, true
 }
 
 func (r *rankIndex) set(x int32) { r.bits[x>>6] |= 1 << (uint(x) & 63) }
@@ -118,6 +138,9 @@ func (r *rankIndex) has(x int32) bool { return r.bits[x>>6]&(1<<(uint(x)&63)) !=
 
 // of is the number of member x (0, 1, ...): the members before it.
 func (r *rankIndex) of(x int32) int32 {
+	if r.dense != nil {
+		return r.dense[x]
+	}
 	w := x >> 6
 	return r.base[w] + int32(bits.OnesCount64(r.bits[w]&(1<<(uint(x)&63)-1)))
 }

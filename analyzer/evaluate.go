@@ -115,7 +115,7 @@ func (e *eval) complete(extra []int32) {
 	pending := func(i int32, out []int32) []int32 {
 		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
 			if y := h.ver[x]; y >= 0 {
-				if w := h.opOf(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+				if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
 					out = append(out, w)
 				}
 			}
@@ -130,11 +130,22 @@ func (e *eval) complete(extra []int32) {
 	found := make([][]int32, e.split.parts(int(h.n)))
 	if len(h.pendingW) > 0 {
 		e.split.run(int(h.n), func(k, lo, hi int) {
+			// pending's loop, inlined: it runs over every access of a
+			// returned observer, once per evaluation.
+			var out []int32
 			for i := int32(lo); i < int32(hi); i++ {
-				if h.flags[i]&fReturned != 0 && e.observer(i) {
-					found[k] = pending(i, found[k])
+				if h.flags[i]&fReturned == 0 || !e.observer(i) {
+					continue
+				}
+				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+					if y := h.ver[x]; y >= 0 {
+						if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+							out = append(out, w)
+						}
+					}
 				}
 			}
+			found[k] = out
 		})
 	}
 	take := func(ws []int32) {
@@ -447,7 +458,7 @@ func (e *eval) succOf(y int32) int32 { return e.succ[e.h.slots.of(y)] }
 func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 	h := e.h
 	y := h.ver[x]
-	if y == verDangling || (y >= 0 && !e.writer(h.opOf(y))) {
+	if y == verDangling || (y >= 0 && !e.writer(h.writerOp(y))) {
 		// The expected value never was at that word: the failure
 		// constrains nothing.
 		return none, false
@@ -501,7 +512,7 @@ func (e *eval) checkPass() {
 				p.unexplain = append(p.unexplain, x)
 			case src != none:
 				p.counts.Auxiliary++
-				if from := h.opOf(src); !e.hbBefore(from, i) {
+				if from := h.writerOp(src); !e.hbBefore(from, i) {
 					p.pairs = append(p.pairs, [2]int32{from, i})
 				}
 			}
@@ -555,7 +566,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 				if reader && y == verGenesis {
 					if s := e.gsucc[h.wordOf(x)]; s != none {
 						c.Auxiliary++
-						if h.opOf(s) <= i {
+						if h.writerOp(s) <= i {
 							setBit(e.back, i)
 						}
 					}
@@ -571,7 +582,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 			if reader {
 				if s := e.succ[sl]; s != none {
 					c.Auxiliary++
-					if h.opOf(s) <= i {
+					if h.writerOp(s) <= i {
 						setBit(e.back, i)
 					}
 				}
@@ -774,7 +785,7 @@ func (e *eval) otherEdge(u, i int32) int32 {
 	}
 	x := int32(h.acc[u]) + i
 	if s := e.next(h.ver[x], h.wordOf(x)); s != none {
-		return h.opOf(s)
+		return h.writerOp(s)
 	}
 	return none
 }
@@ -805,14 +816,15 @@ func (e *eval) acyclic(ctx context.Context) (bool, error) {
 	clear(gray)
 	clear(black)
 	// A frame scans v's happens-before range (j, below end) first, then
-	// its other edges (k).
-	type frame struct{ v, j, end, k int32 }
+	// its other edges (k, below deg: their number, counted once, when
+	// the range is done; -1 before).
+	type frame struct{ v, j, end, k, deg int32 }
 	open := func(v int32) frame {
 		setBit(gray, v)
 		if e.effective(v) && h.lo[v] < n {
-			return frame{v: v, j: h.lo[v], end: n}
+			return frame{v: v, j: h.lo[v], end: n, deg: -1}
 		}
-		return frame{v: v, j: n, end: n}
+		return frame{v: v, j: n, end: n, deg: -1}
 	}
 	var stack []frame
 	for root := n - 1; root >= 0; root-- {
@@ -844,7 +856,10 @@ func (e *eval) acyclic(ctx context.Context) (bool, error) {
 				}
 			}
 			if t == none {
-				for d := e.otherDegree(u); top.k < d && t == none; top.k++ {
+				if top.deg < 0 {
+					top.deg = e.otherDegree(u)
+				}
+				for ; top.k < top.deg && t == none; top.k++ {
 					t = e.otherEdge(u, top.k)
 				}
 			}

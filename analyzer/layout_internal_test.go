@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -123,4 +124,92 @@ crash
 	if h.lo[9] != h.n {
 		t.Errorf("the pending read's lo = %d, want n = %d", h.lo[9], h.n)
 	}
+}
+
+// TestWriterOpIsOpOf checks writerOp, the owner of a version, against
+// opOf's binary search of the operations' access ranges (independent of
+// the slots), at every access of a cas or a swap, and that every resolved
+// version is such an access.
+func TestWriterOpIsOpOf(t *testing.T) {
+	h := loadText(t, `0 inv read 1 2
+1 inv cas 1:0:5 2:0:6
+1 ret ok
+0 ret 5 0
+2 inv swap 3:7
+3 inv cas 3:7:1 4:0:2
+3 ret fail 4
+2 ret 0
+4 inv read 3 1
+4 ret 7 5
+`)
+	byRange := func(x int32) int32 {
+		for i := int32(0); i < h.n; i++ {
+			if x >= int32(h.acc[i]) && x < int32(h.acc[i+1]) {
+				return i
+			}
+		}
+		return none
+	}
+	slots := 0
+	for x := int32(0); x < int32(len(h.word)); x++ {
+		if y := h.ver[x]; y >= 0 && !h.slots.has(y) {
+			t.Errorf("access %d's version %d has no slot", x, y)
+		}
+		if h.slots.has(x) {
+			slots++
+			if got, want := h.writerOp(x), byRange(x); got != want || h.opOf(x) != want {
+				t.Errorf("access %d: writerOp %d, opOf %d, want %d", x, got, h.opOf(x), want)
+			}
+		}
+	}
+	if slots != 5 {
+		t.Errorf("%d accesses with a slot, want 5 (the cas's and the swap's)", slots)
+	}
+}
+
+// TestRankIndexDense checks a pushed rankIndex's numbers, from its dense
+// table while it has at most denseMax ids and from its bits beyond,
+// against a count of the members before each id (non-members too: of is
+// the members before it), and has against the ids pushed as members.
+func TestRankIndexDense(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	var r rankIndex
+	var in []bool
+	check := func(wantDense bool) {
+		t.Helper()
+		if (r.dense != nil) != wantDense {
+			t.Fatalf("%d ids: dense table kept %v, want %v", len(in), r.dense != nil, wantDense)
+		}
+		before := int32(0)
+		for x, m := range in {
+			if got := r.of(int32(x)); got != before {
+				t.Fatalf("%d ids: of(%d) = %d, want %d", len(in), x, got, before)
+			}
+			if r.has(int32(x)) != m {
+				t.Fatalf("%d ids: has(%d) = %v, want %v", len(in), x, !m, m)
+			}
+			if m {
+				before++
+			}
+		}
+		if r.n != before {
+			t.Fatalf("%d ids: n = %d, want %d", len(in), r.n, before)
+		}
+	}
+	for len(in) < denseMax-3 {
+		k, m := 1+rng.IntN(3), rng.IntN(2) == 0
+		r.push(int32(len(in)), k, m)
+		for range k {
+			in = append(in, m)
+		}
+	}
+	check(true)
+	for len(in) < denseMax+200 {
+		k, m := 1+rng.IntN(3), rng.IntN(2) == 0
+		r.push(int32(len(in)), k, m)
+		for range k {
+			in = append(in, m)
+		}
+	}
+	check(false)
 }

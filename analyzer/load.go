@@ -198,6 +198,11 @@ func (h *hist) opOf(x int32) int32 {
 	return int32(i)
 }
 
+// writerOp is the operation that owns version y (a cas's or a swap's
+// access: it has a slot): opOf without its test for a read, short enough
+// to inline in the evaluation's loops, which ask it of every version.
+func (h *hist) writerOp(y int32) int32 { return h.owner[h.slots.of(y)] }
+
 func (h *hist) isRead(i int32) bool { return h.flags[i]&fRead != 0 }
 func (h *hist) failed(i int32) bool {
 	return h.flags[i]&(fRead|fReturned|fOK) == fReturned
@@ -511,6 +516,7 @@ func (h *hist) reserve(sizeHint int64, old *hist) {
 	h.ver = room(old.ver, accs)
 	h.slots.bits = room(old.slots.bits, accs/64+1)
 	h.slots.base = room(old.slots.base, accs/64+1)
+	h.slots.dense = room(old.slots.dense, min(accs, denseMax))
 	slots := min(sizeHint/45, 1<<30)
 	h.nw = room(old.nw, slots)
 	h.owner = room(old.owner, slots)

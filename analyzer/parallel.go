@@ -63,6 +63,10 @@ func (s splitter) aside(n int, f func()) (wait func()) {
 // caller's goroutine, in part order.
 func (s splitter) run(n int, f func(part, lo, hi int)) {
 	parts := s.parts(n)
+	if parts == 1 {
+		f(0, 0, n)
+		return
+	}
 	size := (n/parts + 63) &^ 63
 	bounds := func(p int) (int, int) {
 		lo := min(p*size, n)
@@ -71,13 +75,6 @@ func (s splitter) run(n int, f func(part, lo, hi int)) {
 			hi = n
 		}
 		return lo, hi
-	}
-	if parts == 1 {
-		for p := 0; p < parts; p++ {
-			lo, hi := bounds(p)
-			f(p, lo, hi)
-		}
-		return
 	}
 	var next atomic.Int32
 	var wg sync.WaitGroup

@@ -12,14 +12,19 @@ import (
 // TestPartitionRangeSameAsOnePass checks that splitting the counting and
 // filling over parts and goroutines gives exactly the buckets, in the same
 // order, as one pass over the range (checked by a plain stable sort by
-// bucket, not by partition itself).
+// bucket, not by partition itself). Index i of the range emits none, one
+// or two items (a writer emits one per word).
 func TestPartitionRangeSameAsOnePass(t *testing.T) {
 	const seed = 3
 	rng := rand.New(rand.NewPCG(seed, seed))
 	for _, n := range []int{0, 1, 63, 64, 1000, 5000} {
-		items := make([]hashed, n)
-		for i := range items {
-			items[i] = hashed{hash: rng.Uint32(), acc: int32(i)}
+		groups := make([][]hashed, n)
+		var items []hashed
+		for i := range groups {
+			for range rng.IntN(3) {
+				groups[i] = append(groups[i], hashed{hash: rng.Uint32(), acc: int32(len(items))})
+				items = append(items, groups[i][len(groups[i])-1])
+			}
 		}
 		for _, bits := range []uint{0, 1, 4, 9} {
 			want := slices.Clone(items)
@@ -32,14 +37,16 @@ func TestPartitionRangeSameAsOnePass(t *testing.T) {
 			for _, workers := range []int{1, 2, 3} {
 				split := splitter{workers: workers, least: 16}
 				out, off := partitionRange(split, n, bits, func(k hashed) uint32 { return k.hash }, func(lo, hi int, emit func(hashed)) {
-					for _, it := range items[lo:hi] {
-						emit(it)
+					for _, g := range groups[lo:hi] {
+						for _, it := range g {
+							emit(it)
+						}
 					}
 				})
 				if !slices.Equal(out, want) {
 					t.Fatalf("seed %d, n %d, bits %d, workers %d: the items differ from a stable sort by bucket", seed, n, bits, workers)
 				}
-				if len(off) != 1<<bits+1 || off[len(off)-1] != int32(n) {
+				if len(off) != 1<<bits+1 || off[len(off)-1] != int32(len(items)) {
 					t.Fatalf("seed %d, n %d, bits %d, workers %d: offsets %v", seed, n, bits, workers, off[len(off)-1])
 				}
 				for b := 0; b < 1<<bits; b++ {

@@ -62,6 +62,13 @@ func partitionRange[T any](split splitter, n int, bits uint, hash func(T) uint32
 	nb := 1 << bits
 	shift := 32 - bits // a shift by 32 (bits 0) gives bucket 0
 	parts := split.parts(n)
+	if nb == 1 && parts == 1 {
+		// One bucket, one part (a small history): the items in the
+		// order they come, in one pass instead of a count and a fill.
+		out = make([]T, 0, n)
+		each(0, n, func(t T) { out = append(out, t) })
+		return out, []int32{0, int32(len(out))}
+	}
 	cur := make([]int32, parts*nb) // per part and bucket: a count, then where its run starts
 	split.run(n, func(k, lo, hi int) {
 		c := cur[k*nb : (k+1)*nb]
@@ -107,6 +114,14 @@ func (h *hist) partitionWriters(split splitter, bits uint) (out []hashed, off []
 	nb, n := 1<<bits, int(h.n)
 	shift := 32 - bits
 	parts := split.parts(n)
+	if nb == 1 && parts == 1 {
+		// One bucket, one part (a small history): one pass, into room
+		// for every slot (each writer's access has one).
+		c := []int32{0}
+		out = make([]hashed, len(h.nw))
+		h.bucketWriters(0, int32(n), shift, c, out)
+		return out[:c[0]], []int32{0, c[0]}
+	}
 	cur := make([]int32, parts*nb)
 	split.run(n, func(k, lo, hi int) {
 		h.bucketWriters(int32(lo), int32(hi), shift, cur[k*nb:(k+1)*nb], nil)
@@ -172,21 +187,7 @@ func (l *loader) join() error {
 	h := l.h
 	// The writers: every cas that succeeded or may have (a failed cas
 	// writes nothing).
-	counts := make([]int, l.split.parts(int(h.n)))
-	l.split.run(int(h.n), func(k, lo, hi int) {
-		c := 0
-		for i := int32(lo); i < int32(hi); i++ {
-			if h.writes(i) {
-				c += int(h.acc[i+1] - h.acc[i])
-			}
-		}
-		counts[k] = c
-	})
-	nw := 0
-	for _, c := range counts {
-		nw += c
-	}
-	pbits := partitionBits(nw, l.split.perPartition())
+	pbits := l.joinBits()
 	wp, woff := h.partitionWriters(l.split, pbits)
 	// The queries: accesses resolved to a writer that failed after all,
 	// those deferred, and those of the failures that report values, taken
@@ -199,7 +200,7 @@ func (l *loader) join() error {
 				// The other words of a failed cas were unresolved since
 				// (all of them, for one that reports values).
 				x := l.tentative.at(k)
-				if y := h.ver[x]; y >= 0 && h.failed(h.opOf(y)) {
+				if y := h.ver[x]; y >= 0 && h.failed(h.writerOp(y)) {
 					emit(keyed{val: h.newVal(y), word: h.word[x] &^ blamed, acc: x})
 				}
 			case k < nt+nd:
@@ -256,6 +257,32 @@ func (l *loader) join() error {
 		}
 	}
 	return nil
+}
+
+// joinBits is the join's partitionBits: the number of writers' accesses
+// counted on the workers, unless fewer cas and swap accesses than a
+// partition holds were invoked (a small history: one partition whatever
+// the count, and no pass to count it).
+func (l *loader) joinBits() uint {
+	h, per := l.h, l.split.perPartition()
+	if len(h.nw) < per {
+		return 0
+	}
+	counts := make([]int, l.split.parts(int(h.n)))
+	l.split.run(int(h.n), func(k, lo, hi int) {
+		c := 0
+		for i := int32(lo); i < int32(hi); i++ {
+			if h.writes(i) {
+				c += int(h.acc[i+1] - h.acc[i])
+			}
+		}
+		counts[k] = c
+	})
+	nw := 0
+	for _, c := range counts {
+		nw += c
+	}
+	return partitionBits(nw, per)
 }
 
 // danglingRead is an access whose value nobody wrote at its word.

@@ -121,7 +121,7 @@ func (e *eval) behind(i, x int32, budget *int) (n int, latest int32) {
 	for s := e.next(y, w); s != none && *budget > 0; s = e.succOf(s) {
 		j++
 		*budget--
-		if e.hbBefore(h.opOf(s), i) {
+		if e.hbBefore(h.writerOp(s), i) {
 			n, latest = j, s
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 )
 
@@ -78,5 +80,42 @@ func BenchmarkFuzz(b *testing.B) {
 			b.ReportMetric(float64(st.Operations)/secs, "ops/s")
 			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 		})
+	}
+}
+
+// BenchmarkDecide is the analysis alone of the histories fuzz records, as
+// it makes them: 100 runs of the default mix, recorded once, each decided
+// from its Recording with the last analysis recycled (go test -run '^$'
+// -bench Decide ./crash). It measures the per-run cost of reading a small
+// history and analysing it, apart from making the run.
+func BenchmarkDecide(b *testing.B) {
+	ctx := context.Background()
+	const runs = 100
+	scs := make([]*scratch, runs)
+	res := make([]*Result, runs)
+	for i := range scs {
+		c := pmwcasRun()
+		c.Driver.Seed = RunSeed(7, int64(i))
+		DefaultMix().draw(&c)
+		scs[i] = &scratch{}
+		defer scs[i].close()
+		r, err := runTo(ctx, c, driver.NewRecorder(&scs[i].rec), scs[i])
+		if err != nil {
+			b.Fatal(err)
+		}
+		res[i] = r
+	}
+	var done *analyzer.Analysis
+	for b.Loop() {
+		for i, sc := range scs {
+			v, err := decide(ctx, res[i], sc.rec.Reader("<run>", history.Options{}), sc.rec.Size(), history.Strict, done)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if v.Violated() {
+				b.Fatal("a violation in a correct run")
+			}
+			done = v.Analysis
+		}
 	}
 }

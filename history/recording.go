@@ -49,20 +49,17 @@ func (rc *Recording) record(kind int, p int32, n int) {
 	rc.words = append(rc.words, uint64(kind)|uint64(uint32(p))<<8|uint64(n)<<40)
 }
 
-// payload is the number of words a record of kind and count n carries.
+// payload is the number of words a record of kind and count n carries:
+// per kind, words per item and words besides (a table: the reader asks it
+// of every record).
 func payload(kind, n int) int {
-	switch kind {
-	case rInvRead, rRetRead:
-		return n
-	case rInvCAS:
-		return 3 * n
-	case rInvSwap:
-		return 2 * n
-	case rRetFail, rRetFailV:
-		return 1 + n
-	}
-	return 0
+	return int(payloadPer[kind&15])*n + int(payloadFixed[kind&15])
 }
+
+var (
+	payloadPer   = [16]uint8{rInvRead: 1, rRetRead: 1, rInvCAS: 3, rInvSwap: 2, rRetFail: 1, rRetFailV: 1}
+	payloadFixed = [16]uint8{rRetFail: 1, rRetFailV: 1}
+)
 
 // Reset empties the recording, keeping its memory.
 func (rc *Recording) Reset() {
@@ -196,16 +193,14 @@ func (rc *Recording) head(pos int) (kind int, p int32, n int) {
 // splitWords appends the addresses, expected values (a cas) and new values
 // of an invocation's payload to addrs, exp and nw.
 func splitWords(pay []uint64, cas bool, addrs, exp, nw []uint64) ([]uint64, []uint64, []uint64) {
-	step := 2
 	if cas {
-		step = 3
-	}
-	for j := 0; j < len(pay); j += step {
-		addrs = append(addrs, pay[j])
-		if cas {
-			exp = append(exp, pay[j+1])
+		for j := 0; j+2 < len(pay); j += 3 {
+			addrs, exp, nw = append(addrs, pay[j]), append(exp, pay[j+1]), append(nw, pay[j+2])
 		}
-		nw = append(nw, pay[j+step-1])
+		return addrs, exp, nw
+	}
+	for j := 0; j+1 < len(pay); j += 2 {
+		addrs, nw = append(addrs, pay[j]), append(nw, pay[j+1])
 	}
 	return addrs, exp, nw
 }
@@ -224,9 +219,12 @@ func (rc *Recording) Reader(name string, opts Options) *Reader {
 func (r *Reader) nextRecorded() (*Event, error) {
 	rc := r.rec
 	for r.recPos < len(rc.words) {
-		kind, p, n := rc.head(r.recPos)
-		pay := rc.words[r.recPos+1 : r.recPos+1+payload(kind, n)]
-		r.recPos += 1 + len(pay)
+		pos := r.recPos
+		kind, p, n := rc.head(pos)
+		pos++
+		end := pos + payload(kind, n)
+		pay := rc.words[pos:end]
+		r.recPos = end
 		r.line++
 		ev, err := r.recordedEvent(kind, p, n, pay)
 		if err != nil {
@@ -244,6 +242,20 @@ func (r *Reader) nextRecorded() (*Event, error) {
 // recordedEvent takes one recorded line: an event, or nil (a comment, the
 // header).
 func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, error) {
+	if kind > rCrash && p >= 0 {
+		// An invocation or a response: nearly every record.
+		if kind <= rInvSwap {
+			ev := r.clearEvent()
+			ev.Op = [...]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}[kind]
+			if kind == rInvRead {
+				ev.Addrs = append(ev.Addrs, pay...)
+			} else {
+				ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == rInvCAS, ev.Addrs, ev.Expected, ev.New)
+			}
+			return r.invoke(p)
+		}
+		return r.recordedReturn(kind, p, pay)
+	}
 	rc := r.rec
 	switch {
 	case kind == rComment:
@@ -260,20 +272,9 @@ func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, 
 		return nil, r.recordedHeader(rc.headers[n])
 	case kind == rCrash:
 		return r.crashEvent(), nil
-	case p < 0:
-		// Not a process id: the text's error, from the text.
-		return r.parseText(r.recordedLine(kind, p, pay))
-	case kind <= rInvSwap:
-		ev := r.clearEvent()
-		ev.Op = [...]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}[kind]
-		if kind == rInvRead {
-			ev.Addrs = append(ev.Addrs, pay...)
-		} else {
-			ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == rInvCAS, ev.Addrs, ev.Expected, ev.New)
-		}
-		return r.invoke(p)
 	}
-	return r.recordedReturn(kind, p, pay)
+	// Not a process id: the text's error, from the text.
+	return r.parseText(r.recordedLine(kind, p, pay))
 }
 
 // recordedHeader takes a header's lines: the magic line (read), the
