@@ -110,18 +110,6 @@ func (e *eval) complete(extra []int32) {
 			work = append(work, c)
 		}
 	}
-	// pending appends to out the writers of what i observed that are
-	// pending and not completed yet.
-	pending := func(i int32, out []int32) []int32 {
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-			if y := h.ver[x]; y >= 0 {
-				if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
-					out = append(out, w)
-				}
-			}
-		}
-		return out
-	}
 	// What the operations that returned observed, found in parts (this
 	// reads the flags of pending ones only, which it does not change),
 	// then completed in order, and what those observed in turn.
@@ -130,19 +118,10 @@ func (e *eval) complete(extra []int32) {
 	found := make([][]int32, e.split.parts(int(h.n)))
 	if len(h.pendingW) > 0 {
 		e.split.run(int(h.n), func(k, lo, hi int) {
-			// pending's loop, inlined: it runs over every access of a
-			// returned observer, once per evaluation.
 			var out []int32
 			for i := int32(lo); i < int32(hi); i++ {
-				if h.flags[i]&fReturned == 0 || !e.observer(i) {
-					continue
-				}
-				for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
-					if y := h.ver[x]; y >= 0 {
-						if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
-							out = append(out, w)
-						}
-					}
+				if h.flags[i]&fReturned != 0 && e.observer(i) {
+					out = h.pendingObserved(i, out)
 				}
 			}
 			found[k] = out
@@ -163,7 +142,7 @@ func (e *eval) complete(extra []int32) {
 	for len(work) > 0 {
 		w := work[len(work)-1]
 		work = work[:len(work)-1]
-		next = pending(w, next[:0])
+		next = h.pendingObserved(w, next[:0])
 		take(next)
 	}
 	e.completed = 0
@@ -172,6 +151,20 @@ func (e *eval) complete(extra []int32) {
 			e.completed++
 		}
 	}
+}
+
+// pendingObserved appends to out the writers of what operation i
+// observed that are pending and not completed yet (a method, not a
+// closure: complete calls it for every returned observer).
+func (h *hist) pendingObserved(i int32, out []int32) []int32 {
+	for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		if y := h.ver[x]; y >= 0 {
+			if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
 }
 
 // responses places the responses of crashed operations by the mode, which
