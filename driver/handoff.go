@@ -21,33 +21,43 @@ import (
 // next one waits, and a hand-off is one switch (about 60 ns instead of 120
 // here, ten thousand times per fuzz run). The slots then no longer belong
 // to their workers: slot[g] says where goroutine g is parked and occ[p]
-// who is parked in slot p.
+// who is parked in slot p. Every live slot holds exactly one goroutine
+// (a switch parks one and resumes one); when a coroutine ends, its slot
+// dies and the goroutine parked there resumes (the Go runtime's rule).
 //
-// Goroutines: the workers (0 .. threads-1), the conductor (threads),
-// which starts the segment, and the rescue (threads+1), started by an
-// abort. Everything below happens under mu, which every switch carries
+// The workers' coroutines outlive their segment: a worker that has run its
+// body to the end parks, idle, and is given the next segment's body (a
+// driver that keeps its workers, Driver.KeepWorkers, even the next run's:
+// Driver.Recycle), instead of a new coroutine per segment, whose creation,
+// stack growth and end cost about 1.5 % of a fuzz run's instructions. A
+// driver that does not keep them closes them at the end of each segment.
+//
+// Goroutines: the workers (0 .. n-1), and three of no slot of their own:
+// the conductor, which starts the segment and ends once every worker is
+// idle; the rescue, started by an abort; the closer, which ends idle
+// workers. Everything below happens under mu, which every switch carries
 // along: the goroutine that switches holds it, and the one that resumes
 // takes it over. While the segment runs normally, the worker holding the
 // turn does not hold mu: a hand-off takes it, switches, and the worker
-// resumed releases it. When a worker's coroutine ends, the goroutine parked
-// in its own slot resumes (the Go runtime's rule): if that is not the one
-// the finished worker chose (cur), it passes the turn on to it.
+// resumed releases it. A worker that finished its body goes idle (active
+// false) and parks in the slot of the worker to run next, or of the
+// conductor if none is left: the conductor is parked while any worker
+// runs, and resumed only once all are idle.
 //
 // Once the segment is aborted, nobody holds the turn. The first goroutine
 // to take mu after the abort starts the drain: from then on mu is a baton,
 // held by one goroutine at a time and passed with every switch, that runs
-// every parked worker to its end (each returns at once: its accesses
-// fail). The worker holding the turn at the abort may never come back (a
-// silent worker, parked by the Go runtime or spinning): the rescue, a
-// goroutine of its own, takes the baton while that worker runs and drains
-// the others, so they all return without waiting for it. A silent worker
-// that comes back takes mu before its coroutine ends; the goroutine parked
-// in its slot is then the conductor, which ends. One that never comes back
-// keeps the conductor parked in its slot for good, as the conductor of
-// channels and of two-switch hand-offs was kept waiting for it: a parked
-// goroutine leaves a coroutine's slot only when another takes its place,
-// and nobody else may (the silent worker could come back). The driver is
-// abandoned then anyway (Blocked).
+// every parked active worker until it is idle (each returns at once: its
+// accesses fail); a worker that goes idle passes the baton on to the next
+// one (parkTarget). The worker holding the turn at the abort may never
+// come back (a silent worker, parked by the Go runtime or spinning): the
+// rescue, a goroutine of its own, takes the baton while that worker runs,
+// drains the others (each goes back to the rescue once none is left), and
+// ends; the silent worker, if it comes back, resumes the conductor. One
+// that never comes back is abandoned, and so is the driver (Blocked): a
+// closer ends the idle workers, and one goroutine stays parked in the
+// abandoned worker's slot for good (it may come back: then it ends its
+// coroutine, and the one parked there resumes and ends).
 type turns struct {
 	mu sync.Mutex
 	// next[p] and yield[p] are coroutine p's; nextDue[p]: the next switch
@@ -55,65 +65,167 @@ type turns struct {
 	next    []func() (struct{}, bool)
 	yield   []func(struct{}) bool
 	nextDue []bool
-	slot    []int // slot[g]: where goroutine g is parked (-1: running, or ended)
-	occ     []int // occ[p]: who is parked in slot p (-1: the slot's worker ended)
-	cur     int   // the goroutine that is to hold the turn (-1: every worker finished)
+	slot    []int  // slot[g+plain]: where goroutine g is parked (-1: running, or ended)
+	occ     []int  // occ[p]: who is parked in slot p (-1: the slot's worker ended, or never began)
+	active  []bool // active[w]: worker w has the segment's body to run (else idle)
+	cur     int    // the goroutine that is to hold the turn (-1: every worker finished)
 	// taken counts the times a worker took the turn, and holder is the
 	// last one: the watchdog's sign of progress, read under mu (turnTaken),
 	// where an atomic store per hand-off (a locked exchange, ten thousand
 	// times a run) cost a few percent of a fuzz run.
 	taken  int64
 	holder int
-	// draining: the segment is aborted and mu is the baton; baton[g]:
+	// draining: the segment is aborted and mu is the baton; baton[g+plain]:
 	// goroutine g holds it.
 	draining bool
 	baton    []bool
+	// seg is the segment under way (or the last one), epoch counts the
+	// segments, over: the conductor saw every worker idle. A conductor or
+	// rescue that takes mu after its segment is over ends at once.
+	seg   *detSched
+	epoch int64
+	over  bool
+	// body is what the segment's workers run; closing: the idle workers
+	// end when resumed (close).
+	body    func(w int)
+	closing bool
 	// panicked is a panic of the driver's own code on a worker, re-raised
 	// by the conductor (a coroutine's panic would reach whoever is parked
 	// in its slot).
 	panicked any
 }
 
-// conductor and rescuer are the goroutine numbers of the conductor and
-// the rescue.
-func (s *detSched) conductor() int { return len(s.occ) }
-func (s *detSched) rescuer() int   { return len(s.occ) + 1 }
+// The goroutines of no slot (see turns), numbered below the workers; none
+// (-1) is no goroutine.
+const (
+	none      = -1
+	conductor = -2
+	rescuer   = -3
+	closer    = -4
+	plain     = 4 // slot[g+plain] and baton[g+plain] for g >= closer
+)
 
-// start makes the coroutines of the workers, each running body, parked in
-// their own slots and not started.
-func (s *detSched) start(threads int, body func(w int)) {
-	t := &s.turns
-	t.next, t.yield = make([]func() (struct{}, bool), threads), make([]func(struct{}) bool, threads)
-	t.nextDue, t.occ = make([]bool, threads), make([]int, threads)
-	t.slot, t.baton = make([]int, threads+2), make([]bool, threads+2)
-	for i := range t.slot {
-		t.slot[i] = -1
+// grow makes room for n workers (mu held, no goroutine of no slot
+// parked: between segments).
+func (t *turns) grow(n int) {
+	for len(t.occ) < n {
+		t.next, t.yield = append(t.next, nil), append(t.yield, nil)
+		t.nextDue, t.occ, t.active = append(t.nextDue, false), append(t.occ, none), append(t.active, false)
 	}
-	for i := range t.occ {
-		t.occ[i] = -1
+	for len(t.slot) < n+plain {
+		t.slot, t.baton = append(t.slot, none), append(t.baton, false)
 	}
+}
+
+// parked reports whether goroutine g is parked in a slot.
+func (t *turns) parked(g int) bool { return t.slot[g+plain] >= 0 }
+
+// start makes ready the segment of s, whose workers run body: their
+// coroutines parked, idle ones given the body, new ones made for the
+// others. It returns the segment's epoch.
+func (s *detSched) start(threads int, body func(w int)) int64 {
+	t := s.turns
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.grow(threads)
+	if t.parked(conductor) || t.parked(rescuer) || t.parked(closer) {
+		panic("driver: a segment starts while a goroutine of the last one is parked (a bug)")
+	}
+	t.epoch++
+	t.seg, t.body = s, body
+	t.cur, t.draining, t.over, t.closing, t.panicked = none, false, false, false, nil
 	for _, w := range s.workers {
-		t.slot[w], t.occ[w], t.nextDue[w] = w, w, true
-		t.next[w], _ = iter.Pull(func(yield func(struct{}) bool) {
-			growStack()
-			t.yield[w] = yield
-			s.resumed(w)
-			defer s.leave(w)
-			body(w)
-		})
+		if t.occ[w] == none {
+			t.spawn(w)
+		}
+		t.active[w], t.baton[w+plain] = true, false
 	}
+	return t.epoch
+}
+
+// spawn makes worker w's coroutine, parked in its own slot and not
+// started: it runs the body of each segment it is given, idle in between,
+// until it is resumed idle while the workers close.
+func (t *turns) spawn(w int) {
+	t.slot[w+plain], t.occ[w], t.nextDue[w] = w, w, true
+	t.next[w], _ = iter.Pull(func(yield func(struct{}) bool) {
+		growStack()
+		t.yield[w] = yield
+		for !t.closing {
+			s := t.seg
+			s.resumed(w)
+			s.run(w, t.body)
+			if t.closing {
+				break // abandoned, and back
+			}
+			t.switchTo(w, t.parkTarget())
+		}
+		t.end(w)
+	})
+}
+
+// run is worker w running the segment's body, then going idle; it
+// returns holding mu.
+func (s *detSched) run(w int, body func(int)) {
+	defer s.ran(w)
+	body(w)
+}
+
+// ran is worker w going idle, with mu (the baton, or taken now: at the
+// end of its segment's body, or after a silent worker comes back).
+func (s *detSched) ran(w int) {
+	if p := recover(); p != nil {
+		s.d.mu.Lock()
+		if s.panicked == nil {
+			s.panicked = fmt.Sprintf("%v\n\n(on worker %d)\n%s", p, w, debug.Stack())
+		}
+		s.d.abort()
+		s.d.mu.Unlock()
+	}
+	if !s.baton[w+plain] {
+		s.mu.Lock()
+	}
+	s.baton[w+plain] = false
+	if s.d.aborted.Load() {
+		s.draining = true
+	}
+	s.active[w] = false
+	s.crew.exit(w)
+}
+
+// parkTarget is whom a worker that went idle resumes (mu held): the
+// worker to run next, or the conductor once none is left; when draining,
+// the next parked active worker, else the rescue that started the drain
+// (a worker still runs: the one holding the turn at the abort), else the
+// conductor (every worker is idle).
+func (t *turns) parkTarget() int {
+	switch {
+	case !t.draining && t.cur >= 0:
+		return t.cur
+	case !t.draining:
+		return conductor
+	}
+	if x := t.parkedActive(); x >= 0 {
+		return x
+	}
+	if t.parked(rescuer) {
+		return rescuer
+	}
+	if t.parked(conductor) && t.allIdle() {
+		return conductor
+	}
+	panic("driver: a drained worker has nobody to pass the baton to (a bug)")
 }
 
 // switchTo parks goroutine me (holding mu) in the slot of the parked
 // goroutine g and runs g; it returns when someone resumes me, mu then
 // held again.
-func (s *detSched) switchTo(me, g int) {
-	t := &s.turns
-	p := t.slot[g]
+func (t *turns) switchTo(me, g int) {
+	p := t.slot[g+plain]
 	if p < 0 {
 		panic(fmt.Sprintf("driver: goroutine %d hands the turn to %d, which is not parked (a bug)", me, g))
 	}
-	t.occ[p], t.slot[me], t.slot[g] = me, p, -1
+	t.occ[p], t.slot[me+plain], t.slot[g+plain] = me, p, none
 	if t.nextDue[p] {
 		t.nextDue[p] = false
 		t.next[p]()
@@ -145,28 +257,22 @@ func (s *detSched) handOver(w, n int) {
 	s.resumed(w)
 }
 
-// resumed is worker w running again, holding mu: it keeps mu as the baton
-// if the segment is aborted, releases it if the turn is its own, else
-// passes the turn on to the worker it belongs to (w was parked in the slot
-// of a worker that finished).
+// resumed is active worker w running again, holding mu: it keeps mu as
+// the baton if the segment is aborted, else releases it, the turn its
+// own.
 func (s *detSched) resumed(w int) {
-	for {
-		if s.d.aborted.Load() {
-			s.draining = true
-		}
-		switch {
-		case s.draining:
-			s.baton[w] = true
-			return
-		case s.cur == w:
-			s.taken++
-			s.holder = w
-			s.mu.Unlock()
-			return
-		case s.cur < 0:
-			panic(fmt.Sprintf("driver: worker %d resumed after every worker finished (a bug)", w))
-		}
-		s.switchTo(w, s.cur)
+	if s.d.aborted.Load() {
+		s.draining = true
+	}
+	switch {
+	case s.draining:
+		s.baton[w+plain] = true
+	case s.cur == w:
+		s.taken++
+		s.holder = w
+		s.mu.Unlock()
+	default:
+		panic(fmt.Sprintf("driver: worker %d resumed while the turn is %d's (a bug)", w, s.cur))
 	}
 }
 
@@ -181,102 +287,121 @@ func (s *detSched) turnTaken() (taken int64, holder int, busy bool) {
 	return s.taken, s.holder, false
 }
 
-// leave is the last thing a worker's coroutine does: with mu (the baton,
-// or taken now: after a silent worker comes back, once the drain is over)
-// it leaves its slot's occupant to run next, holding mu, when the
-// coroutine ends.
-func (s *detSched) leave(w int) {
-	if p := recover(); p != nil {
-		s.d.mu.Lock()
-		if s.panicked == nil {
-			s.panicked = fmt.Sprintf("%v\n\n(on worker %d)\n%s", p, w, debug.Stack())
-		}
-		s.d.abort()
-		s.d.mu.Unlock()
+// conduct is the conductor of the segment of epoch: it hands the turn to
+// the first worker, or drains the segment if it is already aborted, and
+// waits, parked, until every worker is idle.
+func (s *detSched) conduct(first int, epoch int64) {
+	t := s.turns
+	t.mu.Lock()
+	if t.epoch != epoch || t.over {
+		t.mu.Unlock()
+		return // drained by the rescue before it began
 	}
-	if !s.baton[w] {
-		s.mu.Lock()
-	}
-	s.baton[w] = false
-	if s.d.aborted.Load() {
-		s.draining = true
-	}
-	q := s.occ[w]
-	s.occ[w], s.slot[q] = -1, -1
-	if s.draining {
-		s.baton[q] = true
-	}
-	s.crew.exit(w)
-}
-
-// conduct is the conductor: it hands the turn to the first worker and
-// waits, parked, until every worker finished, or passes the turn on when a
-// finished worker's slot resumes it, or drains an aborted segment.
-func (s *detSched) conduct(first int) {
-	k := s.conductor()
-	s.mu.Lock()
-	s.cur = first
+	t.cur = first
 	for {
-		if s.d.aborted.Load() {
-			s.draining = true
-		}
-		if s.draining {
-			s.drainAs(k)
-			break
-		}
-		if s.cur < 0 {
-			s.mu.Unlock()
-			break
-		}
-		s.switchTo(k, s.cur)
-	}
-	if s.panicked != nil {
-		panic(s.panicked)
-	}
-}
-
-// rescue drains an aborted segment beside the worker holding the turn,
-// which may never come back (see turns).
-func (s *detSched) rescue() {
-	s.mu.Lock()
-	s.draining = true
-	s.drainAs(s.rescuer())
-}
-
-// drainAs runs every parked worker to its end, as goroutine me (the
-// conductor or the rescue) holding the baton. The rescue then ends; the
-// conductor ends once every worker has, else hands the baton to the
-// parked rescue (a worker still runs: the one the rescue was started for,
-// whose end will resume the conductor).
-func (s *detSched) drainAs(me int) {
-	for {
-		if x := s.parkedWorker(); x >= 0 {
-			s.switchTo(me, x)
-			continue
-		}
-		if me == s.rescuer() || s.allEnded() {
-			s.baton[me] = false
-			s.mu.Unlock()
+		if t.closing {
+			t.closeAs(conductor)
 			return
 		}
-		s.switchTo(me, s.rescuer())
+		if s.d.aborted.Load() {
+			t.draining = true
+		}
+		if t.allIdle() {
+			break
+		}
+		x := t.cur
+		if t.draining {
+			x = t.parkedActive()
+		}
+		t.switchTo(conductor, x)
+	}
+	t.over = true
+	p := t.panicked
+	t.mu.Unlock()
+	if p != nil {
+		panic(p)
 	}
 }
 
-// parkedWorker is a worker whose coroutine is parked (-1: none).
-func (s *detSched) parkedWorker() int {
-	for _, w := range s.workers {
-		if s.slot[w] >= 0 {
+// rescue drains the aborted segment of epoch beside the worker holding
+// the turn, which may never come back (see turns).
+func (s *detSched) rescue(epoch int64) {
+	t := s.turns
+	t.mu.Lock()
+	if t.epoch != epoch || t.over || t.closing {
+		t.mu.Unlock()
+		return
+	}
+	t.draining = true
+	for {
+		if t.closing {
+			t.closeAs(rescuer)
+			return
+		}
+		x := t.parkedActive()
+		if x < 0 {
+			break
+		}
+		t.switchTo(rescuer, x)
+	}
+	if t.parked(conductor) && t.allIdle() {
+		panic("driver: the rescue ends with every worker idle and the conductor parked (a bug)")
+	}
+	t.mu.Unlock()
+}
+
+// close ends every idle worker's coroutine, as the closer: at once if no
+// worker runs; else the one that does (abandoned) ends when it comes
+// back, if ever.
+func (t *turns) close() {
+	t.mu.Lock()
+	t.closeAs(closer)
+}
+
+// closeAs ends the idle workers' coroutines as goroutine me, which holds
+// mu, and releases it. Each ends when resumed, and the goroutine parked
+// in its slot resumes: an idle worker ends in turn, a goroutine of no slot
+// goes on closing here. One may stay parked in the slot of a worker that
+// still runs (abandoned).
+func (t *turns) closeAs(me int) {
+	t.closing = true
+	for {
+		x := none
+		for w, p := range t.occ {
+			if p != none && !t.active[w] && t.slot[w+plain] >= 0 {
+				x = w
+				break
+			}
+		}
+		if x < 0 {
+			t.mu.Unlock()
+			return
+		}
+		t.switchTo(me, x)
+	}
+}
+
+// end is worker w's coroutine ending (mu held): its slot dies, and the
+// goroutine parked there resumes, holding mu.
+func (t *turns) end(w int) {
+	q := t.occ[w]
+	t.occ[w], t.slot[q+plain] = none, none
+}
+
+// parkedActive is an active worker whose coroutine is parked (-1: none).
+func (t *turns) parkedActive() int {
+	for w, a := range t.active {
+		if a && t.slot[w+plain] >= 0 {
 			return w
 		}
 	}
-	return -1
+	return none
 }
 
-// allEnded reports whether every worker's coroutine has ended.
-func (s *detSched) allEnded() bool {
-	for _, w := range s.workers {
-		if s.occ[w] >= 0 {
+// allIdle reports whether every worker is idle.
+func (t *turns) allIdle() bool {
+	for _, a := range t.active {
+		if a {
 			return false
 		}
 	}
@@ -291,10 +416,10 @@ const workerStack = 4 << 10
 
 // growStack grows the calling goroutine's stack to hold workerStack bytes
 // more, once, while it holds a frame or two. A worker's coroutine is a new
-// goroutine in every segment, with the smallest stack: it grew in steps
-// deep inside the target's calls, each step copying the stack and
-// adjusting every frame on it (about 2 % of a fuzz run's CPU time; 1.6 %
-// of its instructions).
+// goroutine with the smallest stack (in every segment, unless the driver
+// keeps its workers): it grew in steps deep inside the target's calls,
+// each step copying the stack and adjusting every frame on it (about 2 %
+// of a fuzz run's CPU time; 1.6 % of its instructions).
 //
 //go:noinline
 func growStack() {
