@@ -65,7 +65,7 @@ type turns struct {
 	next    []func() (struct{}, bool)
 	yield   []func(struct{}) bool
 	nextDue []bool
-	slot    []int  // slot[g+plain]: where goroutine g is parked (-1: running, or ended)
+	slot    []int  // slot[g]: where goroutine g is parked (-1: running, or ended)
 	occ     []int  // occ[p]: who is parked in slot p (-1: the slot's worker ended, or never began)
 	active  []bool // active[w]: worker w has the segment's body to run (else idle)
 	cur     int    // the goroutine that is to hold the turn (-1: every worker finished)
@@ -75,8 +75,8 @@ type turns struct {
 	// times a run) cost a few percent of a fuzz run.
 	taken  int64
 	holder int
-	// draining: the segment is aborted and mu is the baton; baton[g+plain]:
-	// goroutine g holds it.
+	// draining: the segment is aborted and mu is the baton; baton[w]:
+	// worker w holds it.
 	draining bool
 	baton    []bool
 	// seg is the segment under way (or the last one), epoch counts the
@@ -89,36 +89,46 @@ type turns struct {
 	// end when resumed (close).
 	body    func(w int)
 	closing bool
+	// spawns counts the coroutines made (for the tests: kept ones are
+	// made once).
+	spawns int
 	// panicked is a panic of the driver's own code on a worker, re-raised
 	// by the conductor (a coroutine's panic would reach whoever is parked
 	// in its slot).
 	panicked any
 }
 
-// The goroutines of no slot (see turns), numbered below the workers; none
-// (-1) is no goroutine.
-const (
-	none      = -1
-	conductor = -2
-	rescuer   = -3
-	closer    = -4
-	plain     = 4 // slot[g+plain] and baton[g+plain] for g >= closer
-)
+// none is no goroutine.
+const none = -1
+
+// The goroutines of no slot (see turns) are numbered after the workers,
+// which are as many as slots.
+func (t *turns) conductor() int { return len(t.occ) }
+func (t *turns) rescuer() int   { return len(t.occ) + 1 }
+func (t *turns) closer() int    { return len(t.occ) + 2 }
 
 // grow makes room for n workers (mu held, no goroutine of no slot
-// parked: between segments).
+// parked: between segments, their numbers change).
 func (t *turns) grow(n int) {
+	m := len(t.occ)
+	if m >= n && len(t.slot) > 0 {
+		return
+	}
 	for len(t.occ) < n {
 		t.next, t.yield = append(t.next, nil), append(t.yield, nil)
 		t.nextDue, t.occ, t.active = append(t.nextDue, false), append(t.occ, none), append(t.active, false)
+		t.baton = append(t.baton, false)
 	}
-	for len(t.slot) < n+plain {
-		t.slot, t.baton = append(t.slot, none), append(t.baton, false)
+	slot := make([]int, len(t.occ)+3)
+	for g := range slot {
+		slot[g] = none
 	}
+	copy(slot, t.slot[:min(m, len(t.slot))])
+	t.slot = slot
 }
 
 // parked reports whether goroutine g is parked in a slot.
-func (t *turns) parked(g int) bool { return t.slot[g+plain] >= 0 }
+func (t *turns) parked(g int) bool { return t.slot[g] >= 0 }
 
 // start makes ready the segment of s, whose workers run body: their
 // coroutines parked, idle ones given the body, new ones made for the
@@ -127,10 +137,10 @@ func (s *detSched) start(threads int, body func(w int)) int64 {
 	t := s.turns
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.grow(threads)
-	if t.parked(conductor) || t.parked(rescuer) || t.parked(closer) {
+	if len(t.slot) > 0 && (t.parked(t.conductor()) || t.parked(t.rescuer()) || t.parked(t.closer())) {
 		panic("driver: a segment starts while a goroutine of the last one is parked (a bug)")
 	}
+	t.grow(threads)
 	t.epoch++
 	t.seg, t.body = s, body
 	t.cur, t.draining, t.over, t.closing, t.panicked = none, false, false, false, nil
@@ -138,7 +148,7 @@ func (s *detSched) start(threads int, body func(w int)) int64 {
 		if t.occ[w] == none {
 			t.spawn(w)
 		}
-		t.active[w], t.baton[w+plain] = true, false
+		t.active[w], t.baton[w] = true, false
 	}
 	return t.epoch
 }
@@ -147,7 +157,8 @@ func (s *detSched) start(threads int, body func(w int)) int64 {
 // started: it runs the body of each segment it is given, idle in between,
 // until it is resumed idle while the workers close.
 func (t *turns) spawn(w int) {
-	t.slot[w+plain], t.occ[w], t.nextDue[w] = w, w, true
+	t.slot[w], t.occ[w], t.nextDue[w] = w, w, true
+	t.spawns++
 	t.next[w], _ = iter.Pull(func(yield func(struct{}) bool) {
 		growStack()
 		t.yield[w] = yield
@@ -182,10 +193,10 @@ func (s *detSched) ran(w int) {
 		s.d.abort()
 		s.d.mu.Unlock()
 	}
-	if !s.baton[w+plain] {
+	if !s.baton[w] {
 		s.mu.Lock()
 	}
-	s.baton[w+plain] = false
+	s.baton[w] = false
 	if s.d.aborted.Load() {
 		s.draining = true
 	}
@@ -203,16 +214,16 @@ func (t *turns) parkTarget() int {
 	case !t.draining && t.cur >= 0:
 		return t.cur
 	case !t.draining:
-		return conductor
+		return t.conductor()
 	}
 	if x := t.parkedActive(); x >= 0 {
 		return x
 	}
-	if t.parked(rescuer) {
-		return rescuer
+	if t.parked(t.rescuer()) {
+		return t.rescuer()
 	}
-	if t.parked(conductor) && t.allIdle() {
-		return conductor
+	if t.parked(t.conductor()) && t.allIdle() {
+		return t.conductor()
 	}
 	panic("driver: a drained worker has nobody to pass the baton to (a bug)")
 }
@@ -221,11 +232,11 @@ func (t *turns) parkTarget() int {
 // goroutine g and runs g; it returns when someone resumes me, mu then
 // held again.
 func (t *turns) switchTo(me, g int) {
-	p := t.slot[g+plain]
+	p := t.slot[g]
 	if p < 0 {
 		panic(fmt.Sprintf("driver: goroutine %d hands the turn to %d, which is not parked (a bug)", me, g))
 	}
-	t.occ[p], t.slot[me+plain], t.slot[g+plain] = me, p, none
+	t.occ[p], t.slot[me], t.slot[g] = me, p, none
 	if t.nextDue[p] {
 		t.nextDue[p] = false
 		t.next[p]()
@@ -266,7 +277,7 @@ func (s *detSched) resumed(w int) {
 	}
 	switch {
 	case s.draining:
-		s.baton[w+plain] = true
+		s.baton[w] = true
 	case s.cur == w:
 		s.taken++
 		s.holder = w
@@ -300,7 +311,7 @@ func (s *detSched) conduct(first int, epoch int64) {
 	t.cur = first
 	for {
 		if t.closing {
-			t.closeAs(conductor)
+			t.closeAs(t.conductor())
 			return
 		}
 		if s.d.aborted.Load() {
@@ -313,7 +324,7 @@ func (s *detSched) conduct(first int, epoch int64) {
 		if t.draining {
 			x = t.parkedActive()
 		}
-		t.switchTo(conductor, x)
+		t.switchTo(t.conductor(), x)
 	}
 	t.over = true
 	p := t.panicked
@@ -335,16 +346,16 @@ func (s *detSched) rescue(epoch int64) {
 	t.draining = true
 	for {
 		if t.closing {
-			t.closeAs(rescuer)
+			t.closeAs(t.rescuer())
 			return
 		}
 		x := t.parkedActive()
 		if x < 0 {
 			break
 		}
-		t.switchTo(rescuer, x)
+		t.switchTo(t.rescuer(), x)
 	}
-	if t.parked(conductor) && t.allIdle() {
+	if t.parked(t.conductor()) && t.allIdle() {
 		panic("driver: the rescue ends with every worker idle and the conductor parked (a bug)")
 	}
 	t.mu.Unlock()
@@ -355,7 +366,7 @@ func (s *detSched) rescue(epoch int64) {
 // back, if ever.
 func (t *turns) close() {
 	t.mu.Lock()
-	t.closeAs(closer)
+	t.closeAs(t.closer())
 }
 
 // closeAs ends the idle workers' coroutines as goroutine me, which holds
@@ -368,7 +379,7 @@ func (t *turns) closeAs(me int) {
 	for {
 		x := none
 		for w, p := range t.occ {
-			if p != none && !t.active[w] && t.slot[w+plain] >= 0 {
+			if p != none && !t.active[w] && t.slot[w] >= 0 {
 				x = w
 				break
 			}
@@ -385,13 +396,13 @@ func (t *turns) closeAs(me int) {
 // goroutine parked there resumes, holding mu.
 func (t *turns) end(w int) {
 	q := t.occ[w]
-	t.occ[w], t.slot[q+plain] = none, none
+	t.occ[w], t.slot[q] = none, none
 }
 
 // parkedActive is an active worker whose coroutine is parked (-1: none).
 func (t *turns) parkedActive() int {
 	for w, a := range t.active {
-		if a && t.slot[w+plain] >= 0 {
+		if a && t.slot[w] >= 0 {
 			return w
 		}
 	}

@@ -123,6 +123,9 @@ func TestHandoffCancelAndNoLeak(t *testing.T) {
 			if canceled == 0 {
 				t.Fatal("no segment was cut short by its cancellation: the test tests nothing")
 			}
+			if spawns := last.turns.spawns; keep && spawns != c.Threads {
+				t.Fatalf("%d coroutines made for 60 segments of %d workers: not kept", spawns, c.Threads)
+			}
 			last.Close()
 			if n := settle(base); n > base {
 				t.Fatalf("%d goroutines after 60 segments (%d canceled) and Close, %d before", n, canceled, base)
@@ -134,21 +137,26 @@ func TestHandoffCancelAndNoLeak(t *testing.T) {
 // TestKeptWorkersSameHistory: a driver that keeps its workers between
 // segments (and hands them to the next driver) records the histories of
 // one that makes them anew for each segment, byte for byte: through
-// segments where some workers have nothing to do, stalls and crashes.
+// segments where some workers have nothing to do, stalls and crashes, and
+// drivers of more workers than the last one had.
 func TestKeptWorkersSameHistory(t *testing.T) {
 	run := func(keep bool, seed uint64) string {
-		c := cfg(3, 6, 2, seed)
-		c.Late = 0.3
 		var out bytes.Buffer
 		var prev *Driver
-		for range 2 { // two drivers, as two runs of a fuzz job
+		for _, threads := range []int{3, 2, 4} { // drivers of three runs of a fuzz job
+			c := cfg(threads, 6, 2, seed)
+			c.Late = 0.3
 			d, rec, buf := textDriver(t, c)
 			if keep {
 				d.KeepWorkers()
 				d.Recycle(prev)
 			}
 			for i := range 6 {
-				quota := []int{40, 40 * (i % 2), 40}
+				quota := make([]int, threads)
+				for w := range quota {
+					quota[w] = 40
+				}
+				quota[1] = 40 * (i % 2)
 				cp := CrashPoint{}
 				switch i % 3 {
 				case 1:
