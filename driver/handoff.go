@@ -250,10 +250,9 @@ func (t *turns) switchTo(me, g int) {
 // (another live worker, or the next one the scheduler picks when w stops)
 // and waiting until it is handed back. Handing it to itself (the
 // late-write policy's choice may be w) keeps the turn without a switch.
+// Its callers saw the segment not aborted; an abort since then is seen
+// under mu (draining, or by the worker resumed, which starts the drain).
 func (s *detSched) handOver(w, n int) {
-	if s.d.aborted.Load() {
-		return
-	}
 	if n == w {
 		s.took()
 		return
