@@ -20,7 +20,7 @@ import (
 // worker); used symmetrically, a worker parks itself in the slot where the
 // next one waits, and a hand-off is one switch (about 60 ns instead of 120
 // here, ten thousand times per fuzz run). The slots then no longer belong
-// to their workers: slot[g] says where goroutine g is parked and occ[p]
+// to their workers: slot[g] says where goroutine g is parked and co[p].occ
 // who is parked in slot p. Every live slot holds exactly one goroutine
 // (a switch parks one and resumes one); when a coroutine ends, its slot
 // dies and the goroutine parked there resumes (the Go runtime's rule).
@@ -60,14 +60,9 @@ import (
 // coroutine, and the one parked there resumes and ends).
 type turns struct {
 	mu sync.Mutex
-	// next[p] and yield[p] are coroutine p's; nextDue[p]: the next switch
-	// on slot p goes through next[p] (else yield[p]).
-	next    []func() (struct{}, bool)
-	yield   []func(struct{}) bool
-	nextDue []bool
-	slot    []int  // slot[g]: where goroutine g is parked (-1: running, or ended)
-	occ     []int  // occ[p]: who is parked in slot p (-1: the slot's worker ended, or never began)
-	active  []bool // active[w]: worker w has the segment's body to run (else idle)
+	co     []coro // co[p]: slot p
+	slot   []int  // slot[g]: where goroutine g is parked (-1: running, or ended)
+	active []bool // active[w]: worker w has the segment's body to run (else idle)
 	cur     int    // the goroutine that is to hold the turn (-1: every worker finished)
 	// taken counts the times a worker took the turn, and holder is the
 	// last one: the watchdog's sign of progress, read under mu (turnsTaken),
@@ -98,28 +93,36 @@ type turns struct {
 	panicked any
 }
 
+// coro is a slot: worker p's coroutine, and who is parked in it.
+type coro struct {
+	// next and yield are the coroutine's; nextDue: the next switch on the
+	// slot goes through next (else yield).
+	next    func() (struct{}, bool)
+	yield   func(struct{}) bool
+	nextDue bool
+	occ     int // who is parked in it (-1: its worker ended, or never began)
+}
+
 // none is no goroutine.
 const none = -1
 
 // The goroutines of no slot (see turns) are numbered after the workers,
 // which are as many as slots.
-func (t *turns) conductor() int { return len(t.occ) }
-func (t *turns) rescuer() int   { return len(t.occ) + 1 }
-func (t *turns) closer() int    { return len(t.occ) + 2 }
+func (t *turns) conductor() int { return len(t.co) }
+func (t *turns) rescuer() int   { return len(t.co) + 1 }
+func (t *turns) closer() int    { return len(t.co) + 2 }
 
 // grow makes room for n workers (mu held, no goroutine of no slot
 // parked: between segments, their numbers change).
 func (t *turns) grow(n int) {
-	m := len(t.occ)
+	m := len(t.co)
 	if m >= n && len(t.slot) > 0 {
 		return
 	}
-	for len(t.occ) < n {
-		t.next, t.yield = append(t.next, nil), append(t.yield, nil)
-		t.nextDue, t.occ, t.active = append(t.nextDue, false), append(t.occ, none), append(t.active, false)
-		t.baton = append(t.baton, false)
+	for len(t.co) < n {
+		t.co, t.active, t.baton = append(t.co, coro{occ: none}), append(t.active, false), append(t.baton, false)
 	}
-	slot := make([]int, len(t.occ)+3)
+	slot := make([]int, len(t.co)+3)
 	for g := range slot {
 		slot[g] = none
 	}
@@ -145,7 +148,7 @@ func (s *detSched) start(threads int, body func(w int)) int64 {
 	t.seg, t.body = s, body
 	t.cur, t.draining, t.over, t.closing, t.panicked = none, false, false, false, nil
 	for _, w := range s.workers {
-		if t.occ[w] == none {
+		if t.co[w].occ == none {
 			t.spawn(w)
 		}
 		t.active[w], t.baton[w] = true, false
@@ -157,11 +160,12 @@ func (s *detSched) start(threads int, body func(w int)) int64 {
 // started: it runs the body of each segment it is given, idle in between,
 // until it is resumed idle while the workers close.
 func (t *turns) spawn(w int) {
-	t.slot[w], t.occ[w], t.nextDue[w] = w, w, true
+	c := &t.co[w]
+	t.slot[w], c.occ, c.nextDue = w, w, true
 	t.spawns++
-	t.next[w], _ = iter.Pull(func(yield func(struct{}) bool) {
+	c.next, _ = iter.Pull(func(yield func(struct{}) bool) {
 		growStack()
-		t.yield[w] = yield
+		t.co[w].yield = yield
 		for !t.closing {
 			s := t.seg
 			s.resumed(w)
@@ -236,13 +240,14 @@ func (t *turns) switchTo(me, g int) {
 	if p < 0 {
 		panic(fmt.Sprintf("driver: goroutine %d hands the turn to %d, which is not parked (a bug)", me, g))
 	}
-	t.occ[p], t.slot[me], t.slot[g] = me, p, none
-	if t.nextDue[p] {
-		t.nextDue[p] = false
-		t.next[p]()
+	c := &t.co[p]
+	c.occ, t.slot[me], t.slot[g] = me, p, none
+	if c.nextDue {
+		c.nextDue = false
+		c.next()
 	} else {
-		t.nextDue[p] = true
-		t.yield[p](struct{}{})
+		c.nextDue = true
+		c.yield(struct{}{})
 	}
 }
 
@@ -394,8 +399,8 @@ func (t *turns) closeAs(me int) {
 	t.closing = true
 	for {
 		x := none
-		for w, p := range t.occ {
-			if p != none && !t.active[w] && t.slot[w] >= 0 {
+		for w := range t.co {
+			if t.co[w].occ != none && !t.active[w] && t.slot[w] >= 0 {
 				x = w
 				break
 			}
@@ -411,8 +416,8 @@ func (t *turns) closeAs(me int) {
 // end is worker w's coroutine ending (mu held): its slot dies, and the
 // goroutine parked there resumes, holding mu.
 func (t *turns) end(w int) {
-	q := t.occ[w]
-	t.occ[w], t.slot[q] = none, none
+	q := t.co[w].occ
+	t.co[w].occ, t.slot[q] = none, none
 }
 
 // parkedActive is an active worker whose coroutine is parked (-1: none).
