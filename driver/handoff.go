@@ -59,11 +59,11 @@ import (
 // abandoned worker's slot for good (it may come back: then it ends its
 // coroutine, and the one parked there resumes and ends).
 type turns struct {
-	mu sync.Mutex
+	mu     sync.Mutex
 	co     []coro // co[p]: slot p
 	slot   []int  // slot[g]: where goroutine g is parked (-1: running, or ended)
 	active []bool // active[w]: worker w has the segment's body to run (else idle)
-	cur     int    // the goroutine that is to hold the turn (-1: every worker finished)
+	cur    int    // the goroutine that is to hold the turn (-1: every worker finished)
 	// taken counts the times a worker took the turn, and holder is the
 	// last one: the watchdog's sign of progress, read under mu (turnsTaken),
 	// where an atomic store per hand-off (a locked exchange, ten thousand
