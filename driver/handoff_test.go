@@ -11,38 +11,7 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/pmem"
-	"github.com/pmlin/pmlin/target"
 )
-
-// gated is a target whose operations make a few region accesses; the
-// second one after wait is set waits for it to be closed, in Go.
-type gated struct {
-	r    *pmem.Region
-	wait chan struct{}
-	ops  *atomic.Int64
-}
-
-func (g gated) op(w int) error {
-	for range 3 {
-		if _, err := g.r.Worker(w).Load(0); err != nil {
-			return err
-		}
-	}
-	if g.wait != nil && g.ops.Add(1) == 2 {
-		<-g.wait
-	}
-	return nil
-}
-
-func (g gated) CAS(w int, words []target.Word) (bool, uint64, error) {
-	err := g.op(w)
-	return err == nil, 0, err
-}
-
-func (g gated) Read(w int, addrs, out []uint64) error {
-	clear(out)
-	return g.op(w)
-}
 
 // settle waits (up to a few seconds) for the goroutines that end after
 // their segment (conductors, rescues, closers) to be gone, and returns
@@ -206,7 +175,7 @@ func TestKeptWorkersAbandoned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tgt := gated{r: r, ops: &atomic.Int64{}}
+	tgt := locked{r: r, ops: &atomic.Int64{}} // no mutex: it blocks only on wait
 	var buf bytes.Buffer
 	rec := NewRecorder(history.NewWriter(&buf))
 	rec.Header()
