@@ -495,6 +495,22 @@ func (l locked) Read(w int, addrs, out []uint64) error {
 	return l.op(w)
 }
 
+// lockedDriver is a driver of three workers, found blocked after 100 ms,
+// of tgt, recording into the buffer it returns.
+func lockedDriver(t *testing.T, tgt locked) (*Driver, *Recorder, *bytes.Buffer) {
+	t.Helper()
+	buf := new(bytes.Buffer)
+	rec := NewRecorder(history.NewWriter(buf))
+	rec.Header()
+	c := cfg(3, 2, 1, 7)
+	c.Stick, c.StuckAfter = 0, 100*time.Millisecond
+	d, err := New(c, tgt, tgt.r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, rec, buf
+}
+
 // TestBlocked: a target that blocks outside region accesses under the
 // deterministic scheduler is reported, not a deadlock of the process.
 func TestBlocked(t *testing.T) {
@@ -509,15 +525,7 @@ func TestBlocked(t *testing.T) {
 			if leak {
 				tgt.wait = make(chan struct{})
 			}
-			var buf bytes.Buffer
-			rec := NewRecorder(history.NewWriter(&buf))
-			rec.Header()
-			c := cfg(3, 2, 1, 7)
-			c.Stick, c.StuckAfter = 0, 100*time.Millisecond
-			d, err := New(c, tgt, r, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, rec, buf := lockedDriver(t, tgt)
 			start := time.Now()
 			seg, err := d.Segment(context.Background(), []int{50, 50, 50}, CrashPoint{})
 			if err != nil {

@@ -176,15 +176,7 @@ func TestKeptWorkersAbandoned(t *testing.T) {
 		t.Fatal(err)
 	}
 	tgt := locked{r: r, ops: &atomic.Int64{}} // no mutex: it blocks only on wait
-	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
-	rec.Header()
-	c := cfg(3, 2, 1, 7)
-	c.Stick, c.StuckAfter = 0, 100*time.Millisecond
-	d, err := New(c, tgt, r, rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d, _, _ := lockedDriver(t, tgt)
 	d.KeepWorkers()
 	for range 3 {
 		if seg, err := d.Segment(context.Background(), []int{5, 5, 5}, CrashPoint{}); err != nil || seg.Blocked != nil {
