@@ -320,7 +320,7 @@ func (e *emulated) close() {
 	case e.sc != nil && !e.silent:
 		e.sc.close()
 		e.sc.spare, e.sc.drv = e.r, e.d
-		return // the driver's workers too
+		return // the scratch keeps the driver, its workers parked, for the next run
 	default:
 		e.r.Close()
 	}

@@ -229,8 +229,9 @@ func (l *wlog) reset() {
 // logs to a dumper (binary recordings, the free scheduler) or to shared
 // memory keep theirs.
 //
-// A driver that keeps its workers (KeepWorkers) takes old's too, if old
-// kept them; old's are closed otherwise.
+// A driver that keeps its workers (KeepWorkers) takes old's worker
+// coroutines too (and makes more if it has more workers); any other
+// driver closes them.
 func (d *Driver) Recycle(old *Driver) {
 	if old != nil && old.turns != nil && old.broken == nil {
 		if d.keep && d.turns == nil {
