@@ -68,11 +68,15 @@ func (sc *scratch) flags(c Config) string {
 	return sc.replay.line(c)
 }
 
-// close releases the spare region.
+// close releases the spare region and the last driver's workers.
 func (sc *scratch) close() {
 	if sc.spare != nil {
 		sc.spare.Close()
 		sc.spare = nil
+	}
+	if sc.drv != nil {
+		sc.drv.Close()
+		sc.drv = nil
 	}
 }
 

@@ -75,6 +75,9 @@ func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratc
 	} else {
 		e.d, err = driver.New(c.Driver, e.in, e.r, rec)
 	}
+	if err == nil {
+		e.d.KeepWorkers() // closed by close, or handed on to the next run
+	}
 	if err == nil && sc != nil {
 		e.d.Recycle(sc.drv)
 		sc.drv = nil
@@ -317,8 +320,12 @@ func (e *emulated) close() {
 	case e.sc != nil && !e.silent:
 		e.sc.close()
 		e.sc.spare, e.sc.drv = e.r, e.d
+		return // the scratch keeps the driver, its workers parked, for the next run
 	default:
 		e.r.Close()
+	}
+	if e.d != nil {
+		e.d.Close()
 	}
 }
 

@@ -57,7 +57,9 @@
 // byte for byte and every violation replays. Timestamps are a logical
 // clock. Each worker runs in a coroutine of its own (iter.Pull), and the
 // turn passes from one to the next by a coroutine switch, not through the
-// Go scheduler. A "stick" probability keeps the running worker running, which
+// Go scheduler; a driver that keeps its workers (KeepWorkers: the crash
+// harness's) parks them, idle, from one segment to the next, and hands
+// them on to the next driver (Recycle) until Close. A "stick" probability keeps the running worker running, which
 // makes the long solo runs some interleavings need likely; by default the
 // seed chooses one of three styles (0, 0.8, 0.95).
 //

@@ -52,6 +52,11 @@ type Driver struct {
 	clk         clock   // free: the timestamps' source
 	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
 	det         *detSched
+	// turns are the deterministic scheduler's worker coroutines and
+	// hand-off state (handoff.go), kept between segments if keep is set
+	// (KeepWorkers), else closed at the end of each.
+	turns *turns
+	keep  bool
 
 	mu      sync.Mutex
 	stuck   *Stuck
@@ -379,7 +384,23 @@ func (d *Driver) abort() {
 		return
 	}
 	if s := d.det; s != nil {
-		go s.rescue()
+		go s.rescue(s.epoch)
+	}
+}
+
+// KeepWorkers makes the deterministic scheduler keep its workers'
+// coroutines from one segment to the next, idle in between, instead of
+// making them anew for each (see turns); Close ends them, and Recycle
+// hands them on to the next driver. Without it they end with each
+// segment.
+func (d *Driver) KeepWorkers() { d.keep = true }
+
+// Close ends the workers' coroutines a driver keeps (KeepWorkers) once its
+// last segment is over; a driver that abandoned a worker ended them
+// already. It may be called more than once, and the driver used again.
+func (d *Driver) Close() {
+	if d.turns != nil && d.broken == nil {
+		d.turns.close()
 	}
 }
 
@@ -445,6 +466,16 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		}
 		res.Accesses += d.ws[i].accesses
 		res.Full = res.Full || full[i]
+	}
+	if t := d.turns; t != nil && d.cfg.Sched == Deterministic {
+		switch {
+		case d.broken != nil:
+			// The closer may stay parked for good (see turns).
+			go t.close()
+			d.turns = nil
+		case !d.keep:
+			t.close()
+		}
 	}
 	if d.region != nil && d.broken == nil {
 		// An abandoned worker keeps the hook, whose every access fails:
@@ -546,7 +577,11 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	}
 	s.workers = slices.Clone(s.live) // s.live is theirs once they run
 	s.crew = newCrew(n, s.workers)
-	s.start(n, func(w int) {
+	if d.turns == nil {
+		d.turns = &turns{}
+	}
+	s.turns = d.turns
+	s.epoch = s.start(n, func(w int) {
 		defer d.catch(w)
 		d.tags[w].Set()
 		if d.aborted.Load() {
@@ -560,7 +595,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 	if d.region != nil {
 		d.region.SetHook(s)
 	}
-	go s.conduct(s.pick(-1))
+	go s.conduct(s.pick(-1), s.epoch)
 	return s.wait(ctx, s.workers)
 }
 

@@ -460,7 +460,8 @@ func TestRefusesTargetWithoutRegion(t *testing.T) {
 
 // locked is a target that guards the region with a Go mutex (wait nil) or
 // makes every operation but the first wait on a channel nobody sends on
-// (wait set): both block outside region accesses.
+// (wait set): both block outside region accesses. Without either (mu nil,
+// wait nil) it never blocks.
 type locked struct {
 	r    *pmem.Region
 	mu   *sync.Mutex
@@ -472,8 +473,10 @@ func (l locked) op(w int) error {
 	if l.wait != nil && l.ops.Add(1) > 1 {
 		<-l.wait
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
+	if l.mu != nil {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+	}
 	for range 3 {
 		if _, err := l.r.Worker(w).Load(0); err != nil {
 			return err
@@ -492,6 +495,22 @@ func (l locked) Read(w int, addrs, out []uint64) error {
 	return l.op(w)
 }
 
+// lockedDriver is a driver of three workers, found blocked after 100 ms,
+// of tgt, recording into the buffer it returns.
+func lockedDriver(t *testing.T, tgt locked) (*Driver, *Recorder, *bytes.Buffer) {
+	t.Helper()
+	buf := new(bytes.Buffer)
+	rec := NewRecorder(history.NewWriter(buf))
+	rec.Header()
+	c := cfg(3, 2, 1, 7)
+	c.Stick, c.StuckAfter = 0, 100*time.Millisecond
+	d, err := New(c, tgt, tgt.r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, rec, buf
+}
+
 // TestBlocked: a target that blocks outside region accesses under the
 // deterministic scheduler is reported, not a deadlock of the process.
 func TestBlocked(t *testing.T) {
@@ -506,15 +525,7 @@ func TestBlocked(t *testing.T) {
 			if leak {
 				tgt.wait = make(chan struct{})
 			}
-			var buf bytes.Buffer
-			rec := NewRecorder(history.NewWriter(&buf))
-			rec.Header()
-			c := cfg(3, 2, 1, 7)
-			c.Stick, c.StuckAfter = 0, 100*time.Millisecond
-			d, err := New(c, tgt, r, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			d, rec, buf := lockedDriver(t, tgt)
 			start := time.Now()
 			seg, err := d.Segment(context.Background(), []int{50, 50, 50}, CrashPoint{})
 			if err != nil {

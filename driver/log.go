@@ -228,7 +228,18 @@ func (l *wlog) reset() {
 // allocated. old must not be used afterwards. Drivers that write their
 // logs to a dumper (binary recordings, the free scheduler) or to shared
 // memory keep theirs.
+//
+// A driver that keeps its workers (KeepWorkers) takes old's worker
+// coroutines too (and makes more if it has more workers); any other
+// driver closes them.
 func (d *Driver) Recycle(old *Driver) {
+	if old != nil && old.turns != nil && old.broken == nil {
+		if d.keep && d.turns == nil {
+			d.turns, old.turns = old.turns, nil
+		} else {
+			old.Close()
+		}
+	}
 	if old == nil || old.broken != nil || old.dump != nil || d.dump != nil || len(d.logs) == 0 {
 		return
 	}

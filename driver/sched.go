@@ -113,8 +113,9 @@ type detSched struct {
 	stickAt uint64
 	live    []int
 	clock   int64 // the logical clock of the log timestamps
-	turns
-	workers []int // the workers that have a coroutine
+	*turns        // the driver's (handoff.go)
+	epoch   int64 // the segment's, in turns
+	workers []int // the segment's workers
 	// beat is a sign of progress the watchdog reads from its own
 	// goroutine: a count of the invocations and of the turns a worker kept
 	// (ticks, under the turn). The turns handed on are counted under mu
@@ -215,7 +216,7 @@ func (s *detSched) finish(w int) {
 	}
 	s.cur = -1
 	if len(s.live) > 0 {
-		s.cur = s.pick(-1) // resumed when w's coroutine ends (handoff.go)
+		s.cur = s.pick(-1) // resumed when w goes idle (handoff.go)
 	}
 	if s.late != nil {
 		s.lateFinish()
@@ -281,8 +282,11 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	}
 	if n != w {
 		s.handOver(w, n)
+		return s.resumedErr()
 	}
-	return s.resumedErr()
+	// An abort since the check above races with the access either way
+	// (the segment's accesses fail from the next one).
+	return nil
 }
 
 // resumedErr is the result of an access whose scheduling point was taken:

@@ -170,7 +170,7 @@ func (s *detSched) wait(ctx context.Context, workers []int) []bool {
 	q.reset(time.Now())
 	return d.watch(ctx, s.crew, workers, func(now time.Time) {
 		b := s.beat.Load()
-		taken, holder, busy := s.turnTaken()
+		taken, holder, busy := s.turnsTaken()
 		switch {
 		case b != last || taken != lastTaken || busy:
 			last, lastTaken = b, taken
