@@ -97,8 +97,8 @@ func stuckCall(err error) bool {
 func guarded(ctx context.Context, c *caller, tag driver.Tag, h *callHook, quiet time.Duration, f func() error) error {
 	done := make(chan error, 1)
 	defer func() {
-		if c != nil && h.dead.Load() {
-			c.dead = true // abandoned with the call: the next calls spawn
+		if h.dead.Load() {
+			c.abandon() // with the call: the next call gets a goroutine of its own
 		}
 	}()
 	c.run(func() {
@@ -166,32 +166,41 @@ func guarded(ctx context.Context, c *caller, tag driver.Tag, h *callHook, quiet 
 // own again.
 type caller struct {
 	calls chan func()
-	dead  bool
 }
 
 // run runs g on c (c nil: on a new goroutine).
 func (c *caller) run(g func()) {
-	if c == nil || c.dead {
+	if c == nil {
 		go g()
 		return
 	}
 	if c.calls == nil {
 		c.calls = make(chan func())
-		go func() {
-			for g := range c.calls {
-				g()
-			}
-		}()
+		go serve(c.calls)
 	}
 	c.calls <- g
 }
 
-// stop ends c's goroutine, unless a call holds it.
-func (c *caller) stop() {
-	if c.calls != nil && !c.dead {
-		close(c.calls)
+// serve runs the calls that come on calls until it is closed.
+func serve(calls chan func()) {
+	for g := range calls {
+		g()
 	}
 }
+
+// abandon gives up c's goroutine, held by a call that was abandoned: it
+// ends once that call returns, if ever (its channel closed, not dropped,
+// so that it does not wait for a next call forever); the next call starts
+// a goroutine of its own.
+func (c *caller) abandon() {
+	if c != nil && c.calls != nil {
+		close(c.calls)
+		c.calls = nil
+	}
+}
+
+// stop ends c's goroutine, once its call (if any) returns.
+func (c *caller) stop() { c.abandon() }
 
 // guardedErr is the error of a call that returned: one that ran past its
 // bound is stuck, whatever error it returned.
