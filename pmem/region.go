@@ -413,7 +413,9 @@ func (r *Region) Crashes() uint64 {
 
 // access runs the common prologue of every access: the hook, then the crash
 // and close check, then the range check. excl: the hook is an
-// ExclusiveHook (the access is the only one under way).
+// ExclusiveHook (the access is the only one under way). Worker's Load,
+// Store, CAS, Flush and Fence write it out (see there); a CAS tells a
+// CASHook the value it expects.
 func (r *Region) access(w int, kind AccessKind, off uint64) (excl bool, err error) {
 	if hb := r.hook.Load(); hb != nil {
 		if err := hb.h.Access(w, kind, off); err != nil {
@@ -423,25 +425,6 @@ func (r *Region) access(w int, kind AccessKind, off uint64) (excl bool, err erro
 	}
 	if !r.accessOK(kind, off) {
 		return false, r.accessError(kind, off)
-	}
-	return excl, nil
-}
-
-// accessCAS is access for a CAS expecting old: a CASHook is told old.
-func (r *Region) accessCAS(w int, off, old uint64) (excl bool, err error) {
-	if hb := r.hook.Load(); hb != nil {
-		if hb.cas != nil {
-			err = hb.cas.AccessCAS(w, off, old)
-		} else {
-			err = hb.h.Access(w, AccessCAS, off)
-		}
-		if err != nil {
-			return false, r.hookFailed(err)
-		}
-		excl = hb.excl
-	}
-	if !r.accessOK(AccessCAS, off) {
-		return false, r.accessError(AccessCAS, off)
 	}
 	return excl, nil
 }
