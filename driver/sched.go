@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -134,6 +135,10 @@ type detSched struct {
 	// crash (latecrash.go; nil: off).
 	late *late
 	lc   *lateCrash
+	// slowFrom is the segment's access from which Access takes its
+	// special part (startSlow): until then no rule applies, and Access
+	// checks one count instead of each rule.
+	slowFrom int64
 }
 
 func (s *detSched) pick(cur int) int {
@@ -250,15 +255,9 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	prev := ws.lastKind
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
-	if d.segAccesses == d.crashAt {
-		return d.crashHere()
-	}
-	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
-		return d.crashHere()
-	}
-	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
-		if s.rules(w, ws, prev, kind, off) {
-			return s.resumedErr()
+	if d.segAccesses >= s.slowFrom {
+		if done, err := s.special(w, ws, prev, kind, off); done {
+			return err
 		}
 	}
 	if ws.inOp && ws.opAcc > ws.limit {
@@ -293,6 +292,45 @@ func (s *detSched) resumedErr() error {
 		return errAborted
 	}
 	return nil
+}
+
+// special is the part of Access that applies from the segment's access
+// slowFrom on: the crash point, the late crash, the progress check's and
+// the late-write policy's rules. done: the access ends there, with err;
+// else the scheduler makes its choice.
+func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
+	d := s.d
+	if d.segAccesses == d.crashAt {
+		return true, d.crashHere()
+	}
+	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
+		return true, d.crashHere()
+	}
+	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
+		if s.rules(w, ws, prev, kind, off) {
+			return true, s.resumedErr()
+		}
+	}
+	return false, nil
+}
+
+// startSlow sets slowFrom at the start of a segment, once the crash
+// point, the stall point, the late-write policy and the late crash are
+// known, and again when a stall ends: every access while a policy, a late
+// crash or a stall is on, else the first of the crash point and the stall
+// point. A stall starts at the stall point, and nothing else turns a rule
+// on during a segment.
+func (s *detSched) startSlow() {
+	s.slowFrom = math.MaxInt64
+	switch {
+	case s.late != nil || s.lc != nil || s.stalled >= 0:
+		s.slowFrom = 0
+	case s.d.crashAt > 0:
+		s.slowFrom = s.d.crashAt
+	}
+	if s.stallAt > 0 {
+		s.slowFrom = min(s.slowFrom, s.stallAt)
+	}
 }
 
 // crashHere is the crash at the segment's crash point.
