@@ -237,10 +237,11 @@ func (s *detSched) Exclusive() {}
 
 // Access implements pmem.AccessHook for the deterministic scheduler. It
 // runs at every region access (thirty thousand times a fuzz run), so it
-// is written for its common case: the progress check's and the late-write
-// policy's rules (rules) are called only in the segments that have them,
-// and the scheduler's choice (pick; pickOther at a declared wait) is made
-// here, its draws inlined.
+// is written for its common case: the crash point and the progress
+// check's and the late-write policy's rules (special) are looked at only
+// from the segment's first access where one may apply (slowFrom), and the
+// scheduler's choice (pick; pickOther at a declared wait) is made here,
+// its draws inlined.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d
 	if kind == pmem.AccessVolatile && s.late == nil {
@@ -280,8 +281,9 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	}
 	if n != w {
 		s.handOver(w, n)
+		return s.resumedErr()
 	}
-	return s.resumedErr()
+	return nil // not aborted since the check above: w kept the turn
 }
 
 // resumedErr is the result of an access whose scheduling point was taken:
@@ -295,9 +297,12 @@ func (s *detSched) resumedErr() error {
 }
 
 // special is the part of Access that applies from the segment's access
-// slowFrom on: the crash point, the late crash, the progress check's and
-// the late-write policy's rules. done: the access ends there, with err;
-// else the scheduler makes its choice.
+// slowFrom on: the crash point, the late crash, the progress check's rules
+// (stall.go) and the late-write policy's (late.go), at worker w's access
+// of kind and off (state ws; prev: the kind of its access before). done:
+// the access ends there, with err (a crash; or the scheduling point was
+// taken there, the worker stopped or held, and back, and the access is
+// made at once); else the scheduler makes its choice.
 func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
 	d := s.d
 	if d.segAccesses == d.crashAt {
@@ -306,10 +311,18 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
 		return true, d.crashHere()
 	}
-	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
-		if s.rules(w, ws, prev, kind, off) {
-			return true, s.resumedErr()
-		}
+	if s.stalled >= 0 {
+		s.stalledStep(ws, kind)
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
+		s.stop(w, kind, off) // until released: then the access is made
+		return true, s.resumedErr()
+	}
+	switch l := s.late; {
+	case l == nil:
+	case l.idle(w, kind):
+		l.casKnown = false // all lateStep would do
+	case s.lateStep(w, ws, kind, off):
+		return true, s.resumedErr()
 	}
 	return false, nil
 }
@@ -339,30 +352,6 @@ func (d *Driver) crashHere() error {
 		d.crashAction()
 	}
 	return pmem.ErrCrashed
-}
-
-// rules are the progress check's (stall.go) and the late-write policy's
-// (late.go) at worker w's access of kind and off (state ws; prev: the kind
-// of its access before). It reports whether the access's scheduling point
-// was taken there (the worker stopped or held, and back): then the access
-// is made at once.
-func (s *detSched) rules(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) bool {
-	d := s.d
-	if s.stalled >= 0 {
-		s.stalledStep(ws, kind)
-	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
-		s.stop(w, kind, off) // until released: then the access is made
-		return true
-	}
-	l := s.late
-	switch {
-	case l == nil:
-		return false
-	case l.idle(w, kind):
-		l.casKnown = false // all lateStep would do
-		return false
-	}
-	return s.lateStep(w, ws, kind, off)
 }
 
 // freeHook is the access hook of the free scheduler: it counts each
