@@ -110,51 +110,48 @@ func (e *emulator) resize(words []uint64) bool {
 	return true
 }
 
-// The methods below take the line's lock unless excl: the access is made
-// under an ExclusiveHook, the only one under way (the deterministic
-// scheduler's; a lock and an unlock per access were several percent of a
-// fuzz run). Under such a hook they also write the words and the store
+// The methods below take the line's lock; their twins named ...Excl are
+// for an access made under an ExclusiveHook, the only one under way (the
+// deterministic scheduler's; a lock and an unlock per access were several
+// percent of a fuzz run). These also write the words and the store
 // sequence with plain instructions: the hook orders every access, and the
 // locked instructions of sync/atomic (an exchange per store, a
 // compare-and-swap per CAS, an add per logged store) were a few percent
-// more.
+// more. They are small enough to be inlined into the Worker's methods,
+// which choose between the two: a call per store, CAS, flush and fence
+// was a few percent more again.
 
-func (e *emulator) store(words []uint64, off, v uint64, excl bool) {
+func (e *emulator) store(words []uint64, off, v uint64) {
 	l := &e.lines[off/LineWords]
-	if excl {
-		words[off] = v
-		e.logExcl(l, off, v)
-		return
-	}
 	l.mu.Lock()
 	atomic.StoreUint64(&words[off], v)
 	e.log(l, off, v)
 	l.mu.Unlock()
 }
 
-func (e *emulator) cas(words []uint64, off, old, new uint64, excl bool) bool {
-	l := &e.lines[off/LineWords]
-	if excl {
-		if words[off] != old {
-			return false
-		}
-		words[off] = new
-		e.logExcl(l, off, new)
-		return true
-	}
-	l.mu.Lock()
-	ok := e.casLocked(l, words, off, old, new)
-	l.mu.Unlock()
-	return ok
+func (e *emulator) storeExcl(words []uint64, off, v uint64) {
+	words[off] = v
+	e.logExcl(&e.lines[off/LineWords], off, v)
 }
 
-// casLocked is cas with the line's lock held, or under an ExclusiveHook.
-func (e *emulator) casLocked(l *eline, words []uint64, off, old, new uint64) bool {
+func (e *emulator) cas(words []uint64, off, old, new uint64) bool {
+	l := &e.lines[off/LineWords]
+	l.mu.Lock()
 	ok := atomic.CompareAndSwapUint64(&words[off], old, new)
 	if ok {
 		e.log(l, off, new)
 	}
+	l.mu.Unlock()
 	return ok
+}
+
+func (e *emulator) casExcl(words []uint64, off, old, new uint64) bool {
+	if words[off] != old {
+		return false
+	}
+	words[off] = new
+	e.logExcl(&e.lines[off/LineWords], off, new)
+	return true
 }
 
 func (e *emulator) log(l *eline, off, v uint64) {
@@ -170,28 +167,25 @@ func (e *emulator) logExcl(l *eline, off, v uint64) {
 }
 
 // position is the line's log position, recorded by a flush.
-func (e *emulator) position(line uint64, excl bool) uint64 {
+func (e *emulator) position(line uint64) uint64 {
 	l := &e.lines[line]
-	if excl {
-		return l.seq
-	}
 	l.mu.Lock()
 	s := l.seq
 	l.mu.Unlock()
 	return s
 }
 
+func (e *emulator) positionExcl(line uint64) uint64 { return e.lines[line].seq }
+
 // persist makes the line durable up to log position seq.
-func (e *emulator) persist(line, seq uint64, excl bool) {
+func (e *emulator) persist(line, seq uint64) {
 	l := &e.lines[line]
-	if excl {
-		l.persist(seq)
-		return
-	}
 	l.mu.Lock()
 	l.persist(seq)
 	l.mu.Unlock()
 }
+
+func (e *emulator) persistExcl(line, seq uint64) { e.lines[line].persist(seq) }
 
 // persist makes l durable up to log position seq, its lock held (or under
 // an ExclusiveHook).

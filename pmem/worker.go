@@ -61,11 +61,14 @@ func (w *Worker) Store(off, v uint64) error {
 	if !r.accessOK(AccessStore, off) {
 		return r.accessError(AccessStore, off)
 	}
-	if r.emu == nil {
+	switch e := r.emu; {
+	case e == nil:
 		atomic.StoreUint64(&r.words[off], v)
-		return nil
+	case excl:
+		e.storeExcl(r.words, off, v)
+	default:
+		e.store(r.words, off, v)
 	}
-	r.emu.store(r.words, off, v, excl)
 	return nil
 }
 
@@ -89,10 +92,13 @@ func (w *Worker) CAS(off, old, new uint64) (bool, error) {
 	if !r.accessOK(AccessCAS, off) {
 		return false, r.accessError(AccessCAS, off)
 	}
-	if r.emu == nil {
+	switch e := r.emu; {
+	case e == nil:
 		return atomic.CompareAndSwapUint64(&r.words[off], old, new), nil
+	case excl:
+		return e.casExcl(r.words, off, old, new), nil
 	}
-	return r.emu.cas(r.words, off, old, new, excl), nil
+	return r.emu.cas(r.words, off, old, new), nil
 }
 
 // Flush writes back the line holding word off (CLWB). The write-back is
@@ -112,9 +118,14 @@ func (w *Worker) Flush(off uint64) error {
 	if r.hw {
 		hwFlush(&r.words[off])
 	}
-	if r.emu != nil {
+	if e := r.emu; e != nil {
 		line := off / LineWords
-		seq := r.emu.position(line, excl)
+		var seq uint64
+		if excl {
+			seq = e.positionExcl(line)
+		} else {
+			seq = e.position(line)
+		}
 		for i := range w.pending {
 			if w.pending[i].line == line {
 				w.pending[i].seq = max(w.pending[i].seq, seq)
@@ -145,7 +156,11 @@ func (w *Worker) Fence() error {
 	}
 	if r.emu != nil {
 		for _, p := range w.pending {
-			r.emu.persist(p.line, p.seq, excl)
+			if excl {
+				r.emu.persistExcl(p.line, p.seq)
+			} else {
+				r.emu.persist(p.line, p.seq)
+			}
 		}
 		w.pending = w.pending[:0]
 	}
