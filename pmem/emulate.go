@@ -192,8 +192,9 @@ func (e *emulator) persistExcl(line, seq uint64) { e.lines[line].persist(seq) }
 func (l *eline) persist(seq uint64) {
 	if seq > l.durSeq {
 		n := int(seq - l.durSeq)
+		d := &l.durable
 		for _, en := range l.log[:n] {
-			l.durable[en.word] = en.val
+			d[en.word%LineWords] = en.val
 		}
 		l.log = l.log[:copy(l.log, l.log[n:])]
 		l.durSeq = seq
