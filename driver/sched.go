@@ -145,6 +145,11 @@ func (s *detSched) pick(cur int) int {
 	if cur >= 0 && s.stickAt > 0 && s.dr.below(s.stickAt) { // as in Access
 		return cur
 	}
+	if is64bit {
+		// intN, inlined (a call to it was a tenth of a scheduling
+		// point's instructions)
+		return s.live[s.dr.reduce(s.dr.Uint64(), uint64(len(s.live)))]
+	}
 	return s.live[s.dr.intN(len(s.live))]
 }
 
@@ -154,7 +159,12 @@ func (s *detSched) pickOther(w int) int {
 	if n < 2 {
 		return s.pick(w)
 	}
-	i := s.dr.intN(n - 1)
+	var i int
+	if is64bit {
+		i = s.dr.reduce(s.dr.Uint64(), uint64(n-1)) // intN, inlined
+	} else {
+		i = s.dr.intN(n - 1)
+	}
 	if s.live[i] == w {
 		i = n - 1 // w's place taken by the last one
 	}
