@@ -381,15 +381,15 @@ func (w *wstate) prepare(words []Word, swap bool) error {
 		return fmt.Errorf("mwcas: %d words in a MwCAS (1..%d allowed)", len(words), m.l.maxK)
 	}
 	w.sorted = append(w.sorted[:0], words...)
-	slices.SortFunc(w.sorted, func(a, b Word) int {
-		switch {
-		case a.Addr < b.Addr:
-			return -1
-		case a.Addr > b.Addr:
-			return 1
+	// By address, by insertion: an operation has a few words (MaxK at
+	// most), where slices.SortFunc's calls of a comparison closure cost
+	// more than the sort itself.
+	ws := w.sorted
+	for i := 1; i < len(ws); i++ {
+		for j := i; j > 0 && ws[j].Addr < ws[j-1].Addr; j-- {
+			ws[j], ws[j-1] = ws[j-1], ws[j]
 		}
-		return 0
-	})
+	}
 	for i, x := range w.sorted {
 		if x.Addr >= m.l.words {
 			return fmt.Errorf("mwcas: address %d out of range (0..%d)", x.Addr, m.l.words-1)
