@@ -90,10 +90,14 @@ func (e *emulator) reset(words []uint64) {
 	for i := range e.lines {
 		l := &e.lines[i]
 		l.seq, l.durSeq, l.log = 0, 0, l.log[:0]
-		l.durable = [LineWords]uint64{}
-	}
-	for i := range words {
-		e.lines[i/LineWords].durable[i%LineWords] = words[i]
+		// Line by line, a whole line copied at once where it is whole:
+		// a crash cycle reopens the region, and this runs over all of it.
+		if base := i * LineWords; base+LineWords <= len(words) {
+			l.durable = [LineWords]uint64(words[base : base+LineWords])
+		} else {
+			l.durable = [LineWords]uint64{}
+			copy(l.durable[:], words[min(base, len(words)):])
+		}
 	}
 	atomic.StoreUint64(&e.gseq, 0)
 	atomic.StoreUint64(&e.mark, 0)
@@ -196,7 +200,11 @@ func (l *eline) persist(seq uint64) {
 		for _, en := range l.log[:n] {
 			d[en.word%LineWords] = en.val
 		}
-		l.log = l.log[:copy(l.log, l.log[n:])]
+		if n < len(l.log) { // else all of it: no call to copy nothing
+			l.log = l.log[:copy(l.log, l.log[n:])]
+		} else {
+			l.log = l.log[:0]
+		}
 		l.durSeq = seq
 	}
 }
