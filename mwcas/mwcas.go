@@ -227,9 +227,20 @@ func Recover(r *pmem.Region, c Config) (*PMwCAS, RecoveryStats, error) {
 
 func newPMwCAS(r *pmem.Region, l layout, mut mutant) *PMwCAS {
 	m := &PMwCAS{r: r, l: l, mut: mut}
+	// One allocation for the workers' states and one for each kind of
+	// their descriptor lists (each holds at most the worker's share of the
+	// pool), not a few per worker: a harness opens a new PMwCAS after
+	// every crash.
+	states := make([]wstate, l.maxWorkers)
+	free := make([]uint64, l.maxWorkers*l.perWorker)
+	limbo := make([]retired, l.maxWorkers*l.perWorker)
 	m.ws = make([]*wstate, l.maxWorkers)
 	for i := range m.ws {
-		m.ws[i] = &wstate{m: m, pw: r.Worker(i), id: i}
+		w := &states[i]
+		lo, hi := uint64(i)*l.perWorker, uint64(i+1)*l.perWorker
+		w.m, w.pw, w.id = m, r.Worker(i), i
+		w.free, w.limbo = free[lo:lo:hi], limbo[lo:lo:hi]
+		m.ws[i] = w
 	}
 	m.resetVolatile()
 	return m
