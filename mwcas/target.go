@@ -90,7 +90,7 @@ func AsTarget(m *PMwCAS) target.Instance {
 	all := make([]Word, uint64(len(m.ws))*m.l.maxK) // one allocation, not one per worker
 	for i := range x.words {
 		lo := uint64(i) * m.l.maxK
-		x.words[i] = all[lo:lo:lo+m.l.maxK]
+		x.words[i] = all[lo : lo : lo+m.l.maxK]
 	}
 	return x
 }
