@@ -97,8 +97,9 @@ func (w *Worker) CAS(off, old, new uint64) (bool, error) {
 		return atomic.CompareAndSwapUint64(&r.words[off], old, new), nil
 	case excl:
 		return e.casExcl(r.words, off, old, new), nil
+	default:
+		return e.cas(r.words, off, old, new), nil
 	}
-	return r.emu.cas(r.words, off, old, new), nil
 }
 
 // Flush writes back the line holding word off (CLWB). The write-back is
