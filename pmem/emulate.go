@@ -181,32 +181,65 @@ func (e *emulator) position(line uint64) uint64 {
 
 func (e *emulator) positionExcl(line uint64) uint64 { return e.lines[line].seq }
 
-// persist makes the line durable up to log position seq.
-func (e *emulator) persist(line, seq uint64) {
+// persist makes the line durable up to log position seq (words: the
+// region's words).
+func (e *emulator) persist(words []uint64, line, seq uint64) {
 	l := &e.lines[line]
 	l.mu.Lock()
-	l.persist(seq)
+	l.persist(seq, lineOf(words, line))
 	l.mu.Unlock()
 }
 
-func (e *emulator) persistExcl(line, seq uint64) { e.lines[line].persist(seq) }
+// lineOf is line's words of words, or nil if it is not whole (the
+// region's last line may be cut short).
+func lineOf(words []uint64, line uint64) []uint64 {
+	if base := line * LineWords; base+LineWords <= uint64(len(words)) {
+		return words[base : base+LineWords]
+	}
+	return nil
+}
 
 // persist makes l durable up to log position seq, its lock held (or under
-// an ExclusiveHook).
-func (l *eline) persist(seq uint64) {
-	if seq > l.durSeq {
-		n := int(seq - l.durSeq)
-		d := &l.durable
-		for _, en := range l.log[:n] {
-			d[en.word%LineWords] = en.val
-		}
-		if n < len(l.log) { // else all of it: no call to copy nothing
-			l.log = l.log[:copy(l.log, l.log[n:])]
-		} else {
-			l.log = l.log[:0]
-		}
-		l.durSeq = seq
+// an ExclusiveHook); vis is the line's words as threads see them (nil if
+// the line is not whole). Worker.Fence makes its two steps itself, under
+// an ExclusiveHook, where both are inlined.
+func (l *eline) persist(seq uint64, vis []uint64) {
+	if !l.persistAll(seq, vis) {
+		l.persistLog(seq)
 	}
+}
+
+// persistAll is persist up to the last store logged, as a fence after the
+// stores of an operation usually asks, on a whole line: the durable words
+// are then the visible ones (the line's invariant), one copy instead of a
+// store per log entry. It reports whether it applied (else persistLog
+// does the work).
+func (l *eline) persistAll(seq uint64, vis []uint64) bool {
+	if seq != l.seq || seq <= l.durSeq || len(vis) != LineWords {
+		return false
+	}
+	l.durable = [LineWords]uint64(vis)
+	l.log, l.durSeq = l.log[:0], seq
+	return true
+}
+
+// persistLog is persist from the log: each entry up to position seq
+// applied to the durable words.
+func (l *eline) persistLog(seq uint64) {
+	if seq <= l.durSeq {
+		return
+	}
+	n := int(seq - l.durSeq)
+	d := &l.durable
+	for _, en := range l.log[:n] {
+		d[en.word%LineWords] = en.val
+	}
+	if n < len(l.log) { // else all of it: no call to copy nothing
+		l.log = l.log[:copy(l.log, l.log[n:])]
+	} else {
+		l.log = l.log[:0]
+	}
+	l.durSeq = seq
 }
 
 // keep is how many of the line's non-durable stores a crash image keeps.

@@ -155,12 +155,12 @@ func (w *Worker) Fence() error {
 	if r.hw {
 		hwFence()
 	}
-	if r.emu != nil {
+	if e := r.emu; e != nil {
 		for _, p := range w.pending {
-			if excl {
-				r.emu.persistExcl(p.line, p.seq)
-			} else {
-				r.emu.persist(p.line, p.seq)
+			if !excl {
+				e.persist(r.words, p.line, p.seq)
+			} else if l := &e.lines[p.line]; !l.persistAll(p.seq, lineOf(r.words, p.line)) {
+				l.persistLog(p.seq) // eline.persist, its steps inlined
 			}
 		}
 		w.pending = w.pending[:0]
