@@ -318,6 +318,27 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 	if d.segAccesses == d.crashAt {
 		return true, d.crashHere()
 	}
+	if s.lc != nil && s.lc.phase != lcIdle || s.stalled >= 0 || s.stallAt > 0 && d.segAccesses >= s.stallAt {
+		// (a call of its own: the values it needs afterwards are saved
+		// on this path only)
+		if done, err := s.lateCrashOrStall(w, ws, prev, kind, off); done {
+			return true, err
+		}
+	}
+	switch l := s.late; {
+	case l == nil:
+	case l.idle(w, kind):
+		l.casKnown = false // all lateStep would do
+	case s.lateStep(w, ws, kind, off):
+		return true, s.resumedErr()
+	}
+	return false, nil
+}
+
+// lateCrashOrStall is special's late crash and progress check, when one
+// of them may apply.
+func (s *detSched) lateCrashOrStall(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
+	d := s.d
 	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
 		return true, d.crashHere()
 	}
@@ -325,13 +346,6 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 		s.stalledStep(ws, kind)
 	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
 		s.stop(w, kind, off) // until released: then the access is made
-		return true, s.resumedErr()
-	}
-	switch l := s.late; {
-	case l == nil:
-	case l.idle(w, kind):
-		l.casKnown = false // all lateStep would do
-	case s.lateStep(w, ws, kind, off):
 		return true, s.resumedErr()
 	}
 	return false, nil
