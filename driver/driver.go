@@ -566,6 +566,7 @@ func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []in
 			s.lc = newLateCrash(n)
 		}
 	}
+	s.startSlow()
 	d.det = s
 	for i := range n {
 		if left[i] > 0 {

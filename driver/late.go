@@ -270,6 +270,9 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 		}
 		return ok
 	}
+	if !ok || !holdable(kind) {
+		return false // no hold, and no draw
+	}
 	p := l.p
 	if kind == pmem.AccessVolatile {
 		p = max(p, lateVolatile)
@@ -278,7 +281,7 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	if stale {
 		p = min(1, p*lateStale)
 	}
-	if !ok || !holdable(kind) || l.dr.float64() >= p {
+	if l.dr.float64() >= p {
 		return false
 	}
 	h := &hold{need: 1 + l.dr.intN(lateMaxWrites), wait: 1 + int64(l.dr.intN(lateMaxWait)), again: l.dr.float64() < lateAgain,

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -135,11 +136,20 @@ type detSched struct {
 	// crash (latecrash.go; nil: off).
 	late *late
 	lc   *lateCrash
+	// slowFrom is the segment's access from which Access takes its
+	// special part (startSlow): until then no rule applies, and Access
+	// checks one count instead of each rule.
+	slowFrom int64
 }
 
 func (s *detSched) pick(cur int) int {
 	if cur >= 0 && s.stickAt > 0 && s.dr.below(s.stickAt) { // as in Access
 		return cur
+	}
+	if is64bit {
+		// intN, inlined (a call to it was a tenth of a scheduling
+		// point's instructions)
+		return s.live[s.dr.reduce(s.dr.Uint64(), uint64(len(s.live)))]
 	}
 	return s.live[s.dr.intN(len(s.live))]
 }
@@ -150,7 +160,12 @@ func (s *detSched) pickOther(w int) int {
 	if n < 2 {
 		return s.pick(w)
 	}
-	i := s.dr.intN(n - 1)
+	var i int
+	if is64bit {
+		i = s.dr.reduce(s.dr.Uint64(), uint64(n-1)) // intN, inlined
+	} else {
+		i = s.dr.intN(n - 1)
+	}
 	if s.live[i] == w {
 		i = n - 1 // w's place taken by the last one
 	}
@@ -233,10 +248,11 @@ func (s *detSched) Exclusive() {}
 
 // Access implements pmem.AccessHook for the deterministic scheduler. It
 // runs at every region access (thirty thousand times a fuzz run), so it
-// is written for its common case: the progress check's and the late-write
-// policy's rules (rules) are called only in the segments that have them,
-// and the scheduler's choice (pick; pickOther at a declared wait) is made
-// here, its draws inlined.
+// is written for its common case: the crash point and the progress
+// check's and the late-write policy's rules (special) are looked at only
+// from the segment's first access where one may apply (slowFrom), and the
+// scheduler's choice (pick; pickOther at a declared wait) is made here,
+// its draws inlined.
 func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	d := s.d
 	if kind == pmem.AccessVolatile && s.late == nil {
@@ -251,15 +267,9 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 	prev := ws.lastKind
 	ws.lastKind, ws.lastOff = kind, off
 	d.segAccesses++
-	if d.segAccesses == d.crashAt {
-		return d.crashHere()
-	}
-	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
-		return d.crashHere()
-	}
-	if s.stalled >= 0 || (s.stallAt > 0 && d.segAccesses >= s.stallAt) || s.late != nil {
-		if s.rules(w, ws, prev, kind, off) {
-			return s.resumedErr()
+	if d.segAccesses >= s.slowFrom {
+		if done, err := s.special(w, ws, prev, kind, off); done {
+			return err
 		}
 	}
 	if ws.inOp && ws.opAcc > ws.limit {
@@ -284,8 +294,8 @@ func (s *detSched) Access(w int, kind pmem.AccessKind, off uint64) error {
 		s.handOver(w, n)
 		return s.resumedErr()
 	}
-	// An abort since the check above races with the access either way
-	// (the segment's accesses fail from the next one).
+	// w kept the turn: an abort since the check above races with the
+	// access either way (the segment's accesses fail from the next one).
 	return nil
 }
 
@@ -299,36 +309,76 @@ func (s *detSched) resumedErr() error {
 	return nil
 }
 
+// special is the part of Access that applies from the segment's access
+// slowFrom on: the crash point, the late crash, the progress check's rules
+// (stall.go) and the late-write policy's (late.go), at worker w's access
+// of kind and off (state ws; prev: the kind of its access before). done:
+// the access ends there, with err (a crash; or the scheduling point was
+// taken there, the worker stopped or held, and back, and the access is
+// made at once); else the scheduler makes its choice.
+func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
+	d := s.d
+	if d.segAccesses == d.crashAt {
+		return true, d.crashHere()
+	}
+	if s.lc != nil && s.lc.phase != lcIdle || s.stalled >= 0 || s.stallAt > 0 && d.segAccesses >= s.stallAt {
+		// (a call of its own: the values it needs afterwards are saved
+		// on this path only)
+		if done, err := s.lateCrashOrStall(w, ws, prev, kind, off); done {
+			return true, err
+		}
+	}
+	switch l := s.late; {
+	case l == nil:
+	case l.idle(w, kind):
+		l.casKnown = false // all lateStep would do
+	case s.lateStep(w, ws, kind, off):
+		return true, s.resumedErr()
+	}
+	return false, nil
+}
+
+// lateCrashOrStall is special's late crash and progress check, when one
+// of them may apply.
+func (s *detSched) lateCrashOrStall(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
+	d := s.d
+	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
+		return true, d.crashHere()
+	}
+	if s.stalled >= 0 {
+		s.stalledStep(ws, kind)
+	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
+		s.stop(w, kind, off) // until released: then the access is made
+		return true, s.resumedErr()
+	}
+	return false, nil
+}
+
+// startSlow sets slowFrom at the start of a segment, once the crash
+// point, the stall point, the late-write policy and the late crash are
+// known, and again when a stall ends: every access while a policy, a late
+// crash or a stall is on, else the first of the crash point and the stall
+// point. A stall starts at the stall point, and nothing else turns a rule
+// on during a segment.
+func (s *detSched) startSlow() {
+	s.slowFrom = math.MaxInt64
+	switch {
+	case s.late != nil || s.lc != nil || s.stalled >= 0:
+		s.slowFrom = 0
+	case s.d.crashAt > 0:
+		s.slowFrom = s.d.crashAt
+	}
+	if s.stallAt > 0 {
+		s.slowFrom = min(s.slowFrom, s.stallAt)
+	}
+}
+
 // crashHere is the crash at the segment's crash point.
 func (d *Driver) crashHere() error {
 	if d.crashAction != nil {
 		d.crashAction()
 	}
 	return pmem.ErrCrashed
-}
-
-// rules are the progress check's (stall.go) and the late-write policy's
-// (late.go) at worker w's access of kind and off (state ws; prev: the kind
-// of its access before). It reports whether the access's scheduling point
-// was taken there (the worker stopped or held, and back): then the access
-// is made at once.
-func (s *detSched) rules(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) bool {
-	d := s.d
-	if s.stalled >= 0 {
-		s.stalledStep(ws, kind)
-	} else if s.stallAt > 0 && d.segAccesses >= s.stallAt && ws.inOp && (prev == pmem.AccessCAS || prev == pmem.AccessStore) && ws.opAcc > 1 && len(s.live) > 1 {
-		s.stop(w, kind, off) // until released: then the access is made
-		return true
-	}
-	l := s.late
-	switch {
-	case l == nil:
-		return false
-	case l.idle(w, kind):
-		l.casKnown = false // all lateStep would do
-		return false
-	}
-	return s.lateStep(w, ws, kind, off)
 }
 
 // freeHook is the access hook of the free scheduler: it counts each

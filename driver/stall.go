@@ -180,4 +180,5 @@ func (s *detSched) release() {
 	s.live = append(s.live, s.stalled)
 	s.stalled = -1
 	s.stall.Released = true
+	s.startSlow() // the stall's rules no longer apply
 }

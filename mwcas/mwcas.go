@@ -227,9 +227,20 @@ func Recover(r *pmem.Region, c Config) (*PMwCAS, RecoveryStats, error) {
 
 func newPMwCAS(r *pmem.Region, l layout, mut mutant) *PMwCAS {
 	m := &PMwCAS{r: r, l: l, mut: mut}
+	// One allocation for the workers' states and one for each kind of
+	// their descriptor lists (each holds at most the worker's share of the
+	// pool), not a few per worker: a harness opens a new PMwCAS after
+	// every crash.
+	states := make([]wstate, l.maxWorkers)
+	free := make([]uint64, l.maxWorkers*l.perWorker)
+	limbo := make([]retired, l.maxWorkers*l.perWorker)
 	m.ws = make([]*wstate, l.maxWorkers)
 	for i := range m.ws {
-		m.ws[i] = &wstate{m: m, pw: r.Worker(i), id: i}
+		w := &states[i]
+		lo, hi := uint64(i)*l.perWorker, uint64(i+1)*l.perWorker
+		w.m, w.pw, w.id = m, r.Worker(i), i
+		w.free, w.limbo = free[lo:lo:hi], limbo[lo:lo:hi]
+		m.ws[i] = w
 	}
 	m.resetVolatile()
 	return m
@@ -381,15 +392,15 @@ func (w *wstate) prepare(words []Word, swap bool) error {
 		return fmt.Errorf("mwcas: %d words in a MwCAS (1..%d allowed)", len(words), m.l.maxK)
 	}
 	w.sorted = append(w.sorted[:0], words...)
-	slices.SortFunc(w.sorted, func(a, b Word) int {
-		switch {
-		case a.Addr < b.Addr:
-			return -1
-		case a.Addr > b.Addr:
-			return 1
+	// By address, by insertion: an operation has a few words (MaxK at
+	// most), where slices.SortFunc's calls of a comparison closure cost
+	// more than the sort itself.
+	ws := w.sorted
+	for i := 1; i < len(ws); i++ {
+		for j := i; j > 0 && ws[j].Addr < ws[j-1].Addr; j-- {
+			ws[j], ws[j-1] = ws[j-1], ws[j]
 		}
-		return 0
-	})
+	}
 	for i, x := range w.sorted {
 		if x.Addr >= m.l.words {
 			return fmt.Errorf("mwcas: address %d out of range (0..%d)", x.Addr, m.l.words-1)
@@ -474,12 +485,14 @@ func (w *wstate) store(off, v uint64) {
 	}
 }
 
-func (w *wstate) cas(off, old, new uint64) bool {
+// cas is written so that it is inlined (an inlining cost of 80 or less):
+// the PMwCAS makes a CAS in every phase of every operation.
+func (w *wstate) cas(off, old, new uint64) (ok bool) {
 	ok, err := w.pw.CAS(off, old, new)
 	if err != nil {
 		panic(unwind{err})
 	}
-	return ok
+	return
 }
 
 func (w *wstate) flush(off uint64) {

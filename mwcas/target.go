@@ -87,8 +87,10 @@ func instance(r *pmem.Region, c target.Config, build func(*pmem.Region, Config) 
 // DataOffset (PMwCAS.DataOffset) follows its layout.
 func AsTarget(m *PMwCAS) target.Instance {
 	x := targetInstance{PMwCAS: m, words: make([][]Word, len(m.ws))}
+	all := make([]Word, uint64(len(m.ws))*m.l.maxK) // one allocation, not one per worker
 	for i := range x.words {
-		x.words[i] = make([]Word, 0, m.l.maxK)
+		lo := uint64(i) * m.l.maxK
+		x.words[i] = all[lo : lo : lo+m.l.maxK]
 	}
 	return x
 }

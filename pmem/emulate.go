@@ -90,10 +90,14 @@ func (e *emulator) reset(words []uint64) {
 	for i := range e.lines {
 		l := &e.lines[i]
 		l.seq, l.durSeq, l.log = 0, 0, l.log[:0]
-		l.durable = [LineWords]uint64{}
-	}
-	for i := range words {
-		e.lines[i/LineWords].durable[i%LineWords] = words[i]
+		// Line by line, a whole line copied at once where it is whole:
+		// a crash cycle reopens the region, and this runs over all of it.
+		if base := i * LineWords; base+LineWords <= len(words) {
+			l.durable = [LineWords]uint64(words[base : base+LineWords])
+		} else {
+			l.durable = [LineWords]uint64{}
+			copy(l.durable[:], words[min(base, len(words)):])
+		}
 	}
 	atomic.StoreUint64(&e.gseq, 0)
 	atomic.StoreUint64(&e.mark, 0)
@@ -110,51 +114,48 @@ func (e *emulator) resize(words []uint64) bool {
 	return true
 }
 
-// The methods below take the line's lock unless excl: the access is made
-// under an ExclusiveHook, the only one under way (the deterministic
-// scheduler's; a lock and an unlock per access were several percent of a
-// fuzz run). Under such a hook they also write the words and the store
+// The methods below take the line's lock; their twins named ...Excl are
+// for an access made under an ExclusiveHook, the only one under way (the
+// deterministic scheduler's; a lock and an unlock per access were several
+// percent of a fuzz run). These also write the words and the store
 // sequence with plain instructions: the hook orders every access, and the
 // locked instructions of sync/atomic (an exchange per store, a
 // compare-and-swap per CAS, an add per logged store) were a few percent
-// more.
+// more. They are small enough to be inlined into the Worker's methods,
+// which choose between the two: a call per store, CAS, flush and fence
+// was a few percent more again.
 
-func (e *emulator) store(words []uint64, off, v uint64, excl bool) {
+func (e *emulator) store(words []uint64, off, v uint64) {
 	l := &e.lines[off/LineWords]
-	if excl {
-		words[off] = v
-		e.logExcl(l, off, v)
-		return
-	}
 	l.mu.Lock()
 	atomic.StoreUint64(&words[off], v)
 	e.log(l, off, v)
 	l.mu.Unlock()
 }
 
-func (e *emulator) cas(words []uint64, off, old, new uint64, excl bool) bool {
-	l := &e.lines[off/LineWords]
-	if excl {
-		if words[off] != old {
-			return false
-		}
-		words[off] = new
-		e.logExcl(l, off, new)
-		return true
-	}
-	l.mu.Lock()
-	ok := e.casLocked(l, words, off, old, new)
-	l.mu.Unlock()
-	return ok
+func (e *emulator) storeExcl(words []uint64, off, v uint64) {
+	words[off] = v
+	e.logExcl(&e.lines[off/LineWords], off, v)
 }
 
-// casLocked is cas with the line's lock held, or under an ExclusiveHook.
-func (e *emulator) casLocked(l *eline, words []uint64, off, old, new uint64) bool {
+func (e *emulator) cas(words []uint64, off, old, new uint64) bool {
+	l := &e.lines[off/LineWords]
+	l.mu.Lock()
 	ok := atomic.CompareAndSwapUint64(&words[off], old, new)
 	if ok {
 		e.log(l, off, new)
 	}
+	l.mu.Unlock()
 	return ok
+}
+
+func (e *emulator) casExcl(words []uint64, off, old, new uint64) bool {
+	if words[off] != old {
+		return false
+	}
+	words[off] = new
+	e.logExcl(&e.lines[off/LineWords], off, new)
+	return true
 }
 
 func (e *emulator) log(l *eline, off, v uint64) {
@@ -170,40 +171,75 @@ func (e *emulator) logExcl(l *eline, off, v uint64) {
 }
 
 // position is the line's log position, recorded by a flush.
-func (e *emulator) position(line uint64, excl bool) uint64 {
+func (e *emulator) position(line uint64) uint64 {
 	l := &e.lines[line]
-	if excl {
-		return l.seq
-	}
 	l.mu.Lock()
 	s := l.seq
 	l.mu.Unlock()
 	return s
 }
 
-// persist makes the line durable up to log position seq.
-func (e *emulator) persist(line, seq uint64, excl bool) {
+func (e *emulator) positionExcl(line uint64) uint64 { return e.lines[line].seq }
+
+// persist makes the line durable up to log position seq (words: the
+// region's words).
+func (e *emulator) persist(words []uint64, line, seq uint64) {
 	l := &e.lines[line]
-	if excl {
-		l.persist(seq)
-		return
-	}
 	l.mu.Lock()
-	l.persist(seq)
+	l.persist(seq, lineOf(words, line))
 	l.mu.Unlock()
 }
 
-// persist makes l durable up to log position seq, its lock held (or under
-// an ExclusiveHook).
-func (l *eline) persist(seq uint64) {
-	if seq > l.durSeq {
-		n := int(seq - l.durSeq)
-		for _, en := range l.log[:n] {
-			l.durable[en.word] = en.val
-		}
-		l.log = l.log[:copy(l.log, l.log[n:])]
-		l.durSeq = seq
+// lineOf is line's words of words, or nil if it is not whole (the
+// region's last line may be cut short).
+func lineOf(words []uint64, line uint64) []uint64 {
+	if base := line * LineWords; base+LineWords <= uint64(len(words)) {
+		return words[base : base+LineWords]
 	}
+	return nil
+}
+
+// persist makes l durable up to log position seq, its lock held (or under
+// an ExclusiveHook); vis is the line's words as threads see them (nil if
+// the line is not whole). Worker.Fence makes its two steps itself, under
+// an ExclusiveHook, where both are inlined.
+func (l *eline) persist(seq uint64, vis []uint64) {
+	if !l.persistAll(seq, vis) {
+		l.persistLog(seq)
+	}
+}
+
+// persistAll is persist up to the last store logged, as a fence after the
+// stores of an operation usually asks, on a whole line: the durable words
+// are then the visible ones (the line's invariant), one copy instead of a
+// store per log entry. It reports whether it applied (else persistLog
+// does the work).
+func (l *eline) persistAll(seq uint64, vis []uint64) bool {
+	if seq != l.seq || seq <= l.durSeq || len(vis) != LineWords {
+		return false
+	}
+	l.durable = [LineWords]uint64(vis)
+	l.log, l.durSeq = l.log[:0], seq
+	return true
+}
+
+// persistLog is persist from the log: each entry up to position seq
+// applied to the durable words.
+func (l *eline) persistLog(seq uint64) {
+	if seq <= l.durSeq {
+		return
+	}
+	n := int(seq - l.durSeq)
+	d := &l.durable
+	for _, en := range l.log[:n] {
+		d[en.word%LineWords] = en.val
+	}
+	if n < len(l.log) { // else all of it: no call to copy nothing
+		l.log = l.log[:copy(l.log, l.log[n:])]
+	} else {
+		l.log = l.log[:0]
+	}
+	l.durSeq = seq
 }
 
 // keep is how many of the line's non-durable stores a crash image keeps.

@@ -142,6 +142,7 @@ func (r *Region) handOver(words uint64, opts Options, zero bool) (*Region, error
 	if zero {
 		clear(nr.words)
 	}
+	nr.workers = newHandles(nr, r.workers)
 	if emulate {
 		if emu != nil && emu.resize(nr.words) {
 			emu.reset(nr.words) // as new, without allocating
@@ -151,4 +152,27 @@ func (r *Region) handOver(words uint64, opts Options, zero bool) (*Region, error
 		nr.emu = emu
 	}
 	return nr, nil
+}
+
+// newHandles are the worker handles of region nr for the ids that old
+// (the handles of the region it replaces) has, made at once in one array,
+// each with the list of pending flushes of the old one, emptied: the
+// harness reopens a region after every crash, and the same workers
+// access it again (a handle made per worker and its list grown again
+// were a few thousand allocations a fuzz run). The old handles keep no
+// list; they are dead (their region is closed).
+func newHandles(nr *Region, old []*Worker) []*Worker {
+	if len(old) == 0 {
+		return nil
+	}
+	out := make([]*Worker, len(old))
+	hs := make([]Worker, len(old))
+	for i, w := range old {
+		if w != nil {
+			hs[i] = Worker{r: nr, id: i, pending: w.pending[:0]}
+			w.pending = nil
+			out[i] = &hs[i]
+		}
+	}
+	return out
 }

@@ -27,11 +27,23 @@ func (w *Worker) ID() int { return w.id }
 // Region is the region the worker accesses.
 func (w *Worker) Region() *Region { return w.r }
 
+// Load, Store, CAS, Flush and Fence make their access's prologue
+// (Region.access: the hook, then accessOK) themselves, written out: they
+// are the accesses of every operation, a scheduling point each, and the
+// call to access, not inlined (it calls the hook through an interface),
+// cost a frame, its arguments and its results per access, about 4 % of a
+// fuzz run's instructions. Wait and Volatile, rarer, call it.
+
 // Load reads word off atomically.
 func (w *Worker) Load(off uint64) (uint64, error) {
 	r := w.r
-	if _, err := r.access(w.id, AccessLoad, off); err != nil {
-		return 0, err
+	if hb := r.hook.Load(); hb != nil {
+		if err := hb.h.Access(w.id, AccessLoad, off); err != nil {
+			return 0, r.hookFailed(err)
+		}
+	}
+	if !r.accessOK(AccessLoad, off) {
+		return 0, r.accessError(AccessLoad, off)
 	}
 	return atomic.LoadUint64(&r.words[off]), nil
 }
@@ -39,15 +51,24 @@ func (w *Worker) Load(off uint64) (uint64, error) {
 // Store writes v to word off atomically.
 func (w *Worker) Store(off, v uint64) error {
 	r := w.r
-	excl, err := r.access(w.id, AccessStore, off)
-	if err != nil {
-		return err
+	excl := false
+	if hb := r.hook.Load(); hb != nil {
+		if err := hb.h.Access(w.id, AccessStore, off); err != nil {
+			return r.hookFailed(err)
+		}
+		excl = hb.excl
 	}
-	if r.emu == nil {
+	if !r.accessOK(AccessStore, off) {
+		return r.accessError(AccessStore, off)
+	}
+	switch e := r.emu; {
+	case e == nil:
 		atomic.StoreUint64(&r.words[off], v)
-		return nil
+	case excl:
+		e.storeExcl(r.words, off, v)
+	default:
+		e.store(r.words, off, v)
 	}
-	r.emu.store(r.words, off, v, excl)
 	return nil
 }
 
@@ -55,30 +76,57 @@ func (w *Worker) Store(off, v uint64) error {
 // whether it did.
 func (w *Worker) CAS(off, old, new uint64) (bool, error) {
 	r := w.r
-	excl, err := r.accessCAS(w.id, off, old)
-	if err != nil {
-		return false, err
+	excl := false
+	if hb := r.hook.Load(); hb != nil {
+		var err error
+		if hb.cas != nil {
+			err = hb.cas.AccessCAS(w.id, off, old)
+		} else {
+			err = hb.h.Access(w.id, AccessCAS, off)
+		}
+		if err != nil {
+			return false, r.hookFailed(err)
+		}
+		excl = hb.excl
 	}
-	if r.emu == nil {
+	if !r.accessOK(AccessCAS, off) {
+		return false, r.accessError(AccessCAS, off)
+	}
+	switch e := r.emu; {
+	case e == nil:
 		return atomic.CompareAndSwapUint64(&r.words[off], old, new), nil
+	case excl:
+		return e.casExcl(r.words, off, old, new), nil
+	default:
+		return e.cas(r.words, off, old, new), nil
 	}
-	return r.emu.cas(r.words, off, old, new, excl), nil
 }
 
 // Flush writes back the line holding word off (CLWB). The write-back is
 // complete only after this worker's next Fence.
 func (w *Worker) Flush(off uint64) error {
 	r := w.r
-	excl, err := r.access(w.id, AccessFlush, off)
-	if err != nil {
-		return err
+	excl := false
+	if hb := r.hook.Load(); hb != nil {
+		if err := hb.h.Access(w.id, AccessFlush, off); err != nil {
+			return r.hookFailed(err)
+		}
+		excl = hb.excl
+	}
+	if !r.accessOK(AccessFlush, off) {
+		return r.accessError(AccessFlush, off)
 	}
 	if r.hw {
 		hwFlush(&r.words[off])
 	}
-	if r.emu != nil {
+	if e := r.emu; e != nil {
 		line := off / LineWords
-		seq := r.emu.position(line, excl)
+		var seq uint64
+		if excl {
+			seq = e.positionExcl(line)
+		} else {
+			seq = e.position(line)
+		}
 		for i := range w.pending {
 			if w.pending[i].line == line {
 				w.pending[i].seq = max(w.pending[i].seq, seq)
@@ -94,16 +142,26 @@ func (w *Worker) Flush(off uint64) error {
 // flushed is durable at least up to its contents at the time of the flush.
 func (w *Worker) Fence() error {
 	r := w.r
-	excl, err := r.access(w.id, AccessFence, 0)
-	if err != nil {
-		return err
+	excl := false
+	if hb := r.hook.Load(); hb != nil {
+		if err := hb.h.Access(w.id, AccessFence, 0); err != nil {
+			return r.hookFailed(err)
+		}
+		excl = hb.excl
+	}
+	if !r.accessOK(AccessFence, 0) {
+		return r.accessError(AccessFence, 0)
 	}
 	if r.hw {
 		hwFence()
 	}
-	if r.emu != nil {
+	if e := r.emu; e != nil {
 		for _, p := range w.pending {
-			r.emu.persist(p.line, p.seq, excl)
+			if !excl {
+				e.persist(r.words, p.line, p.seq)
+			} else if l := &e.lines[p.line]; !l.persistAll(p.seq, lineOf(r.words, p.line)) {
+				l.persistLog(p.seq) // eline.persist, its steps inlined
+			}
 		}
 		w.pending = w.pending[:0]
 	}
