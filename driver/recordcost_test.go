@@ -15,6 +15,7 @@ import (
 	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // BenchmarkSide runs one side of pmlin bench logging at a time (no
@@ -157,4 +158,93 @@ func BenchmarkDumpCopy(b *testing.B) {
 			b.ReportMetric(float64(ru1.Stime.Nano()-ru0.Stime.Nano())/mib, "sys-ns/MiB")
 		})
 	}
+}
+
+// BenchmarkRecordPath is what recording costs a free worker per operation
+// with the primitive taken out: the driver's workload on a target that
+// does nothing (nullOps), unrecorded (plain) and recorded as a binary
+// history written with direct I/O to a file in the test's temporary
+// directory (binary) or handed to a writer that drops it (discard: no
+// copy into the file's buffer, no write), with the clock the free
+// scheduler takes at more
+// than one worker (the TSC where usable, else the monotonic clock; one
+// worker would count). The difference of the two sides' cpu-ns/op (the
+// process's CPU time, every goroutine: workers, dumper, writer, system
+// calls) is the recording's cost in absolute terms, free of the PMwCAS's
+// contention, which a loaded machine changes far less than the
+// overhead's ratio; take the least of several runs (-count).
+func BenchmarkRecordPath(b *testing.B) {
+	for _, side := range []string{"plain", "discard", "binary"} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("side=%s/threads=%d", side, threads), func(b *testing.B) {
+				benchRecordPath(b, side, threads)
+			})
+		}
+	}
+}
+
+func benchRecordPath(b *testing.B, side string, threads int) {
+	c := cfg(threads, 1000, 3, 1)
+	c.Sched = Free
+	var rec *Recorder
+	var f *directio.File
+	var sink io.Writer = io.Discard
+	if side == "binary" {
+		var err error
+		if f, err = directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		sink = f
+	}
+	if side != "plain" {
+		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
+		rec.Header()
+	}
+	d, err := New(c, nullOps{}, nil, rec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	clock := ClockMonotonic
+	if ok, _ := TSCUsable(); ok {
+		clock = ClockTSC
+	}
+	if err := d.SetClock(clock); err != nil {
+		b.Fatal(err)
+	}
+	q := make([]int, threads)
+	cpu0 := benchCPU()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		per := min(max(1, left/threads), 100_000/threads)
+		for i := range q {
+			q[i] = per
+		}
+		left -= per * threads
+		if _, err := d.Segment(context.Background(), q, CrashPoint{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if rec != nil {
+		if err := rec.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		if f != nil {
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+}
+
+// nullOps is a target that does nothing: every cas succeeds, every read
+// returns zeros (BenchmarkRecordPath: the driver's own cost).
+type nullOps struct{}
+
+func (nullOps) CAS(int, []target.Word) (bool, uint64, error) { return true, 0, nil }
+
+func (nullOps) Read(_ int, addrs, out []uint64) error {
+	clear(out[:len(addrs)])
+	return nil
 }
