@@ -165,8 +165,10 @@ func BenchmarkDumpCopy(b *testing.B) {
 // does nothing (nullOps), unrecorded (plain) and recorded as a binary
 // history written with direct I/O to a file in the test's temporary
 // directory (binary) or handed to a writer that drops it (discard: no
-// copy into the file's buffer, no write), with the clock the free
-// scheduler takes at more
+// copy into the file's buffer, no write), or not recorded but stamped
+// (stamps: the driver is given a region, which the target never touches,
+// so that each operation reads the clock as a recording would), with the
+// clock the free scheduler takes at more
 // than one worker (the TSC where usable, else the monotonic clock; one
 // worker would count). The difference of the two sides' cpu-ns/op (the
 // process's CPU time, every goroutine: workers, dumper, writer, system
@@ -174,7 +176,7 @@ func BenchmarkDumpCopy(b *testing.B) {
 // contention, which a loaded machine changes far less than the
 // overhead's ratio; take the least of several runs (-count).
 func BenchmarkRecordPath(b *testing.B) {
-	for _, side := range []string{"plain", "discard", "binary"} {
+	for _, side := range []string{"plain", "stamps", "discard", "binary"} {
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("side=%s/threads=%d", side, threads), func(b *testing.B) {
 				benchRecordPath(b, side, threads)
@@ -196,11 +198,19 @@ func benchRecordPath(b *testing.B, side string, threads int) {
 		}
 		sink = f
 	}
-	if side != "plain" {
+	if side == "discard" || side == "binary" {
 		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
-	d, err := New(c, nullOps{}, nil, rec)
+	var r *pmem.Region
+	if side == "stamps" {
+		var err error
+		if r, err = pmem.NewMemory(64, pmem.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+	}
+	d, err := New(c, nullOps{}, r, rec)
 	if err != nil {
 		b.Fatal(err)
 	}
