@@ -177,7 +177,7 @@ func TestRing(t *testing.T) {
 
 // BenchmarkWriteBesideWork measures what writing a file costs goroutines
 // that compute beside it: one busy goroutine per P runs fixed units of
-// work while the file is written, 4 MiB buffers back to back, through
+// work while the file is written, whole buffers back to back, through
 // io_uring (ring) or plain system calls (plain); in the -yield sides the
 // busy goroutines yield after each unit, as the driver's workers switch
 // goroutines often (the write's ns/op is then what a switch-free wake of
