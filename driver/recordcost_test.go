@@ -39,9 +39,7 @@ func BenchmarkSide(b *testing.B) {
 }
 
 func benchSide(b *testing.B, side string, threads int) {
-	c := cfg(threads, 1000, 3, 1)
-	c.Sched = Free
-	mc := mwcas.Config{Words: c.Words, MaxWorkers: threads}
+	mc := mwcas.Config{Words: sideWords, MaxWorkers: threads}
 	n, err := mwcas.RegionWords(mc)
 	if err != nil {
 		b.Fatal(err)
@@ -55,10 +53,26 @@ func benchSide(b *testing.B, side string, threads int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	runSide(b, side, threads, mwcas.AsTarget(m), nil, ClockAuto)
+}
+
+// sideWords is the words of the recording benchmarks' workload.
+const sideWords = 1000
+
+// runSide runs the driver's workload (free scheduler, 1000 words, k = 3)
+// on ops, b.N operations in segments of 100k, as side says: not
+// recorded ("plain" or "stamps", which only differ by r), or recorded as
+// a binary history written to a writer that drops it ("discard") or with
+// direct I/O to a file in the test's temporary directory ("binary"). It
+// reports the process's CPU time per operation and the segments' ends.
+func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Region, clock ClockSource) {
+	c := cfg(threads, sideWords, 3, 1)
+	c.Sched = Free
 	var rec *Recorder
 	var f *directio.File
 	var sink io.Writer = io.Discard
 	if side == "binary" {
+		var err error
 		if f, err = directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600); err != nil {
 			b.Fatal(err)
 		}
@@ -68,8 +82,11 @@ func benchSide(b *testing.B, side string, threads int) {
 		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
-	d, err := New(c, mwcas.AsTarget(m), nil, rec)
+	d, err := New(c, ops, r, rec)
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.SetClock(clock); err != nil {
 		b.Fatal(err)
 	}
 	q := make([]int, threads)
@@ -186,22 +203,6 @@ func BenchmarkRecordPath(b *testing.B) {
 }
 
 func benchRecordPath(b *testing.B, side string, threads int) {
-	c := cfg(threads, 1000, 3, 1)
-	c.Sched = Free
-	var rec *Recorder
-	var f *directio.File
-	var sink io.Writer = io.Discard
-	if side == "binary" {
-		var err error
-		if f, err = directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		sink = f
-	}
-	if side == "discard" || side == "binary" {
-		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
-		rec.Header()
-	}
 	var r *pmem.Region
 	if side == "stamps" {
 		var err error
@@ -210,42 +211,11 @@ func benchRecordPath(b *testing.B, side string, threads int) {
 		}
 		defer r.Close()
 	}
-	d, err := New(c, nullOps{}, r, rec)
-	if err != nil {
-		b.Fatal(err)
-	}
 	clock := ClockMonotonic
 	if ok, _ := TSCUsable(); ok {
 		clock = ClockTSC
 	}
-	if err := d.SetClock(clock); err != nil {
-		b.Fatal(err)
-	}
-	q := make([]int, threads)
-	cpu0 := benchCPU()
-	b.ResetTimer()
-	for left := b.N; left > 0; {
-		per := min(max(1, left/threads), 100_000/threads)
-		for i := range q {
-			q[i] = per
-		}
-		left -= per * threads
-		if _, err := d.Segment(context.Background(), q, CrashPoint{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if rec != nil {
-		if err := rec.Flush(); err != nil {
-			b.Fatal(err)
-		}
-		if f != nil {
-			if err := f.Close(); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	runSide(b, side, threads, nullOps{}, r, clock)
 }
 
 // nullOps is a target that does nothing: every cas succeeds, every read
