@@ -3,7 +3,6 @@ package driver
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -589,42 +588,5 @@ func TestDumperReusesLatestChunk(t *testing.T) {
 	}
 	if len(dp.free) != dp.maxFree {
 		t.Fatalf("%d chunks kept, want at most %d", len(dp.free), dp.maxFree)
-	}
-}
-
-// TestLastChunkIsTheTail: a free worker of a binary recording hands its
-// chunk over when tailOps operations of its quota are left, so that its
-// stream's last block of a section (written when the workers stop) holds
-// those operations only, while the history still reads back whole.
-func TestLastChunkIsTheTail(t *testing.T) {
-	c := cfg(2, 64, 2, 5)
-	c.Sched = Free
-	bin, segs := recordBinary(t, c, [][]int{{3 * tailOps, 3 * tailOps}, {tailOps / 2, 2 * tailOps}})
-	words := make([]uint64, (len(bin)-len(history.BinaryMagic))/8)
-	for i := range words {
-		words[i] = binary.LittleEndian.Uint64([]byte(bin[len(history.BinaryMagic)+8*i:]))
-	}
-	lasts := 0
-	for pos := 0; pos < len(words); {
-		h, n := words[pos], int(words[pos+1])
-		pay := words[pos+2 : pos+2+n]
-		pos += 2 + n
-		if h&0xff != history.BlockStream || h&history.BlockLast == 0 {
-			continue
-		}
-		lasts++
-		recs := 0
-		for q := 0; q < len(pay); q += recWords(int(pay[q]&0xff), int(pay[q]>>8&0xffffff)) {
-			recs++
-		}
-		if recs > 2*tailOps {
-			t.Errorf("a stream's last block holds %d records, more than the %d of its last %d operations", recs, 2*tailOps, tailOps)
-		}
-	}
-	if lasts != 4 {
-		t.Fatalf("%d last blocks, want 4 (two sections of two streams)", lasts)
-	}
-	if segs[0].Invoked != 6*tailOps || segs[1].Invoked != 5*tailOps/2 {
-		t.Fatalf("segments invoked %d and %d operations", segs[0].Invoked, segs[1].Invoked)
 	}
 }

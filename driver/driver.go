@@ -698,11 +698,6 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	count := stamps && d.det == nil && d.clk.count
 	var ts int64
 	opw := opWords(k)
-	// A free worker that hands its log to the dumper hands its chunk over
-	// when tailOps operations of its quota are left, so that what the
-	// dumper still has to write when the workers stop, while they wait for
-	// it, is at most that much of each worker's log (see tailOps).
-	handsOver := rec && d.det == nil && l.dump != nil
 	for *left > 0 {
 		if d.point(w) {
 			haveShared = false
@@ -713,9 +708,6 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		if !l.room(k) {
 			*full = true
 			return
-		}
-		if *left == tailOps && handsOver && l.n > 0 {
-			l.retire(false)
 		}
 		o, err := p.next()
 		if err != nil {

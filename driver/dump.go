@@ -90,14 +90,6 @@ type dumper struct {
 // than with chunks of chunkWords (512 KiB).
 const dumpChunkWords = 1<<17 + 1<<10
 
-// tailOps is the operations of its quota from which a free worker starts
-// a fresh chunk (Driver.work). Without it a worker's last chunk held all
-// it logged since its last full chunk, up to a MiB, and with many workers
-// most of a segment (a worker of eight logs about a chunk in a segment of
-// 100k operations), which the dumper wrote after the workers stopped,
-// one core idle. The chunk handed over early is written while they run.
-const tailOps = 1024
-
 func newDumper(rc *Recorder, threads, k int) *dumper {
 	return &dumper{rc: rc, bw: rc.bw, k: k, maxFree: 4*threads + 8, logs: make([]dumpLog, threads)}
 }
