@@ -436,3 +436,28 @@ func TestTableFormats(t *testing.T) {
 		t.Errorf("csv:\n%s", cs.String())
 	}
 }
+
+// TestSliceOrder: every round runs each side once; the unrecorded and the
+// binary slice are next to each other and each goes first in half the
+// rounds, so that drift and what a slice leaves to the next fall on both
+// alike.
+func TestSliceOrder(t *testing.T) {
+	first := map[int]int{}
+	for i := range 10 {
+		o := sliceOrder(i)
+		seen := map[int]bool{}
+		for _, s := range o {
+			seen[s] = true
+		}
+		if len(seen) != nSides {
+			t.Fatalf("round %d runs %v, not every side once", i, o)
+		}
+		if o[nSides-1] != sideText {
+			t.Fatalf("round %d runs %v: the text slice is not last", i, o)
+		}
+		first[o[0]]++
+	}
+	if first[sidePlain] != 5 || first[sideBinary] != 5 {
+		t.Fatalf("first slices over 10 rounds: %v, want the unrecorded and the binary side 5 times each", first)
+	}
+}

@@ -299,9 +299,8 @@ func (sd *loggingSide) finish() {
 // measureLogging measures one point within one run: the three sides (each
 // a driver on a PMwCAS of its own, alive together) run in slices of the
 // same number of operations per worker, about d/reps each, interleaved:
-// a round runs one slice of each side, in an order that turns from round
-// to round, so that load on the machine that comes and goes falls on
-// every side alike. A warm-up round first is not counted. The recorded
+// a round runs one slice of each side (in sliceOrder), so that load on the
+// machine that comes and goes falls on every side alike. A warm-up round first is not counted. The recorded
 // sides' last writes and the closing of their files, after the rounds,
 // are shared out over the rounds.
 func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Duration, reps int) (p LoggingPoint, err error) {
@@ -334,8 +333,7 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 	quota := max(1, int(cal.rate()*slice.Seconds())/s.threads)
 	rounds := make([]loggingRound, reps+1)
 	for i := range rounds {
-		for j := range nSides {
-			side := (i + j) % nSides
+		for _, side := range sliceOrder(i) {
 			if rounds[i][side], err = sides[side].slice(ctx, quota); err != nil {
 				return p, err
 			}
@@ -355,6 +353,22 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 	p.HistoryBytes, p.TextBytes = sides[sideBinary].cw.n, sides[sideText].cw.n
 	p.summarize(rounds)
 	return p, nil
+}
+
+// sliceOrder is the order of round i's slices: the unrecorded and the
+// binary slice next to each other, whose ratio is the headline, each of
+// the two first in every other round, and the text slice last. So a
+// change of the machine's load within a round, and what a slice leaves
+// behind for the next one (the text side's garbage above all, which the
+// next slice's collector marks), fall on the unrecorded and the binary
+// side alike. (Rounds that turned the three sides in a cycle put the
+// unrecorded slice before the binary one in two rounds of three, and
+// after the text slice in two of three.)
+func sliceOrder(i int) [nSides]int {
+	if i%2 == 0 {
+		return [nSides]int{sidePlain, sideBinary, sideText}
+	}
+	return [nSides]int{sideBinary, sidePlain, sideText}
 }
 
 // summarize sets the point's medians and spreads from its rounds.
@@ -482,7 +496,8 @@ installs an access hook (the crash point and the stuck watch, which are
 not recording). The sides run in slices of the same operations per worker
 (about %.2f s each, in segments of %d operations), interleaved within one
 run: %d rounds (after a warm-up round), each running one slice of every
-side in an order that turns from round to round. An overhead is 1 -
+side: the unrecorded and the binary slice next to each other, each
+first in every other round, then the text slice. An overhead is 1 -
 recorded rate / unrecorded rate within one round, and the figures are
 medians over the rounds (min and max: the rounds' spread); overhead_total
 takes the sides' whole times instead. The recorded sides' final writes and

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -562,4 +563,30 @@ func TestRecordPayloadTooLong(t *testing.T) {
 		}
 	}()
 	logInvocation(&l, &op{kind: history.Read, addrs: []uint64{1, 2, 3}}, 2, 1)
+}
+
+// TestDumperReusesLatestChunk: the dumper hands out the chunk let go of
+// last (the one the caches likely still hold), keeps at most its bound,
+// and makes a fresh chunk when it has none.
+func TestDumperReusesLatestChunk(t *testing.T) {
+	dp := newDumper(NewBinaryRecorder(history.NewBinaryWriter(io.Discard)), 1, 1)
+	a, b := make([]uint64, dumpChunkWords), make([]uint64, dumpChunkWords)
+	dp.reuse(a[:10])
+	dp.reuse(b[:20])
+	dp.reuse(make([]uint64, 5)) // too small to be a chunk: dropped
+	if c := dp.chunk(); &c[0] != &b[0] || len(c) != dumpChunkWords {
+		t.Fatal("the first chunk handed out is not the one let go of last, whole")
+	}
+	if c := dp.chunk(); &c[0] != &a[0] {
+		t.Fatal("the second chunk handed out is not the one let go of first")
+	}
+	if c := dp.chunk(); len(c) != dumpChunkWords || &c[0] == &a[0] || &c[0] == &b[0] {
+		t.Fatal("with none let go of, the chunk is not a fresh one")
+	}
+	for range dp.maxFree + 3 {
+		dp.reuse(make([]uint64, dumpChunkWords))
+	}
+	if len(dp.free) != dp.maxFree {
+		t.Fatalf("%d chunks kept, want at most %d", len(dp.free), dp.maxFree)
+	}
 }

@@ -63,10 +63,14 @@ type dumper struct {
 	err   error                 // text: a chunk that does not decode
 	k     int
 	in    chan dumpChunk
-	free  chan []uint64 // chunks written and no longer kept, to reuse
-	done  chan struct{}
-	logs  []dumpLog
-	live  []bool // workers that run in the segment
+	// free holds the chunks written and no longer kept, to reuse, the
+	// latest last (see chunk).
+	free    [][]uint64
+	freeMu  sync.Mutex
+	maxFree int
+	done    chan struct{}
+	logs    []dumpLog
+	live    []bool // workers that run in the segment
 
 	// mu orders put with finish: a worker that the deterministic
 	// scheduler abandoned may wake after the segment and must not send
@@ -87,7 +91,7 @@ type dumper struct {
 const dumpChunkWords = 1<<17 + 1<<10
 
 func newDumper(rc *Recorder, threads, k int) *dumper {
-	return &dumper{rc: rc, bw: rc.bw, k: k, free: make(chan []uint64, 4*threads+8), logs: make([]dumpLog, threads)}
+	return &dumper{rc: rc, bw: rc.bw, k: k, maxFree: 4*threads + 8, logs: make([]dumpLog, threads)}
 }
 
 // start opens the segment's section, of streams procs, for the workers
@@ -128,14 +132,21 @@ func (dp *dumper) put(c dumpChunk) {
 	}
 }
 
-// chunk returns an empty chunk (a worker).
+// chunk returns an empty chunk (a worker): the one let go of last, whose
+// lines the caches are likeliest to hold still. A worker's stores to a
+// chunk whose lines have left them read each line from memory first; the
+// oldest chunk of the pool (a queue's), let go of some 4·threads MiB
+// before, had always left the last-level cache here (32 MiB).
 func (dp *dumper) chunk() []uint64 {
-	select {
-	case c := <-dp.free:
+	dp.freeMu.Lock()
+	if n := len(dp.free); n > 0 {
+		c := dp.free[n-1]
+		dp.free = dp.free[:n-1]
+		dp.freeMu.Unlock()
 		return c[:cap(c)]
-	default:
-		return make([]uint64, dumpChunkWords)
 	}
+	dp.freeMu.Unlock()
+	return make([]uint64, dumpChunkWords)
 }
 
 func (dp *dumper) run() {
@@ -220,10 +231,11 @@ func (dp *dumper) reuse(words []uint64) {
 	if cap(words) < dumpChunkWords {
 		return
 	}
-	select {
-	case dp.free <- words:
-	default:
+	dp.freeMu.Lock()
+	if len(dp.free) < dp.maxFree {
+		dp.free = append(dp.free, words)
 	}
+	dp.freeMu.Unlock()
 }
 
 // finish ends the segment once its workers have returned (or been

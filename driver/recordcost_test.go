@@ -15,6 +15,7 @@ import (
 	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
+	"github.com/pmlin/pmlin/target"
 )
 
 // BenchmarkSide runs one side of pmlin bench logging at a time (no
@@ -38,9 +39,7 @@ func BenchmarkSide(b *testing.B) {
 }
 
 func benchSide(b *testing.B, side string, threads int) {
-	c := cfg(threads, 1000, 3, 1)
-	c.Sched = Free
-	mc := mwcas.Config{Words: c.Words, MaxWorkers: threads}
+	mc := mwcas.Config{Words: sideWords, MaxWorkers: threads}
 	n, err := mwcas.RegionWords(mc)
 	if err != nil {
 		b.Fatal(err)
@@ -54,10 +53,26 @@ func benchSide(b *testing.B, side string, threads int) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	runSide(b, side, threads, mwcas.AsTarget(m), nil, ClockAuto)
+}
+
+// sideWords is the words of the recording benchmarks' workload.
+const sideWords = 1000
+
+// runSide runs the driver's workload (free scheduler, 1000 words, k = 3)
+// on ops, b.N operations in segments of 100k, as side says: not
+// recorded ("plain" or "stamps", which only differ by r), or recorded as
+// a binary history written to a writer that drops it ("discard") or with
+// direct I/O to a file in the test's temporary directory ("binary"). It
+// reports the process's CPU time per operation and the segments' ends.
+func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Region, clock ClockSource) {
+	c := cfg(threads, sideWords, 3, 1)
+	c.Sched = Free
 	var rec *Recorder
 	var f *directio.File
 	var sink io.Writer = io.Discard
 	if side == "binary" {
+		var err error
 		if f, err = directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600); err != nil {
 			b.Fatal(err)
 		}
@@ -67,8 +82,11 @@ func benchSide(b *testing.B, side string, threads int) {
 		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
-	d, err := New(c, mwcas.AsTarget(m), nil, rec)
+	d, err := New(c, ops, r, rec)
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := d.SetClock(clock); err != nil {
 		b.Fatal(err)
 	}
 	q := make([]int, threads)
@@ -157,4 +175,56 @@ func BenchmarkDumpCopy(b *testing.B) {
 			b.ReportMetric(float64(ru1.Stime.Nano()-ru0.Stime.Nano())/mib, "sys-ns/MiB")
 		})
 	}
+}
+
+// BenchmarkRecordPath is what recording costs a free worker per operation
+// with the primitive taken out: the driver's workload on a target that
+// does nothing (nullOps), unrecorded (plain) and recorded as a binary
+// history written with direct I/O to a file in the test's temporary
+// directory (binary) or handed to a writer that drops it (discard: no
+// copy into the file's buffer, no write), or not recorded but stamped
+// (stamps: the driver is given a region, which the target never touches,
+// so that each operation reads the clock as a recording would), with the
+// clock the free scheduler takes at more
+// than one worker (the TSC where usable, else the monotonic clock; one
+// worker would count). The difference of the two sides' cpu-ns/op (the
+// process's CPU time, every goroutine: workers, dumper, writer, system
+// calls) is the recording's cost in absolute terms, free of the PMwCAS's
+// contention, which a loaded machine changes far less than the
+// overhead's ratio; take the least of several runs (-count).
+func BenchmarkRecordPath(b *testing.B) {
+	for _, side := range []string{"plain", "stamps", "discard", "binary"} {
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("side=%s/threads=%d", side, threads), func(b *testing.B) {
+				benchRecordPath(b, side, threads)
+			})
+		}
+	}
+}
+
+func benchRecordPath(b *testing.B, side string, threads int) {
+	var r *pmem.Region
+	if side == "stamps" {
+		var err error
+		if r, err = pmem.NewMemory(64, pmem.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		defer r.Close()
+	}
+	clock := ClockMonotonic
+	if ok, _ := TSCUsable(); ok {
+		clock = ClockTSC
+	}
+	runSide(b, side, threads, nullOps{}, r, clock)
+}
+
+// nullOps is a target that does nothing: every cas succeeds, every read
+// returns zeros (BenchmarkRecordPath: the driver's own cost).
+type nullOps struct{}
+
+func (nullOps) CAS(int, []target.Word) (bool, uint64, error) { return true, 0, nil }
+
+func (nullOps) Read(_ int, addrs, out []uint64) error {
+	clear(out[:len(addrs)])
+	return nil
 }

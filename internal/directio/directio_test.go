@@ -20,14 +20,7 @@ import (
 // every size, and reads back the same bytes, on the temporary directory
 // and (where there is one) on a tmpfs, which refuses direct I/O.
 func TestWrite(t *testing.T) {
-	dirs := []string{t.TempDir()}
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		d, err := os.MkdirTemp("/dev/shm", "directio")
-		if err == nil {
-			defer os.RemoveAll(d)
-			dirs = append(dirs, d)
-		}
-	}
+	dirs := testDirs(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, dir := range dirs {
 		for _, size := range []int{0, 1, align - 1, align, align + 1, bufSize - 1, bufSize, bufSize + 5*align + 7, 3*bufSize + 1} {
@@ -65,6 +58,59 @@ func TestWrite(t *testing.T) {
 	if _, err := CreateExcl(filepath.Join(dirs[0], "f"), 0o644); !os.IsExist(err) {
 		t.Fatalf("CreateExcl of an existing file: %v", err)
 	}
+}
+
+// TestWriteBigPieces writes pieces of bigCopy bytes and more that do not
+// fit the room left in the buffer (the buffer's whole blocks go early, the
+// rest is carried over: handOffAligned) between small ones, and reads back
+// the same bytes, with direct I/O and without.
+func TestWriteBigPieces(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, dir := range testDirs(t) {
+		path := filepath.Join(dir, "f")
+		f, err := Create(path, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []byte
+		for i := range 24 {
+			n := 1 + rng.IntN(3*align)
+			if i%2 == 1 {
+				n = bigCopy + rng.IntN(3*align)
+			}
+			if i == 13 {
+				n = bufSize - align // fits a buffer with the rest of a block, just
+			}
+			p := make([]byte, n)
+			for j := range p {
+				p[j] = byte(rng.Uint32())
+			}
+			if m, err := f.Write(p); m != n || err != nil {
+				t.Fatalf("write: %d, %v", m, err)
+			}
+			want = append(want, p...)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%s: read back %d bytes of %d (%v), direct %v", dir, len(got), len(want), err, f.Direct())
+		}
+	}
+}
+
+// testDirs is the test's temporary directory and, where there is one, a
+// directory on a tmpfs (which refuses direct I/O).
+func testDirs(t *testing.T) []string {
+	dirs := []string{t.TempDir()}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if d, err := os.MkdirTemp("/dev/shm", "directio"); err == nil {
+			t.Cleanup(func() { os.RemoveAll(d) })
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
 }
 
 // TestWriteError checks that an error of the writing goroutine comes back
@@ -131,7 +177,7 @@ func TestRing(t *testing.T) {
 
 // BenchmarkWriteBesideWork measures what writing a file costs goroutines
 // that compute beside it: one busy goroutine per P runs fixed units of
-// work while the file is written, 4 MiB buffers back to back, through
+// work while the file is written, whole buffers back to back, through
 // io_uring (ring) or plain system calls (plain); in the -yield sides the
 // busy goroutines yield after each unit, as the driver's workers switch
 // goroutines often (the write's ns/op is then what a switch-free wake of
