@@ -116,14 +116,14 @@ type hist struct {
 	crashLine []uint32
 	crashAt   []int32
 
-	pendingW    []int32 // cas and swaps without a response
+	pendingW []int32 // cas and swaps without a response
 	// observedPending are the writers in pendingW whose value an
 	// operation that returned observed, in the order of those operations
 	// and their accesses (with repeats): the completions every evaluation
 	// starts from (eval.complete). The versions of returned operations
 	// never change once loaded, so assumption2 lists them once.
 	observedPending []int32
-	pendingSwap []int32 // swaps without a response: what they replaced is unknown
+	pendingSwap     []int32 // swaps without a response: what they replaced is unknown
 	// failedCAS are the cas that returned fail without reporting values:
 	// the failures a write must explain (one that reports values is
 	// judged by its reads, see eval.failureSource).
