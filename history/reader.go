@@ -70,6 +70,11 @@ type procState struct {
 	// expected are a pending cas's expected values, given back on its
 	// Return (Event.Expected).
 	expected []uint64
+	// inv is, for a Reader of a Recording read by NextStep, the pending
+	// invocation's words in the recording (Step.Inv), which addrs and
+	// expected then do not hold; invK is its number of addresses.
+	inv  []uint64
+	invK int
 }
 
 // Reader decodes a history one event at a time, enforcing well-formedness.
@@ -116,6 +121,8 @@ type Reader struct {
 	// rec, if set, is the Recording read instead of text, from recPos.
 	rec    *Recording
 	recPos int
+	step   Step // NextStep's
+	steps  bool // NextStep reads it (Steps)
 }
 
 // NewReader returns a Reader of the history in r. name is used in error
@@ -639,19 +646,26 @@ func (r *Reader) crashEvent() *Event {
 // duplicateAddr reports a repeated address. Small k is the common case, so
 // it compares every pair there (no allocation) and uses a set only for
 // k above 32.
-func duplicateAddr(addrs []uint64) (uint64, bool) {
-	if len(addrs) <= 32 {
-		for i := 1; i < len(addrs); i++ {
+func duplicateAddr(addrs []uint64) (uint64, bool) { return duplicateWord(addrs, 1, len(addrs)) }
+
+// duplicateWord is duplicateAddr of the k addresses words[0],
+// words[stride], words[2*stride], ...: a Recording keeps an invocation's
+// addresses interleaved with its values (NextStep).
+func duplicateWord(words []uint64, stride, k int) (uint64, bool) {
+	if k <= 32 {
+		for i := 1; i < k; i++ {
+			a := words[i*stride]
 			for j := 0; j < i; j++ {
-				if addrs[i] == addrs[j] {
-					return addrs[i], true
+				if a == words[j*stride] {
+					return a, true
 				}
 			}
 		}
 		return 0, false
 	}
-	seen := make(map[uint64]struct{}, len(addrs))
-	for _, a := range addrs {
+	seen := make(map[uint64]struct{}, k)
+	for i := 0; i < k; i++ {
+		a := words[i*stride]
 		if _, ok := seen[a]; ok {
 			return a, true
 		}

@@ -21,6 +21,7 @@ type Recording struct {
 	words    []uint64
 	comments []string
 	headers  []header
+	text     bool // TextLine was called: a line that may hold anything
 }
 
 // header is what a Header call was given.
@@ -64,6 +65,7 @@ var (
 // Reset empties the recording, keeping its memory.
 func (rc *Recording) Reset() {
 	rc.words, rc.comments, rc.headers = rc.words[:0], rc.comments[:0], rc.headers[:0]
+	rc.text = false
 }
 
 // Size is about the size of the history in text, in bytes (a hint).
@@ -81,6 +83,7 @@ func (rc *Recording) Comment(text string) {
 
 // TextLine keeps line (a comment, a blank line, a header or init line).
 func (rc *Recording) TextLine(line []byte) {
+	rc.text = true
 	rc.record(rText, 0, len(rc.comments))
 	rc.comments = append(rc.comments, string(line))
 }
@@ -239,7 +242,7 @@ func setWords(dst, src []uint64) []uint64 {
 // is read.
 func (rc *Recording) Reader(name string, opts Options) *Reader {
 	r := NewReader(bytes.NewReader(nil), name, opts) // no text: the smallest buffer
-	r.rec, r.format = rc, Text
+	r.rec, r.format, r.steps = rc, Text, !rc.text
 	return r
 }
 
