@@ -414,12 +414,19 @@ func (r *Reader) fast(raw []byte, rec *chunkRec) (ev *Event, ok bool, err error)
 // The test of a known small id is written out so that proc inlines into
 // every invocation (a call per event showed in pmlin fuzz's checks).
 func (r *Reader) proc(id int32) (int32, *procState) {
-	if uint32(id) < uint32(len(r.smallProc)) {
-		if i := r.smallProc[id]; i != 0 {
-			return i - 1, &r.procs[i-1]
-		}
+	if i := r.smallIndex(id); i >= 0 {
+		return i, &r.procs[i]
 	}
 	return r.newProc(id)
+}
+
+// smallIndex is the index of process id if the small table has it, else
+// -1.
+func (r *Reader) smallIndex(id int32) int32 {
+	if uint32(id) < uint32(len(r.smallProc)) {
+		return r.smallProc[id] - 1
+	}
+	return -1
 }
 
 // newProc is proc of an id the small table does not hold.

@@ -99,22 +99,39 @@ func (r *Reader) NextStep() (*Step, error) {
 
 // stride is the number of a Recording's words per address of an
 // invocation of op.
-func stride(op OpKind) int { return [...]int{Read: 1, CAS: 3, Swap: 2}[op] }
+func stride(op OpKind) int { return int(strides[op&3]) }
+
+// The tables of stride and of the operation a record invokes, as
+// variables: a table written as a literal in a function is built on every
+// call.
+var (
+	strides   = [4]uint8{Read: 1, CAS: 3, Swap: 2}
+	recordOps = [16]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}
+)
 
 // stepInvoke is NextStep of an invocation record. What invoke would
 // reject goes to the general path, which says what is wrong.
 func (r *Reader) stepInvoke(kind int, p int32, n int, pay []uint64) (*Step, error) {
-	op := [...]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}[kind]
-	str := int(payloadPer[kind])
+	op := recordOps[kind&15]
+	str := int(payloadPer[kind&15])
 	if n == 0 || n > r.opts.MaxWords {
 		return r.stepSlow(kind, p, n, pay)
 	}
-	if n > 1 {
+	// (Two addresses, the most common count, are one pair: compared
+	// here, without a call.)
+	if n > 2 || n == 2 && pay[0] == pay[str] {
 		if _, dup := duplicateWord(pay, str, n); dup {
 			return r.stepSlow(kind, p, n, pay)
 		}
 	}
-	idx, ps := r.proc(p)
+	// proc, its known small id's case written out: proc is too large to
+	// inline, and this is every invocation.
+	idx, ps := r.smallIndex(p), (*procState)(nil)
+	if idx >= 0 {
+		ps = &r.procs[idx]
+	} else {
+		idx, ps = r.newProc(p)
+	}
 	if ps.pending {
 		return r.stepSlow(kind, p, n, pay)
 	}
