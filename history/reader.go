@@ -411,8 +411,8 @@ func (r *Reader) fast(raw []byte, rec *chunkRec) (ev *Event, ok bool, err error)
 }
 
 // proc returns the state of process id, creating it on first appearance.
-// The test of a known small id is written out so that proc inlines into
-// every invocation (a call per event showed in pmlin fuzz's checks).
+// (It does not inline: NextStep, which takes every invocation of pmlin
+// fuzz's histories, tests smallIndex itself.)
 func (r *Reader) proc(id int32) (int32, *procState) {
 	if i := r.smallIndex(id); i >= 0 {
 		return i, &r.procs[i]
