@@ -325,7 +325,7 @@ type loader struct {
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
 	counts      opCounts
-	ev          history.Step // takeEvent's
+	ev          history.Step // stepOf's
 }
 
 // ring is a word's recent writes kept in cache, the latest first.
@@ -427,13 +427,15 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 				}
 			}
 		}
-		var ev *history.Event
 		var st *history.Step
 		var err error
 		if steps {
 			st, err = r.NextStep()
 		} else {
-			ev, err = r.Next()
+			var ev *history.Event
+			if ev, err = r.Next(); err == nil {
+				st = l.stepOf(ev)
+			}
 		}
 		if err == io.EOF {
 			break
@@ -447,15 +449,19 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 				return nil, err
 			}
 		}
-		if steps {
-			err = l.take(st, r)
-			line = st.Line
-		} else {
-			err = l.takeEvent(ev, r)
-			line = ev.Line
+		line = st.Line
+		if line > maxLine {
+			return nil, h.limit(line, "histories longer than 4294967295 lines are not supported")
 		}
-		if err != nil {
-			return nil, err
+		switch st.Kind {
+		case history.Invoke:
+			if err := l.invoke(st, r); err != nil {
+				return nil, err
+			}
+		case history.Return:
+			l.respond(st)
+		case history.Crash:
+			l.crash(st.Line, st.Interrupted)
 		}
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
@@ -548,31 +554,15 @@ func (h *hist) limit(line int64, msg string) error {
 	return &history.Error{File: h.name, Line: line, Err: history.ErrLimit, Msg: msg}
 }
 
-// takeEvent applies ev, given as a history.Step (with stride 1): the
-// loader takes the Steps of a Recording (pmlin fuzz's runs) and the
-// Events of any other input alike.
-func (l *loader) takeEvent(ev *history.Event, r *history.Reader) error {
+// stepOf is ev as a history.Step (with stride 1): the loader takes the
+// Steps of a Recording (pmlin fuzz's runs) and the Events of any other
+// input alike.
+func (l *loader) stepOf(ev *history.Event) *history.Step {
 	st := &l.ev
 	st.Kind, st.Line, st.Proc, st.ProcIndex, st.Op, st.OpID = ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.Op, ev.OpID
 	st.Addrs, st.Expected, st.New, st.Stride, st.K = ev.Addrs, ev.Expected, ev.New, 1, len(ev.Addrs)
 	st.Values, st.OK, st.FailAddr, st.Interrupted = ev.Values, ev.OK, ev.FailAddr, ev.Interrupted
-	return l.take(st, r)
-}
-
-// take applies st.
-func (l *loader) take(st *history.Step, r *history.Reader) error {
-	if st.Line > maxLine {
-		return l.h.limit(st.Line, "histories longer than 4294967295 lines are not supported")
-	}
-	switch st.Kind {
-	case history.Invoke:
-		return l.invoke(st, r)
-	case history.Return:
-		l.respond(st)
-	case history.Crash:
-		l.crash(st.Line, st.Interrupted)
-	}
-	return nil
+	return st
 }
 
 // invoke adds the operation st invokes, resolving a cas's expected values
