@@ -39,14 +39,20 @@ type Step struct {
 }
 
 // setWords sets st's words to those of an invocation of op that a
-// Recording keeps in inv (k addresses).
-func (st *Step) setWords(op OpKind, inv []uint64, k int) {
-	st.Addrs, st.Expected, st.New, st.Stride, st.K = inv, nil, nil, stride(op), k
-	switch op {
-	case CAS:
+// Recording keeps in inv (k addresses), on a Return (ret) without the new
+// values, as an Event's. (Each field written once: NextStep calls it for
+// every event.)
+func (st *Step) setWords(op OpKind, inv []uint64, k int, ret bool) {
+	st.Addrs, st.Stride, st.K = inv, stride(op), k
+	switch {
+	case op == CAS && ret:
+		st.Expected, st.New = inv[1:], nil
+	case op == CAS:
 		st.Expected, st.New = inv[1:], inv[2:]
-	case Swap:
-		st.New = inv[1:]
+	case op == Swap && !ret:
+		st.Expected, st.New = nil, inv[1:]
+	default:
+		st.Expected, st.New = nil, nil
 	}
 }
 
@@ -142,7 +148,7 @@ func (r *Reader) stepInvoke(kind int, p int32, n int, pay []uint64) (*Step, erro
 	// Step.
 	st := &r.step
 	st.Kind, st.Line, st.Proc, st.ProcIndex, st.Op, st.OpID, st.InvLine = Invoke, r.line, p, idx, op, r.ops, r.line
-	st.setWords(op, pay, n)
+	st.setWords(op, pay, n, false)
 	st.Values, st.OK, st.FailAddr, st.Interrupted = nil, false, 0, nil
 	r.ops++
 	return st, nil
@@ -179,8 +185,8 @@ func (r *Reader) stepReturn(kind int, p int32, n int, pay []uint64) (*Step, erro
 	r.started = true
 	st := &r.step
 	st.Kind, st.Line, st.Proc, st.ProcIndex, st.Op, st.OpID, st.InvLine = Return, r.line, ps.id, idx, ps.op, ps.opID, ps.invLine
-	st.setWords(ps.op, ps.inv, k)
-	st.New, st.Values, st.OK, st.FailAddr, st.Interrupted = nil, values, ok, failAddr, nil
+	st.setWords(ps.op, ps.inv, k, true)
+	st.Values, st.OK, st.FailAddr, st.Interrupted = values, ok, failAddr, nil
 	ps.pending = false
 	r.pending--
 	return st, nil
@@ -215,11 +221,10 @@ func (r *Reader) stepSlow(kind int, p int32, n int, pay []uint64) (*Step, error)
 	case Invoke:
 		ps := &r.procs[ev.ProcIndex]
 		ps.inv, ps.invK = pay, len(ev.Addrs)
-		st.setWords(ev.Op, pay, ps.invK)
+		st.setWords(ev.Op, pay, ps.invK, false)
 	case Return:
 		ps := &r.procs[ev.ProcIndex]
-		st.setWords(ev.Op, ps.inv, ps.invK)
-		st.New = nil
+		st.setWords(ev.Op, ps.inv, ps.invK, true)
 	}
 	return st, nil
 }
