@@ -140,7 +140,7 @@ func (e *eval) complete(extra []int32) {
 // pendingObserved appends to out the writers of what operation i (a
 // completed one) observed that are pending and not completed yet.
 func (h *hist) pendingObserved(i int32, out []int32) []int32 {
-	for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+	for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 		if y := h.ver[x]; y >= 0 {
 			if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
 				out = append(out, w)
@@ -233,7 +233,7 @@ func (e *eval) successors() (forward bool) {
 			if !e.writer(i) {
 				continue
 			}
-			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 				switch y := ver[x]; {
 				case y == verGenesis:
 					firstAccess(&e.gsucc[h.wordOf(x)], x, shared)
@@ -310,7 +310,7 @@ func (e *eval) markForward() {
 		if !e.writer(i) {
 			continue
 		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 			on := false
 			switch y := ver[x]; {
 			case y == verGenesis:
@@ -536,7 +536,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 			continue
 		}
 		reader := h.reader(i)
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 			y := ver[x]
 			if y < 0 {
 				if reader && y == verGenesis {

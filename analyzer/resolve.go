@@ -143,7 +143,7 @@ func (h *hist) bucketWriters(lo, hi int32, shift uint, c []int32, out []hashed) 
 			continue
 		}
 		s := h.slots.of(int32(h.acc[i]))
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 			hs := mix(h.word[x]&^blamed, h.nw[s])
 			b := hs >> shift
 			if out != nil {
@@ -388,7 +388,7 @@ func (h *hist) assumption2(split splitter) {
 			if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
 				continue
 			}
-			for x := int32(acc[i]); x < int32(acc[i+1]); x++ {
+			for x, end := int32(acc[i]), int32(acc[i+1]); x < end; x++ {
 				if y := ver[x]; y >= 0 {
 					s := slots.of(y)
 					lowerTo(&aux[s], opLo[i], shared)
