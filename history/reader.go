@@ -653,32 +653,40 @@ func (r *Reader) crashEvent() *Event {
 // duplicateAddr reports a repeated address. Small k is the common case, so
 // it compares every pair there (no allocation) and uses a set only for
 // k above 32.
-func duplicateAddr(addrs []uint64) (uint64, bool) { return duplicateWord(addrs, 1, len(addrs)) }
-
-// duplicateWord is duplicateAddr of the k addresses words[0],
-// words[stride], words[2*stride], ...: a Recording keeps an invocation's
-// addresses interleaved with its values (NextStep).
-func duplicateWord(words []uint64, stride, k int) (uint64, bool) {
-	if k <= 32 {
-		for i := 1; i < k; i++ {
-			a := words[i*stride]
+func duplicateAddr(addrs []uint64) (uint64, bool) {
+	if len(addrs) <= 32 {
+		for i := 1; i < len(addrs); i++ {
 			for j := 0; j < i; j++ {
-				if a == words[j*stride] {
-					return a, true
+				if addrs[i] == addrs[j] {
+					return addrs[i], true
 				}
 			}
 		}
 		return 0, false
 	}
-	seen := make(map[uint64]struct{}, k)
-	for i := 0; i < k; i++ {
-		a := words[i*stride]
+	seen := make(map[uint64]struct{}, len(addrs))
+	for _, a := range addrs {
 		if _, ok := seen[a]; ok {
 			return a, true
 		}
 		seen[a] = struct{}{}
 	}
 	return 0, false
+}
+
+// duplicateWord is duplicateAddr of the k addresses words[0],
+// words[stride], words[2*stride], ... (a Recording keeps an invocation's
+// addresses interleaved with its values, see NextStep), gathered first.
+func duplicateWord(words []uint64, stride, k int) (uint64, bool) {
+	var buf [32]uint64
+	addrs := buf[:0]
+	if k > len(buf) {
+		addrs = make([]uint64, 0, k)
+	}
+	for i := range k {
+		addrs = append(addrs, words[i*stride])
+	}
+	return duplicateAddr(addrs)
 }
 
 // errNumber explains why a token is not a number.
