@@ -28,6 +28,21 @@ const (
 )
 
 func (b *blockList[T]) add(v T) {
+	// The common case first, room in the last block: the switch of the
+	// others, on every add, showed in loading (the loader adds to several
+	// lists per access).
+	if k := len(b.blocks); k > 0 {
+		if last := &b.blocks[k-1]; len(*last) < cap(*last) {
+			*last = append(*last, v)
+			b.n++
+			return
+		}
+	}
+	b.grow(v)
+}
+
+// grow is add when the last block is full, or there is none.
+func (b *blockList[T]) grow(v T) {
 	switch {
 	case b.n == 0 && len(b.blocks) == 0:
 		b.blocks = append(b.blocks, make([]T, 0, firstBlock))

@@ -110,23 +110,9 @@ func (e *eval) complete(extra []int32) {
 			work = append(work, c)
 		}
 	}
-	// What the operations that returned observed, found in parts (this
-	// reads the flags of pending ones only, which it does not change),
-	// then completed in order, and what those observed in turn.
-	// Without a pending cas or swap (no crash, every operation returned:
-	// the common large history) there is nothing to find: no pass.
-	found := make([][]int32, e.split.parts(int(h.n)))
-	if len(h.pendingW) > 0 {
-		e.split.run(int(h.n), func(k, lo, hi int) {
-			var out []int32
-			for i := int32(lo); i < int32(hi); i++ {
-				if h.flags[i]&fReturned != 0 && e.observer(i) {
-					out = h.pendingObserved(i, out)
-				}
-			}
-			found[k] = out
-		})
-	}
+	// What the operations that returned observed (listed once, by
+	// assumption2: their versions do not change), completed in order,
+	// then what those observed in turn.
 	take := func(ws []int32) {
 		for _, w := range ws {
 			if h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
@@ -135,9 +121,7 @@ func (e *eval) complete(extra []int32) {
 			}
 		}
 	}
-	for _, ws := range found {
-		take(ws)
-	}
+	take(h.observedPending)
 	var next []int32
 	for len(work) > 0 {
 		w := work[len(work)-1]
@@ -153,11 +137,10 @@ func (e *eval) complete(extra []int32) {
 	}
 }
 
-// pendingObserved appends to out the writers of what operation i
-// observed that are pending and not completed yet (a method, not a
-// closure: complete calls it for every returned observer).
+// pendingObserved appends to out the writers of what operation i (a
+// completed one) observed that are pending and not completed yet.
 func (h *hist) pendingObserved(i int32, out []int32) []int32 {
-	for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+	for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 		if y := h.ver[x]; y >= 0 {
 			if w := h.writerOp(y); h.flags[w]&(fReturned|fCompleted|fRead) == 0 {
 				out = append(out, w)
@@ -250,7 +233,7 @@ func (e *eval) successors() (forward bool) {
 			if !e.writer(i) {
 				continue
 			}
-			for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+			for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 				switch y := ver[x]; {
 				case y == verGenesis:
 					firstAccess(&e.gsucc[h.wordOf(x)], x, shared)
@@ -327,7 +310,7 @@ func (e *eval) markForward() {
 		if !e.writer(i) {
 			continue
 		}
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 			on := false
 			switch y := ver[x]; {
 			case y == verGenesis:
@@ -553,7 +536,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 			continue
 		}
 		reader := h.reader(i)
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 			y := ver[x]
 			if y < 0 {
 				if reader && y == verGenesis {

@@ -116,8 +116,14 @@ type hist struct {
 	crashLine []uint32
 	crashAt   []int32
 
-	pendingW    []int32 // cas and swaps without a response
-	pendingSwap []int32 // swaps without a response: what they replaced is unknown
+	pendingW []int32 // cas and swaps without a response
+	// observedPending are the writers in pendingW whose value an
+	// operation that returned observed, in the order of those operations
+	// and their accesses (with repeats): the completions every evaluation
+	// starts from (eval.complete). The versions of returned operations
+	// never change once loaded, so assumption2 lists them once.
+	observedPending []int32
+	pendingSwap     []int32 // swaps without a response: what they replaced is unknown
 	// failedCAS are the cas that returned fail without reporting values:
 	// the failures a write must explain (one that reports values is
 	// judged by its reads, see eval.failureSource).
@@ -319,6 +325,7 @@ type loader struct {
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
 	counts      opCounts
+	ev          history.Step // stepOf's
 }
 
 // ring is a word's recent writes kept in cache, the latest first.
@@ -405,6 +412,9 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	pre := newPrefaulter(split, sizeHint)
 	defer pre.stop()
 	line := int64(0)
+	// A Recording (pmlin fuzz's runs) is read as Steps: the same events,
+	// without an Event filled for each (see history.Step).
+	steps := r.Steps()
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
 			pre.tick(h)
@@ -417,7 +427,16 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 				}
 			}
 		}
-		ev, err := r.Next()
+		var st *history.Step
+		var err error
+		if steps {
+			st, err = r.NextStep()
+		} else {
+			var ev *history.Event
+			if ev, err = r.Next(); err == nil {
+				st = l.stepOf(ev)
+			}
+		}
 		if err == io.EOF {
 			break
 		}
@@ -430,19 +449,19 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 				return nil, err
 			}
 		}
-		line = ev.Line
-		if ev.Line > maxLine {
-			return nil, h.limit(ev.Line, "histories longer than 4294967295 lines are not supported")
+		line = st.Line
+		if line > maxLine {
+			return nil, h.limit(line, "histories longer than 4294967295 lines are not supported")
 		}
-		switch ev.Kind {
+		switch st.Kind {
 		case history.Invoke:
-			if err := l.invoke(ev, r); err != nil {
+			if err := l.invoke(st, r); err != nil {
 				return nil, err
 			}
 		case history.Return:
-			l.respond(ev)
+			l.respond(st)
 		case history.Crash:
-			l.crash(ev)
+			l.crash(st.Line, st.Interrupted)
 		}
 	}
 	h.acc = append(h.acc, uint32(len(h.word)))
@@ -535,69 +554,83 @@ func (h *hist) limit(line int64, msg string) error {
 	return &history.Error{File: h.name, Line: line, Err: history.ErrLimit, Msg: msg}
 }
 
-// invoke adds the operation ev invokes, resolving a cas's expected values
+// stepOf is ev as a history.Step (with stride 1): the loader takes the
+// Steps of a Recording (pmlin fuzz's runs) and the Events of any other
+// input alike.
+func (l *loader) stepOf(ev *history.Event) *history.Step {
+	st := &l.ev
+	st.Kind, st.Line, st.Proc, st.ProcIndex, st.Op, st.OpID = ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.Op, ev.OpID
+	st.Addrs, st.Expected, st.New, st.Stride, st.K = ev.Addrs, ev.Expected, ev.New, 1, len(ev.Addrs)
+	st.Values, st.OK, st.FailAddr, st.Interrupted = ev.Values, ev.OK, ev.FailAddr, ev.Interrupted
+	return st
+}
+
+// invoke adds the operation st invokes, resolving a cas's expected values
 // (a swap's are known at its response).
-func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
+func (l *loader) invoke(st *history.Step, r *history.Reader) error {
 	h := l.h
+	line, p, op, k := st.Line, st.ProcIndex, st.Op, st.K
+	addrs, exp, nw, stride := st.Addrs, st.Expected, st.New, st.Stride
 	if h.n == math.MaxInt32-1 {
-		return h.limit(ev.Line, "more than 2147483646 operations are not supported")
+		return h.limit(line, "more than 2147483646 operations are not supported")
 	}
-	if len(h.word)+len(ev.Addrs) >= math.MaxInt32 {
-		return h.limit(ev.Line, "more than 2147483646 words accessed in all are not supported")
+	if len(h.word)+k >= math.MaxInt32 {
+		return h.limit(line, "more than 2147483646 words accessed in all are not supported")
 	}
-	p := ev.ProcIndex
 	for int(p) >= len(h.procIDs) {
 		h.procIDs = append(h.procIDs, 0)
 		l.lastCrashed = append(l.lastCrashed, none)
 	}
-	id := h.n // == ev.OpID: both count invocations
+	id := h.n // == st.OpID: both count invocations
 	h.n++
-	h.procIDs[p] = ev.Proc
+	h.procIDs[p] = st.Proc
 	if c := l.lastCrashed[p]; c != none && h.crashed[c].next == none {
 		h.crashed[c].next = id
 	}
-	read := ev.Op == history.Read
+	read := op == history.Read
 	f := uint8(0)
 	if read {
 		f = fRead
 	} else {
 		l.counts.writers++
-		if ev.Op == history.Swap {
+		if op == history.Swap {
 			f = fSwap
 			l.counts.swaps++
 		}
 	}
-	h.line = append(h.line, uint32(ev.Line))
+	h.line = append(h.line, uint32(line))
 	h.retGap = append(h.retGap, 0)
 	h.addProc(p)
 	h.flags = append(h.flags, f)
 	first := int32(len(h.word))
 	h.acc = append(h.acc, uint32(first))
 	h.lo = append(h.lo, math.MaxInt32)
-	h.slots.push(first, len(ev.Addrs), !read)
+	h.slots.push(first, k, !read)
 	if read {
-		for _, a := range ev.Addrs {
-			w, ok := h.known(a)
+		for j := range k {
+			a := addrs[j*stride]
+			wd, ok := h.known(a)
 			if !ok {
-				w = l.wordOf(a, r)
+				wd = l.wordOf(a, r)
 			}
-			h.word = append(h.word, uint32(w))
+			h.word = append(h.word, uint32(wd))
 			h.ver = append(h.ver, verUnresolved) // what it saw comes with its response
 		}
 		return nil
 	}
 	swap := f&fSwap != 0
-	for j, a := range ev.Addrs {
-		w, ok := h.known(a)
+	for j := range k {
+		a := addrs[j*stride]
+		wd, ok := h.known(a)
 		if !ok {
-			w = l.wordOf(a, r)
+			wd = l.wordOf(a, r)
 		}
-		x, v := first+int32(j), ev.New[j]
-		h.word = append(h.word, uint32(w))
+		x, v := first+int32(j), nw[j*stride]
+		h.word = append(h.word, uint32(wd))
 		if swap { // what it replaced comes with its response
 			h.ver = append(h.ver, verUnresolved)
 		} else {
-			h.ver = append(h.ver, l.resolve(x, w, ev.Expected[j]))
+			h.ver = append(h.ver, l.resolve(x, wd, exp[j*stride]))
 		}
 		h.nw = append(h.nw, v)
 		h.owner = append(h.owner, id)
@@ -606,8 +639,8 @@ func (l *loader) invoke(ev *history.Event, r *history.Reader) error {
 		// its own new value does: a self-loop, as it should); its other
 		// words are other words (an address appears once in an
 		// operation), resolved in their own rings.
-		l.remember(w, x, id, v)
-		if v == h.initVal[w] {
+		l.remember(wd, x, id, v)
+		if v == h.initVal[wd] {
 			l.initWrites.add(x)
 		}
 	}
@@ -635,7 +668,7 @@ func (l *loader) wordOf(a uint64, r *history.Reader) int32 {
 }
 
 // respond records the response ev, resolving a read's values.
-func (l *loader) respond(ev *history.Event) {
+func (l *loader) respond(ev *history.Step) {
 	h := l.h
 	id := int32(ev.OpID)
 	h.lo[id] = h.n
@@ -669,7 +702,7 @@ func (l *loader) respond(ev *history.Event) {
 		l.counts.failedPlain++
 		// Only the blamed word of a failed cas says anything (gray box:
 		// it names one word that differed).
-		for x := a; x < a+int32(len(ev.Addrs)); x++ { // acc[id+1] may not exist yet
+		for x := a; x < a+int32(ev.K); x++ { // acc[id+1] may not exist yet
 			if h.addr[h.word[x]] == ev.FailAddr {
 				h.word[x] |= blamed
 			} else {
@@ -681,10 +714,10 @@ func (l *loader) respond(ev *history.Event) {
 
 // respondValued records failed cas id, whose accesses start at a, that
 // reported the values it read: a read at every word (Section 5.2) that
-// also failed at the blamed word, expecting ev.Expected there. Every value
-// is looked up by the join (finish), which skips the lookups of its
+// also failed at the blamed word, expecting ev.Expected's there. Every
+// value is looked up by the join (finish), which skips the lookups of its
 // expected values made at its invocation.
-func (l *loader) respondValued(id, a int32, ev *history.Event) {
+func (l *loader) respondValued(id, a int32, ev *history.Step) {
 	h := l.h
 	h.flags[id] |= fValued
 	for j, v := range ev.Values {
@@ -694,20 +727,20 @@ func (l *loader) respondValued(id, a int32, ev *history.Event) {
 		l.valuedQ.add(keyed{val: v, word: w, acc: x})
 		if h.addr[w] == ev.FailAddr {
 			h.word[x] |= blamed
-			h.valued = append(h.valued, valuedFail{acc: x, val: ev.Expected[j]})
+			h.valued = append(h.valued, valuedFail{acc: x, val: ev.Expected[j*ev.Stride]})
 		}
 	}
 }
 
-// crash records the operations ev cut off, chaining each to its process's
-// previous cut-off operation when it was that one's next (the chain
-// recoveryTarget walks).
-func (l *loader) crash(ev *history.Event) {
+// crash records the crash at line and the operations it cut off
+// (interrupted), chaining each to its process's previous cut-off
+// operation when it was that one's next (the chain recoveryTarget walks).
+func (l *loader) crash(line int64, interrupted []int64) {
 	h := l.h
 	h.crashes++
-	h.crashLine = append(h.crashLine, uint32(ev.Line))
+	h.crashLine = append(h.crashLine, uint32(line))
 	h.crashAt = append(h.crashAt, h.n)
-	for _, id64 := range ev.Interrupted {
+	for _, id64 := range interrupted {
 		id := int32(id64)
 		p := h.procOf(id)
 		h.flags[id] |= fCrashed
@@ -716,7 +749,7 @@ func (l *loader) crash(ev *history.Event) {
 			h.crashed[c].nextRec = rec
 		}
 		l.lastCrashed[p] = rec
-		h.crashed = append(h.crashed, crashRec{op: id, at: h.n, next: none, nextRec: none, line: uint32(ev.Line)})
+		h.crashed = append(h.crashed, crashRec{op: id, at: h.n, next: none, nextRec: none, line: uint32(line)})
 	}
 }
 

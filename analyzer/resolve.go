@@ -143,7 +143,7 @@ func (h *hist) bucketWriters(lo, hi int32, shift uint, c []int32, out []hashed) 
 			continue
 		}
 		s := h.slots.of(int32(h.acc[i]))
-		for x := int32(h.acc[i]); x < int32(h.acc[i+1]); x++ {
+		for x, end := int32(h.acc[i]), int32(h.acc[i+1]); x < end; x++ {
 			hs := mix(h.word[x]&^blamed, h.nw[s])
 			b := hs >> shift
 			if out != nil {
@@ -355,7 +355,8 @@ func (h *hist) settleValued() {
 }
 
 // assumption2 marks the failed cas that break Assumption 2 where the
-// method needs it: at a failed cas's blamed word (a read or a successful
+// method needs it, and lists h.observedPending on the way (a pass over the
+// same observers' versions, which every evaluation would make again): at a failed cas's blamed word (a read or a successful
 // cas is ordered after the writer by its reads-from edge; a failed cas by
 // nothing else). h.aux[y] becomes the smallest lo (see package reduce) of
 // a finished operation that read, expected and succeeded, or replaced
@@ -375,22 +376,31 @@ func (h *hist) assumption2(split splitter) {
 		}
 	})
 	shared := split.parts(int(h.n)) > 1
-	split.run(int(h.n), func(_, lo, hi int) {
+	pending := len(h.pendingW) > 0
+	found := make([][]int32, split.parts(int(h.n)))
+	split.run(int(h.n), func(k, lo, hi int) {
 		// The columns in locals: the stores through lowerTo made the
 		// compiler load each one from h again at every access.
-		flags, acc, ver, aux, opLo, slots := h.flags, h.acc, h.ver, h.aux, h.lo, h.slots
+		flags, acc, ver, aux, opLo, slots, owner := h.flags, h.acc, h.ver, h.aux, h.lo, h.slots, h.owner
+		var out []int32
 		for i := int32(lo); i < int32(hi); i++ {
 			f := flags[i]
 			if f&fReturned == 0 || f&(fRead|fOK|fValued) == 0 {
 				continue
 			}
-			for x := int32(acc[i]); x < int32(acc[i+1]); x++ {
+			for x, end := int32(acc[i]), int32(acc[i+1]); x < end; x++ {
 				if y := ver[x]; y >= 0 {
-					lowerTo(&aux[slots.of(y)], opLo[i], shared)
+					s := slots.of(y)
+					lowerTo(&aux[s], opLo[i], shared)
+					if w := owner[s]; pending && flags[w]&(fReturned|fRead) == 0 {
+						out = append(out, w)
+					}
 				}
 			}
 		}
+		found[k] = out
 	})
+	h.observedPending = slices.Concat(found...)
 	split.run(len(h.failedCAS), func(_, lo, hi int) {
 		for _, i := range h.failedCAS[lo:hi] {
 			// The initial value needs no read: nothing precedes genesis. A

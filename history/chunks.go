@@ -68,12 +68,12 @@ type pipeline struct {
 
 // Parallel makes the Reader decode its input in chunks on up to workers
 // goroutines (workers <= 1: it stays sequential, as it does when Next was
-// already called). The events and errors, with their lines and columns,
+// already called, and a Reader of a Recording, which decodes nothing). The events and errors, with their lines and columns,
 // are those of a sequential Reader. The returned function stops the
 // goroutines, which otherwise run until the end of the input or the first
 // error: call it when done reading (a deferred call will do).
 func (r *Reader) Parallel(workers int) (stop func()) {
-	if workers <= 1 || r.sniffed || r.par != nil {
+	if workers <= 1 || r.sniffed || r.par != nil || r.rec != nil {
 		return func() {}
 	}
 	r.par = &pipeline{workers: workers, chunk: chunkBytes, src: &drained{br: r.br, in: r.in}, maxLine: r.opts.MaxLineBytes}

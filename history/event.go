@@ -16,7 +16,8 @@
 // History for small histories (tests, the exact checker, shrinking). A
 // Recording keeps a history in memory as the Writer's calls, for a
 // producer and a consumer in one process (pmlin fuzz): its Reader gives
-// the text's events, lines and errors without the text.
+// the text's events, lines and errors without the text, as Events (Next)
+// or, without their copies, as Steps (NextStep).
 package history
 
 import (

@@ -70,6 +70,11 @@ type procState struct {
 	// expected are a pending cas's expected values, given back on its
 	// Return (Event.Expected).
 	expected []uint64
+	// inv is, for a Reader of a Recording read by NextStep, the pending
+	// invocation's words in the recording (Step.Inv), which addrs and
+	// expected then do not hold; invK is its number of addresses.
+	inv  []uint64
+	invK int
 }
 
 // Reader decodes a history one event at a time, enforcing well-formedness.
@@ -116,6 +121,8 @@ type Reader struct {
 	// rec, if set, is the Recording read instead of text, from recPos.
 	rec    *Recording
 	recPos int
+	step   Step // NextStep's
+	steps  bool // NextStep reads it (Steps)
 }
 
 // NewReader returns a Reader of the history in r. name is used in error
@@ -266,6 +273,9 @@ func (r *Reader) content(line []byte) ([]byte, error) {
 // returns io.EOF; a malformed one gives an *Error naming the line. After an
 // error, every call returns the same error.
 func (r *Reader) Next() (*Event, error) {
+	if r.rec != nil && r.err == nil {
+		return r.nextRecorded() // a Recording (pmlin fuzz): no text, no pipeline
+	}
 	if r.par != nil && r.sniffed && r.err == nil && r.bin == nil {
 		// Most lines of a parallel Reader: one a worker decoded, applied
 		// here without next's steps (a tenth of the in-order time).
@@ -401,7 +411,26 @@ func (r *Reader) fast(raw []byte, rec *chunkRec) (ev *Event, ok bool, err error)
 }
 
 // proc returns the state of process id, creating it on first appearance.
+// (It does not inline: NextStep, which takes every invocation of pmlin
+// fuzz's histories, tests smallIndex itself.)
 func (r *Reader) proc(id int32) (int32, *procState) {
+	if i := r.smallIndex(id); i >= 0 {
+		return i, &r.procs[i]
+	}
+	return r.newProc(id)
+}
+
+// smallIndex is the index of process id if the small table has it, else
+// -1.
+func (r *Reader) smallIndex(id int32) int32 {
+	if uint32(id) < uint32(len(r.smallProc)) {
+		return r.smallProc[id] - 1
+	}
+	return -1
+}
+
+// newProc is proc of an id the small table does not hold.
+func (r *Reader) newProc(id int32) (int32, *procState) {
 	idx, ok := r.lookupProc(id)
 	if !ok {
 		idx = int32(len(r.procs))
@@ -423,8 +452,10 @@ const maxSmallProc = 1 << 16
 
 func (r *Reader) lookupProc(id int32) (int32, bool) {
 	if id < maxSmallProc {
-		if int(id) < len(r.smallProc) && r.smallProc[id] != 0 {
-			return r.smallProc[id] - 1, true
+		if uint32(id) < uint32(len(r.smallProc)) {
+			if i := r.smallProc[id]; i != 0 {
+				return i - 1, true
+			}
 		}
 		return 0, false
 	}
@@ -641,6 +672,21 @@ func duplicateAddr(addrs []uint64) (uint64, bool) {
 		seen[a] = struct{}{}
 	}
 	return 0, false
+}
+
+// duplicateWord is duplicateAddr of the k addresses words[0],
+// words[stride], words[2*stride], ... (a Recording keeps an invocation's
+// addresses interleaved with its values, see NextStep), gathered first.
+func duplicateWord(words []uint64, stride, k int) (uint64, bool) {
+	var buf [32]uint64
+	addrs := buf[:0]
+	if k > len(buf) {
+		addrs = make([]uint64, 0, k)
+	}
+	for i := range k {
+		addrs = append(addrs, words[i*stride])
+	}
+	return duplicateAddr(addrs)
 }
 
 // errNumber explains why a token is not a number.

@@ -21,6 +21,7 @@ type Recording struct {
 	words    []uint64
 	comments []string
 	headers  []header
+	text     bool // TextLine was called: a line that may hold anything
 }
 
 // header is what a Header call was given.
@@ -64,6 +65,7 @@ var (
 // Reset empties the recording, keeping its memory.
 func (rc *Recording) Reset() {
 	rc.words, rc.comments, rc.headers = rc.words[:0], rc.comments[:0], rc.headers[:0]
+	rc.text = false
 }
 
 // Size is about the size of the history in text, in bytes (a hint).
@@ -81,6 +83,7 @@ func (rc *Recording) Comment(text string) {
 
 // TextLine keeps line (a comment, a blank line, a header or init line).
 func (rc *Recording) TextLine(line []byte) {
+	rc.text = true
 	rc.record(rText, 0, len(rc.comments))
 	rc.comments = append(rc.comments, string(line))
 }
@@ -190,19 +193,47 @@ func (rc *Recording) head(pos int) (kind int, p int32, n int) {
 	return int(h & 0xff), int32(uint32(h >> 8)), int(h >> 40)
 }
 
-// splitWords appends the addresses, expected values (a cas) and new values
-// of an invocation's payload to addrs, exp and nw.
+// splitWords sets addrs, exp (a cas) and nw, reusing their memory, to
+// the addresses, expected values and new values of an invocation's
+// payload. Written by index into slices sized once: an append per word
+// showed in the checks of pmlin fuzz, which reads every invocation so.
 func splitWords(pay []uint64, cas bool, addrs, exp, nw []uint64) ([]uint64, []uint64, []uint64) {
 	if cas {
-		for j := 0; j+2 < len(pay); j += 3 {
-			addrs, exp, nw = append(addrs, pay[j]), append(exp, pay[j+1]), append(nw, pay[j+2])
+		k := len(pay) / 3
+		addrs, exp, nw = fit(addrs, k), fit(exp, k), fit(nw, k)
+		for j := range k {
+			t := pay[3*j : 3*j+3 : 3*j+3]
+			addrs[j], exp[j], nw[j] = t[0], t[1], t[2]
 		}
 		return addrs, exp, nw
 	}
-	for j := 0; j+1 < len(pay); j += 2 {
-		addrs, nw = append(addrs, pay[j]), append(nw, pay[j+1])
+	k := len(pay) / 2
+	addrs, nw = fit(addrs, k), fit(nw, k)
+	for j := range k {
+		t := pay[2*j : 2*j+2 : 2*j+2]
+		addrs[j], nw[j] = t[0], t[1]
 	}
-	return addrs, exp, nw
+	return addrs, exp[:0], nw
+}
+
+// fit is s resized to k items, reusing its memory if it has room (its
+// contents are not kept).
+func fit(s []uint64, k int) []uint64 {
+	if cap(s) < k {
+		return make([]uint64, k, max(k, 8))
+	}
+	return s[:k]
+}
+
+// setWords is dst, reusing its memory, holding the words of src: a loop,
+// where copy would call memmove for the one to three words of most
+// operations.
+func setWords(dst, src []uint64) []uint64 {
+	dst = fit(dst, len(src))
+	for j, v := range src {
+		dst[j] = v
+	}
+	return dst
 }
 
 // Reader returns a Reader of the recorded history: its events, line
@@ -211,7 +242,7 @@ func splitWords(pay []uint64, cas bool, addrs, exp, nw []uint64) ([]uint64, []ui
 // is read.
 func (rc *Recording) Reader(name string, opts Options) *Reader {
 	r := NewReader(bytes.NewReader(nil), name, opts) // no text: the smallest buffer
-	r.rec, r.format = rc, Text
+	r.rec, r.format, r.steps = rc, Text, !rc.text
 	return r
 }
 
@@ -248,7 +279,7 @@ func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, 
 			ev := r.clearEvent()
 			ev.Op = [...]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}[kind]
 			if kind == rInvRead {
-				ev.Addrs = append(ev.Addrs, pay...)
+				ev.Addrs = setWords(ev.Addrs, pay)
 			} else {
 				ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == rInvCAS, ev.Addrs, ev.Expected, ev.New)
 			}
@@ -313,12 +344,12 @@ func (r *Reader) recordedReturn(kind int, p int32, pay []uint64) (*Event, error)
 	switch kind {
 	case rRetRead:
 		resp.kind = retValues
-		ev.Values = append(ev.Values, pay...)
+		ev.Values = setWords(ev.Values, pay)
 	case rRetOK:
 		resp.kind = retOK
 	default:
 		resp = response{kind: retFail, failAddr: pay[0]}
-		ev.Values = append(ev.Values, pay[1:]...)
+		ev.Values = setWords(ev.Values, pay[1:])
 	}
 	if (ps.op == CAS) != (resp.kind != retValues) {
 		// A response of the wrong kind: the text's error, from the text.

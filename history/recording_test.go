@@ -162,3 +162,93 @@ func TestRecordingIsTheText(t *testing.T) {
 		t.Fatalf("only %d of the malformed scripts were malformed", errs)
 	}
 }
+
+// stepEvent is the Event a Step stands for: its strided words split.
+func stepEvent(st *history.Step) history.Event {
+	ev := history.Event{Kind: st.Kind, Line: st.Line, Proc: st.Proc, ProcIndex: st.ProcIndex, Op: st.Op, OpID: st.OpID,
+		InvLine: st.InvLine, Values: st.Values, OK: st.OK, FailAddr: st.FailAddr, Interrupted: st.Interrupted}
+	for j := range st.K {
+		ev.Addrs = append(ev.Addrs, st.Addrs[j*st.Stride])
+		if st.Expected != nil {
+			ev.Expected = append(ev.Expected, st.Expected[j*st.Stride])
+		}
+		if st.New != nil {
+			ev.New = append(ev.New, st.New[j*st.Stride])
+		}
+	}
+	return copyEvent(&ev)
+}
+
+// noText is a Recording that leaves out text lines.
+type noText struct{ *history.Recording }
+
+func (noText) TextLine([]byte) {}
+
+// TestStepsAreTheEvents: NextStep of a Recording gives the events Next
+// gives, with the same lines, or the same error at the same line, and
+// leaves the recording as it was; a Recording with text lines does not
+// Step.
+func TestStepsAreTheEvents(t *testing.T) {
+	var rec history.Recording
+	stepped, errs := 0, 0
+	for seed := range uint64(600) {
+		bad := seed%2 == 1
+		rec.Reset()
+		var w history.EventWriter = &rec
+		if seed%3 != 0 {
+			w = noText{&rec} // most without text lines: those Step
+		}
+		script(rand.New(rand.NewPCG(seed, 7)), bad, w)
+		var before bytes.Buffer
+		if _, err := rec.WriteTo(&before); err != nil {
+			t.Fatal(err)
+		}
+		want, wantErr := drain(rec.Reader("t.hist", history.Options{}))
+		r := rec.Reader("t.hist", history.Options{})
+		if !r.Steps() {
+			if _, err := r.NextStep(); err == nil {
+				t.Fatalf("seed %d: NextStep of a Reader that does not Step", seed)
+			}
+			if _, ok := w.(noText); ok {
+				t.Fatalf("seed %d: a recording without text lines does not Step\n%s", seed, before.String())
+			}
+			continue
+		}
+		stepped++
+		var got []history.Event
+		var gotErr error
+		for {
+			st, err := r.NextStep()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				gotErr = err
+				break
+			}
+			got = append(got, stepEvent(st))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: the steps are\n%+v\nthe events\n%+v\n%s", seed, got, want, before.String())
+		}
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("seed %d: the steps end with error %v, the events %v\n%s", seed, gotErr, wantErr, before.String())
+		}
+		if gotErr != nil {
+			errs++
+			if _, again := r.NextStep(); again != gotErr {
+				t.Fatalf("seed %d: the error is not sticky: %v", seed, again)
+			}
+		}
+		var after bytes.Buffer
+		if _, err := rec.WriteTo(&after); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(after.Bytes(), before.Bytes()) {
+			t.Fatalf("seed %d: reading the steps changed the recording", seed)
+		}
+	}
+	if stepped < 200 || errs < 50 {
+		t.Fatalf("only %d recordings stepped, %d of them malformed", stepped, errs)
+	}
+}

@@ -341,9 +341,13 @@ func parseValues[T ~[]byte](r *Reader, toks []T, num func(tok []byte, what strin
 	return nil
 }
 
-func contains(addrs []uint64, a uint64) bool {
-	for _, x := range addrs {
-		if x == a {
+func contains(addrs []uint64, a uint64) bool { return containsWord(addrs, 1, a) }
+
+// containsWord is contains of the addresses words[0], words[stride], ...
+// (see duplicateWord).
+func containsWord(words []uint64, stride int, a uint64) bool {
+	for i := 0; i < len(words); i += stride {
+		if words[i] == a {
 			return true
 		}
 	}
