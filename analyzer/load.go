@@ -325,7 +325,6 @@ type loader struct {
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
 	counts      opCounts
-	ev          history.Step // stepOf's
 }
 
 // ring is a word's recent writes kept in cache, the latest first.
@@ -412,9 +411,9 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	pre := newPrefaulter(split, sizeHint)
 	defer pre.stop()
 	line := int64(0)
-	// A Recording (pmlin fuzz's runs) is read as Steps: the same events,
-	// without an Event filled for each (see history.Step).
-	steps := r.Steps()
+	// Every input is read as Steps: a Recording's (pmlin fuzz's runs)
+	// without an Event filled for each, any other's the Event decoded, in
+	// place (see history.Step).
 	for count := 0; ; count++ {
 		if count&0xffff == 0 {
 			pre.tick(h)
@@ -427,16 +426,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 				}
 			}
 		}
-		var st *history.Step
-		var err error
-		if steps {
-			st, err = r.NextStep()
-		} else {
-			var ev *history.Event
-			if ev, err = r.Next(); err == nil {
-				st = l.stepOf(ev)
-			}
-		}
+		st, err := r.NextStep()
 		if err == io.EOF {
 			break
 		}
@@ -552,17 +542,6 @@ func room[T any](s []T, n int64) []T {
 // limit is the error for an input beyond the compact arrays' range.
 func (h *hist) limit(line int64, msg string) error {
 	return &history.Error{File: h.name, Line: line, Err: history.ErrLimit, Msg: msg}
-}
-
-// stepOf is ev as a history.Step (with stride 1): the loader takes the
-// Steps of a Recording (pmlin fuzz's runs) and the Events of any other
-// input alike.
-func (l *loader) stepOf(ev *history.Event) *history.Step {
-	st := &l.ev
-	st.Kind, st.Line, st.Proc, st.ProcIndex, st.Op, st.OpID = ev.Kind, ev.Line, ev.Proc, ev.ProcIndex, ev.Op, ev.OpID
-	st.Addrs, st.Expected, st.New, st.Stride, st.K = ev.Addrs, ev.Expected, ev.New, 1, len(ev.Addrs)
-	st.Values, st.OK, st.FailAddr, st.Interrupted = ev.Values, ev.OK, ev.FailAddr, ev.Interrupted
-	return st
 }
 
 // invoke adds the operation st invokes, resolving a cas's expected values

@@ -473,7 +473,7 @@ func (b *binReader) textLine(line []byte, at int64) error {
 }
 
 // event decodes an event record of process proc (payload p, at byte
-// offset at) into r.ev and has the Reader check and record it.
+// offset at) into r.cur.Event and has the Reader check and record it.
 func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event, error) {
 	r := b.r
 	r.line++

@@ -331,7 +331,7 @@ func (r *Reader) applyFast(rec *fastRec, nums []uint64) (ev *Event, ok bool, err
 		if (ps.op == CAS) != (rec.resp != retValues) {
 			return nil, false, nil
 		}
-		ev := &r.ev
+		ev := &r.cur.Event
 		ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
 		for _, v := range ns[:k] {
 			ev.Values = append(ev.Values, v)

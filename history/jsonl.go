@@ -200,7 +200,7 @@ func (r *Reader) jsonRet(p int32, j *jsonLine) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &r.ev
+	ev := &r.cur.Event
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
 	values := func(vals []json.RawMessage, what string) error { return parseValues(r, vals, r.jsonNumber, what) }
 	b := bytes.TrimSpace(j.Ret)

@@ -88,12 +88,14 @@ type Reader struct {
 	format  Format
 	started bool // the first event (or EOF) was seen: the header is final
 	err     error
-	ev      Event
-	raw     []byte // the current line, for the columns of errors
+	// cur holds the event Next decodes (cur.Event), which NextStep hands
+	// over as a Step in place.
+	cur Step
+	raw []byte // the current line, for the columns of errors
 	// addrBuf and expBuf are the Reader's own buffers for the addresses
 	// and expected values of an invocation; a Return's Addrs and Expected
 	// point at the process's saved copies instead, so an invocation must
-	// never append to ev.Addrs or ev.Expected as left by a Return.
+	// never append to cur.Addrs or cur.Expected as left by a Return.
 	addrBuf  []uint64
 	expBuf   []uint64
 	noFast   bool // tests: parse every line with the general path
@@ -497,20 +499,20 @@ func (r *Reader) setInitWord(a, v uint64) error {
 	return nil
 }
 
-// clearEvent empties r.ev for an event being decoded.
+// clearEvent empties r.cur.Event for an event being decoded.
 func (r *Reader) clearEvent() *Event {
-	ev := &r.ev
+	ev := &r.cur.Event
 	ev.Addrs, ev.Expected, ev.New, ev.Values = r.addrBuf[:0], r.expBuf[:0], ev.New[:0], ev.Values[:0]
 	ev.OK, ev.FailAddr = false, 0
 	return ev
 }
 
-// addWord appends one word of the invocation being decoded (r.ev.Op set):
+// addWord appends one word of the invocation being decoded (r.cur.Event.Op set):
 // its address, a cas's expected value and a cas's or a swap's new value
 // (toks holds 1, 3 and 2 tokens), each parsed by num, the syntax's number
 // parser.
 func (r *Reader) addWord(num func(tok []byte, what string) (uint64, error), toks ...[]byte) error {
-	ev := &r.ev
+	ev := &r.cur.Event
 	a, err := num(toks[0], "address")
 	if err != nil {
 		return err
@@ -533,10 +535,10 @@ func (r *Reader) addWord(num func(tok []byte, what string) (uint64, error), toks
 	return nil
 }
 
-// invoke validates and records an invocation already decoded into r.ev.
+// invoke validates and records an invocation already decoded into r.cur.Event.
 func (r *Reader) invoke(proc int32) (*Event, error) {
 	r.started = true
-	ev := &r.ev
+	ev := &r.cur.Event
 	if len(ev.Addrs) == 0 {
 		return nil, r.fail(ErrIllFormed, nil, "%s invocation with no address", ev.Op)
 	}
@@ -579,7 +581,7 @@ func (r *Reader) pendingFor(proc int32) (int32, *procState, error) {
 // response is what a ret line says, decoded by one of the syntaxes (text,
 // JSON Lines, their fast paths) before respond matches it with the
 // pending operation. The values of a read, a swap or a failure that
-// reports them are in r.ev.Values.
+// reports them are in r.cur.Event.Values.
 type response struct {
 	kind     responseKind
 	failAddr uint64
@@ -600,7 +602,7 @@ const (
 // wrong kind does not reach here.
 func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error) {
 	r.started = true
-	ev := &r.ev
+	ev := &r.cur.Event
 	switch {
 	case ps.op != CAS && resp.kind == retValues:
 		if len(ev.Values) != len(ps.addrs) {
@@ -634,7 +636,7 @@ func (r *Reader) respond(idx int32, ps *procState, resp response) (*Event, error
 // crashEvent interrupts every pending operation.
 func (r *Reader) crashEvent() *Event {
 	r.started = true
-	interrupted := r.ev.Interrupted[:0]
+	interrupted := r.cur.Event.Interrupted[:0]
 	if r.pending > 0 {
 		for i := range r.procs {
 			if ps := &r.procs[i]; ps.pending {
@@ -645,9 +647,9 @@ func (r *Reader) crashEvent() *Event {
 		r.pending = 0
 	}
 	r.crash++
-	r.ev = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1, OpID: -1, Interrupted: interrupted,
-		Addrs: r.addrBuf[:0], Expected: r.expBuf[:0], New: r.ev.New[:0], Values: r.ev.Values[:0]}
-	return &r.ev
+	r.cur.Event = Event{Kind: Crash, Line: r.line, Proc: -1, ProcIndex: -1, OpID: -1, Interrupted: interrupted,
+		Addrs: r.addrBuf[:0], Expected: r.expBuf[:0], New: r.cur.Event.New[:0], Values: r.cur.Event.Values[:0]}
+	return &r.cur.Event
 }
 
 // duplicateAddr reports a repeated address. Small k is the common case, so

@@ -338,7 +338,7 @@ func (r *Reader) recordedReturn(kind int, p int32, pay []uint64) (*Event, error)
 	if err != nil {
 		return nil, err
 	}
-	ev := &r.ev
+	ev := &r.cur.Event
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
 	var resp response
 	switch kind {

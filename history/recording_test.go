@@ -169,10 +169,10 @@ func stepEvent(st *history.Step) history.Event {
 		InvLine: st.InvLine, Values: st.Values, OK: st.OK, FailAddr: st.FailAddr, Interrupted: st.Interrupted}
 	for j := range st.K {
 		ev.Addrs = append(ev.Addrs, st.Addrs[j*st.Stride])
-		if st.Expected != nil {
+		if len(st.Expected) > 0 {
 			ev.Expected = append(ev.Expected, st.Expected[j*st.Stride])
 		}
-		if st.New != nil {
+		if len(st.New) > 0 {
 			ev.New = append(ev.New, st.New[j*st.Stride])
 		}
 	}
@@ -187,7 +187,7 @@ func (noText) TextLine([]byte) {}
 // TestStepsAreTheEvents: NextStep of a Recording gives the events Next
 // gives, with the same lines, or the same error at the same line, and
 // leaves the recording as it was; a Recording with text lines does not
-// Step.
+// Step (its NextStep gives Next's events in place, the same too).
 func TestStepsAreTheEvents(t *testing.T) {
 	var rec history.Recording
 	stepped, errs := 0, 0
@@ -205,16 +205,11 @@ func TestStepsAreTheEvents(t *testing.T) {
 		}
 		want, wantErr := drain(rec.Reader("t.hist", history.Options{}))
 		r := rec.Reader("t.hist", history.Options{})
-		if !r.Steps() {
-			if _, err := r.NextStep(); err == nil {
-				t.Fatalf("seed %d: NextStep of a Reader that does not Step", seed)
-			}
-			if _, ok := w.(noText); ok {
-				t.Fatalf("seed %d: a recording without text lines does not Step\n%s", seed, before.String())
-			}
-			continue
+		if r.Steps() {
+			stepped++ // the recording's words as views; else Next's events in place
+		} else if _, ok := w.(noText); ok {
+			t.Fatalf("seed %d: a recording without text lines does not Step\n%s", seed, before.String())
 		}
-		stepped++
 		var got []history.Event
 		var gotErr error
 		for {

@@ -1,41 +1,24 @@
 package history
 
-import (
-	"errors"
-	"io"
-)
+import "io"
 
-var errNoSteps = errors.New("history: NextStep of a Reader that does not Step (see Reader.Steps)")
-
-// Step is an event as NextStep hands over a Recording's: as an Event, but
-// with the invocation's words as strided views (the j-th address is
-// Addrs[j*Stride], a cas's j-th expected value Expected[j*Stride], a cas's
-// or a swap's j-th new value New[j*Stride]) of the recording's own words,
-// which keep a cas's or a swap's interleaved: no copies. pmlin fuzz checks
-// a Recording per run: filling an Event (its words split and copied, the
-// process's copies swapped) took about 300 instructions an event, a
-// quarter of the check of a run's history.
+// Step is an event as NextStep hands it over: an Event whose invocation
+// words may be strided views (the j-th address is Addrs[j*Stride], a
+// cas's j-th expected value Expected[j*Stride], a cas's or a swap's j-th
+// new value New[j*Stride]; K is the number of addresses). A Recording's
+// are views of the recording's own words, which keep a cas's or a swap's
+// interleaved: no copies. pmlin fuzz checks a Recording per run: filling
+// an Event (its words split and copied, the process's copies swapped)
+// took about 300 instructions an event, a quarter of the check of a run's
+// history. Any other input's are the Event Next decodes, in place, with
+// Stride 1: the analyzer's loader reads every input as Steps, and a copy
+// of each Event into a Step cost pmlin check 4 % of its instructions.
 //
 // A Step, its slices included, is valid until the next call of NextStep;
 // its slices must not be modified.
 type Step struct {
-	Kind      EventKind
-	Line      int64
-	Proc      int32
-	ProcIndex int32
-	Op        OpKind
-	OpID      int64
-	InvLine   int64
-	// Addrs, Expected and New are, on an Invoke, the invocation's words;
-	// on a Return, its Addrs and Expected (New is empty), as in Event. K
-	// is the number of addresses, Stride the step between two.
-	Addrs, Expected, New []uint64
-	Stride, K            int
-	// Values, OK, FailAddr and Interrupted are as in Event.
-	Values      []uint64
-	OK          bool
-	FailAddr    uint64
-	Interrupted []int64
+	Event
+	Stride, K int
 }
 
 // setWords sets st's words to those of an invocation of op that a
@@ -56,16 +39,18 @@ func (st *Step) setWords(op OpKind, inv []uint64, k int, ret bool) {
 	}
 }
 
-// Steps reports whether NextStep reads r: a Reader of a Recording
-// (Recording.Reader) without text lines (TextLine). Read such a Reader with
-// NextStep alone or with Next alone.
+// Steps reports whether NextStep reads r as a Recording's steps: r is a
+// Reader of a Recording (Recording.Reader) without text lines (TextLine).
+// Read a Reader with NextStep alone or with Next alone.
 func (r *Reader) Steps() bool { return r.steps }
 
-// NextStep is Next for a Reader that Steps: the same events, lines, checks
-// and errors, each event as a Step instead of an Event.
+// NextStep is Next with each event as a Step: the same events, lines,
+// checks and errors. A Reader that Steps hands over the recording's words
+// as strided views; any other hands over the Event Next decoded, in place,
+// with Stride 1.
 func (r *Reader) NextStep() (*Step, error) {
 	if !r.Steps() {
-		return nil, errNoSteps
+		return r.nextAsStep()
 	}
 	rc := r.rec
 	for r.err == nil && r.recPos < len(rc.words) {
@@ -215,8 +200,8 @@ func (r *Reader) stepSlow(kind int, p int32, n int, pay []uint64) (*Step, error)
 		return nil, err
 	}
 	st := &r.step
-	*st = Step{Kind: ev.Kind, Line: ev.Line, Proc: ev.Proc, ProcIndex: ev.ProcIndex, Op: ev.Op, OpID: ev.OpID, InvLine: ev.InvLine,
-		Values: ev.Values, OK: ev.OK, FailAddr: ev.FailAddr, Interrupted: ev.Interrupted}
+	*st = Step{Event: Event{Kind: ev.Kind, Line: ev.Line, Proc: ev.Proc, ProcIndex: ev.ProcIndex, Op: ev.Op, OpID: ev.OpID, InvLine: ev.InvLine,
+		Values: ev.Values, OK: ev.OK, FailAddr: ev.FailAddr, Interrupted: ev.Interrupted}}
 	switch ev.Kind {
 	case Invoke:
 		ps := &r.procs[ev.ProcIndex]
@@ -226,5 +211,22 @@ func (r *Reader) stepSlow(kind int, p int32, n int, pay []uint64) (*Step, error)
 		ps := &r.procs[ev.ProcIndex]
 		st.setWords(ev.Op, ps.inv, ps.invK, true)
 	}
+	return st, nil
+}
+
+// nextAsStep is NextStep of a Reader that does not Step: Next's event is
+// r.cur's Event (every path decodes into it), so the Step is r.cur with
+// its stride and count set; an event from elsewhere is copied.
+func (r *Reader) nextAsStep() (*Step, error) {
+	ev, err := r.Next()
+	if err != nil {
+		return nil, err
+	}
+	st := &r.cur
+	if ev != &st.Event {
+		st = &r.step
+		st.Event = *ev
+	}
+	st.Stride, st.K = 1, len(ev.Addrs)
 	return st, nil
 }

@@ -303,7 +303,7 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	ev := &r.ev
+	ev := &r.cur.Event
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
 	values := func(toks [][]byte, what string) error { return parseValues(r, toks, r.number, what) }
 	if ps.op != CAS {
@@ -329,14 +329,14 @@ func (r *Reader) parseRet(proc int32, args [][]byte) (*Event, error) {
 }
 
 // parseValues parses the tokens of a response's values (text tokens or
-// JSON numbers) into r.ev.Values.
+// JSON numbers) into r.cur.Event.Values.
 func parseValues[T ~[]byte](r *Reader, toks []T, num func(tok []byte, what string) (uint64, error), what string) error {
 	for _, t := range toks {
 		v, err := num(t, what)
 		if err != nil {
 			return err
 		}
-		r.ev.Values = append(r.ev.Values, v)
+		r.cur.Event.Values = append(r.cur.Event.Values, v)
 	}
 	return nil
 }
