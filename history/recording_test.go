@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 
@@ -118,6 +120,52 @@ func drain(r *history.Reader) ([]history.Event, error) {
 	}
 }
 
+// drainSteps is drain by NextStep: every step as the Event it stands for
+// (stepEvent), and the error that ended them.
+func drainSteps(r *history.Reader) ([]history.Event, error) {
+	var evs []history.Event
+	for {
+		st, err := r.NextStep()
+		if err == io.EOF {
+			return evs, nil
+		}
+		if err != nil {
+			return evs, err
+		}
+		evs = append(evs, stepEvent(st))
+	}
+}
+
+// TestStepsOfEveryFormat: NextStep of a Reader of text, JSON Lines or a
+// binary history (none of which Steps) gives the events Next gives, or the
+// same error: the Reader hands over the Event it decoded in place, so
+// every path of Next must decode into that one Event.
+func TestStepsOfEveryFormat(t *testing.T) {
+	files, _ := filepath.Glob("testdata/*.hist")
+	more, _ := filepath.Glob("testdata/*.jsonl")
+	for _, name := range append(files, more...) {
+		in, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs := map[string][]byte{name: in}
+		if bin, err := convert(t, in, true); err == nil {
+			inputs[name+" (binary)"] = bin
+		}
+		for what, data := range inputs {
+			want, wantErr := drain(history.NewReader(bytes.NewReader(data), what, history.Options{}))
+			r := history.NewReader(bytes.NewReader(data), what, history.Options{})
+			got, gotErr := drainSteps(r)
+			if !reflect.DeepEqual(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("%s: the steps are\n%+v (%v)\nthe events\n%+v (%v)", what, got, gotErr, want, wantErr)
+			}
+			if r.Steps() {
+				t.Fatalf("%s: a Reader of a file Steps", what)
+			}
+		}
+	}
+}
+
 // TestRecordingIsTheText: a Recording given the calls a Writer is given
 // writes the same text, and reads as the text does: the same events with
 // the same lines, or the same error at the same line.
@@ -210,19 +258,7 @@ func TestStepsAreTheEvents(t *testing.T) {
 		} else if _, ok := w.(noText); ok {
 			t.Fatalf("seed %d: a recording without text lines does not Step\n%s", seed, before.String())
 		}
-		var got []history.Event
-		var gotErr error
-		for {
-			st, err := r.NextStep()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				gotErr = err
-				break
-			}
-			got = append(got, stepEvent(st))
-		}
+		got, gotErr := drainSteps(r)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("seed %d: the steps are\n%+v\nthe events\n%+v\n%s", seed, got, want, before.String())
 		}

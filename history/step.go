@@ -200,8 +200,7 @@ func (r *Reader) stepSlow(kind int, p int32, n int, pay []uint64) (*Step, error)
 		return nil, err
 	}
 	st := &r.step
-	*st = Step{Event: Event{Kind: ev.Kind, Line: ev.Line, Proc: ev.Proc, ProcIndex: ev.ProcIndex, Op: ev.Op, OpID: ev.OpID, InvLine: ev.InvLine,
-		Values: ev.Values, OK: ev.OK, FailAddr: ev.FailAddr, Interrupted: ev.Interrupted}}
+	*st = Step{Event: *ev} // an invocation's or a response's words set below
 	switch ev.Kind {
 	case Invoke:
 		ps := &r.procs[ev.ProcIndex]
@@ -214,19 +213,14 @@ func (r *Reader) stepSlow(kind int, p int32, n int, pay []uint64) (*Step, error)
 	return st, nil
 }
 
-// nextAsStep is NextStep of a Reader that does not Step: Next's event is
-// r.cur's Event (every path decodes into it), so the Step is r.cur with
-// its stride and count set; an event from elsewhere is copied.
+// nextAsStep is NextStep of a Reader that does not Step: every path of
+// Next decodes its event into r.cur's Event (TestStepsOfEveryFormat), so
+// the Step is r.cur with its stride and count set.
 func (r *Reader) nextAsStep() (*Step, error) {
 	ev, err := r.Next()
 	if err != nil {
 		return nil, err
 	}
-	st := &r.cur
-	if ev != &st.Event {
-		st = &r.step
-		st.Event = *ev
-	}
-	st.Stride, st.K = 1, len(ev.Addrs)
-	return st, nil
+	r.cur.Stride, r.cur.K = 1, len(ev.Addrs)
+	return &r.cur, nil
 }
