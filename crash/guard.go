@@ -98,7 +98,7 @@ func guarded(ctx context.Context, c *caller, tag driver.Tag, h *callHook, quiet 
 	done := make(chan error, 1)
 	defer func() {
 		if h.dead.Load() {
-			c.abandon() // with the call: the next call gets a goroutine of its own
+			c.stop() // abandoned with the call: the next call gets a goroutine of its own
 		}
 	}()
 	c.run(func() {
@@ -188,19 +188,16 @@ func serve(calls chan func()) {
 	}
 }
 
-// abandon gives up c's goroutine, held by a call that was abandoned: it
-// ends once that call returns, if ever (its channel closed, not dropped,
-// so that it does not wait for a next call forever); the next call starts
-// a goroutine of its own.
-func (c *caller) abandon() {
+// stop ends c's goroutine once its call, if any, returns: its channel is
+// closed (not dropped, so that a goroutine held by an abandoned call does
+// not wait for a next call forever); a next call starts a goroutine of
+// its own.
+func (c *caller) stop() {
 	if c != nil && c.calls != nil {
 		close(c.calls)
 		c.calls = nil
 	}
 }
-
-// stop ends c's goroutine, once its call (if any) returns.
-func (c *caller) stop() { c.abandon() }
 
 // guardedErr is the error of a call that returned: one that ran past its
 // bound is stuck, whatever error it returned.
