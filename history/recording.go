@@ -250,13 +250,7 @@ func (rc *Recording) Reader(name string, opts Options) *Reader {
 func (r *Reader) nextRecorded() (*Event, error) {
 	rc := r.rec
 	for r.recPos < len(rc.words) {
-		pos := r.recPos
-		kind, p, n := rc.head(pos)
-		pos++
-		end := pos + payload(kind, n)
-		pay := rc.words[pos:end]
-		r.recPos = end
-		r.line++
+		kind, p, n, pay := r.nextRecord()
 		ev, err := r.recordedEvent(kind, p, n, pay)
 		if err != nil {
 			return nil, err
@@ -270,6 +264,17 @@ func (r *Reader) nextRecorded() (*Event, error) {
 	return nil, io.EOF
 }
 
+// nextRecord takes the recording's next record (one line): its kind,
+// process, count and payload (a slice of the recording's words, which
+// must not be appended to). Small enough to be inlined.
+func (r *Reader) nextRecord() (kind int, p int32, n int, pay []uint64) {
+	kind, p, n = r.rec.head(r.recPos)
+	pos := r.recPos + 1
+	r.recPos = pos + payload(kind, n)
+	r.line++
+	return kind, p, n, r.rec.words[pos:r.recPos]
+}
+
 // recordedEvent takes one recorded line: an event, or nil (a comment, the
 // header).
 func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, error) {
@@ -277,7 +282,7 @@ func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, 
 		// An invocation or a response: nearly every record.
 		if kind <= rInvSwap {
 			ev := r.clearEvent()
-			ev.Op = [...]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}[kind]
+			ev.Op = recordOps[kind&15]
 			if kind == rInvRead {
 				ev.Addrs = setWords(ev.Addrs, pay)
 			} else {

@@ -54,13 +54,8 @@ func (r *Reader) NextStep() (*Step, error) {
 	}
 	rc := r.rec
 	for r.err == nil && r.recPos < len(rc.words) {
-		pos := r.recPos
-		kind, p, n := rc.head(pos)
-		pos++
-		end := pos + payload(kind, n)
-		pay := rc.words[pos:end:end]
-		r.recPos = end
-		r.line++
+		kind, p, n, pay := r.nextRecord()
+		pay = pay[:len(pay):len(pay)] // the Step's views: an append must not reach the next record
 		var st *Step
 		var err error
 		switch {
