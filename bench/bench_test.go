@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -459,5 +460,35 @@ func TestSliceOrder(t *testing.T) {
 	}
 	if first[sidePlain] != 5 || first[sideBinary] != 5 {
 		t.Fatalf("first slices over 10 rounds: %v, want the unrecorded and the binary side 5 times each", first)
+	}
+}
+
+// TestMedianInterval checks the sign test's interval against a brute
+// force: for n draws of a uniform distribution, the fraction of trials
+// whose interval misses the true median must be near (at most) 5 %.
+func TestMedianInterval(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{6, 9, 40, 121} {
+		miss := 0
+		const trials = 4000
+		for range trials {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = rng.Float64()
+			}
+			lo, hi := medianInterval(xs)
+			if lo > hi {
+				t.Fatalf("n=%d: interval %v > %v", n, lo, hi)
+			}
+			if !(lo <= 0.5 && 0.5 <= hi) {
+				miss++
+			}
+		}
+		if f := float64(miss) / trials; f > 0.065 || f < 0.005 {
+			t.Errorf("n=%d: the interval missed the median in %.1f %% of trials, want about 5 %% or less", n, 100*f)
+		}
+	}
+	if lo, hi := medianInterval([]float64{3, 1, 2}); lo != 1 || hi != 3 {
+		t.Errorf("3 values: %v..%v, want their range 1..3", lo, hi)
 	}
 }
