@@ -28,7 +28,7 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 			kinds = []int{recRetOK, recRetFail, recRetFailValues}
 		}
 		kind := kinds[rng.IntN(len(kinds))]
-		l = append(l, uint64(kind)|uint64(k)<<8, t)
+		l = append(l, hd(kind, k, t))
 		for range recWords(kind, k) - recHeader {
 			l = append(l, uint64(rng.IntN(8))|uint64(rng.IntN(3))<<32)
 		}
@@ -43,7 +43,7 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 		for pos := 0; pos < len(l); {
 			end := pos
 			for n := 1 + rng.IntN(4); n > 0 && end < len(l); n-- {
-				end += recWords(int(l[end]&0xff), int(l[end]>>8))
+				end += recWords(recKind(l[end]), recK(l[end]))
 			}
 			chunked[p] = append(chunked[p], l[pos:end])
 			pos = end
@@ -127,11 +127,11 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 	// Stamps that are not 1 to N (a gap, a repeat, a repeat and a gap, a
 	// zero, the free scheduler's clock): the general merge, the same text.
 	for _, logs := range [][][][]uint64{
-		{{{recInvRead | 1<<8, 1, 7, recRetRead | 1<<8, 3, 0}}},
-		{{{recInvRead | 1<<8, 1, 7}}, {{recInvRead | 1<<8, 1, 8}}},
-		{{{recInvRead | 1<<8, 1, 7, recRetRead | 1<<8, 3, 0}}, {{recInvRead | 1<<8, 1, 8}}},
-		{{{recInvRead | 1<<8, 0, 7}}},
-		{{{recInvRead | 1<<8, 1e9, 7, recRetRead | 1<<8, 2e9, 0}}, {{recInvRead | 1<<8, 1e9 + 5, 8}}},
+		{{{hd(recInvRead, 1, 1), 7, hd(recRetRead, 1, 3), 0}}},
+		{{{hd(recInvRead, 1, 1), 7}}, {{hd(recInvRead, 1, 1), 8}}},
+		{{{hd(recInvRead, 1, 1), 7, hd(recRetRead, 1, 3), 0}}, {{hd(recInvRead, 1, 1), 8}}},
+		{{{hd(recInvRead, 1, 0), 7}}},
+		{{{hd(recInvRead, 1, 1e9), 7, hd(recRetRead, 1, 2e9), 0}}, {{hd(recInvRead, 1, 1e9+5), 8}}},
 	} {
 		pids := []int32{0, 1}[:len(logs)]
 		var want, got bytes.Buffer
