@@ -140,6 +140,27 @@ func TestBinaryFreeRecording(t *testing.T) {
 	}
 }
 
+// clockedDriver returns a driver on a fresh region with clock, writing
+// its history (binary or text) to the buffer returned.
+func clockedDriver(t *testing.T, c Config, clock ClockSource, binary bool) (*Driver, *Recorder, *bytes.Buffer) {
+	t.Helper()
+	r, m := setup(t, c, "")
+	buf := new(bytes.Buffer)
+	rec := NewRecorder(history.NewWriter(buf))
+	if binary {
+		rec = NewBinaryRecorder(history.NewBinaryWriter(buf))
+	}
+	rec.Header()
+	d, err := New(c, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetClock(clock); err != nil {
+		t.Fatal(err)
+	}
+	return d, rec, buf
+}
+
 // TestOneWorkerCounts: one free worker stamps with a count (ClockAuto),
 // and its recordings, binary and text, are those it makes with the
 // monotonic clock: its steps in the order it took them, the statistics
@@ -156,20 +177,7 @@ func TestOneWorkerCounts(t *testing.T) {
 	var stats [][]SegmentResult
 	for _, clock := range []ClockSource{ClockAuto, ClockMonotonic} {
 		for _, binary := range []bool{true, false} {
-			r, m := setup(t, c, "")
-			var buf bytes.Buffer
-			rec := NewRecorder(history.NewWriter(&buf))
-			if binary {
-				rec = NewBinaryRecorder(history.NewBinaryWriter(&buf))
-			}
-			rec.Header()
-			d, err := New(c, m, r, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.SetClock(clock); err != nil {
-				t.Fatal(err)
-			}
+			d, rec, buf := clockedDriver(t, c, clock, binary)
 			if want := map[ClockSource]ClockSource{ClockAuto: ClockCount}[clock]; want != 0 && d.Clock() != want {
 				t.Fatalf("one worker's auto clock is %v", d.Clock())
 			}

@@ -420,7 +420,7 @@ func (m *merger) ordered() bool {
 	}
 	// order[t-1] is 1 + the log of the record stamped t (0: none seen),
 	// for every stamp up to the records there can be (a record has a
-	// header at least). N distinct stamps, none above N, are 1 to N.
+	// head word at least). N distinct stamps, none above N, are 1 to N.
 	order := slices.Grow(m.rc.order[:0], words/recHeader)[:words/recHeader]
 	m.rc.order = order
 	clear(order)

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -37,20 +36,7 @@ func TestStampOverflow(t *testing.T) {
 			c.Sched = rn.sched
 			var texts []string
 			for _, binary := range []bool{false, true} {
-				r, m := setup(t, c, "")
-				var buf bytes.Buffer
-				rec := NewRecorder(history.NewWriter(&buf))
-				if binary {
-					rec = NewBinaryRecorder(history.NewBinaryWriter(&buf))
-				}
-				rec.Header()
-				d, err := New(c, m, r, rec)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := d.SetClock(rn.clock); err != nil {
-					t.Fatal(err)
-				}
+				d, rec, buf := clockedDriver(t, c, rn.clock, binary)
 				d.stampFrom = history.MaxStamp - rn.before
 				quota := make([]int, rn.threads)
 				for i := range quota {
