@@ -53,8 +53,11 @@ type Driver struct {
 	// stampFrom is where a segment's timestamps start (0; a test's
 	// injected clock starts them near history.MaxStamp).
 	stampFrom int64
-	opTimed   opWatch // ClockCount: when opElapsed first timed the operation
-	det       *detSched
+	// checkStamps: the segment's clock might pass history.MaxStamp, and
+	// the workers check each stamp (see stampOverflow).
+	checkStamps bool
+	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
+	det         *detSched
 	// turns are the deterministic scheduler's worker coroutines and
 	// hand-off state (handoff.go), kept between segments if keep is set
 	// (KeepWorkers), else closed at the end of each.
@@ -356,6 +359,21 @@ func (d *Driver) setStuck(w int) {
 	d.abort()
 }
 
+// stampsBounded reports whether a segment of quota operations cannot take
+// a timestamp above history.MaxStamp: the deterministic scheduler's
+// logical clock and a count take two stamps an operation at most, from
+// stampFrom on. (The clocks of time are checked stamp by stamp.)
+func (d *Driver) stampsBounded(quota []int) bool {
+	if d.cfg.Sched == Free && !d.clk.count {
+		return false
+	}
+	n := int64(0)
+	for _, q := range quota {
+		n += int64(q)
+	}
+	return d.stampFrom+2*n <= history.MaxStamp
+}
+
 // stampOverflow stops the segment: worker w took timestamp ts, above
 // history.MaxStamp, the most a log record holds (its head word keeps 52
 // bits of it). Segment returns the error; the operation stamped stays
@@ -468,6 +486,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		}
 	}
 	left := append([]int(nil), quota...)
+	d.checkStamps = d.rec != nil && !d.stampsBounded(quota)
 	if d.dump != nil {
 		live := make([]bool, len(left))
 		n := 0
@@ -570,10 +589,16 @@ func (d *Driver) history() (MergeStats, error) {
 		return d.dump.finish(d.logs)
 	}
 	logs := make([][][]uint64, len(d.logs))
+	stamped := 0 // the records, if the deterministic scheduler stamped them
 	for i := range d.logs {
 		logs[i] = d.logs[i].chunks()
+		if d.det != nil {
+			for _, n := range d.logs[i].counts {
+				stamped += int(n)
+			}
+		}
 	}
-	return d.rec.mergeChunks(logs, d.pids, d.cfg.K, d.det != nil)
+	return d.rec.mergeChunks(logs, d.pids, d.cfg.K, stamped)
 }
 
 // stopWorker is what worker w does when it stops working in a segment:
@@ -757,6 +782,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	// only for the stuck watch, which needs a region.
 	rec := d.rec != nil
 	stamps := rec || d.region != nil
+	check := d.checkStamps
 	// The free scheduler's TSC is read inline (clock.tick), once per
 	// operation, or its one worker counts (ClockCount: ts counts the
 	// stamps: a response one after its invocation, a fresh stamp one
@@ -792,7 +818,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		} else if stamps {
 			ts = d.now()
 		}
-		if rec && uint64(ts) > history.MaxStamp {
+		if check && uint64(ts) > history.MaxStamp {
 			d.stampOverflow(w, ts)
 			return
 		}
@@ -844,7 +870,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		} else if stamps && !count {
 			rts = d.now()
 		}
-		if rec && uint64(rts) > history.MaxStamp {
+		if check && uint64(rts) > history.MaxStamp {
 			p.interrupted()
 			d.stampOverflow(w, rts)
 			return

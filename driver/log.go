@@ -346,7 +346,7 @@ func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats
 	for i, l := range logs {
 		chunked[i] = [][]uint64{l}
 	}
-	return rc.mergeChunks(chunked, procs, k, false)
+	return rc.mergeChunks(chunked, procs, k, 0)
 }
 
 // streamLogs is MergeLogs for a binary history: the logs, validated, go
@@ -385,10 +385,11 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 	return st, nil
 }
 
-// mergeChunks merges logs (MergeLogs) given as chunks. stamped says the
-// logs may be the deterministic scheduler's, whose logical clock stamps
-// the records it logs 1, 2, 3 and so on (see merger.ordered).
-func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped bool) (MergeStats, error) {
+// mergeChunks merges logs (MergeLogs) given as chunks. stamped, if not 0,
+// says the logs may be the deterministic scheduler's, whose logical clock
+// stamps the records it logs 1, 2, 3 and so on (see merger.ordered), and
+// bounds the number of their records.
+func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped int) (MergeStats, error) {
 	m := newMerger(rc, procs, k, nil)
 	for i, l := range logs {
 		for _, c := range l {
@@ -397,7 +398,7 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped
 			}
 		}
 	}
-	if !stamped || !m.ordered() {
+	if stamped == 0 || !m.ordered(stamped) {
 		m.run(0, true)
 	}
 	return m.st, nil
@@ -410,18 +411,12 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped
 // and each is placed by its stamp instead of comparing every log's head
 // for every record (run: about 125 instructions a record with four logs,
 // 1.4 % of a fuzz run's). It reports false, having written nothing, if
-// the stamps are not such.
-func (m *merger) ordered() bool {
-	words := 0
-	for i := range m.cs {
-		for _, c := range m.cs[i].chunks {
-			words += len(c)
-		}
-	}
+// the stamps are not such. The logs hold at most records records.
+func (m *merger) ordered(records int) bool {
 	// order[t-1] is 1 + the log of the record stamped t (0: none seen),
-	// for every stamp up to the records there can be (a record has a
-	// head word at least). N distinct stamps, none above N, are 1 to N.
-	order := slices.Grow(m.rc.order[:0], words/recHeader)[:words/recHeader]
+	// for every stamp up to the records there can be. N distinct stamps,
+	// none above N, are 1 to N.
+	order := slices.Grow(m.rc.order[:0], records)[:records]
 	m.rc.order = order
 	clear(order)
 	n, last := 0, uint64(0)

@@ -55,6 +55,19 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 	return chunked
 }
 
+// recordsOf counts the records of logs.
+func recordsOf(logs [][][]uint64) int {
+	n := 0
+	for _, l := range logs {
+		for _, c := range l {
+			for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // TestOrderedMergeIsTheMerge checks that the merge of logs stamped by the
 // deterministic scheduler's clock (placed by stamp: merger.ordered) writes
 // the text, and counts the statistics, of the general merge (run), also
@@ -65,7 +78,7 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 	// merge merges logs twice on one recorder (the second merge reuses
 	// the first's order; the second's statistics count on from the first's
 	// lines).
-	merge := func(logs [][][]uint64, pids []int32, k int, stamped bool) (string, []MergeStats) {
+	merge := func(logs [][][]uint64, pids []int32, k int, stamped int) (string, []MergeStats) {
 		t.Helper()
 		var buf bytes.Buffer
 		rc := NewRecorder(history.NewWriter(&buf))
@@ -87,8 +100,8 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 		for i := range pids {
 			pids[i] = int32(rng.IntN(3))
 		}
-		want, wantSt := merge(logs, pids, k, false)
-		got, gotSt := merge(logs, pids, k, true)
+		want, wantSt := merge(logs, pids, k, 0)
+		got, gotSt := merge(logs, pids, k, recordsOf(logs))
 		if got != want {
 			t.Fatalf("trial %d: stamped merge\n%s\nwant\n%s", trial, got, want)
 		}
@@ -100,7 +113,7 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 		var rec history.Recording
 		rc := NewRecorder(&rec)
 		for range 2 {
-			if _, err := rc.mergeChunks(logs, pids, k, true); err != nil {
+			if _, err := rc.mergeChunks(logs, pids, k, recordsOf(logs)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -120,7 +133,7 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 				}
 			}
 		}
-		if !m.ordered() {
+		if !m.ordered(recordsOf(logs)) {
 			t.Fatalf("trial %d: stamped logs not merged by their stamps", trial)
 		}
 	}
@@ -135,7 +148,7 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 	} {
 		pids := []int32{0, 1}[:len(logs)]
 		var want, got bytes.Buffer
-		wantSt, err := NewRecorder(history.NewWriter(&want)).mergeChunks(logs, pids, 1, false)
+		wantSt, err := NewRecorder(history.NewWriter(&want)).mergeChunks(logs, pids, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,10 +160,10 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 				}
 			}
 		}
-		if m.ordered() {
+		if m.ordered(recordsOf(logs)) {
 			t.Fatalf("logs %v merged by their stamps", logs)
 		}
-		gotSt, err := NewRecorder(history.NewWriter(&got)).mergeChunks(logs, pids, 1, true)
+		gotSt, err := NewRecorder(history.NewWriter(&got)).mergeChunks(logs, pids, 1, recordsOf(logs))
 		if err != nil {
 			t.Fatal(err)
 		}
