@@ -383,7 +383,8 @@ func (d *Driver) stampsBounded(quota []int) bool {
 // 17 days of a 3 GHz TSC, 52 days of nanoseconds, 4.5e15 steps of a
 // count or of the deterministic scheduler's logical clock. But a record
 // must never hold a timestamp cut to its low bits (the merge would put
-// its steps out of order), so each stamp is checked (one comparison).
+// its steps out of order), so each stamp is checked (one comparison),
+// but in a segment that cannot get there (stampsBounded).
 func (d *Driver) stampOverflow(w int, ts int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
