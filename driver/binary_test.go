@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/target"
 )
 
 // toText converts a binary history to text, as pmlin convert does.
@@ -24,6 +25,9 @@ func toText(t testing.TB, bin []byte) string {
 	}
 	return out.String()
 }
+
+// hd is a log record's head word.
+func hd(kind, k int, ts uint64) uint64 { return history.StreamHead(kind, k, ts) }
 
 // recordBoth records the same segments in text and in binary.
 func recordBinary(t testing.TB, c Config, quotas [][]int) (string, []SegmentResult) {
@@ -136,6 +140,27 @@ func TestBinaryFreeRecording(t *testing.T) {
 	}
 }
 
+// clockedDriver returns a driver on a fresh region with clock, writing
+// its history (binary or text) to the buffer returned.
+func clockedDriver(t *testing.T, c Config, clock ClockSource, binary bool) (*Driver, *Recorder, *bytes.Buffer) {
+	t.Helper()
+	r, m := setup(t, c, "")
+	buf := new(bytes.Buffer)
+	rec := NewRecorder(history.NewWriter(buf))
+	if binary {
+		rec = NewBinaryRecorder(history.NewBinaryWriter(buf))
+	}
+	rec.Header()
+	d, err := New(c, m, r, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.SetClock(clock); err != nil {
+		t.Fatal(err)
+	}
+	return d, rec, buf
+}
+
 // TestOneWorkerCounts: one free worker stamps with a count (ClockAuto),
 // and its recordings, binary and text, are those it makes with the
 // monotonic clock: its steps in the order it took them, the statistics
@@ -152,20 +177,7 @@ func TestOneWorkerCounts(t *testing.T) {
 	var stats [][]SegmentResult
 	for _, clock := range []ClockSource{ClockAuto, ClockMonotonic} {
 		for _, binary := range []bool{true, false} {
-			r, m := setup(t, c, "")
-			var buf bytes.Buffer
-			rec := NewRecorder(history.NewWriter(&buf))
-			if binary {
-				rec = NewBinaryRecorder(history.NewBinaryWriter(&buf))
-			}
-			rec.Header()
-			d, err := New(c, m, r, rec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := d.SetClock(clock); err != nil {
-				t.Fatal(err)
-			}
+			d, rec, buf := clockedDriver(t, c, clock, binary)
 			if want := map[ClockSource]ClockSource{ClockAuto: ClockCount}[clock]; want != 0 && d.Clock() != want {
 				t.Fatalf("one worker's auto clock is %v", d.Clock())
 			}
@@ -267,12 +279,12 @@ func randomLogs(rng *rand.Rand, n, ops, pending, start int) ([][]uint64, []int32
 		ts := uint64(rng.IntN(max(start, 1)))
 		for range rng.IntN(ops) {
 			ts += uint64(rng.IntN(2))
-			logs[i] = append(logs[i], recInvRead|1<<8, ts, uint64(i))
+			logs[i] = append(logs[i], hd(recInvRead, 1, ts), uint64(i))
 			if rng.IntN(pending) == 0 {
 				break // pending
 			}
 			ts += uint64(rng.IntN(2))
-			logs[i] = append(logs[i], recRetRead|1<<8, ts, 0)
+			logs[i] = append(logs[i], hd(recRetRead, 1, ts), 0)
 		}
 	}
 	return logs, procs
@@ -298,6 +310,7 @@ func mergeText(t *testing.T, logs [][]uint64, procs []int32) (*bytes.Buffer, Mer
 // chunks before the last invocations let go.
 func TestLastInvLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	rw := recWords(recInvRead, 1) // every record's words (randomLogs)
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
 		logs, procs := randomLogs(rng, n, 12, 5, 0)
@@ -323,8 +336,8 @@ func TestLastInvLines(t *testing.T) {
 		recycled := make([]int64, n)
 		for i, l := range logs {
 			pos := 0
-			for pos < len(l) && l[pos+1] < low {
-				pos += 3
+			for pos < len(l) && recTS(l[pos]) < low {
+				pos += rw
 				recycled[i]++
 			}
 			chunked[i] = [][]uint64{l[pos:]}
@@ -333,12 +346,12 @@ func TestLastInvLines(t *testing.T) {
 			t.Fatalf("trial %d, recycled %v: %v, the merge says %v\n%v", trial, recycled, got, want.LastInv, logs)
 		}
 		// With the last invocations' timestamps given, as the dumper
-		// gives them (here read off the 3-word records).
+		// gives them (here read off the records).
 		last := make([]invStamp, n)
 		for i, l := range logs {
-			for pos := 0; pos < len(l); pos += 3 {
-				if l[pos]&0xff == recInvRead {
-					last[i] = invStamp{ts: l[pos+1], ok: true}
+			for pos := 0; pos < len(l); pos += rw {
+				if recKind(l[pos]) == recInvRead {
+					last[i] = invStamp{ts: recTS(l[pos]), ok: true}
 				}
 			}
 		}
@@ -352,21 +365,21 @@ func TestLastInvLines(t *testing.T) {
 			rest := chunked[i][0]
 			chunked[i] = nil
 			for len(rest) > 0 {
-				m := 3 * (1 + rng.IntN(8))
+				m := rw * (1 + rng.IntN(8))
 				if rng.IntN(4) == 0 {
 					m = 0 // an empty chunk
 				}
 				m = min(m, len(rest))
 				c := rest[:m]
-				sum := chunkSum{events: int64(m / 3)}
+				sum := chunkSum{events: int64(m / rw)}
 				if m > 0 {
-					sum.lastTS = c[m-2]
+					sum.lastTS = recTS(c[m-rw])
 				}
 				// Marks at some records (the driver marks invocations;
 				// a jump to any record is as good).
-				for r := range m / 3 {
+				for r := range m / rw {
 					if rng.IntN(3) == 0 {
-						sum.marks = append(sum.marks, chunkMark{ts: c[3*r+1], pos: 3 * r, recs: int64(r)})
+						sum.marks = append(sum.marks, chunkMark{ts: recTS(c[rw*r]), pos: rw * r, recs: int64(r)})
 					}
 				}
 				chunked[i], sums[i] = append(chunked[i], c), append(sums[i], sum)
@@ -395,10 +408,12 @@ func TestLastInvLines(t *testing.T) {
 
 // TestRecordSizes checks the records logInvocation and logResponse write
 // (their sizes are their own arithmetic) against recWords and the
-// validator, and their payloads against the operations.
+// validator, and their payloads against the operations; and, written out
+// here, each record's size and head word (kind in bits 0-3, k in bits
+// 4-11, the timestamp from bit 12 on), up to the largest k and timestamp.
 func TestRecordSizes(t *testing.T) {
 	const poison = 0xdeadbeefdeadbeef
-	for k := 1; k <= 4; k++ {
+	for _, k := range []int{1, 2, 3, 4, target.MaxK} {
 		// The records are stored unchecked (recPut): the words past them
 		// must stay as they were.
 		l := wlog{buf: make([]uint64, 2*firstChunkWords)}
@@ -420,16 +435,38 @@ func TestRecordSizes(t *testing.T) {
 			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10 + uint64(k) - 1},
 			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10, report: true, vals: mk(20)},
 		}
+		// The stamps end at the largest a record holds.
+		ts0 := uint64(history.MaxStamp - 2*len(ops) + 1)
 		for i := range ops {
 			o := &ops[i]
 			l.reserve(opWords(k)) // as the worker does
-			logInvocation(&l, o, k, int64(2*i))
-			logResponse(&l, o, k, int64(2*i+1))
+			logInvocation(&l, o, k, int64(ts0)+int64(2*i))
+			logResponse(&l, o, k, int64(ts0)+int64(2*i+1))
 			want += recWords(invKind(o), k)
 		}
 		want += recWords(recRetRead, k)*2 + recWords(recRetOK, k) + recWords(recRetFail, k) + recWords(recRetFailValues, k)
 		if l.n != want {
 			t.Fatalf("k=%d: %d words, want %d", k, l.n, want)
+		}
+		// One head word per record: read 1+k, its values 1+k; swap 1+2k,
+		// values 1+k; cas 1+3k, ok 1; cas, fail 2; cas, fail with values
+		// 2+k. 12+15k words for the five operations (version 1: 22+15k).
+		recs := []struct{ kind, words int }{
+			{1, 1 + k}, {3, 1 + k}, {6, 1 + 2*k}, {3, 1 + k}, {2, 1 + 3*k}, {4, 1}, {2, 1 + 3*k}, {5, 2}, {2, 1 + 3*k}, {7, 2 + k},
+		}
+		if l.n != 12+15*k {
+			t.Fatalf("k=%d: %d words, want %d", k, l.n, 12+15*k)
+		}
+		pos := 0
+		for i, r := range recs {
+			ts := ts0 + uint64(i)
+			if h := l.buf[pos]; h != uint64(r.kind)|uint64(k)<<4|ts<<12 {
+				t.Fatalf("k=%d: record %d (at word %d) has head %#x, want kind %d, k %d, timestamp %d", k, i, pos, h, r.kind, k, ts)
+			}
+			pos += r.words
+		}
+		if ts0+9 != history.MaxStamp || pos != l.n {
+			t.Fatalf("k=%d: the records end at word %d of %d, last stamp %d", k, pos, l.n, ts0+9)
 		}
 		for i, w := range l.buf[l.n:] {
 			if w != poison {
@@ -487,7 +524,8 @@ func TestStreamedTextMerge(t *testing.T) {
 		}
 		dp.start(procs, live, false)
 		wl := make([]wlog, n)
-		pos := make([]int, n) // records handed over so far (3 words each)
+		rw := recWords(recInvRead, 1) // every record's words (randomLogs)
+		pos := make([]int, n)         // records handed over so far
 		var lastTS []uint64 = make([]uint64, n)
 		abandoned := make([]bool, n)
 		for i := range abandoned {
@@ -495,7 +533,7 @@ func TestStreamedTextMerge(t *testing.T) {
 		}
 		for open := n; open > 0; {
 			i := rng.IntN(n)
-			recs := len(logs[i]) / 3
+			recs := len(logs[i]) / rw
 			if pos[i] > recs {
 				continue // done
 			}
@@ -503,17 +541,17 @@ func TestStreamedTextMerge(t *testing.T) {
 			last := pos[i]+take == recs && rng.IntN(2) == 0
 			if last && abandoned[i] {
 				// Its last records stay in its log: finish takes them.
-				wl[i].buf, wl[i].n = logs[i][3*pos[i]:], len(logs[i])-3*pos[i]
+				wl[i].buf, wl[i].n = logs[i][rw*pos[i]:], len(logs[i])-rw*pos[i]
 				wl[i].lastTS = lastTS[i]
 				if wl[i].n > 0 {
-					wl[i].lastTS = logs[i][len(logs[i])-2]
+					wl[i].lastTS = recTS(logs[i][len(logs[i])-rw])
 				}
 				pos[i], open = recs+1, open-1
 				continue
 			}
-			words := logs[i][3*pos[i] : 3*(pos[i]+take)]
+			words := logs[i][rw*pos[i] : rw*(pos[i]+take)]
 			if take > 0 {
-				lastTS[i] = words[len(words)-2]
+				lastTS[i] = recTS(words[len(words)-rw])
 			}
 			dp.put(dumpChunk{w: i, words: words, lastTS: lastTS[i], last: last})
 			pos[i] += take
@@ -540,9 +578,9 @@ func lastInvTS(chunks [][]uint64) (uint64, bool) {
 	var ts uint64
 	ok := false
 	for _, c := range chunks {
-		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
-			if history.IsInvocation(int(c[pos] & 0xff)) {
-				ts, ok = c[pos+1], true
+		for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
+			if history.IsInvocation(recKind(c[pos])) {
+				ts, ok = recTS(c[pos]), true
 			}
 		}
 	}

@@ -158,6 +158,7 @@ type clock struct {
 	base      time.Time
 	baseTick  uint64
 	nsPerTick float64
+	from      int64 // the segment's first timestamp (start)
 }
 
 // newClock returns the clock of source s for a free scheduler of workers
@@ -194,11 +195,12 @@ func clockOf(s ClockSource, t tscInfo, workers int) (clock, error) {
 	return clock{tsc: true, nsPerTick: t.nsPerTick}, nil
 }
 
-// start begins a segment at base: timestamps count from there.
-func (c *clock) start(base time.Time) {
-	c.base = base
+// start begins a segment at base: timestamps count from there, starting
+// at from (0 but in tests: Driver.stampFrom).
+func (c *clock) start(base time.Time, from int64) {
+	c.base, c.from = base.Add(-time.Duration(from)), from
 	if c.tsc {
-		c.baseTick = tscOrdered()
+		c.baseTick = tscOrdered() - uint64(from)
 	}
 }
 
@@ -221,9 +223,9 @@ func (c *clock) tick() int64 { return int64(tscOrdered() - c.baseTick) }
 // a count's: see Driver.opElapsed).
 func (c *clock) nanos(ts int64) time.Duration {
 	if c.tsc {
-		return time.Duration(float64(ts) * c.nsPerTick)
+		return time.Duration(float64(ts-c.from) * c.nsPerTick)
 	}
-	return time.Duration(ts)
+	return time.Duration(ts - c.from)
 }
 
 // source names the clock in use.

@@ -100,7 +100,7 @@ func TestTSCOrdersAcrossCores(t *testing.T) {
 				}
 				t.Skip(why)
 			}
-			c.start(time.Now())
+			c.start(time.Now(), 0)
 			trips, bad, pinned := crossCore(t, c.now, 200*time.Millisecond)
 			t.Logf("%d round trips, pinned to CPUs 0 and 1: %v", trips, pinned)
 			if bad > 0 {
@@ -213,7 +213,7 @@ func TestTSCFallback(t *testing.T) {
 	}
 	// A monotonic clock counts nanoseconds from its start.
 	c, _ := clockOf(ClockAuto, detectTSC(tscProbe{true, variant, tsc}), 2)
-	c.start(time.Now())
+	c.start(time.Now(), 0)
 	time.Sleep(5 * time.Millisecond)
 	if el := c.nanos(c.now()); el < 5*time.Millisecond || el > time.Second || c.source() != ClockMonotonic {
 		t.Fatalf("5ms measured as %v by %v", el, c.source())
@@ -237,7 +237,7 @@ func TestClockSource(t *testing.T) {
 	}
 	if ok {
 		// The calibration: a sleep measured in ticks is the sleep.
-		c.start(time.Now())
+		c.start(time.Now(), 0)
 		t0 := c.now()
 		time.Sleep(20 * time.Millisecond)
 		el := c.nanos(c.now() - t0)

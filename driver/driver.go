@@ -49,7 +49,13 @@ type Driver struct {
 	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
 	base        time.Time
-	clk         clock   // free: the timestamps' source
+	clk         clock // free: the timestamps' source
+	// stampFrom is where a segment's timestamps start (0; a test's
+	// injected clock starts them near history.MaxStamp).
+	stampFrom int64
+	// checkStamps: the segment's clock might pass history.MaxStamp, and
+	// the workers check each stamp (see stampOverflow).
+	checkStamps bool
 	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
 	det         *detSched
 	// turns are the deterministic scheduler's worker coroutines and
@@ -58,11 +64,12 @@ type Driver struct {
 	turns *turns
 	keep  bool
 
-	mu      sync.Mutex
-	stuck   *Stuck
-	opErr   *OpError
-	blocked *Blocked
-	stops   int // segments run
+	mu       sync.Mutex
+	stuck    *Stuck
+	opErr    *OpError
+	blocked  *Blocked
+	stampErr error // a timestamp too large for the logs (stampOverflow)
+	stops    int   // segments run
 	// broken, once set, refuses every further segment: a worker of an
 	// earlier one never returned (see Blocked).
 	broken error
@@ -352,6 +359,46 @@ func (d *Driver) setStuck(w int) {
 	d.abort()
 }
 
+// stampsBounded reports whether a segment of quota operations cannot take
+// a timestamp above history.MaxStamp: the deterministic scheduler's
+// logical clock and a count take two stamps an operation at most, from
+// stampFrom on. (The clocks of time are checked stamp by stamp.)
+func (d *Driver) stampsBounded(quota []int) bool {
+	if d.cfg.Sched == Free && !d.clk.count {
+		return false
+	}
+	n := int64(0)
+	for _, q := range quota {
+		n += int64(q)
+	}
+	return d.stampFrom+2*n <= history.MaxStamp
+}
+
+// stampOverflow stops the segment: worker w took timestamp ts, above
+// history.MaxStamp, the most a log record holds (its head word keeps 52
+// bits of it). Segment returns the error; the operation stamped stays
+// pending in the history, as one a stopped segment cuts off.
+//
+// No clock gets there in practice: each segment restarts it, and 2^52 is
+// 17 days of a 3 GHz TSC, 52 days of nanoseconds, 4.5e15 steps of a
+// count or of the deterministic scheduler's logical clock. But a record
+// must never hold a timestamp cut to its low bits (the merge would put
+// its steps out of order), so each stamp is checked (one comparison),
+// but in a segment that cannot get there (stampsBounded).
+func (d *Driver) stampOverflow(w int, ts int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stampErr == nil {
+		src := "the deterministic scheduler's logical clock"
+		if d.det == nil {
+			src = "clock " + d.clk.source().String()
+		}
+		d.stampErr = fmt.Errorf("driver: process %d took log timestamp %d (%s) %v into the segment: a log record holds timestamps up to 2^52-1, counted from the start of the segment (each segment restarts the clock); the segment was stopped there",
+			d.pids[w], uint64(ts), src, time.Since(d.base).Round(time.Millisecond))
+	}
+	d.abort()
+}
+
 func (d *Driver) setOpErr(w int, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -422,12 +469,12 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	}
 	d.stops++
 	d.aborted.Store(false)
-	d.stuck, d.opErr, d.blocked = nil, nil, nil
+	d.stuck, d.opErr, d.blocked, d.stampErr = nil, nil, nil, nil
 	d.crashAt, d.crashWorker, d.crashAction, d.stallAt, d.silent = cp.Access, cp.Worker, cp.Action, cp.Stall, -1
 	d.lateCrash = cp.Late
 	d.segAccesses = 0
 	d.base = time.Now()
-	d.clk.start(d.base)
+	d.clk.start(d.base, d.stampFrom)
 	d.opTimed = opWatch{}
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
 	for i := range d.ws {
@@ -440,6 +487,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		}
 	}
 	left := append([]int(nil), quota...)
+	d.checkStamps = d.rec != nil && !d.stampsBounded(quota)
 	if d.dump != nil {
 		live := make([]bool, len(left))
 		n := 0
@@ -492,6 +540,9 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	if err != nil {
 		return res, err
 	}
+	if d.stampErr != nil {
+		return res, d.stampErr
+	}
 	if d.stuck != nil {
 		d.stuck.Line = ms.LastInv[d.stuck.worker]
 		if st := d.stuck.Stalled; st != nil {
@@ -539,10 +590,16 @@ func (d *Driver) history() (MergeStats, error) {
 		return d.dump.finish(d.logs)
 	}
 	logs := make([][][]uint64, len(d.logs))
+	stamped := 0 // the records, if the deterministic scheduler stamped them
 	for i := range d.logs {
 		logs[i] = d.logs[i].chunks()
+		if d.det != nil {
+			for _, n := range d.logs[i].counts {
+				stamped += int(n)
+			}
+		}
 	}
-	return d.rec.mergeChunks(logs, d.pids, d.cfg.K, d.det != nil)
+	return d.rec.mergeChunks(logs, d.pids, d.cfg.K, stamped)
 }
 
 // stopWorker is what worker w does when it stops working in a segment:
@@ -559,7 +616,7 @@ func (d *Driver) stopWorker(w int) {
 // some, which workers' goroutines never returned (see wait).
 func (d *Driver) runDeterministic(ctx context.Context, segSeed uint64, left []int, full []bool) []bool {
 	n := d.cfg.Threads
-	s := &detSched{d: d, dr: newDraws(segSeed, 0x5ced), stickAt: belowBound(d.cfg.stick()), stallAt: d.stallAt, stalled: -1}
+	s := &detSched{d: d, dr: newDraws(segSeed, 0x5ced), stickAt: belowBound(d.cfg.stick()), stallAt: d.stallAt, stalled: -1, clock: d.stampFrom}
 	if d.cfg.Late > 0 {
 		s.late = newLate(segSeed, d.cfg.Late, d.region)
 		if d.lateCrash && d.region != nil {
@@ -720,12 +777,13 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	// early (by the worker's bookkeeping between the two), which may hide
 	// an order but never invents one. A yield in between takes a fresh
 	// stamp.
-	var shared int64
+	shared := d.stampFrom // a count's stamps start after it
 	haveShared := false
 	// Unrecorded (no recorder), a worker logs nothing and reads the clock
 	// only for the stuck watch, which needs a region.
 	rec := d.rec != nil
 	stamps := rec || d.region != nil
+	check := d.checkStamps
 	// The free scheduler's TSC is read inline (clock.tick), once per
 	// operation, or its one worker counts (ClockCount: ts counts the
 	// stamps: a response one after its invocation, a fresh stamp one
@@ -760,6 +818,10 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			ts = d.clk.tick()
 		} else if stamps {
 			ts = d.now()
+		}
+		if check && uint64(ts) > history.MaxStamp {
+			d.stampOverflow(w, ts)
+			return
 		}
 		if rec {
 			l.reserve(opw)
@@ -808,6 +870,11 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			rts = d.clk.tick()
 		} else if stamps && !count {
 			rts = d.now()
+		}
+		if check && uint64(rts) > history.MaxStamp {
+			p.interrupted()
+			d.stampOverflow(w, rts)
+			return
 		}
 		shared, haveShared = rts, d.det == nil
 		if rec {

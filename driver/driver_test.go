@@ -561,9 +561,9 @@ func TestMergeOrder(t *testing.T) {
 	// Process 2: inv at 1, ret at 10. On the tie at 10 both invocations
 	// and responses are possible in real time; the merge puts process 1's
 	// invocation first, so no order is claimed that may not hold.
-	l0 := []uint64{recInvRead | 1<<8, 5, 7, recRetRead | 1<<8, 10, 0}
-	l1 := []uint64{recInvCAS | 1<<8, 10, 7, 0, 0x200000001, recRetOK | 1<<8, 12}
-	l2 := []uint64{recInvRead | 1<<8, 1, 7, recRetRead | 1<<8, 10, 0}
+	l0 := []uint64{hd(recInvRead, 1, 5), 7, hd(recRetRead, 1, 10), 0}
+	l1 := []uint64{hd(recInvCAS, 1, 10), 7, 0, 0x200000001, hd(recRetOK, 1, 12)}
+	l2 := []uint64{hd(recInvRead, 1, 1), 7, hd(recRetRead, 1, 10), 0}
 	var buf bytes.Buffer
 	rec := NewRecorder(history.NewWriter(&buf))
 	ms, err := rec.MergeLogs([][]uint64{l0, l1, l2}, []int32{0, 1, 2}, 1)
@@ -581,8 +581,8 @@ func TestMergeOrder(t *testing.T) {
 	// Swaps and failures that report values: the swap's tag counts.
 	buf.Reset()
 	rec = NewRecorder(history.NewWriter(&buf))
-	l0 = []uint64{recInvSwap | 2<<8, 1, 7, 0x100000005, 8, 0x100000006, recRetRead | 2<<8, 3, 0, 0x200000001}
-	l1 = []uint64{recInvCAS | 2<<8, 2, 7, 0, 0x200000009, 8, 0, 0x20000000a, recRetFailValues | 2<<8, 4, 7, 0x100000005, 0}
+	l0 = []uint64{hd(recInvSwap, 2, 1), 7, 0x100000005, 8, 0x100000006, hd(recRetRead, 2, 3), 0, 0x200000001}
+	l1 = []uint64{hd(recInvCAS, 2, 2), 7, 0, 0x200000009, 8, 0, 0x20000000a, hd(recRetFailValues, 2, 4), 7, 0x100000005, 0}
 	if ms, err = rec.MergeLogs([][]uint64{l0, l1}, []int32{0, 1}, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -596,13 +596,15 @@ func TestMergeOrder(t *testing.T) {
 	}
 	// A damaged log is refused.
 	for _, bad := range [][]uint64{
-		{recInvRead | 1<<8, 5},                                      // cut short
-		{recRetOK | 1<<8, 5},                                        // response first
-		{recInvRead | 1<<8, 5, 1, recInvRead | 1<<8, 6, 2},          // two invocations
-		{recInvRead | 1<<8, 5, 1, recRetRead | 1<<8, 4, 0},          // back in time
-		{recInvSwap | 1<<8, 5, 1, 9, recRetOK | 1<<8, 6},            // a swap returns ok
-		{recInvRead | 1<<8, 5, 1, recRetFailValues | 1<<8, 6, 1, 0}, // a read fails
-		{99, 5},
+		{hd(recInvRead, 1, 5)},                                      // cut short
+		{hd(recRetOK, 1, 5)},                                        // response first
+		{hd(recInvRead, 1, 5), 1, hd(recInvRead, 1, 6), 2},          // two invocations
+		{hd(recInvRead, 1, 5), 1, hd(recRetRead, 1, 4), 0},          // back in time
+		{hd(recInvSwap, 1, 5), 1, 9, hd(recRetOK, 1, 6)},            // a swap returns ok
+		{hd(recInvRead, 1, 5), 1, hd(recRetFailValues, 1, 6), 1, 0}, // a read fails
+		{hd(15, 1, 5), 5},                                           // an unknown kind
+		{hd(recInvRead, 0, 5)},                                      // k 0
+		{hd(recInvRead, 2, 5), 1, 2},                                // k over the driver's
 	} {
 		if _, err := NewRecorder(history.NewWriter(&buf)).MergeLogs([][]uint64{bad}, []int32{0}, 1); err == nil {
 			t.Fatalf("log %v accepted", bad)

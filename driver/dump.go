@@ -442,7 +442,7 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 		}
 		var walked int64 // records of c walked (or jumped over)
 		seek := true     // ths[i] is new to the chunk: look for a mark
-		for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8&0xffffff)) {
+		for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
 			if seek {
 				seek = false
 				if m, ok := jump(marks, ths[i], pos); ok {
@@ -451,7 +451,7 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 					walked, pos = m.recs, m.pos
 				}
 			}
-			t := c[pos+1]
+			t := recTS(c[pos])
 			for i < len(ths) && ths[i] < t {
 				if !counted {
 					lower[i] += n
@@ -466,7 +466,7 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 					lower[i] += n
 					counted = true
 				}
-				ties[i][j] = append(ties[i][j], history.IsInvocation(int(c[pos]&0xff)))
+				ties[i][j] = append(ties[i][j], history.IsInvocation(recKind(c[pos])))
 			}
 			n++
 			walked++

@@ -12,9 +12,9 @@ import (
 
 // A worker's log is a flat array of 64-bit words holding records:
 //
-//	header  kind | k<<8
-//	ts      the timestamp (the free scheduler's clock, or the
-//	        deterministic scheduler's logical clock)
+//	head    kind | k<<4 | ts<<12 (history.StreamHead), ts the timestamp
+//	        (the free scheduler's clock, or the deterministic scheduler's
+//	        logical clock), below 2^52 (see stampErr)
 //	payload inv read: k addresses; inv cas: k (address, expected, new)
 //	        triples; inv swap: k (address, new) pairs; ret values (of a
 //	        read or a swap): k values; ret ok: nothing; ret fail: the
@@ -33,7 +33,16 @@ const (
 	recRetFailValues = history.RecRetFailValues
 )
 
-const recHeader = 2 // words before the payload
+const recHeader = 1 // words before the payload
+
+// The largest k the driver takes (target.MaxK) must fit a record's head:
+// this does not compile otherwise.
+const _ = uint8(target.MaxK)
+
+// recKind, recK and recTS decode a record's head word.
+func recKind(h uint64) int  { return history.StreamKind(h) }
+func recK(h uint64) int     { return history.StreamK(h) }
+func recTS(h uint64) uint64 { return history.StreamStamp(h) }
 
 func recWords(kind, k int) int {
 	switch kind {
@@ -104,13 +113,13 @@ var maxRecord = opWords(target.MaxK)
 // enough to be inlined (a call and its spills cost about as much as the
 // rest).
 
-// record returns where the log's next record starts, with its header
-// and timestamp stored; the caller stores the payload (recPut) and calls
-// commitRecord. The log must have room (reserve).
+// record returns where the log's next record starts, with its head word
+// stored; the caller stores the payload (recPut) and calls commitRecord.
+// The log must have room (reserve), and ts must be at most
+// history.MaxStamp (the worker checks each stamp it takes: stampErr).
 func (l *wlog) record(kind, k int, ts int64) unsafe.Pointer {
 	r := unsafe.Add(unsafe.Pointer(unsafe.SliceData(l.buf)), 8*l.n)
-	*(*uint64)(r) = uint64(kind) | uint64(k)<<8
-	*(*uint64)(unsafe.Add(r, 8)) = uint64(ts)
+	*(*uint64)(r) = history.StreamHead(kind, k, uint64(ts))
 	return r
 }
 
@@ -319,7 +328,8 @@ func (c *cursor) head(done func([]uint64)) (kind int, ts uint64, ok bool) {
 		}
 		c.recs, c.chunks, c.pos = c.chunks[0], c.chunks[1:], 0
 	}
-	return int(c.recs[c.pos] & 0xff), c.recs[c.pos+1], true
+	h := c.recs[c.pos]
+	return recKind(h), recTS(h), true
 }
 
 // MergeLogs writes the records of logs (log i is process procs[i]) to the
@@ -336,7 +346,7 @@ func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats
 	for i, l := range logs {
 		chunked[i] = [][]uint64{l}
 	}
-	return rc.mergeChunks(chunked, procs, k, false)
+	return rc.mergeChunks(chunked, procs, k, 0)
 }
 
 // streamLogs is MergeLogs for a binary history: the logs, validated, go
@@ -354,12 +364,12 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 		var counts [history.RecRetFailValues + 1]int64
 		lastKind := 0
 		for pos := 0; pos < len(l); {
-			kind, kk := int(l[pos]&0xff), int(l[pos]>>8)
+			kind, kk := recKind(l[pos]), recK(l[pos])
 			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
 			counts[kind]++
 			lastKind = kind
 			if history.IsInvocation(kind) {
-				last[i] = invStamp{ts: l[pos+1], ok: true}
+				last[i] = invStamp{ts: recTS(l[pos]), ok: true}
 			}
 			pos += recWords(kind, kk)
 		}
@@ -375,10 +385,11 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 	return st, nil
 }
 
-// mergeChunks merges logs (MergeLogs) given as chunks. stamped says the
-// logs may be the deterministic scheduler's, whose logical clock stamps
-// the records it logs 1, 2, 3 and so on (see merger.ordered).
-func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped bool) (MergeStats, error) {
+// mergeChunks merges logs (MergeLogs) given as chunks. stamped, if not 0,
+// says the logs may be the deterministic scheduler's, whose logical clock
+// stamps the records it logs 1, 2, 3 and so on (see merger.ordered), and
+// bounds the number of their records.
+func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped int) (MergeStats, error) {
 	m := newMerger(rc, procs, k, nil)
 	for i, l := range logs {
 		for _, c := range l {
@@ -387,7 +398,7 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped
 			}
 		}
 	}
-	if !stamped || !m.ordered() {
+	if stamped == 0 || !m.ordered(stamped) {
 		m.run(0, true)
 	}
 	return m.st, nil
@@ -400,25 +411,19 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped
 // and each is placed by its stamp instead of comparing every log's head
 // for every record (run: about 125 instructions a record with four logs,
 // 1.4 % of a fuzz run's). It reports false, having written nothing, if
-// the stamps are not such.
-func (m *merger) ordered() bool {
-	words := 0
-	for i := range m.cs {
-		for _, c := range m.cs[i].chunks {
-			words += len(c)
-		}
-	}
+// the stamps are not such. The logs hold at most records records.
+func (m *merger) ordered(records int) bool {
 	// order[t-1] is 1 + the log of the record stamped t (0: none seen),
-	// for every stamp up to the records there can be (a record has a
-	// header at least). N distinct stamps, none above N, are 1 to N.
-	order := slices.Grow(m.rc.order[:0], words/recHeader)[:words/recHeader]
+	// for every stamp up to the records there can be. N distinct stamps,
+	// none above N, are 1 to N.
+	order := slices.Grow(m.rc.order[:0], records)[:records]
 	m.rc.order = order
 	clear(order)
 	n, last := 0, uint64(0)
 	for i := range m.cs {
 		for _, c := range m.cs[i].chunks {
-			for pos := 0; pos < len(c); pos += recWords(int(c[pos]&0xff), int(c[pos]>>8)) {
-				t := c[pos+1]
+			for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
+				t := recTS(c[pos])
 				if t-1 >= uint64(len(order)) || order[t-1] != 0 {
 					return false
 				}
@@ -524,8 +529,7 @@ func (m *merger) run(below uint64, all bool) {
 func (m *merger) write(i int) {
 	c := &m.cs[i] // head() left c.recs at the record
 	st, hw := &m.st, m.rc.ew
-	kind := int(c.recs[c.pos] & 0xff)
-	kk := int(c.recs[c.pos] >> 8)
+	kind, kk := recKind(c.recs[c.pos]), recK(c.recs[c.pos])
 	n := recWords(kind, kk)
 	pay := c.recs[c.pos+recHeader : c.pos+n]
 	c.pos += n
@@ -634,15 +638,15 @@ func (v *validator) check(l []uint64, k int) error {
 		if pos+recHeader > len(l) {
 			return fmt.Errorf("record at word %d is cut short", pos)
 		}
-		kind, kk := int(l[pos]&0xff), int(l[pos]>>8)
+		kind, kk := recKind(l[pos]), recK(l[pos])
 		n := recWords(kind, kk)
-		if n < 0 || kk < 1 || kk > k || l[pos]>>32 != 0 {
-			return fmt.Errorf("record at word %d has header %#x", pos, l[pos])
+		if n < 0 || kk < 1 || kk > k {
+			return fmt.Errorf("record at word %d has head %#x", pos, l[pos])
 		}
 		if pos+n > len(l) {
 			return fmt.Errorf("record at word %d is cut short", pos)
 		}
-		if ts := l[pos+1]; ts < last {
+		if ts := recTS(l[pos]); ts < last {
 			return fmt.Errorf("record at word %d goes back in time", pos)
 		} else {
 			last = ts

@@ -28,7 +28,7 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 			kinds = []int{recRetOK, recRetFail, recRetFailValues}
 		}
 		kind := kinds[rng.IntN(len(kinds))]
-		l = append(l, uint64(kind)|uint64(k)<<8, t)
+		l = append(l, hd(kind, k, t))
 		for range recWords(kind, k) - recHeader {
 			l = append(l, uint64(rng.IntN(8))|uint64(rng.IntN(3))<<32)
 		}
@@ -43,7 +43,7 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 		for pos := 0; pos < len(l); {
 			end := pos
 			for n := 1 + rng.IntN(4); n > 0 && end < len(l); n-- {
-				end += recWords(int(l[end]&0xff), int(l[end]>>8))
+				end += recWords(recKind(l[end]), recK(l[end]))
 			}
 			chunked[p] = append(chunked[p], l[pos:end])
 			pos = end
@@ -53,6 +53,19 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 		}
 	}
 	return chunked
+}
+
+// recordsOf counts the records of logs.
+func recordsOf(logs [][][]uint64) int {
+	n := 0
+	for _, l := range logs {
+		for _, c := range l {
+			for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // TestOrderedMergeIsTheMerge checks that the merge of logs stamped by the
@@ -65,7 +78,7 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 	// merge merges logs twice on one recorder (the second merge reuses
 	// the first's order; the second's statistics count on from the first's
 	// lines).
-	merge := func(logs [][][]uint64, pids []int32, k int, stamped bool) (string, []MergeStats) {
+	merge := func(logs [][][]uint64, pids []int32, k int, stamped int) (string, []MergeStats) {
 		t.Helper()
 		var buf bytes.Buffer
 		rc := NewRecorder(history.NewWriter(&buf))
@@ -87,8 +100,8 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 		for i := range pids {
 			pids[i] = int32(rng.IntN(3))
 		}
-		want, wantSt := merge(logs, pids, k, false)
-		got, gotSt := merge(logs, pids, k, true)
+		want, wantSt := merge(logs, pids, k, 0)
+		got, gotSt := merge(logs, pids, k, recordsOf(logs))
 		if got != want {
 			t.Fatalf("trial %d: stamped merge\n%s\nwant\n%s", trial, got, want)
 		}
@@ -100,7 +113,7 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 		var rec history.Recording
 		rc := NewRecorder(&rec)
 		for range 2 {
-			if _, err := rc.mergeChunks(logs, pids, k, true); err != nil {
+			if _, err := rc.mergeChunks(logs, pids, k, recordsOf(logs)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -120,22 +133,22 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 				}
 			}
 		}
-		if !m.ordered() {
+		if !m.ordered(recordsOf(logs)) {
 			t.Fatalf("trial %d: stamped logs not merged by their stamps", trial)
 		}
 	}
 	// Stamps that are not 1 to N (a gap, a repeat, a repeat and a gap, a
 	// zero, the free scheduler's clock): the general merge, the same text.
 	for _, logs := range [][][][]uint64{
-		{{{recInvRead | 1<<8, 1, 7, recRetRead | 1<<8, 3, 0}}},
-		{{{recInvRead | 1<<8, 1, 7}}, {{recInvRead | 1<<8, 1, 8}}},
-		{{{recInvRead | 1<<8, 1, 7, recRetRead | 1<<8, 3, 0}}, {{recInvRead | 1<<8, 1, 8}}},
-		{{{recInvRead | 1<<8, 0, 7}}},
-		{{{recInvRead | 1<<8, 1e9, 7, recRetRead | 1<<8, 2e9, 0}}, {{recInvRead | 1<<8, 1e9 + 5, 8}}},
+		{{{hd(recInvRead, 1, 1), 7, hd(recRetRead, 1, 3), 0}}},
+		{{{hd(recInvRead, 1, 1), 7}}, {{hd(recInvRead, 1, 1), 8}}},
+		{{{hd(recInvRead, 1, 1), 7, hd(recRetRead, 1, 3), 0}}, {{hd(recInvRead, 1, 1), 8}}},
+		{{{hd(recInvRead, 1, 0), 7}}},
+		{{{hd(recInvRead, 1, 1e9), 7, hd(recRetRead, 1, 2e9), 0}}, {{hd(recInvRead, 1, 1e9+5), 8}}},
 	} {
 		pids := []int32{0, 1}[:len(logs)]
 		var want, got bytes.Buffer
-		wantSt, err := NewRecorder(history.NewWriter(&want)).mergeChunks(logs, pids, 1, false)
+		wantSt, err := NewRecorder(history.NewWriter(&want)).mergeChunks(logs, pids, 1, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,10 +160,10 @@ func TestOrderedMergeIsTheMerge(t *testing.T) {
 				}
 			}
 		}
-		if m.ordered() {
+		if m.ordered(recordsOf(logs)) {
 			t.Fatalf("logs %v merged by their stamps", logs)
 		}
-		gotSt, err := NewRecorder(history.NewWriter(&got)).mergeChunks(logs, pids, 1, true)
+		gotSt, err := NewRecorder(history.NewWriter(&got)).mergeChunks(logs, pids, 1, recordsOf(logs))
 		if err != nil {
 			t.Fatal(err)
 		}

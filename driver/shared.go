@@ -18,7 +18,7 @@ import (
 // A worker writes a record and then publishes the section's length with a
 // sequentially consistent store, so a reader (the parent, after the kill)
 // sees whole records only.
-const sharedMagic = 0x31474f4c4e4c4d50 // "PMLNLOG1"
+const sharedMagic = 0x32474f4c4e4c4d50 // "PMLNLOG2": records of one head word (log.go)
 
 // SharedLogWords is the size in words of shared logs for threads workers
 // with room for ops operations each.

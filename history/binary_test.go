@@ -79,7 +79,16 @@ func TestBinaryRoundTrip(t *testing.T) {
 // binFile builds binary histories by hand.
 type binFile struct{ b []byte }
 
-func newBin() *binFile { return &binFile{b: []byte(history.BinaryMagic)} }
+// binaryMagicV1 starts a version 1 file, whose stream records are a
+// header word (rec) and a timestamp word: the tests written for version 1
+// build such files (newBin), which pmlin still reads.
+const binaryMagicV1 = "\x89PMLINB1"
+
+func newBin() *binFile { return &binFile{b: []byte(binaryMagicV1)} }
+
+// newBin2 starts a version 2 file, whose stream records start with one
+// word (srec2).
+func newBin2() *binFile { return &binFile{b: []byte(history.BinaryMagic)} }
 
 func (f *binFile) words(ws ...uint64) *binFile {
 	for _, w := range ws {
@@ -97,6 +106,9 @@ func (f *binFile) end(lines uint64) []byte { return f.block(history.BlockEnd, 0,
 func rec(kind, k int) uint64 { return history.RecHeader(kind, k, 0) }
 
 func srec(kind, k int, proc int32) uint64 { return history.RecHeader(kind, k, proc) }
+
+// srec2 is the head word of a version 2 stream record.
+func srec2(kind, k int, ts uint64) uint64 { return history.StreamHead(kind, k, ts) }
 
 // text is a text record of s.
 func text(s string) []uint64 {
@@ -187,7 +199,7 @@ func TestBinaryErrors(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		{"version", []byte("\x89PMLINB2rest"), "another version"},
+		{"version", []byte("\x89PMLINB3rest"), "another version"},
 		{"no end", newBin().block(history.BlockSerial, 0, 0, read1...).b, "cut short"},
 		{"cut block", newBin().block(history.BlockSerial, 0, 0, read1...).b[:20], "cut short"},
 		{"end count", newBin().block(history.BlockSerial, 0, 0, read1...).end(2), "counts 2 lines"},
@@ -238,19 +250,31 @@ func TestBinaryErrors(t *testing.T) {
 func FuzzBinary(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		if b, err := convert(f, []byte(s), true); err == nil {
-			f.Add(b[len(history.BinaryMagic):])
+			f.Add(false, b[len(history.BinaryMagic):])
 		}
 	}
-	f.Add(newBin().block(history.BlockSection, 0, 0, 1, 2).
+	f.Add(true, newBin().block(history.BlockSection, 0, 0, 1, 2).
 		block(history.BlockStream, 0, 1, rec(history.RecInvCAS, 1), 3, 1, 0, 9).
 		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvRead, 1), 3, 1, rec(history.RecRetValues, 1), 4, 9).
 		block(history.BlockStream, 0, 1, rec(history.RecRetFailValues, 1), 3, 1, 7).end(4)[len(history.BinaryMagic):])
-	f.Add(newBin().block(history.BlockSection, 0, 0, 1, 2).
+	f.Add(true, newBin().block(history.BlockSection, 0, 0, 1, 2).
 		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 5, rec(history.RecRetValues, 2), 5, 0, 0).
 		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 6, rec(history.RecRetFailValues, 1), 6, 10, 0x100000001).
 		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0), srec(history.RecInvSwap, 1, 1), 10, 7).end(6)[len(history.BinaryMagic):])
-	f.Fuzz(func(t *testing.T, in []byte) {
-		in = append([]byte(history.BinaryMagic), in...)
+	f.Add(false, newBin2().block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, 0, 1, srec2(history.RecInvCAS, 1, 3), 1, 0, 9).
+		block(history.BlockStream, history.BlockLast, 0, srec2(history.RecInvRead, 1, 3), 1, srec2(history.RecRetValues, 1, 4), 9).
+		block(history.BlockStream, 0, 1, srec2(history.RecRetFailValues, 1, 3), 1, 7).end(4)[len(history.BinaryMagic):])
+	f.Add(false, newBin2().block(history.BlockSection, 0, 0, 1, 2).
+		block(history.BlockStream, history.BlockLast, 0, srec2(history.RecInvSwap, 2, 3), 10, 0x100000001, 11, 5, srec2(history.RecRetValues, 2, 5), 0, 0).
+		block(history.BlockStream, history.BlockLast, 1, srec2(history.RecInvCAS, 1, 4), 10, 0, 6, srec2(history.RecRetFailValues, 1, history.MaxStamp), 10, 0x100000001).
+		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0), srec(history.RecInvSwap, 1, 1), 10, 7).end(6)[len(history.BinaryMagic):])
+	f.Fuzz(func(t *testing.T, v1 bool, in []byte) {
+		magic := history.BinaryMagic
+		if v1 {
+			magic = binaryMagicV1
+		}
+		in = append([]byte(magic), in...)
 		var evs []history.Event
 		r := history.NewReader(bytes.NewReader(in), "fuzz", history.Options{})
 		for {

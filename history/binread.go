@@ -23,6 +23,7 @@ import (
 type binReader struct {
 	r   *Reader
 	off int64 // byte offset of the next unread byte
+	v1  bool  // a version 1 file: a stream record's timestamp is a word of its own
 
 	serial    []uint64 // payload of the serial block being read
 	spos      int
@@ -71,12 +72,15 @@ func (r *Reader) sniffBinary() (bool, error) {
 	if len(head) < 6 || !bytes.HasPrefix(head, []byte(BinaryMagic[:6])) {
 		return false, nil
 	}
-	if string(head) != BinaryMagic {
-		return true, r.binFail(0, "a binary history of another version (%q); this pmlin reads %q", head[6:], BinaryMagic[6:])
+	// The one place the version is told apart: what differs is the stream
+	// records' head (streamHead).
+	v1 := string(head) == binaryMagicV1
+	if string(head) != BinaryMagic && !v1 {
+		return true, r.binFail(0, "a binary history of another version (%q); this pmlin reads %q and %q", head[6:], binaryMagicV1[6:], BinaryMagic[6:])
 	}
 	r.br.Discard(len(BinaryMagic))
 	r.format = Binary
-	r.bin = &binReader{r: r, off: int64(len(BinaryMagic))}
+	r.bin = &binReader{r: r, off: int64(len(BinaryMagic)), v1: v1}
 	return true, nil
 }
 
@@ -156,21 +160,40 @@ func byteView(words []uint64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), 8*len(words))
 }
 
+// streamHead decodes the head of the stream record at p[pos]: its kind,
+// k and timestamp, and its words before the payload (version 2: one, see
+// StreamHead; version 1: a header word, kind in bits 0-7 and k in bits
+// 8-31, then a timestamp word). The record must have those words.
+func (b *binReader) streamHead(p []uint64, pos int) (kind, k int, ts uint64, head int) {
+	h := p[pos]
+	if b.v1 {
+		return int(h & 0xff), int(h >> 8 & recKMask), p[pos+1], 2
+	}
+	return StreamKind(h), StreamK(h), StreamStamp(h), 1
+}
+
 // checkRecords checks that a block's payload is whole records of kinds
 // the block may hold, each with a k and reserved bits in range; a
 // stream's timestamps must not decrease (from *ts on).
 func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64) error {
 	r := b.r
 	head := 1
-	if stream {
+	if stream && b.v1 {
 		head = 2
 	}
 	for pos := 0; pos < len(p); {
 		at := off + 8*int64(pos)
-		h := p[pos]
-		kind, k, hi := int(h&0xff), int(h>>8&recKMask), h>>32
 		if pos+head > len(p) {
 			return r.binFail(at, "a record is cut short by the end of its block")
+		}
+		h := p[pos]
+		kind, k, hi := int(h&0xff), int(h>>8&recKMask), h>>32
+		var t uint64 // a stream record's timestamp
+		if stream {
+			kind, k, t, _ = b.streamHead(p, pos)
+			if !b.v1 {
+				hi = 0 // no reserved bits
+			}
 		}
 		switch {
 		case kind < RecInvRead || kind > maxRecKind || stream && kind > RecRetFailValues:
@@ -193,10 +216,10 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			return r.binFail(at, "a record is cut short by the end of its block")
 		}
 		if stream {
-			if p[pos+1] < *ts {
-				return r.binFail(at, "the stream goes back in time (timestamp %d after %d)", p[pos+1], *ts)
+			if t < *ts {
+				return r.binFail(at, "the stream goes back in time (timestamp %d after %d)", t, *ts)
 			}
-			*ts = p[pos+1]
+			*ts = t
 		}
 		if kind == RecText {
 			if err := b.checkText(p[pos+1:pos+n], k, at); err != nil {
@@ -343,8 +366,8 @@ func (b *binReader) nextMerged() (ev *Event, done bool, err error) {
 				}
 				continue
 			}
-			h, ts := s.blocks[0][s.pos], s.blocks[0][s.pos+1]
-			ret := !IsInvocation(int(h & 0xff))
+			kind, _, ts, _ := b.streamHead(s.blocks[0], s.pos)
+			ret := !IsInvocation(kind)
 			if best < 0 || ts < bestTS || ts == bestTS && !ret && bestRet {
 				best, bestTS, bestRet = i, ts, ret
 			}
@@ -410,10 +433,9 @@ func (b *binReader) readInSection() error {
 // an event.
 func (b *binReader) takeStream(s *binStream) (*Event, error) {
 	p := s.blocks[0]
-	h := p[s.pos]
-	kind, k := int(h&0xff), int(h>>8&recKMask)
-	n := 2 + RecWords(kind, k)
-	ev, err := b.event(s.proc, kind, k, p[s.pos+2:s.pos+n], s.offs[0]+8*int64(s.pos))
+	kind, k, _, head := b.streamHead(p, s.pos)
+	n := head + RecWords(kind, k)
+	ev, err := b.event(s.proc, kind, k, p[s.pos+head:s.pos+n], s.offs[0]+8*int64(s.pos))
 	s.pos += n
 	if s.pos == len(p) {
 		b.recycle(p)

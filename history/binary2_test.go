@@ -1,0 +1,139 @@
+package history_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// streamRecs builds stream records of either version: each record is its
+// kind, k, timestamp and payload; version 1 writes a header word and a
+// timestamp word, version 2 one head word (srec2).
+func streamRecs(v1 bool, recs ...[]uint64) []uint64 {
+	var out []uint64
+	for _, r := range recs {
+		kind, k, ts := int(r[0]), int(r[1]), r[2]
+		if v1 {
+			out = append(out, rec(kind, k), ts)
+		} else {
+			out = append(out, srec2(kind, k, ts))
+		}
+		out = append(out, r[3:]...)
+	}
+	return out
+}
+
+// TestBinaryVersionsReadAlike: the same section written with version 1
+// and version 2 stream records reads as the same text, lines and order
+// (ties broken as the format says, timestamps up to the largest a version
+// 2 record holds, k = 255).
+func TestBinaryVersionsReadAlike(t *testing.T) {
+	const top = history.MaxStamp
+	addrs := make([]uint64, history.MaxStreamK)
+	vals := make([]uint64, history.MaxStreamK)
+	for i := range addrs {
+		addrs[i] = uint64(100 + i)
+	}
+	wide := func(kind int, ts uint64, pay []uint64) []uint64 {
+		return append([]uint64{uint64(kind), history.MaxStreamK, ts}, pay...)
+	}
+	r := func(kind, k int, ts uint64, pay ...uint64) []uint64 {
+		return append([]uint64{uint64(kind), uint64(k), ts}, pay...)
+	}
+	build := func(v1 bool) []byte {
+		f := newBin()
+		if !v1 {
+			f = newBin2()
+		}
+		return f.block(history.BlockSection, 0, 0, 5, 3).
+			block(history.BlockStream, 0, 1, streamRecs(v1, r(history.RecInvRead, 1, 10, 1), r(history.RecRetValues, 1, 20, 0))...).
+			block(history.BlockStream, 0, 0, streamRecs(v1, r(history.RecInvCAS, 2, 5, 2, 0, 0x600000001, 3, 0, 0x600000002), r(history.RecRetFailValues, 2, 10, 3, 0, 0x999))...).
+			block(history.BlockStream, history.BlockLast, 1, streamRecs(v1, r(history.RecInvSwap, 1, 20, 4, 0x400000001), r(history.RecRetValues, 1, top, 0))...).
+			block(history.BlockStream, history.BlockLast, 0, streamRecs(v1, r(history.RecInvCAS, 1, 20, 1, 0, 0x600000003), r(history.RecRetOK, 1, 30),
+				wide(history.RecInvRead, top-1, addrs), wide(history.RecRetValues, top, vals))...).
+			end(10)
+	}
+	v1, err := convert(t, build(true), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := convert(t, build(false), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(v1, v2) {
+		t.Fatalf("version 1 reads as\n%s\nversion 2 as\n%s", v1, v2)
+	}
+	lines := strings.Split(string(v2), "\n")
+	want := []string{"5 inv cas 2:0:0x600000001 3:0:0x600000002", "3 inv read 1", "5 ret fail 3 0 2457", "5 inv cas 1:0:0x600000003",
+		"3 ret 0", "3 inv swap 4:0x400000001", "5 ret ok", "5 inv read 100 101 ", "5 ret 0 0 ", "3 ret 0", ""}
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), v2)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) || w == "3 ret 0" && lines[i] != w {
+			t.Fatalf("line %d: %q, want %q...\n%s", i+1, lines[i], w, v2)
+		}
+	}
+}
+
+// TestBinaryErrorsV2: a version 2 stream record whose head word is
+// impossible (k 0, an unknown kind), that goes back in time or is cut
+// short is refused with an error naming its byte offset.
+func TestBinaryErrorsV2(t *testing.T) {
+	// The stream block's payload starts at byte 8 (magic) + 24 (the
+	// section block: header, length, one id) + 16 (its header) = 48.
+	const at = 48
+	sec := func(recs ...uint64) []byte {
+		return newBin2().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, history.BlockLast, 0, recs...).end(2)
+	}
+	read := srec2(history.RecInvRead, 1, 5)
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		at   int
+		want string
+	}{
+		{"k zero", sec(srec2(history.RecInvRead, 0, 5)), at, "a record of 0 words"},
+		{"k zero in a response", sec(read, 7, srec2(history.RecRetOK, 0, 6)), at + 16, "a record of 0 words"},
+		{"kind zero", sec(srec2(0, 1, 5), 7), at, "unknown record kind 0"},
+		{"crash in stream", sec(srec2(history.RecCrash, 1, 5)), at, "unknown record kind 8"},
+		{"text in stream", sec(srec2(history.RecText, 1, 5), 7), at, "unknown record kind 9"},
+		{"kind 15", sec(srec2(15, 1, 5), 7), at, "unknown record kind 15"},
+		{"back in time", sec(read, 7, srec2(history.RecRetValues, 1, 4), 0), at + 16, "back in time (timestamp 4 after 5)"},
+		{"cut record", sec(srec2(history.RecInvRead, 2, 5), 7), at, "cut short by the end of its block"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := history.ReadAll(bytes.NewReader(tc.in), "h.pmlb")
+			var he *history.Error
+			if !errors.As(err, &he) || !strings.Contains(err.Error(), tc.want) || he.File != "h.pmlb" ||
+				!strings.Contains(err.Error(), fmt.Sprintf("byte offset %d,", tc.at)) {
+				t.Fatalf("error %v, want a *history.Error with %q at byte offset %d", err, tc.want, tc.at)
+			}
+		})
+	}
+	// k above the reader's bound, which is below 255 here.
+	r := history.NewReader(bytes.NewReader(sec(srec2(history.RecInvRead, 3, 5), 1, 2, 3)), "h.pmlb", history.Options{MaxWords: 2})
+	_, err := r.Next()
+	if err == nil || !strings.Contains(err.Error(), "from 1 to 2") || !strings.Contains(err.Error(), fmt.Sprintf("byte offset %d,", at)) {
+		t.Fatalf("k 3 with at most 2: %v", err)
+	}
+}
+
+// TestStreamHead: the head word's fields at their bounds, and nothing
+// spills from one into another.
+func TestStreamHead(t *testing.T) {
+	for _, c := range []struct {
+		kind, k int
+		ts      uint64
+	}{{1, 1, 0}, {7, history.MaxStreamK, history.MaxStamp}, {4, 1, history.MaxStamp}, {2, history.MaxStreamK, 0}, {3, 17, 1 << 40}} {
+		h := history.StreamHead(c.kind, c.k, c.ts)
+		if history.StreamKind(h) != c.kind || history.StreamK(h) != c.k || history.StreamStamp(h) != c.ts {
+			t.Fatalf("%+v: head %#x decodes as %d %d %d", c, h, history.StreamKind(h), history.StreamK(h), history.StreamStamp(h))
+		}
+	}
+}
