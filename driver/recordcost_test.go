@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -27,9 +28,16 @@ import (
 // less than the wall-clock time, and the segments' ends (end-ns/op: what
 // the driver does after the workers stop, SegmentResult.Merge). One
 // operation of b.N is one operation of the workload, in segments of 100k
-// as pmlin bench logging runs them.
+// as pmlin bench logging runs them. Two more sides split the binary
+// side's cost: discard records the same history into a writer that drops
+// it (the timestamps, the records and their hand-over, no copy, no disk),
+// copy into one that copies it into memory and keeps nothing (all but
+// the disk). busy is the cores' use while the segments run (their CPU
+// time over the wall-clock time of every P; the history's last writes
+// and the file's closing, after them, are close-ns/op): a side whose
+// cost is cores standing idle, not CPU time, shows there.
 func BenchmarkSide(b *testing.B) {
-	for _, side := range []string{"plain", "binary", "discard"} {
+	for _, side := range []string{"plain", "binary", "discard", "copy"} {
 		for _, threads := range []int{1, 2, 4, 8} {
 			b.Run(fmt.Sprintf("side=%s/threads=%d", side, threads), func(b *testing.B) {
 				benchSide(b, side, threads)
@@ -62,9 +70,11 @@ const sideWords = 1000
 // runSide runs the driver's workload (free scheduler, 1000 words, k = 3)
 // on ops, b.N operations in segments of 100k, as side says: not
 // recorded ("plain" or "stamps", which only differ by r), or recorded as
-// a binary history written to a writer that drops it ("discard") or with
-// direct I/O to a file in the test's temporary directory ("binary"). It
-// reports the process's CPU time per operation and the segments' ends.
+// a binary history written to a writer that drops it ("discard"), copies
+// it into memory ("copy") or writes it with direct I/O to a file in the
+// test's temporary directory ("binary"). It reports the process's CPU
+// time per operation, the segments' ends, the closing and how busy the
+// cores were.
 func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Region, clock ClockSource) {
 	c := cfg(threads, sideWords, 3, 1)
 	c.Sched = Free
@@ -78,7 +88,10 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 		}
 		sink = f
 	}
-	if side == "discard" || side == "binary" {
+	if side == "copy" {
+		sink = &copySink{buf: make([]byte, 6<<20)}
+	}
+	if side == "discard" || side == "binary" || side == "copy" {
 		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
@@ -93,6 +106,7 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 	var merge time.Duration // the segments' ends, after their workers
 	cpu0 := benchCPU()
 	b.ResetTimer()
+	start := time.Now()
 	for left := b.N; left > 0; {
 		per := min(max(1, left/threads), 100_000/threads)
 		for i := range q {
@@ -105,6 +119,8 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 		}
 		merge += res.Merge
 	}
+	segWall, segCPU := time.Since(start), benchCPU()-cpu0
+	closeStart := time.Now()
 	if rec != nil {
 		if err := rec.Flush(); err != nil {
 			b.Fatal(err)
@@ -118,6 +134,10 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 	b.StopTimer()
 	b.ReportMetric(float64(benchCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	b.ReportMetric(float64(merge)/float64(b.N), "end-ns/op")
+	b.ReportMetric(float64(time.Since(closeStart))/float64(b.N), "close-ns/op")
+	// busy is the cores' use while the segments ran: their CPU time over
+	// the wall-clock time of every P (1: no P stood idle).
+	b.ReportMetric(float64(segCPU)/float64(segWall)/float64(runtime.GOMAXPROCS(0)), "busy")
 }
 
 func benchCPU() time.Duration {
@@ -227,4 +247,24 @@ func (nullOps) CAS(int, []target.Word) (bool, uint64, error) { return true, 0, n
 func (nullOps) Read(_ int, addrs, out []uint64) error {
 	clear(out[:len(addrs)])
 	return nil
+}
+
+// copySink copies what it is given into a buffer of the size of a
+// directio.File's (over and over) and keeps nothing: the copy a history
+// written to a file costs, without the disk.
+type copySink struct {
+	buf []byte
+	n   int
+}
+
+func (c *copySink) Write(p []byte) (int, error) {
+	for q := p; len(q) > 0; {
+		if c.n == len(c.buf) {
+			c.n = 0
+		}
+		k := copy(c.buf[c.n:], q)
+		c.n += k
+		q = q[k:]
+	}
+	return len(p), nil
 }
