@@ -69,7 +69,7 @@ type Options struct {
 	// (default 3).
 	Reps int
 	// Duration is the measuring time of one side of a point of logging
-	// (default 1.5 s, in Reps slices) and of one point of mwcas (default
+	// (default 6 s, in Reps slices) and of one point of mwcas (default
 	// 300 ms).
 	Duration time.Duration
 	// GOMAXPROCS, if positive, is set in the children's environment. The
