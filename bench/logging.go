@@ -124,7 +124,7 @@ const loggingTarget = 0.10
 // 50 ms, the default before, overstated the recording by that wait, up
 // to a tenth of their time, or, without it, left the writes to slow the
 // unrecorded slice after them, and understated it by about half (at 8
-// threads here, 12-13 % against 22 % with slices of 1 s).
+// threads here, 10-15 % against 22 % with slices of 1 s).
 const (
 	loggingDuration = 6 * time.Second
 	loggingReps     = 12
