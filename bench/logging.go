@@ -297,11 +297,8 @@ func (sd *loggingSide) slice(ctx context.Context, quota int) (run, error) {
 		r.work += seg.Work
 	}
 	if sd.f != nil {
-		// The slice's disk writes are its own: written before the next
-		// slice (of another side) starts, as they would be within one
-		// long run, not beside that slice, which they slowed (slices of
-		// 50 ms undercounted the binary side's overhead at 8 threads by
-		// about half).
+		// The slice's disk writes are its own: done before the next
+		// slice, of another side, starts (see loggingDuration).
 		d := time.Now()
 		if err := sd.f.Drain(); err != nil {
 			return r, err
@@ -567,9 +564,10 @@ run: %d rounds (after a warm-up round), each running one slice of every
 side: the unrecorded and the binary slice next to each other, each
 first in every other round, then the text slice. A recorded slice ends
 when its disk writes are done (seconds_drain: the waits for them, which
-a long run has once), so that none runs beside the next slice. An overhead is 1 -
-recorded rate / unrecorded rate within one round, and the figures are
-medians over the rounds (min and max: the rounds' spread; overhead_ci_low
+a long run has once), so that none runs beside the next slice. An
+overhead is 1 - recorded rate / unrecorded rate within one round, and
+the figures are medians over the rounds (min and max: the rounds'
+spread; overhead_ci_low
 and overhead_ci_high: the median's 95 %% confidence interval from the
 rounds' order, which assumes no distribution); overhead_total
 takes the sides' whole times instead. The recorded sides' final writes and

@@ -118,11 +118,12 @@ func TestDrain(t *testing.T) {
 		for i := range want {
 			want[i] = byte(rng.Uint32())
 		}
-		for i, n := range []int{2*bufSize + 100, 3 * bufSize} {
-			off := []int{0, 2*bufSize + 100}[i]
-			if _, err := f.Write(want[off : off+n]); err != nil {
+		off := 0
+		for _, end := range []int{2*bufSize + 100, len(want)} {
+			if _, err := f.Write(want[off:end]); err != nil {
 				t.Fatal(err)
 			}
+			off = end
 			if err := f.Drain(); err != nil {
 				t.Fatal(err)
 			}
@@ -130,7 +131,7 @@ func TestDrain(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if full := int64((off + n) / bufSize * bufSize); st.Size() != full {
+			if full := int64(end / bufSize * bufSize); st.Size() != full {
 				t.Fatalf("%s: %d bytes in the file after Drain, want %d (the full buffers)", dir, st.Size(), full)
 			}
 		}
