@@ -89,6 +89,11 @@ type Options struct {
 	// (the default), "tsc", "monotonic" or "count" (one thread only;
 	// driver.ClockSource).
 	Clock string
+	// Split adds a fourth side to logging: the binary recording with its
+	// history dropped instead of written (the workers' timestamps and
+	// records and their hand-over, no file), so that the recording's
+	// cost is split between the process and the disk.
+	Split bool
 	// Pmlin returns the command that runs this pmlin binary with args (the
 	// fuzz suite measures pmlin fuzz itself, as a user runs it).
 	Pmlin func(args []string) *exec.Cmd

@@ -268,6 +268,47 @@ func TestLogging(t *testing.T) {
 	}
 }
 
+// TestLoggingSplit: with Split, every point has the dropped side's
+// figures (in the JSON, the table and the explanation), and without it
+// none.
+func TestLoggingSplit(t *testing.T) {
+	o := tiny(t)
+	o.Split, o.Emulate, o.Reps = true, "off", 6
+	var out bytes.Buffer
+	r, err := Run(context.Background(), "logging", o, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonFields(t, r, "split", "points.overhead_dropped", "points.ops_per_sec_dropped", "points.overhead_dropped_ci_low", "points.overhead_dropped_ci_high", "points.overhead_dropped_cpu")
+	checkFiles(t, r, "threads", "overhead", "ops_per_sec_dropped", "overhead_dropped", "overhead_dropped_cpu")
+	lr := r.(*LoggingReport)
+	if !lr.Split || len(lr.Points) != 2 {
+		t.Fatalf("report %+v", lr)
+	}
+	for _, p := range lr.Points {
+		if p.OpsPerSecDropped <= 0 || p.OverheadDroppedLow > p.OverheadDropped || p.OverheadDropped > p.OverheadDroppedHigh || p.OverheadDroppedCPU == 0 {
+			t.Errorf("point %+v", p)
+		}
+	}
+	if !strings.Contains(lr.Explain(), "--split") || !strings.Contains(strings.Join(lr.Headlines(), "\n"), "history dropped") {
+		t.Errorf("explanation or headlines without the dropped side:\n%s\n%s", lr.Explain(), lr.Headlines())
+	}
+
+	o = tiny(t)
+	o.Emulate, o.Threads = "off", []int{2}
+	r, err = Run(context.Background(), "logging", o, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "dropped") || strings.Contains(r.(*LoggingReport).Explain(), "--split") {
+		t.Errorf("the dropped side without Split: %s", b)
+	}
+}
+
 func TestRunAll(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every suite")

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -78,6 +79,18 @@ type LoggingPoint struct {
 	// SecondsDrain/SecondsLogged.
 	SecondsDrain float64 `json:"seconds_drain"`
 	SecondsText  float64 `json:"seconds_text"`
+	// With Options.Split, the binary recording whose history is dropped
+	// (no file: the workers' timestamps and records, their hand-over and
+	// the stream's framing): its overhead against the unrecorded side,
+	// taken within each round as Overhead is. Overhead minus it is what
+	// writing the history to the file adds.
+	OpsPerSecDropped     float64 `json:"ops_per_sec_dropped,omitempty"`
+	OverheadDropped      float64 `json:"overhead_dropped,omitempty"`
+	OverheadDroppedLow   float64 `json:"overhead_dropped_ci_low,omitempty"`
+	OverheadDroppedHigh  float64 `json:"overhead_dropped_ci_high,omitempty"`
+	OverheadDroppedCPU   float64 `json:"overhead_dropped_cpu,omitempty"`
+	OverheadDroppedTotal float64 `json:"overhead_dropped_total,omitempty"`
+	split                bool
 }
 
 // LoggingReport is the logging suite's result. Its top-level
@@ -111,6 +124,8 @@ type LoggingReport struct {
 	// TargetSure: at every point the median overhead's 95 % interval
 	// (OverheadHigh) is at most 10 % too.
 	TargetSure bool `json:"target_sure"`
+	// Split: the points have the dropped side's figures (Options.Split).
+	Split bool `json:"split,omitempty"`
 }
 
 // loggingTarget is the overhead the suite aims at (the OPODIS paper: about
@@ -151,7 +166,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &LoggingReport{K: o.k(), Words: logWords, Reps: o.reps(loggingReps), Seconds: d.Seconds()}
+	r := &LoggingReport{K: o.k(), Words: logWords, Reps: o.reps(loggingReps), Seconds: d.Seconds(), Split: o.Split}
 	for _, emu := range emus {
 		for _, th := range threads {
 			p, err := measureLogging(ctx, o, loggingSetup{threads: th, k: r.K, emulate: emu, clock: clock}, d, r.Reps)
@@ -159,8 +174,8 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 				return nil, err
 			}
 			r.Points = append(r.Points, p)
-			o.progress("logging: %d threads, emulation %v: plain %.0f ops/s; binary %.0f ops/s, overhead %.1f %% (95 %% interval %.1f to %.1f; rounds %.1f to %.1f; CPU %.1f %%); text %.0f ops/s, overhead %.1f %%",
-				th, emu, p.OpsPerSecPlain, p.OpsPerSecLogged, 100*p.Overhead, 100*p.OverheadLow, 100*p.OverheadHigh, 100*p.OverheadMin, 100*p.OverheadMax, 100*p.OverheadCPU, p.OpsPerSecText, 100*p.OverheadText)
+			o.progress("logging: %d threads, emulation %v: plain %.0f ops/s; binary %.0f ops/s, overhead %.1f %% (95 %% interval %.1f to %.1f; rounds %.1f to %.1f; CPU %.1f %%); text %.0f ops/s, overhead %.1f %%%s",
+				th, emu, p.OpsPerSecPlain, p.OpsPerSecLogged, 100*p.Overhead, 100*p.OverheadLow, 100*p.OverheadHigh, 100*p.OverheadMin, 100*p.OverheadMax, 100*p.OverheadCPU, p.OpsPerSecText, 100*p.OverheadText, p.droppedText())
 		}
 	}
 	h := r.Points[0]
@@ -208,11 +223,13 @@ func (r *run) add(o run) {
 	r.cpu += o.cpu
 }
 
-// The three sides of a point, in the order of loggingRound.
+// The sides of a point, in the order of loggingRound (sideDropped only
+// with Options.Split).
 const (
 	sidePlain = iota
 	sideBinary
 	sideText
+	sideDropped
 	nSides
 )
 
@@ -220,11 +237,12 @@ const (
 type loggingRound [nSides]run
 
 // loggingSide is one side of a point: a driver on a PMwCAS of its own,
-// recording into a file (binary or text) or not recording (plain).
+// recording into a file (binary or text), recording into nothing
+// (dropped) or not recording (plain).
 type loggingSide struct {
 	dr    *driver.Driver
 	rec   *driver.Recorder // nil: plain
-	f     *directio.File
+	f     *directio.File   // nil: plain or dropped
 	cw    *countWriter
 	path  string
 	close func()
@@ -248,7 +266,13 @@ func newLoggingSide(o *Options, s loggingSetup, side int) (sd *loggingSide, err 
 			sd.finish()
 		}
 	}()
-	if side != sidePlain {
+	switch side {
+	case sidePlain:
+	case sideDropped:
+		sd.cw = &countWriter{w: io.Discard}
+		sd.rec = driver.NewBinaryRecorder(history.NewBinaryWriter(sd.cw))
+		sd.rec.Header()
+	default:
 		tmp, err := os.CreateTemp(o.work(), "pmlin-bench-logging-*.hist")
 		if err != nil {
 			return sd, err
@@ -317,10 +341,12 @@ func (sd *loggingSide) end() (run, error) {
 	}
 	cpu0, start := cpuTime(), time.Now()
 	err := sd.rec.Flush()
-	if e := sd.f.Close(); err == nil {
-		err = e
+	if sd.f != nil {
+		if e := sd.f.Close(); err == nil {
+			err = e
+		}
+		sd.f = nil
 	}
-	sd.f = nil
 	return run{elapsed: time.Since(start), cpu: cpuTime() - cpu0}, err
 }
 
@@ -353,6 +379,9 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 		}
 	}()
 	for i := range sides {
+		if i == sideDropped && !o.Split {
+			continue
+		}
 		if sides[i], err = newLoggingSide(o, s, i); err != nil {
 			return p, err
 		}
@@ -373,13 +402,19 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 	rounds := make([]loggingRound, reps+1)
 	for i := range rounds {
 		for _, side := range sliceOrder(i) {
+			if sides[side] == nil {
+				continue
+			}
 			if rounds[i][side], err = sides[side].slice(ctx, quota); err != nil {
 				return p, err
 			}
 		}
 	}
 	rounds = rounds[1:] // the warm-up round
-	for _, side := range []int{sideBinary, sideText} {
+	for _, side := range []int{sideBinary, sideText, sideDropped} {
+		if sides[side] == nil {
+			continue
+		}
 		e, err := sides[side].end()
 		if err != nil {
 			return p, err
@@ -390,13 +425,15 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 		}
 	}
 	p.HistoryBytes, p.TextBytes = sides[sideBinary].cw.n, sides[sideText].cw.n
+	p.split = o.Split
 	p.summarize(rounds)
 	return p, nil
 }
 
 // sliceOrder is the order of round i's slices: the unrecorded and the
 // binary slice next to each other, whose ratio is the headline, each of
-// the two first in every other round, and the text slice last. So a
+// the two first in every other round, then the dropped slice (with
+// Options.Split; it leaves no disk writes behind) and the text slice last. So a
 // change of the machine's load within a round, and what a slice leaves
 // behind for the next one (the text side's garbage above all, which the
 // next slice's collector marks), fall on the unrecorded and the binary
@@ -405,9 +442,9 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 // after the text slice in two of three.)
 func sliceOrder(i int) [nSides]int {
 	if i%2 == 0 {
-		return [nSides]int{sidePlain, sideBinary, sideText}
+		return [nSides]int{sidePlain, sideBinary, sideDropped, sideText}
 	}
-	return [nSides]int{sideBinary, sidePlain, sideText}
+	return [nSides]int{sideBinary, sidePlain, sideDropped, sideText}
 }
 
 // summarize sets the point's medians and spreads from its rounds.
@@ -439,6 +476,26 @@ func (p *LoggingPoint) summarize(rounds []loggingRound) {
 	p.SecondsPlain, p.SecondsLogged, p.SecondsText = pl.elapsed.Seconds(), b.elapsed.Seconds(), t.elapsed.Seconds()
 	p.SecondsMerge = (b.elapsed - b.work).Seconds()
 	p.SecondsDrain = b.drain.Seconds()
+	if p.split {
+		var rate, ov []float64
+		for _, rd := range rounds {
+			rate = append(rate, rd[sideDropped].rate())
+			ov = append(ov, 1-rd[sideDropped].rate()/rd[sidePlain].rate())
+		}
+		dr := total[sideDropped]
+		p.OpsPerSecDropped, p.OverheadDropped = median(rate), median(ov)
+		p.OverheadDroppedLow, p.OverheadDroppedHigh = medianInterval(ov)
+		p.OverheadDroppedTotal, p.OverheadDroppedCPU = 1-dr.rate()/pl.rate(), 1-pl.cpuPerOp()/dr.cpuPerOp()
+	}
+}
+
+// droppedText is the progress line's figures of the dropped side, if run.
+func (p *LoggingPoint) droppedText() string {
+	if !p.split {
+		return ""
+	}
+	return fmt.Sprintf("; history dropped %.0f ops/s, overhead %.1f %% (95 %% interval %.1f to %.1f; CPU %.1f %%)",
+		p.OpsPerSecDropped, 100*p.OverheadDropped, 100*p.OverheadDroppedLow, 100*p.OverheadDroppedHigh, 100*p.OverheadDroppedCPU)
 }
 
 // median is the middle value (the mean of the two middle ones).
@@ -510,9 +567,16 @@ const loggingSegment = 100_000
 func (r *LoggingReport) Table() *Table {
 	t := &Table{Cols: []string{"threads", "emulate", "clock", "ops_per_sec_plain", "ops_per_sec_logged", "overhead", "overhead_min", "overhead_max",
 		"overhead_total", "overhead_cpu", "overhead_work", "seconds_merge", "history_mib", "ops_per_sec_text", "overhead_text", "overhead_text_total", "overhead_text_cpu", "text_mib"}}
+	if r.Split {
+		t.Cols = append(t.Cols, "ops_per_sec_dropped", "overhead_dropped", "overhead_dropped_cpu")
+	}
 	for _, p := range r.Points {
-		t.add(p.Threads, p.Emulate, p.Clock, p.OpsPerSecPlain, p.OpsPerSecLogged, p.Overhead, p.OverheadMin, p.OverheadMax,
-			p.OverheadTotal, p.OverheadCPU, p.OverheadWork, p.SecondsMerge, float64(p.HistoryBytes)/(1<<20), p.OpsPerSecText, p.OverheadText, p.OverheadTextTotal, p.OverheadTextCPU, float64(p.TextBytes)/(1<<20))
+		row := []any{p.Threads, p.Emulate, p.Clock, p.OpsPerSecPlain, p.OpsPerSecLogged, p.Overhead, p.OverheadMin, p.OverheadMax,
+			p.OverheadTotal, p.OverheadCPU, p.OverheadWork, p.SecondsMerge, float64(p.HistoryBytes) / (1 << 20), p.OpsPerSecText, p.OverheadText, p.OverheadTextTotal, p.OverheadTextCPU, float64(p.TextBytes) / (1 << 20)}
+		if r.Split {
+			row = append(row, p.OpsPerSecDropped, p.OverheadDropped, p.OverheadDroppedCPU)
+		}
+		t.add(row...)
 	}
 	return t
 }
@@ -535,6 +599,12 @@ func (r *LoggingReport) Headlines() []string {
 		lo, hi = min(lo, p.Overhead), max(hi, p.Overhead)
 		clo, chi = min(clo, p.OverheadCPU), max(chi, p.OverheadCPU)
 		tlo, thi = min(tlo, p.OverheadText), max(thi, p.OverheadText)
+	}
+	if r.Split {
+		for _, p := range r.Points {
+			h = append(h, fmt.Sprintf("%d threads, emulation %v: the history dropped instead of written costs %.1f %% (95 %% interval %.1f to %.1f %%; CPU %.1f %%) of the %.1f %% that writing it costs.",
+				p.Threads, p.Emulate, 100*p.OverheadDropped, 100*p.OverheadDroppedLow, 100*p.OverheadDroppedHigh, 100*p.OverheadDroppedCPU, 100*p.Overhead))
+		}
 	}
 	w := r.Worst
 	h = append(h, fmt.Sprintf("Over every thread count and setting, the binary recording costs %.1f %% to %.1f %% (in CPU time %.1f %% to %.1f %%), the text %.1f %% to %.1f %%. The paper: about 10 %%. Target (≤ 10 %% at every point): %s; the worst point: %d threads, emulation %v, %.1f %% (95 %% interval %.1f to %.1f %%); every point's interval below 10 %%: %s.",
@@ -576,7 +646,21 @@ compares the process's CPU time per operation over every round (workers,
 writer goroutine, system calls): what recording costs on cores of its own,
 whatever else the machine runs. overhead_work leaves out the time after
 the workers stop. The headline is the first emulation setting at the most
-threads; the target is met when every point's median is at most 10 %%.`, r.Words, r.K, r.Seconds/float64(r.Reps), loggingSegment, r.Reps)
+threads; the target is met when every point's median is at most 10 %%.%s`, r.Words, r.K, r.Seconds/float64(r.Reps), loggingSegment, r.Reps, r.splitText())
+}
+
+// splitText is what Explain says of the dropped side, if run.
+func (r *LoggingReport) splitText() string {
+	if !r.Split {
+		return ""
+	}
+	return `
+With --split a fourth side runs in every round, after the unrecorded
+and the binary slice: the binary recording with its history dropped
+instead of written (the workers' timestamps and records, their hand-over
+and the stream's framing, no file). Its overhead (overhead_dropped,
+taken within each round as the others are) is what recording costs the
+process; overhead minus it is what writing the history to the file adds.`
 }
 
 func (r *LoggingReport) Plot(dir string) ([]string, error) {

@@ -53,6 +53,7 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.NoSkip, "no-skip", false, "porcupine: also run Porcupine on sizes above one where it timed out or ran out of memory")
 	f.StringVar(&o.Emulate, "emulate", "", "logging: persistence emulation of the PMwCAS region: off, on or both (default both)")
 	f.StringVar(&o.Clock, "clock", "", "logging: timestamps of the recorded runs: auto (at one thread a count of its steps; else the TSC where the kernel's clocksource is the TSC, else the monotonic clock), tsc, monotonic or count (one thread only) (default auto)")
+	f.BoolVar(&o.Split, "split", false, "logging: also run the binary recording with its history dropped, not written (timestamps and records, no file): the recording's cost split between the process and the disk")
 	f.StringVar(&o.Work, "work", "", "directory for temporary histories (default the system's)")
 	f.BoolVar(&o.Keep, "keep", false, "keep the histories recorded or generated")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the workloads and generated histories")

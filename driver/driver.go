@@ -56,6 +56,9 @@ type Driver struct {
 	// checkStamps: the segment's clock might pass history.MaxStamp, and
 	// the workers check each stamp (see stampOverflow).
 	checkStamps bool
+	// alwaysStamp: an unrecorded worker reads the clock as a recording
+	// one does (a benchmark's: what the timestamps alone cost).
+	alwaysStamp bool
 	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
 	det         *detSched
 	// turns are the deterministic scheduler's worker coroutines and
@@ -782,7 +785,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	// Unrecorded (no recorder), a worker logs nothing and reads the clock
 	// only for the stuck watch, which needs a region.
 	rec := d.rec != nil
-	stamps := rec || d.region != nil
+	stamps := rec || d.region != nil || d.alwaysStamp
 	check := d.checkStamps
 	// The free scheduler's TSC is read inline (clock.tick), once per
 	// operation, or its one worker counts (ClockCount: ts counts the

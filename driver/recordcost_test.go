@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -28,16 +29,29 @@ import (
 // less than the wall-clock time, and the segments' ends (end-ns/op: what
 // the driver does after the workers stop, SegmentResult.Merge). One
 // operation of b.N is one operation of the workload, in segments of 100k
-// as pmlin bench logging runs them. Two more sides split the binary
-// side's cost: discard records the same history into a writer that drops
-// it (the timestamps, the records and their hand-over, no copy, no disk),
-// copy into one that copies it into memory and keeps nothing (all but
-// the disk). busy is the cores' use while the segments run (their CPU
-// time over the wall-clock time of every P; the history's last writes
-// and the file's closing, after them, are close-ns/op): a side whose
-// cost is cores standing idle, not CPU time, shows there.
+// as pmlin bench logging runs them. The other sides split the binary
+// side's cost, each adding one part of it to the one before:
+//   - stamps: unrecorded, but each worker reads the clock as a recording
+//     one does (the timestamps alone);
+//   - discard: the binary history recorded into a writer that drops it
+//     (the timestamps, the records and their hand-over: no copy, no disk);
+//   - copy: into one that copies it into memory and keeps nothing (all
+//     but the disk);
+//   - quarter: to the direct-I/O file, but only the first quarter of each
+//     piece handed to it (the file is no history): what a format of a
+//     quarter of the bytes could save of the disk's cost, at most;
+//   - pagecache: the binary history written through the page cache (an
+//     os.File behind a 1 MiB bufio.Writer) instead of with direct I/O,
+//     synced to the disk at the end (in close-ns/op).
+//
+// busy is the cores' use while the segments run (their CPU time over the
+// wall-clock time of every P; the history's last writes and the file's
+// closing, after them, are close-ns/op): a side whose cost is cores
+// standing idle, not CPU time, shows there. The host's noise moves the
+// unrecorded side alone by half between runs minutes apart: compare the
+// sides round by round, interleaved, and take medians.
 func BenchmarkSide(b *testing.B) {
-	for _, side := range []string{"plain", "binary", "discard", "copy"} {
+	for _, side := range []string{"plain", "stamps", "discard", "copy", "quarter", "binary", "pagecache"} {
 		for _, threads := range []int{1, 2, 4, 8} {
 			b.Run(fmt.Sprintf("side=%s/threads=%d", side, threads), func(b *testing.B) {
 				benchSide(b, side, threads)
@@ -68,30 +82,43 @@ func benchSide(b *testing.B, side string, threads int) {
 const sideWords = 1000
 
 // runSide runs the driver's workload (free scheduler, 1000 words, k = 3)
-// on ops, b.N operations in segments of 100k, as side says: not
-// recorded ("plain" or "stamps", which only differ by r), or recorded as
-// a binary history written to a writer that drops it ("discard"), copies
-// it into memory ("copy") or writes it with direct I/O to a file in the
-// test's temporary directory ("binary"). It reports the process's CPU
+// on ops, b.N operations in segments of 100k, as side says (see
+// BenchmarkSide; "stamps" may also be a region r that the target never
+// touches, as BenchmarkRecordPath gives it). It reports the process's CPU
 // time per operation, the segments' ends, the closing and how busy the
 // cores were.
 func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Region, clock ClockSource) {
 	c := cfg(threads, sideWords, 3, 1)
 	c.Sched = Free
-	var rec *Recorder
-	var f *directio.File
-	var sink io.Writer = io.Discard
-	if side == "binary" {
-		var err error
-		if f, err = directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600); err != nil {
+	var sink io.Writer // the binary history's, if recorded
+	var closers []func() error
+	switch side {
+	case "plain", "stamps":
+	case "discard":
+		sink = io.Discard
+	case "copy":
+		sink = &copySink{buf: make([]byte, 6<<20)}
+	case "binary", "quarter":
+		f, err := directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600)
+		if err != nil {
 			b.Fatal(err)
 		}
-		sink = f
+		sink, closers = f, append(closers, f.Close)
+		if side == "quarter" {
+			sink = quarterSink{f}
+		}
+	case "pagecache":
+		f, err := os.Create(filepath.Join(b.TempDir(), "h.bin"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		bw := bufio.NewWriterSize(f, 1<<20)
+		sink, closers = bw, append(closers, bw.Flush, f.Sync, f.Close)
+	default:
+		b.Fatalf("unknown side %q", side)
 	}
-	if side == "copy" {
-		sink = &copySink{buf: make([]byte, 6<<20)}
-	}
-	if side == "discard" || side == "binary" || side == "copy" {
+	var rec *Recorder
+	if sink != nil {
 		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
@@ -102,6 +129,7 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 	if err := d.SetClock(clock); err != nil {
 		b.Fatal(err)
 	}
+	d.alwaysStamp = side == "stamps"
 	q := make([]int, threads)
 	var merge time.Duration // the segments' ends, after their workers
 	cpu0 := benchCPU()
@@ -125,10 +153,10 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 		if err := rec.Flush(); err != nil {
 			b.Fatal(err)
 		}
-		if f != nil {
-			if err := f.Close(); err != nil {
-				b.Fatal(err)
-			}
+	}
+	for _, closeFn := range closers {
+		if err := closeFn(); err != nil {
+			b.Fatal(err)
 		}
 	}
 	b.StopTimer()
@@ -265,6 +293,17 @@ func (c *copySink) Write(p []byte) (int, error) {
 		k := copy(c.buf[c.n:], q)
 		c.n += k
 		q = q[k:]
+	}
+	return len(p), nil
+}
+
+// quarterSink passes the first quarter of each piece it is given on to w
+// and drops the rest (BenchmarkSide's quarter side).
+type quarterSink struct{ w io.Writer }
+
+func (q quarterSink) Write(p []byte) (int, error) {
+	if _, err := q.w.Write(p[:len(p)/4]); err != nil {
+		return 0, err
 	}
 	return len(p), nil
 }
