@@ -25,7 +25,9 @@
 //     reported beside.
 //   - logging measures the cost of recording, which the OPODIS paper puts
 //     at about 10 %: the driver's PMwCAS workload with and without its
-//     per-thread logs, their merge and the writing of the history.
+//     per-thread logs, their merge and the writing of the history; with
+//     Options.Split also with the history dropped instead of written, so
+//     that the cost splits between the process and the disk.
 //   - porcupine puts pmlin beside Porcupine (github.com/anishathalye/porcupine,
 //     a Wing–Gong/Lowe checker with P-compositionality) on the same
 //     histories, across 4, 8, 16 and 32 processes and growing length: time

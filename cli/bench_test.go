@@ -103,6 +103,35 @@ func TestBenchLoggingJSON(t *testing.T) {
 	}
 }
 
+// TestBenchLoggingSplit: --split reaches the suite (the JSON says so and
+// has the dropped side's figures at every point), and its progress line
+// names the dropped side.
+func TestBenchLoggingSplit(t *testing.T) {
+	code, out, errs := pmlin(t, "", "bench", "logging", "--threads", "2", "--emulate", "off", "--split", "--duration", "60ms", "--reps", "6", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var v struct {
+		Split  bool             `json:"split"`
+		Points []map[string]any `json:"points"`
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !v.Split || len(v.Points) != 1 {
+		t.Fatalf("split %v, %d points", v.Split, len(v.Points))
+	}
+	for _, f := range []string{"ops_per_sec_dropped", "overhead_dropped", "overhead_dropped_cpu"} {
+		if _, ok := v.Points[0][f].(float64); !ok {
+			t.Errorf("no number %s in %v", f, v.Points[0])
+		}
+	}
+	if !strings.Contains(errs, "history dropped") {
+		t.Errorf("progress without the dropped side: %s", errs)
+	}
+}
+
 func TestBenchMwCAS(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := pmlin(t, "", "bench", "mwcas", "--threads", "1,2", "--ks", "1", "--duration", "10ms", "--out", dir, "-q")
