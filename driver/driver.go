@@ -848,7 +848,17 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		default:
 			o.ok, o.fail, err = d.target.CAS(w, p.casWords(o))
 		}
-		ws.inOp = false
+		if d.det == nil || !d.aborted.Load() {
+			// Once a deterministic segment is aborted, the rescue runs the
+			// parked workers beside the one that held the turn (see turns):
+			// a worker back from an aborted operation no longer writes
+			// what the scheduler's code reads of other workers (holdAt,
+			// the stall's rules). The race detector caught this write
+			// against holdAt's read in a few runs of a thousand of
+			// TestReopenFindsUnpersistedNew. The next segment starts from
+			// a clean state anyway.
+			ws.inOp = false
+		}
 		if !d.back(w) {
 			return // abandoned: the log is the watchdog's
 		}
