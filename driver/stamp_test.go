@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmlin/pmlin/history"
 )
@@ -22,13 +23,18 @@ func TestStampOverflow(t *testing.T) {
 		threads int
 		before  int64 // stamps below 2^52 the segment starts with
 	}
+	// The clocks of time leave the workers 50 ms of stamps: with 2 ms, a
+	// loaded machine (go test -race ./... runs packages side by side)
+	// sometimes started the workers after the last stamp, and the segment
+	// ended before its first operation.
+	const margin = 50 * time.Millisecond
 	runs := []run{
 		{"deterministic", Deterministic, ClockAuto, 3, 60},
 		{"count", Free, ClockAuto, 1, 60},
-		{"monotonic", Free, ClockMonotonic, 2, 2_000_000}, // 2 ms
+		{"monotonic", Free, ClockMonotonic, 2, int64(margin)},
 	}
 	if ok, _ := TSCUsable(); ok {
-		runs = append(runs, run{"tsc", Free, ClockTSC, 2, 6_000_000})
+		runs = append(runs, run{"tsc", Free, ClockTSC, 2, int64(float64(margin) / machineTSC().nsPerTick)})
 	}
 	for _, rn := range runs {
 		t.Run(rn.name, func(t *testing.T) {
