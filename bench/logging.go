@@ -433,11 +433,11 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 // sliceOrder is the order of round i's slices: the unrecorded and the
 // binary slice next to each other, whose ratio is the headline, each of
 // the two first in every other round, then the dropped slice (with
-// Options.Split; it leaves no disk writes behind) and the text slice last. So a
-// change of the machine's load within a round, and what a slice leaves
-// behind for the next one (the text side's garbage above all, which the
-// next slice's collector marks), fall on the unrecorded and the binary
-// side alike. (Rounds that turned the three sides in a cycle put the
+// Options.Split; it leaves no disk writes behind) and the text slice
+// last. So a change of the machine's load within a round, and what a
+// slice leaves behind for the next one (the text side's garbage above
+// all, which the next slice's collector marks), fall on the unrecorded
+// and the binary side alike. (Rounds that turned the three sides in a cycle put the
 // unrecorded slice before the binary one in two rounds of three, and
 // after the text slice in two of three.)
 func sliceOrder(i int) [nSides]int {
