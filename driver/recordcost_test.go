@@ -75,7 +75,7 @@ func benchSide(b *testing.B, side string, threads int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	runSide(b, side, threads, mwcas.AsTarget(m), nil, ClockAuto)
+	runSide(b, side, threads, mwcas.AsTarget(m), ClockAuto)
 }
 
 // sideWords is the words of the recording benchmarks' workload.
@@ -83,11 +83,10 @@ const sideWords = 1000
 
 // runSide runs the driver's workload (free scheduler, 1000 words, k = 3)
 // on ops, b.N operations in segments of 100k, as side says (see
-// BenchmarkSide; "stamps" may also be a region r that the target never
-// touches, as BenchmarkRecordPath gives it). It reports the process's CPU
+// BenchmarkSide). It reports the process's CPU
 // time per operation, the segments' ends, the closing and how busy the
 // cores were.
-func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Region, clock ClockSource) {
+func runSide(b *testing.B, side string, threads int, ops target.Ops, clock ClockSource) {
 	c := cfg(threads, sideWords, 3, 1)
 	c.Sched = Free
 	var sink io.Writer // the binary history's, if recorded
@@ -122,7 +121,7 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, r *pmem.Reg
 		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
-	d, err := New(c, ops, r, rec)
+	d, err := New(c, ops, nil, rec)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -231,10 +230,8 @@ func BenchmarkDumpCopy(b *testing.B) {
 // history written with direct I/O to a file in the test's temporary
 // directory (binary) or handed to a writer that drops it (discard: no
 // copy into the file's buffer, no write), or not recorded but stamped
-// (stamps: the driver is given a region, which the target never touches,
-// so that each operation reads the clock as a recording would), with the
-// clock the free scheduler takes at more
-// than one worker (the TSC where usable, else the monotonic clock; one
+// (stamps: each operation reads the clock as a recording would), with the
+// clock the free scheduler takes at more than one worker (the TSC where usable, else the monotonic clock; one
 // worker would count). The difference of the two sides' cpu-ns/op (the
 // process's CPU time, every goroutine: workers, dumper, writer, system
 // calls) is the recording's cost in absolute terms, free of the PMwCAS's
@@ -251,19 +248,11 @@ func BenchmarkRecordPath(b *testing.B) {
 }
 
 func benchRecordPath(b *testing.B, side string, threads int) {
-	var r *pmem.Region
-	if side == "stamps" {
-		var err error
-		if r, err = pmem.NewMemory(64, pmem.Options{}); err != nil {
-			b.Fatal(err)
-		}
-		defer r.Close()
-	}
 	clock := ClockMonotonic
 	if ok, _ := TSCUsable(); ok {
 		clock = ClockTSC
 	}
-	runSide(b, side, threads, nullOps{}, r, clock)
+	runSide(b, side, threads, nullOps{}, clock)
 }
 
 // nullOps is a target that does nothing: every cas succeeds, every read
