@@ -90,7 +90,6 @@ type LoggingPoint struct {
 	OverheadDroppedHigh  float64 `json:"overhead_dropped_ci_high,omitempty"`
 	OverheadDroppedCPU   float64 `json:"overhead_dropped_cpu,omitempty"`
 	OverheadDroppedTotal float64 `json:"overhead_dropped_total,omitempty"`
-	split                bool
 }
 
 // LoggingReport is the logging suite's result. Its top-level
@@ -175,7 +174,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 			}
 			r.Points = append(r.Points, p)
 			o.progress("logging: %d threads, emulation %v: plain %.0f ops/s; binary %.0f ops/s, overhead %.1f %% (95 %% interval %.1f to %.1f; rounds %.1f to %.1f; CPU %.1f %%); text %.0f ops/s, overhead %.1f %%%s",
-				th, emu, p.OpsPerSecPlain, p.OpsPerSecLogged, 100*p.Overhead, 100*p.OverheadLow, 100*p.OverheadHigh, 100*p.OverheadMin, 100*p.OverheadMax, 100*p.OverheadCPU, p.OpsPerSecText, 100*p.OverheadText, p.droppedText())
+				th, emu, p.OpsPerSecPlain, p.OpsPerSecLogged, 100*p.Overhead, 100*p.OverheadLow, 100*p.OverheadHigh, 100*p.OverheadMin, 100*p.OverheadMax, 100*p.OverheadCPU, p.OpsPerSecText, 100*p.OverheadText, p.droppedText(o.Split))
 		}
 	}
 	h := r.Points[0]
@@ -425,8 +424,7 @@ func measureLogging(ctx context.Context, o *Options, s loggingSetup, d time.Dura
 		}
 	}
 	p.HistoryBytes, p.TextBytes = sides[sideBinary].cw.n, sides[sideText].cw.n
-	p.split = o.Split
-	p.summarize(rounds)
+	p.summarize(rounds, o.Split)
 	return p, nil
 }
 
@@ -447,8 +445,9 @@ func sliceOrder(i int) [nSides]int {
 	return [nSides]int{sideBinary, sidePlain, sideDropped, sideText}
 }
 
-// summarize sets the point's medians and spreads from its rounds.
-func (p *LoggingPoint) summarize(rounds []loggingRound) {
+// summarize sets the point's medians and spreads from its rounds (and
+// the dropped side's, if split).
+func (p *LoggingPoint) summarize(rounds []loggingRound, split bool) {
 	var plain, bin, binWork, text, ov, ovWork, ovText []float64
 	var total loggingRound
 	for _, rd := range rounds {
@@ -476,7 +475,7 @@ func (p *LoggingPoint) summarize(rounds []loggingRound) {
 	p.SecondsPlain, p.SecondsLogged, p.SecondsText = pl.elapsed.Seconds(), b.elapsed.Seconds(), t.elapsed.Seconds()
 	p.SecondsMerge = (b.elapsed - b.work).Seconds()
 	p.SecondsDrain = b.drain.Seconds()
-	if p.split {
+	if split {
 		var rate, ov []float64
 		for _, rd := range rounds {
 			rate = append(rate, rd[sideDropped].rate())
@@ -489,9 +488,10 @@ func (p *LoggingPoint) summarize(rounds []loggingRound) {
 	}
 }
 
-// droppedText is the progress line's figures of the dropped side, if run.
-func (p *LoggingPoint) droppedText() string {
-	if !p.split {
+// droppedText is the progress line's figures of the dropped side, if
+// split.
+func (p *LoggingPoint) droppedText(split bool) string {
+	if !split {
 		return ""
 	}
 	return fmt.Sprintf("; history dropped %.0f ops/s, overhead %.1f %% (95 %% interval %.1f to %.1f; CPU %.1f %%)",
