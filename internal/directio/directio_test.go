@@ -24,10 +24,7 @@ func TestWrite(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, dir := range dirs {
 		for _, size := range []int{0, 1, align - 1, align, align + 1, bufSize - 1, bufSize, bufSize + 5*align + 7, 3*bufSize + 1} {
-			want := make([]byte, size)
-			for i := range want {
-				want[i] = byte(rng.Uint32())
-			}
+			want := randomBytes(rng, size)
 			path := filepath.Join(dir, "f")
 			f, err := Create(path, 0o644)
 			if err != nil {
@@ -81,10 +78,7 @@ func TestWriteBigPieces(t *testing.T) {
 			if i == 13 {
 				n = bufSize - align // fits a buffer with the rest of a block, just
 			}
-			p := make([]byte, n)
-			for j := range p {
-				p[j] = byte(rng.Uint32())
-			}
+			p := randomBytes(rng, n)
 			if m, err := f.Write(p); m != n || err != nil {
 				t.Fatalf("write: %d, %v", m, err)
 			}
@@ -114,10 +108,7 @@ func TestDrain(t *testing.T) {
 		if err := f.Drain(); err != nil {
 			t.Fatalf("Drain of a new file: %v", err)
 		}
-		want := make([]byte, 5*bufSize+100)
-		for i := range want {
-			want[i] = byte(rng.Uint32())
-		}
+		want := randomBytes(rng, 5*bufSize+100)
 		off := 0
 		for _, end := range []int{2*bufSize + 100, len(want)} {
 			if _, err := f.Write(want[off:end]); err != nil {
@@ -143,6 +134,15 @@ func TestDrain(t *testing.T) {
 			t.Fatalf("%s: read back %d bytes (%v), want %d", dir, len(got), err, len(want))
 		}
 	}
+}
+
+// randomBytes is n bytes drawn from rng.
+func randomBytes(rng *rand.Rand, n int) []byte {
+	p := make([]byte, n)
+	for i := range p {
+		p[i] = byte(rng.Uint32())
+	}
+	return p
 }
 
 // testDirs is the test's temporary directory and, where there is one, a
@@ -196,11 +196,7 @@ func TestRing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	want := make([]byte, 3*align+100)
-	rng := rand.New(rand.NewPCG(3, 4))
-	for i := range want {
-		want[i] = byte(rng.Uint32())
-	}
+	want := randomBytes(rand.New(rand.NewPCG(3, 4)), 3*align+100)
 	fd := int(fh.Fd())
 	for _, piece := range [][2]int{{2 * align, len(want)}, {0, align}, {align, 2 * align}} {
 		if err := r.write(fd, want[piece[0]:piece[1]], int64(piece[0])); err != nil {
