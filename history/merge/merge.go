@@ -221,6 +221,9 @@ func (e *TieError) Error() string {
 	return fmt.Sprintf("steps %d and %d: %v", e.Step, e.Other, history.ErrCoarseClock)
 }
 
+// Unwrap makes errors.Is(err, history.ErrCoarseClock) hold.
+func (e *TieError) Unwrap() error { return history.ErrCoarseClock }
+
 // stream is one process's steps, or a crash, for the k-way merge.
 type stream struct {
 	steps []int32
