@@ -166,8 +166,9 @@ type Error struct {
 	Op, Crash int
 	Msg       string
 	// Err is the cause: one of history's kinds (errors.Is(err,
-	// history.ErrMalformed)), an *analyzer.AssumptionError or an
-	// *analyzer.UndecidedError.
+	// history.ErrMalformed)), history.ErrCoarseClock (timestamps that tie
+	// in a way no order can state: recorders/README.md, rule 4), an
+	// *analyzer.AssumptionError or an *analyzer.UndecidedError.
 	Err error
 }
 

@@ -29,7 +29,11 @@
 // invocations before responses. So, as in Porcupine, an interval is
 // closed: an operation that returns at 20 and one of another process
 // called at 20 overlap, and either may be linearized first; the merge never
-// invents an order the timestamps do not show. A process's operations must
+// invents an order the timestamps do not show. Where it cannot help
+// inventing one, Check refuses the history (an *Error whose Err is
+// history.ErrCoarseClock): two processes that each return and call their
+// next operation at one timestamp, so that either could have gone first
+// (recorders/README.md, rule 4, has the rule). A process's operations must
 // not overlap: each is called at or after its previous one returned, or,
 // if that one is Pending, after a crash.
 //

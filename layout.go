@@ -3,12 +3,14 @@ package pmlin
 import (
 	"bytes"
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/history/merge"
+	"github.com/pmlin/pmlin/internal/tie"
 )
 
 // layout is a History as the text the analyzer reads, with what maps the
@@ -25,8 +27,8 @@ type lineOf struct {
 	ret       bool
 }
 
-// lay validates h, merges its steps by timestamp (merge.Order) and
-// renders them.
+// lay validates h, merges its steps by timestamp (merge.Order, which
+// refuses a tie no order of lines can state honestly) and renders them.
 func lay(h History) (*layout, error) {
 	ops := h.Operations
 	if len(ops) == 0 {
@@ -72,7 +74,17 @@ func lay(h History) (*layout, error) {
 		}
 		streams = append(streams, st)
 	}
-	order, _ := merge.Order(steps, streams)
+	order, _, err := merge.Order(steps, streams)
+	var te *merge.TieError
+	if errors.As(err, &te) {
+		// Both steps are responses: operation i's is step 2i+1.
+		i, j := int(te.Step)/2, int(te.Other)/2
+		return nil, &Error{Op: i, Crash: -1, Err: history.ErrCoarseClock,
+			Msg: "its response: " + tie.Message(int32(ops[i].Process), ops[i].Return, int32(ops[j].Process), fmt.Sprintf("operation %d's response", j))}
+	}
+	if err != nil {
+		return nil, err
+	}
 	return render(h, hops, order)
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,7 @@ func errorObject(t *testing.T, out string) checkErrorJSON {
 // whose kind tells what went wrong.
 func TestCheckJSONErrors(t *testing.T) {
 	malformed := writeFile(t, "bad.hist", "1 inv read 3\n1 ret 0 zz\n")
+	coarse := coarseBinary(t)
 	tests := []struct {
 		name  string
 		args  []string
@@ -60,6 +62,7 @@ func TestCheckJSONErrors(t *testing.T) {
 	}{
 		{"malformed", []string{"check", "--json", malformed}, "", checkErrorJSON{Kind: "malformed", File: malformed, Line: 2, Column: 9, Message: `returned value "zz" is not a number (decimal or 0x hex)`}},
 		{"assumption", []string{"check", "--json", "-"}, "1 inv cas 1:0:5\n1 ret ok\n2 inv cas 1:0:5\n2 ret ok\n", checkErrorJSON{Kind: "assumption", File: "<stdin>", Line: 3, Message: "breaks Assumption 1"}},
+		{"assumption: a clock too coarse", []string{"check", "--json", coarse}, "", checkErrorJSON{Kind: "assumption", File: coarse, Line: 6, Message: "process 1 responds and invokes its next operation at timestamp 10, as process 0 does (its response at line 4)"}},
 		{"io", []string{"check", "--json", "/nonexistent/x.hist"}, "", checkErrorJSON{Kind: "io", File: "/nonexistent/x.hist", Message: "no such file"}},
 		{"usage: unknown flag", []string{"check", "--json", "--frobnicate", "-"}, "", checkErrorJSON{Kind: "usage", Message: "unknown flag: --frobnicate"}},
 		{"usage: flag after", []string{"check", "--frobnicate", "--json", "-"}, "", checkErrorJSON{Kind: "usage", Message: "unknown flag"}},
@@ -89,6 +92,32 @@ func TestCheckJSONErrors(t *testing.T) {
 	}
 }
 
+// coarseBinary writes a binary history whose two streams each respond and
+// invoke again at timestamp 10, which no order of lines states honestly.
+func coarseBinary(t *testing.T) string {
+	t.Helper()
+	rec := func(kind int, ts uint64, payload ...uint64) []uint64 {
+		return append([]uint64{history.StreamHead(kind, 1, ts)}, payload...)
+	}
+	stream := func(recs ...[]uint64) (out []uint64) {
+		for _, r := range recs {
+			out = append(out, r...)
+		}
+		return out
+	}
+	var b bytes.Buffer
+	w := history.NewBinaryWriter(&b)
+	w.Header(0, nil)
+	w.BeginSection([]int32{0, 1})
+	w.StreamBlock(0, stream(rec(history.RecInvCAS, 10, 1, 0, 5), rec(history.RecRetOK, 10), rec(history.RecInvRead, 10, 1), rec(history.RecRetValues, 10, 5)), true)
+	w.StreamBlock(1, stream(rec(history.RecInvRead, 10, 1), rec(history.RecRetValues, 10, 0), rec(history.RecInvRead, 10, 1), rec(history.RecRetValues, 10, 0)), true)
+	w.EndSection(8)
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return writeFile(t, "coarse.pmlb", b.String())
+}
+
 // TestDescribeKinds: the kinds of the errors end-to-end tests cannot
 // easily provoke (the analyzer's search budget, the exact checker's,
 // an interrupt, a read error).
@@ -104,6 +133,7 @@ func TestDescribeKinds(t *testing.T) {
 		{context.Canceled, "undecided", 0},
 		{&history.Error{File: "f", Line: 3, Err: errors.New("disk on fire"), Msg: "read error: disk on fire"}, "io", 3},
 		{&history.Error{File: "f", Line: 3, Err: history.ErrLimit, Msg: "line longer than"}, "malformed", 3},
+		{&history.Error{File: "f", Line: 3, Err: history.ErrCoarseClock, Msg: "process 1 responds and invokes"}, "assumption", 3},
 		{errors.New("something else"), "io", 0},
 		{&analyzer.MemoryError{File: "f", Line: 9, Need: 2 << 20, Limit: 1 << 20, Source: "--max-memory"}, "undecided", 9},
 	} {

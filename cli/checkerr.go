@@ -59,8 +59,14 @@ func describe(err error, file, fallback string) checkErrorJSON {
 	switch {
 	case errors.As(err, &he):
 		d.File, d.Line, d.Column, d.Message = he.File, he.Line, he.Column, he.Msg
-		d.Kind = kindMalformed
-		if !errors.Is(he.Err, history.ErrMalformed) {
+		switch {
+		case errors.Is(he.Err, history.ErrCoarseClock):
+			// A binary history's streams tie in a way no order of lines
+			// states honestly: the clock's assumption, not the format's.
+			d.Kind = kindAssumption
+		case errors.Is(he.Err, history.ErrMalformed):
+			d.Kind = kindMalformed
+		default:
 			d.Kind = kindIO // the reader stopped on an I/O error
 		}
 	case errors.As(err, &ae):

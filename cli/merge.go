@@ -28,11 +28,16 @@ clock, any unit) and writes one history in timestamp order. A log may hold one
 process (one file per thread) or many (a timestamp column); - is standard input.
 
 Each process keeps its own order. Steps of different processes with the same
-timestamp go invocations first (an interval may grow, never shrink), then by
-process id; the first line of the output says how many such ties there were.
-Errors name the log and line: a clock going backwards within a process, a
-process in two logs, overlapping operations of one process, a response with
-nothing pending, a step at the timestamp of a crash, and anything malformed.
+timestamp go invocations first (an interval may grow, never shrink), then a
+response whose process invokes again at that timestamp, then by process id;
+the first line of the output says how many such ties there were. Two
+processes that each respond and invoke again at one timestamp are refused:
+no order of their lines would be honest, the clock is too coarse
+(recorders/README.md, rule 4). Errors name the log and line: a clock going
+backwards within a process, a process in two logs, overlapping operations of
+one process, a response with nothing pending, a step at the timestamp of a
+crash, such a tie, a line without its timestamp or process id, and anything
+malformed. A log given twice is refused.
 
 The history goes to -o FILE (never overwritten without --force) or standard
 output. Exit status: 0 merged, 2 an error (nothing is written).
@@ -50,24 +55,38 @@ Syntax: recorders/README.md, "Logs for pmlin merge".`,
 func runMerge(e env, paths []string, out string, force bool) error {
 	var logs []merge.Log
 	stdin := false
+	var seen []os.FileInfo // the logs opened so far, parallel to logs
 	for _, p := range paths {
 		if out != "" && out != "-" && sameFile(p, out) {
 			return &exitError{exitInput, fmt.Errorf("-o %s is one of the logs: it would be overwritten", out)}
 		}
+		var fi os.FileInfo
 		if p == "-" {
 			if stdin {
 				return &exitError{exitInput, errors.New("standard input (-) given twice")}
 			}
 			stdin = true
+			if f, ok := e.stdin.(*os.File); ok {
+				fi, _ = f.Stat()
+			}
 			logs = append(logs, merge.Log{Name: "<stdin>", R: e.stdin})
-			continue
+		} else {
+			f, err := os.Open(p)
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			defer f.Close()
+			fi, _ = f.Stat()
+			logs = append(logs, merge.Log{Name: p, R: f})
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return &exitError{exitInput, err}
+		// The same file twice would merge its steps twice: its
+		// processes' steps in two logs, its crashes twice.
+		for k, o := range seen {
+			if fi != nil && o != nil && os.SameFile(fi, o) {
+				return &exitError{exitInput, fmt.Errorf("%s and %s are the same file: give each log once", logs[k].Name, logs[len(logs)-1].Name)}
+			}
 		}
-		defer f.Close()
-		logs = append(logs, merge.Log{Name: p, R: f})
+		seen = append(seen, fi)
 	}
 	m, err := merge.Read(logs)
 	if err != nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,12 @@ func TestMergeCommand(t *testing.T) {
 	existing := filepath.Join(dir, "existing.hist")
 	os.WriteFile(existing, []byte("keep me\n"), 0o644)
 	out := filepath.Join(dir, "out.hist")
+	nopid := filepath.Join(dir, "nopid.log")
+	os.WriteFile(nopid, []byte("10 1 inv read 5\n20 inv read 5\n"), 0o644)
+	// The issue's case: every step at 10.
+	tie0, tie1 := filepath.Join(dir, "tie0.log"), filepath.Join(dir, "tie1.log")
+	os.WriteFile(tie0, []byte("10 0 inv cas 1:0:5\n10 0 ret ok\n10 0 inv read 1\n10 0 ret 5\n"), 0o644)
+	os.WriteFile(tie1, []byte("10 1 inv read 1\n10 1 ret 0\n10 1 inv read 1\n10 1 ret 0\n"), 0o644)
 
 	want := "pmlin-history v1\n1 inv cas 5:0:0x200000001\n2 inv read 5\n2 ret 0x200000001\n1 ret ok\n"
 	tests := []struct {
@@ -38,6 +46,10 @@ func TestMergeCommand(t *testing.T) {
 		{"no argument", []string{"merge"}, "", 2, "", "requires at least 1 arg"},
 		{"missing log", []string{"merge", filepath.Join(dir, "nope.log")}, "", 2, "", "no such file"},
 		{"help", []string{"merge", "-h"}, "", 0, "invocations first", ""},
+		{"the same log twice", []string{"merge", t1, t2, t1}, "", 2, "", t1 + " and " + t1 + " are the same file: give each log once"},
+		{"the same log by another name", []string{"merge", t1, filepath.Join(dir, ".", "t1.log"), t2}, "", 2, "", " are the same file"},
+		{"a line without its process id", []string{"merge", nopid}, "", 2, "", nopid + ":2: no process id: a log line is `<timestamp> <process> inv ...`, and this one has only one number, 20, before inv"},
+		{"a clock too coarse", []string{"merge", tie0, tie1}, "", 2, "", tie1 + ":2: process 1 responds and invokes its next operation at timestamp 10, as process 0 does (its response at " + tie0 + ":2)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -63,6 +75,17 @@ func TestMergeCommand(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(existing); !strings.Contains(string(b), want) {
 		t.Fatalf("--force did not write the history:\n%s", b)
+	}
+	// A log given again as standard input.
+	f, err := os.Open(t2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var sout, serr bytes.Buffer
+	code := Command{Targets: testTargets, Stdin: f, Stdout: &sout, Stderr: &serr}.Run(context.Background(), []string{"merge", t2, "-"})
+	if code != 2 || !strings.Contains(serr.String(), t2+" and <stdin> are the same file") {
+		t.Fatalf("a log as standard input too: exit %d: %s", code, serr.String())
 	}
 	// A failed merge leaves no output file behind.
 	failed := filepath.Join(dir, "failed.hist")

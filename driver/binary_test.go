@@ -3,6 +3,7 @@ package driver
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -290,19 +291,23 @@ func randomLogs(rng *rand.Rand, n, ops, pending, start int) ([][]uint64, []int32
 	return logs, procs
 }
 
-// mergeText merges whole logs of k=1 into text.
-func mergeText(t *testing.T, logs [][]uint64, procs []int32) (*bytes.Buffer, MergeStats) {
+// mergeText merges whole logs of k=1 into text. The error is the merge's
+// refusal of a tie (history.ErrCoarseClock): randomLogs's clock is coarse.
+func mergeText(t *testing.T, logs [][]uint64, procs []int32) (*bytes.Buffer, MergeStats, error) {
 	t.Helper()
 	var buf bytes.Buffer
 	rec := NewRecorder(history.NewWriter(&buf))
 	st, err := rec.MergeLogs(logs, procs, 1)
+	if errors.Is(err, history.ErrCoarseClock) {
+		return nil, st, err
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	return &buf, st
+	return &buf, st, nil
 }
 
 // TestLastInvLines checks the lines lastInvLines computes against the text
@@ -311,10 +316,26 @@ func mergeText(t *testing.T, logs [][]uint64, procs []int32) (*bytes.Buffer, Mer
 func TestLastInvLines(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	rw := recWords(recInvRead, 1) // every record's words (randomLogs)
+	refused := 0
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
 		logs, procs := randomLogs(rng, n, 12, 5, 0)
-		buf, want := mergeText(t, logs, procs)
+		buf, want, err := mergeText(t, logs, procs)
+		if err != nil {
+			// The binary recording writes the logs unmerged: its reader
+			// refuses them as the text merge does.
+			var bb bytes.Buffer
+			rec := NewBinaryRecorder(history.NewBinaryWriter(&bb))
+			if _, err := rec.MergeLogs(logs, procs, 1); err != nil {
+				t.Fatal(err)
+			}
+			rec.Flush()
+			if _, rerr := history.ReadAll(bytes.NewReader(bb.Bytes()), "bin"); !errors.Is(rerr, history.ErrCoarseClock) {
+				t.Fatalf("trial %d: the text merge refused the logs (%v), the binary history reads with %v", trial, err, rerr)
+			}
+			refused++
+			continue
+		}
 		chunked := make([][][]uint64, n)
 		for i, l := range logs {
 			chunked[i] = [][]uint64{l}
@@ -403,6 +424,9 @@ func TestLastInvLines(t *testing.T) {
 		if txt := toText(t, bb.Bytes()); txt != buf.String() {
 			t.Fatalf("trial %d: binary as text\n%s\ntext\n%s", trial, txt, buf.String())
 		}
+	}
+	if refused == 0 || refused > 150 {
+		t.Fatalf("%d of 300 trials refused by the tie rule: the test should see both", refused)
 	}
 }
 
@@ -510,10 +534,11 @@ func TestRecordSizes(t *testing.T) {
 // statistics must be those of a merge of the whole logs.
 func TestStreamedTextMerge(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
+	refused := 0
 	for trial := range 300 {
 		n := 1 + rng.IntN(4)
 		logs, procs := randomLogs(rng, n, 30, 8, 3)
-		want, wst := mergeText(t, logs, procs)
+		want, wst, werr := mergeText(t, logs, procs)
 
 		var got bytes.Buffer
 		rec := NewRecorder(history.NewWriter(&got))
@@ -560,8 +585,13 @@ func TestStreamedTextMerge(t *testing.T) {
 			}
 		}
 		st, err := dp.finish(wl)
-		if err != nil {
-			t.Fatal(err)
+		if werr != nil || err != nil {
+			// Refused, at the same line, or merged.
+			if fmt.Sprint(err) != fmt.Sprint(werr) {
+				t.Fatalf("trial %d: streamed: %v; whole: %v", trial, err, werr)
+			}
+			refused++
+			continue
 		}
 		rec.Flush()
 		if got.String() != want.String() {
@@ -570,6 +600,9 @@ func TestStreamedTextMerge(t *testing.T) {
 		if fmt.Sprint(st) != fmt.Sprint(wst) {
 			t.Fatalf("trial %d: streamed %+v, whole %+v", trial, st, wst)
 		}
+	}
+	if refused == 0 || refused > 200 {
+		t.Fatalf("%d of 300 trials refused by the tie rule: the test should see both", refused)
 	}
 }
 

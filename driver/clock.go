@@ -18,8 +18,10 @@ import (
 // (time.Since: a vDSO read of the kernel's clocksource). Where the kernel
 // itself counts time with the TSC, the TSC read directly does too, and
 // ordered on both sides (see tscOrdered): a stamp is after every memory
-// access before it and before every one after it, which the free
-// scheduler's one stamp per operation leans on (Driver.work). RDTSCP
+// access before it and before every one after it, which a lone free
+// worker's one stamp per operation leans on (Driver.work; beside other
+// workers a worker takes two, since two equal shared stamps would leave
+// their order unknown). RDTSCP
 // waits for earlier loads, not for stores still in the store buffer; but
 // every region write is an atomic store or CAS, a locked instruction on
 // x86-64 that drains the buffer, so the writes are visible first. The

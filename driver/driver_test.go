@@ -556,6 +556,34 @@ func TestBlocked(t *testing.T) {
 	}
 }
 
+// TestMergeCoarseClock: a response whose process invokes again at its
+// timestamp goes before another process's response of that timestamp (the
+// record after it in the next chunk, here); two processes that each
+// respond and invoke again at one timestamp are an error of the merge.
+func TestMergeCoarseClock(t *testing.T) {
+	// Process 1 reads over [5, 10] and [10, 20]; process 0 writes over
+	// [10, 10]: listed first, its response would come first by log index.
+	l0 := [][]uint64{{hd(recInvCAS, 1, 10), 7, 0, 0x100000001, hd(recRetOK, 1, 10)}}
+	l1 := [][]uint64{{hd(recInvRead, 1, 5), 7, hd(recRetRead, 1, 10), 0}, {hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 20), 0}}
+	var buf bytes.Buffer
+	rec := NewRecorder(history.NewWriter(&buf))
+	if _, err := rec.mergeChunks([][][]uint64{l0, l1}, []int32{0, 1}, 1, 0); err != nil {
+		t.Fatal(err)
+	}
+	rec.Flush()
+	want := "1 inv read 7\n0 inv cas 7:0:0x100000001\n1 ret 0\n1 inv read 7\n0 ret ok\n1 ret 0\n"
+	if buf.String() != want {
+		t.Fatalf("got\n%swant\n%s", buf.String(), want)
+	}
+	// Both respond and invoke again at 10.
+	l0 = [][]uint64{{hd(recInvCAS, 1, 10), 7, 0, 0x100000001, hd(recRetOK, 1, 10), hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 10), 0x100000001}}
+	l1 = [][]uint64{{hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 10), 0}, {hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 10), 0}}
+	_, err := NewRecorder(history.NewWriter(io.Discard)).mergeChunks([][][]uint64{l0, l1}, []int32{0, 1}, 1, 0)
+	if !errors.Is(err, history.ErrCoarseClock) || !strings.Contains(err.Error(), "line 5 of the history: process 1 responds and invokes its next operation at timestamp 10, as process 0 does (its response at line 3)") {
+		t.Fatalf("got %v", err)
+	}
+}
+
 func TestMergeOrder(t *testing.T) {
 	// Process 0: inv at 5, ret at 10. Process 1: inv at 10, ret at 12.
 	// Process 2: inv at 1, ret at 10. On the tie at 10 both invocations

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/tie"
 )
 
 // A recording under the free scheduler (and a binary one under either)
@@ -196,7 +197,7 @@ func (dp *dumper) mergeChunk(c dumpChunk) {
 			below = min(below, l.lastTS)
 		}
 	}
-	dp.merge.run(below, false)
+	dp.err = dp.merge.run(below, false)
 }
 
 // recycle lets go of the chunks that lastInvLines will not need. It needs
@@ -260,8 +261,8 @@ func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
 		if dp.err != nil {
 			return dp.merge.st, dp.err
 		}
-		dp.merge.run(0, true)
-		return dp.merge.st, nil
+		err := dp.merge.run(0, true)
+		return dp.merge.st, err
 	}
 	st := newMergeStats(len(logs))
 	chunks := make([][][]uint64, len(logs))
@@ -480,16 +481,20 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 	}
 }
 
-// replayTies merges records of equal timestamps as mergeChunks does
-// (invocations first, then the lower log) and returns how many come out
-// before the last record of log w.
+// replayTies merges records of equal timestamps as mergeChunks and the
+// reader of a binary history do (tie.Compare, then the lower log) and
+// returns how many come out before the last record of log w.
 func replayTies(ties [][]bool, w int) int64 {
 	pos := make([]int, len(ties))
+	head := func(j int) tie.Head {
+		t, x := ties[j], pos[j]
+		return tie.Head{Ret: !t[x], Again: !t[x] && x+1 < len(t) && t[x+1]}
+	}
 	var n int64
 	for {
 		best := -1
 		for j, t := range ties {
-			if pos[j] < len(t) && (best < 0 || t[pos[j]] && !ties[best][pos[best]]) {
+			if pos[j] < len(t) && (best < 0 || tie.Compare(head(j), head(best)) < 0) {
 				best = j
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/tie"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -315,6 +316,19 @@ type cursor struct {
 	pos    int
 }
 
+// again reports whether the record after the head (which head loaded)
+// is an invocation with timestamp ts: it may be in the next chunk queued.
+func (c *cursor) again(ts uint64) bool {
+	recs, next := c.recs, c.pos+recWords(recKind(c.recs[c.pos]), recK(c.recs[c.pos]))
+	for j := 0; next >= len(recs); j++ {
+		if j == len(c.chunks) {
+			return false
+		}
+		recs, next = c.chunks[j], 0
+	}
+	return history.IsInvocation(recKind(recs[next])) && recTS(recs[next]) == ts
+}
+
 // head is the kind and timestamp of the next record; a chunk walked to its
 // end goes to done (if not nil).
 func (c *cursor) head(done func([]uint64)) (kind int, ts uint64, ok bool) {
@@ -334,10 +348,14 @@ func (c *cursor) head(done func([]uint64)) (kind int, ts uint64, ok bool) {
 
 // MergeLogs writes the records of logs (log i is process procs[i]) to the
 // recorder in timestamp order. Per log the records are in order and their
-// timestamps do not decrease; across logs an invocation goes before a
-// response with the same timestamp (the recorded intervals may only grow),
-// then the lower log index. The logs are validated first: a log that does
-// not decode (a damaged shared log) is an error, and nothing is written.
+// timestamps do not decrease; across logs, equal timestamps follow the tie
+// rule of recorders/README.md (rule 4, package internal/tie: invocations
+// first, then a response whose process invokes again at that timestamp),
+// then the lower log index; two processes that each respond and invoke
+// again at one timestamp are an error (history.ErrCoarseClock), since no
+// order of their lines would be honest. The logs are validated first: a
+// log that does not decode (a damaged shared log) is an error, and
+// nothing is written.
 func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats, error) {
 	if rc.bw != nil {
 		return rc.streamLogs(logs, procs, k)
@@ -399,7 +417,9 @@ func (rc *Recorder) mergeChunks(logs [][][]uint64, procs []int32, k int, stamped
 		}
 	}
 	if stamped == 0 || !m.ordered(stamped) {
-		m.run(0, true)
+		if err := m.run(0, true); err != nil {
+			return m.st, err
+		}
 	}
 	return m.st, nil
 }
@@ -460,6 +480,7 @@ type merger struct {
 	cs             []cursor
 	vs             []validator
 	heads          []mergeHead // cs[i]'s head, as run last saw it
+	ties           tie.Watch
 	st             MergeStats
 	done           func([]uint64) // a chunk merged to its end
 	addrs, exp, nw []uint64
@@ -480,8 +501,7 @@ func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger 
 // 47 M to 31 M instructions in run and head for fuzz --jobs 1 --runs 100,
 // callgrind).
 type mergeHead struct {
-	ts        uint64
-	ret       bool // a response
+	h         tie.Head
 	ok, stale bool
 }
 
@@ -498,32 +518,41 @@ func (m *merger) add(i int, chunk []uint64) error {
 // run writes the records with timestamps below below (all of them, with
 // all) in the merge's order. A record below below is in its place: every
 // record added later has a timestamp of at least below (the caller's
-// promise), so it would not have been taken before it.
-func (m *merger) run(below uint64, all bool) {
+// promise), so it would not have been taken before it; and so is the
+// record after it in its log if that one has the same timestamp, which
+// the tie rule looks at. The error is a tie no order states honestly.
+func (m *merger) run(below uint64, all bool) error {
 	cs, heads := m.cs, m.heads
 	for {
-		best, bestRet := -1, false
-		var bestTS uint64
+		best := -1
 		for i := range heads {
 			hd := &heads[i]
 			if hd.stale {
 				kind, ts, ok := cs[i].head(m.done)
-				*hd = mergeHead{ts: ts, ret: !history.IsInvocation(kind), ok: ok}
+				ret := !history.IsInvocation(kind)
+				*hd = mergeHead{h: tie.Head{TS: ts, Ret: ret, Again: ok && ret && cs[i].again(ts)}, ok: ok}
 			}
-			if !hd.ok {
-				continue
-			}
-			if best < 0 || hd.ts < bestTS || (hd.ts == bestTS && !hd.ret && bestRet) {
-				best, bestTS, bestRet = i, hd.ts, hd.ret
+			if hd.ok && (best < 0 || tie.Compare(hd.h, heads[best].h) < 0) {
+				best = i
 			}
 		}
-		if best < 0 || !all && bestTS >= below {
-			return
+		if best < 0 || !all && heads[best].h.TS >= below {
+			return nil
+		}
+		if c, clash := m.ties.Place(m.procs[best], heads[best].h, m.rc.lines+1); clash {
+			return &coarseClockError{msg: fmt.Sprintf("driver: line %d of the history: %s", m.rc.lines+1,
+				tie.Message(m.procs[best], heads[best].h.TS, c.Proc, fmt.Sprintf("its response at line %d", c.At)))}
 		}
 		m.write(best)
 		heads[best].stale = true
 	}
 }
+
+// coarseClockError is a merge's refusal of a tie (merger.run).
+type coarseClockError struct{ msg string }
+
+func (e *coarseClockError) Error() string { return e.msg }
+func (e *coarseClockError) Unwrap() error { return history.ErrCoarseClock }
 
 // write writes the head record of log i.
 func (m *merger) write(i int) {

@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +109,81 @@ func TestStampOverflow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestWorkersStampApart: beside other workers, a free worker never
+// responds and invokes again at one timestamp (the merge would have to
+// refuse two such workers with equal stamps: recorders/README.md, rule 4);
+// alone, it stamps both with one read. Read off the streams of a binary
+// recording, as the workers logged them.
+func TestWorkersStampApart(t *testing.T) {
+	clocks := []ClockSource{ClockMonotonic}
+	if ok, _ := TSCUsable(); ok {
+		clocks = append(clocks, ClockTSC)
+	}
+	for _, clock := range clocks {
+		for _, threads := range []int{1, 3} {
+			c := cfg(threads, 64, 2, 5)
+			c.Sched = Free
+			d, rec, buf := clockedDriver(t, c, clock, true)
+			quota := make([]int, threads)
+			for i := range quota {
+				quota[i] = 20_000
+			}
+			if _, err := d.Segment(context.Background(), quota, CrashPoint{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := rec.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			pairs, shared := stampPairs(t, buf.Bytes())
+			t.Logf("%v, %d workers: %d of %d responses share their stamp with the next invocation", clock, threads, shared, pairs)
+			if threads > 1 && shared > 0 || threads == 1 && shared != pairs || pairs < 10_000 {
+				t.Fatalf("%v, %d workers: %d of %d responses share their stamp with the next invocation", clock, threads, shared, pairs)
+			}
+		}
+	}
+}
+
+// stampPairs walks the stream records of a binary history: it counts the
+// responses followed in their stream by an invocation, and those of them
+// with the invocation's timestamp.
+func stampPairs(t *testing.T, b []byte) (pairs, shared int) {
+	t.Helper()
+	if !bytes.HasPrefix(b, []byte(history.BinaryMagic)) || len(b)%8 != 0 {
+		t.Fatal("not a version 2 binary history")
+	}
+	w := make([]uint64, (len(b)-len(history.BinaryMagic))/8)
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(b[len(history.BinaryMagic)+8*i:])
+	}
+	type last struct {
+		ret bool
+		ts  uint64
+	}
+	var streams map[uint64]last
+	for pos := 0; pos < len(w); {
+		typ, field, n := w[pos]&0xff, w[pos]>>32, int(w[pos+1])
+		payload := w[pos+2 : pos+2+n]
+		pos += 2 + n
+		switch typ {
+		case history.BlockSection:
+			streams = map[uint64]last{}
+		case history.BlockStream:
+			for r := 0; r < len(payload); {
+				h := payload[r]
+				kind, ts := history.StreamKind(h), history.StreamStamp(h)
+				inv := history.IsInvocation(kind)
+				if l, ok := streams[field]; ok && l.ret && inv {
+					pairs++
+					if l.ts == ts {
+						shared++
+					}
+				}
+				streams[field] = last{ret: !inv, ts: ts}
+				r += 1 + history.RecWords(kind, history.StreamK(h))
+			}
+		}
+	}
+	return pairs, shared
 }

@@ -137,3 +137,41 @@ func TestStreamHead(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryCoarseClock: the streams of a section are merged by the tie
+// rule of recorders/README.md (rule 4), looking past the end of a block
+// for a response's next record; two processes that each respond and
+// invoke again at one timestamp are refused (ErrCoarseClock, not
+// malformed), naming the line.
+func TestBinaryCoarseClock(t *testing.T) {
+	inv := func(ts uint64) []uint64 { return []uint64{history.RecInvRead, 1, ts, 1} }
+	ret := func(ts uint64) []uint64 { return []uint64{history.RecRetValues, 1, ts, 0} }
+	cas := func(ts uint64) []uint64 { return []uint64{history.RecInvCAS, 1, ts, 1, 0, 0x100000001} }
+	ok := func(ts uint64) []uint64 { return []uint64{history.RecRetOK, 1, ts} }
+	// Process 1 returns at 10, at the end of a block, and reads again at
+	// 10; process 0 writes over [10, 10]: process 1's second read must
+	// come before process 0's return, though process 0's stream is listed
+	// first.
+	f := newBin2().block(history.BlockSection, 0, 0, 0, 1).
+		block(history.BlockStream, 0, 1, streamRecs(false, inv(5), ret(10))...).
+		block(history.BlockStream, history.BlockLast, 0, streamRecs(false, cas(10), ok(10))...).
+		block(history.BlockStream, history.BlockLast, 1, streamRecs(false, inv(10), ret(20))...)
+	got, err := convert(t, f.end(6), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "1 inv read 1\n0 inv cas 1:0:0x100000001\n1 ret 0\n1 inv read 1\n0 ret ok\n1 ret 0\n"
+	if string(got) != want {
+		t.Fatalf("got\n%swant\n%s", got, want)
+	}
+	// Both return and invoke again at 10.
+	f = newBin2().block(history.BlockSection, 0, 0, 0, 1).
+		block(history.BlockStream, history.BlockLast, 0, streamRecs(false, cas(10), ok(10), inv(10), ret(10))...).
+		block(history.BlockStream, history.BlockLast, 1, streamRecs(false, inv(10), ret(10), inv(10), ret(10))...)
+	_, err = convert(t, f.end(8), false)
+	var he *history.Error
+	if !errors.As(err, &he) || !errors.Is(err, history.ErrCoarseClock) || errors.Is(err, history.ErrMalformed) || he.Line != 5 ||
+		!strings.Contains(he.Msg, "process 1 responds and invokes its next operation at timestamp 10, as process 0 does (its response at line 3)") {
+		t.Fatalf("got %v", err)
+	}
+}

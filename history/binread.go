@@ -8,6 +8,8 @@ import (
 	"slices"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/pmlin/pmlin/internal/tie"
 )
 
 // binReader decodes a binary history (binary.go) for a Reader: it reads
@@ -46,7 +48,8 @@ type binBlock struct {
 
 type binSection struct {
 	streams []binStream
-	waiting int // streams whose last block has not come
+	waiting int       // streams whose last block has not come
+	ties    tie.Watch // timestamps restart in every section
 }
 
 type binStream struct {
@@ -350,39 +353,71 @@ func (b *binReader) startBlock(blk *binBlock) error {
 }
 
 // nextMerged returns the next event of the open section; done when the
-// section has none left.
+// section has none left. The streams are merged by the tie rule of
+// recorders/README.md (rule 4: package internal/tie), which looks at a
+// response's next record too: a stream whose head is a response waits
+// for that record (or its last block).
 func (b *binReader) nextMerged() (ev *Event, done bool, err error) {
 	sec := b.sec
 	for {
-		best, bestRet := -1, false
-		var bestTS uint64
+		best := -1
+		var bestHd tie.Head
 		ready := true
 		for i := range sec.streams {
 			s := &sec.streams[i]
-			if len(s.blocks) == 0 {
+			hd, ok := b.head(s)
+			if !ok {
 				if !s.last {
 					ready = false
 					break
 				}
 				continue
 			}
-			kind, _, ts, _ := b.streamHead(s.blocks[0], s.pos)
-			ret := !IsInvocation(kind)
-			if best < 0 || ts < bestTS || ts == bestTS && !ret && bestRet {
-				best, bestTS, bestRet = i, ts, ret
+			if best < 0 || tie.Compare(hd, bestHd) < 0 {
+				best, bestHd = i, hd
 			}
 		}
 		if ready {
 			if best < 0 {
 				return nil, true, nil
 			}
-			ev, err := b.takeStream(&sec.streams[best])
+			s := &sec.streams[best]
+			if c, clash := sec.ties.Place(s.proc, bestHd, b.r.line+1); clash {
+				b.r.line++
+				return nil, false, b.r.fail(ErrCoarseClock, nil, "%s", tie.Message(s.proc, bestHd.TS, c.Proc, fmt.Sprintf("its response at line %d", c.At)))
+			}
+			ev, err := b.takeStream(s)
 			return ev, false, err
 		}
 		if err := b.readInSection(); err != nil {
 			return nil, false, err
 		}
 	}
+}
+
+// head is the head record of stream s as the tie rule sees it; not ok
+// when s has no record queued, or its head is a response and the record
+// after it has not been read (nor the stream's last block).
+func (b *binReader) head(s *binStream) (tie.Head, bool) {
+	if len(s.blocks) == 0 {
+		return tie.Head{}, false
+	}
+	p := s.blocks[0]
+	kind, k, ts, head := b.streamHead(p, s.pos)
+	hd := tie.Head{TS: ts, Ret: !IsInvocation(kind)}
+	if !hd.Ret {
+		return hd, true
+	}
+	next, np := s.pos+head+RecWords(kind, k), p
+	if next == len(p) {
+		if len(s.blocks) == 1 {
+			return hd, s.last // the last record, or the next is unread
+		}
+		next, np = 0, s.blocks[1] // queued blocks are not empty
+	}
+	nkind, _, nts, _ := b.streamHead(np, next)
+	hd.Again = IsInvocation(nkind) && nts == ts
+	return hd, true
 }
 
 // readInSection reads the next block while a section waits for its

@@ -121,8 +121,8 @@ type Event struct {
 	Interrupted []int64
 }
 
-// The kinds of malformed input, for errors.Is on an *Error (its Err). All
-// three wrap ErrMalformed. An *Error whose Err is none of them wraps the
+// The kinds of input error, for errors.Is on an *Error (its Err). All
+// but ErrCoarseClock wrap ErrMalformed. An *Error whose Err is none of them wraps the
 // I/O error that stopped the Reader.
 var (
 	// ErrMalformed is any input the Reader rejects.
@@ -138,6 +138,13 @@ var (
 	// ErrLimit: the input exceeds a limit of this implementation (line
 	// length, words per operation, number of lines or operations).
 	ErrLimit = fmt.Errorf("%w: over a limit", ErrMalformed)
+	// ErrCoarseClock: a merge by timestamp met two processes that each
+	// respond and invoke again at one timestamp, which no order of lines
+	// can state without inventing which operation came first
+	// (recorders/README.md, rule 4). The steps are well-formed: it is not
+	// an ErrMalformed but a broken assumption, that the clock tells the
+	// processes' steps apart.
+	ErrCoarseClock = errors.New("the clock is too coarse for this history")
 )
 
 // Error is an input error that names its place, in the manner of

@@ -275,6 +275,17 @@ var scripts = []struct {
 	{name: "a thread's own order is kept on a tie",
 		script: "threads 3\nclock 10\ninv-read 1 5\nclock 20\nret-read 1 0\ninv-read 1 6\ninv-read 2 7\nclock 30\nret-read 1 0\nret-read 2 0\nwrite\n",
 		want:   "pmlin-history v1\n1 inv read 5\n2 inv read 7\n1 ret 0\n1 inv read 6\n1 ret 0\n2 ret 0\n"},
+	{name: "ties: a response whose thread invokes again goes first",
+		// Thread 1 returns and invokes at 10, thread 0 invokes and returns
+		// at 10: 1's invocation goes before 0's response, which would
+		// otherwise claim that 0's cas finished before 1's second read.
+		script: "threads 2\nclock 5\ninv-read 1 1\nclock 10\nret-read 1 0\ninv-read 1 1\ninv-cas 0 1:0:5\nret-ok 0\nclock 20\nret-read 1 0\nwrite\n",
+		want:   "pmlin-history v1\n1 inv read 1\n0 inv cas 1:0:5\n1 ret 0\n1 inv read 1\n0 ret ok\n1 ret 0\n"},
+	{name: "a clock too coarse: two threads respond and invoke again at one timestamp",
+		// The issue's case: thread 1 really ran first; no order of the
+		// lines can say that it might have.
+		script: "threads 2\nclock 10\ninv-cas 0 1:0:5\nret-ok 0\ninv-read 0 1\nret-read 0 5\ninv-read 1 1\nret-read 1 0\ninv-read 1 1\nret-read 1 0\nwrite\n",
+		err:    "process 1 responds and invokes its next operation at timestamp 10, as process 0 does: which of their operations came first is unknown, and any order of these steps would invent it: the clock is too coarse for this history"},
 	{name: "reads, cas, initial values, tags and a crash",
 		script: `threads 2
 init 0
@@ -400,5 +411,176 @@ func TestScripts(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestCoarseClock runs each example with CLOCK_MONOTONIC_COARSE, whose
+// tick spans thousands of steps: two threads that each return and start
+// their next operation within one tick leave no honest order, and the
+// recorder refuses to write the history, as pmlin merge refuses the log
+// (history.ErrCoarseClock, exit 2). Before, the recorders wrote a history
+// that pmlin checked NOT LINEARIZABLE. A run whose threads never shared a
+// tick that way (a machine that ran them one after the other) must merge
+// honestly: linearizable, as the recorder merged it; at least one of the
+// runs must be refused.
+func TestCoarseClock(t *testing.T) {
+	t.Parallel()
+	for _, r := range []struct {
+		rec recorder
+		ops string
+	}{{cRecorder(t), "40000"}, {pythonRecorder(t), "4000"}} {
+		t.Run(r.rec.name, func(t *testing.T) {
+			refused := 0
+			for seed := 1; seed <= 3; seed++ {
+				dir := t.TempDir()
+				hist, log := filepath.Join(dir, "h"), filepath.Join(dir, "l")
+				argv := append(append([]string{}, r.rec.example...), "--coarse-clock", "--threads", "2", "--ops", r.ops,
+					"--seed", fmt.Sprint(seed), "-o", hist, "--log", log)
+				_, stderr, err := run(t, "", argv...)
+				_, merr := merge.Read([]merge.Log{{Name: log, R: strings.NewReader(readFile(t, log))}})
+				if err != nil {
+					if !strings.Contains(stderr, "responds and invokes its next operation at timestamp") ||
+						!strings.Contains(stderr, "the clock is too coarse for this history") {
+						t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, stderr)
+					}
+					if _, serr := os.Stat(hist); serr == nil {
+						t.Fatal("a refused recording left a history")
+					}
+					if !errors.Is(merr, history.ErrCoarseClock) {
+						t.Fatalf("the recorder refused the recording, pmlin merge of its log gives %v", merr)
+					}
+					refused++
+					continue
+				}
+				if merr != nil {
+					t.Fatalf("the recorder wrote the history, pmlin merge of its log gives %v", merr)
+				}
+				res, cerr := check(t, hist)
+				if cerr != nil || !res.Linearizable {
+					t.Fatalf("%s: a coarse clock's history merged dishonestly: %v %+v", strings.Join(argv, " "), cerr, res)
+				}
+			}
+			if refused == 0 {
+				t.Fatal("no run was refused: the threads never shared a tick, the test proved nothing")
+			}
+		})
+	}
+}
+
+// TestHeaderIncludeOrders compiles a small two-thread program with the
+// header included before, between and after system headers, as C11 and
+// C17 in strict ISO mode (-std=c11: POSIX is not declared unless asked
+// for before the first system header) and as C++11 and C++17, with every
+// warning an error, and checks what it records.
+func TestHeaderIncludeOrders(t *testing.T) {
+	t.Parallel()
+	const body = `
+static pmlin_recorder *rec;
+
+static void *worker(void *arg)
+{
+    pmlin_thread *t = pmlin_thread_get(rec, (int)(intptr_t)arg);
+    uint64_t a[1] = {1}, v[1] = {0};
+    pmlin_inv_read(t, 1, a);
+    pmlin_ret_read(t, v);
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t th[2];
+    int i;
+    rec = pmlin_new(2);
+    for (i = 0; i < 2; i++)
+        if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i) != 0)
+            return 1;
+    for (i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    if (pmlin_write(rec, stdout) != 0) {
+        fprintf(stderr, "%s\n", pmlin_error(rec));
+        return 1;
+    }
+    pmlin_free(rec);
+    return 0;
+}
+`
+	orders := [][]string{
+		{`"pmlin.h"`, "<pthread.h>"},
+		{"<stdio.h>", `"pmlin.h"`, "<pthread.h>"},
+		{"<pthread.h>", `"pmlin.h"`},
+		{"<time.h>", "<pthread.h>", `"pmlin.h"`},
+		{"<stdlib.h>", "<string.h>", "<stdint.h>", "<pthread.h>", `"pmlin.h"`},
+		{"#define _POSIX_C_SOURCE 200809L", "<stdio.h>", `"pmlin.h"`, "<pthread.h>"},
+	}
+	header, err := filepath.Abs("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources(t, "c/pmlin.h")
+	dir := t.TempDir()
+	for i, order := range orders {
+		var src strings.Builder
+		for _, inc := range order {
+			if !strings.HasPrefix(inc, "#") {
+				inc = "#include " + inc
+			}
+			src.WriteString(inc + "\n")
+		}
+		src.WriteString(body)
+		for _, c := range []struct{ compiler, std, ext string }{
+			{"gcc", "c11", "c"}, {"gcc", "c17", "c"}, {"g++", "c++11", "cpp"}, {"g++", "c++17", "cpp"},
+		} {
+			name := fmt.Sprintf("order%d-%s", i, c.std)
+			file := filepath.Join(dir, name+"."+c.ext)
+			if err := os.WriteFile(file, []byte(src.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bin := filepath.Join(dir, name)
+			argv := []string{tool(t, c.compiler), "-std=" + c.std, "-Wall", "-Wextra", "-Werror", "-pedantic", "-pthread", "-I", header, "-o", bin, file}
+			if _, stderr, err := run(t, "", argv...); err != nil {
+				t.Fatalf("%s, includes %v: %v\n%s", strings.Join(argv, " "), order, err, stderr)
+			}
+			out, stderr, err := run(t, "", bin)
+			if err != nil {
+				t.Fatalf("%s, includes %v: %v\n%s", c.std, order, err, stderr)
+			}
+			p := filepath.Join(dir, name+".hist")
+			os.WriteFile(p, []byte(out), 0o644)
+			if res, err := check(t, p); err != nil || !res.Linearizable || res.Operations != 2 {
+				t.Fatalf("%s, includes %v: %v %+v\n%s", c.std, order, err, res, out)
+			}
+		}
+	}
+}
+
+// TestPythonThreadIndex: a thread index out of range (or not an int) is a
+// RecordingError that says which threads there are, not an IndexError
+// (nor, for -1, the last thread).
+func TestPythonThreadIndex(t *testing.T) {
+	t.Parallel()
+	py := tool(t, "python3")
+	sources(t, "python/pmlin_recorder.py")
+	const script = `
+import sys
+sys.path.insert(0, "python")
+from pmlin_recorder import Recorder, RecordingError
+r = Recorder(2)
+assert r.thread(1).pid == 1
+for i in (2, -1, "0", True, None):
+    try:
+        r.thread(i)
+    except RecordingError as e:
+        print(e)
+    else:
+        print("no error for", repr(i))
+`
+	out, stderr, err := run(t, "", py, "-c", script)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	want := "thread 2: this recorder has threads 0 to 1\nthread -1: this recorder has threads 0 to 1\n" +
+		"thread '0': this recorder has threads 0 to 1\nthread True: this recorder has threads 0 to 1\nthread None: this recorder has threads 0 to 1\n"
+	if out != want {
+		t.Fatalf("got\n%swant\n%s", out, want)
 	}
 }

@@ -22,15 +22,20 @@
 // The merge orders the steps by timestamp, keeping each process's own
 // order: it is a k-way merge over the processes that only ever takes the
 // head of a process's steps. Steps of different processes with equal
-// timestamps go invocations first (a recorded interval may grow, never
-// shrink: the merge never invents a real-time order), then by lower process
-// id. A crash must not share its timestamp with a step (which side of the
-// crash the step is on would be a guess). These are errors, each naming the
-// file and line: a clock that goes backwards within a process, a process
-// whose steps are in two logs, overlapping operations of one process (an
-// invocation while its previous operation is pending and no crash came
-// between), a response with nothing pending, and anything the history
-// reader rejects in the merged result (mapped back to the log line).
+// timestamps follow the tie rule of recorders/README.md ("What a recorder
+// must do", rule 4; package internal/tie): invocations first (a recorded
+// interval may grow, never shrink: the merge never invents a real-time
+// order), then a response whose process invokes again at that timestamp,
+// then by lower process id; and two processes that each respond and
+// invoke again at one timestamp are refused (history.ErrCoarseClock): no
+// order of their lines would be honest. A crash must not share its
+// timestamp with a step (which side of the crash the step is on would be a
+// guess). These are errors, each naming the file and line: a clock that
+// goes backwards within a process, a process whose steps are in two logs,
+// overlapping operations of one process (an invocation while its previous
+// operation is pending and no crash came between), a response with nothing
+// pending, such a tie, and anything the history reader rejects in the
+// merged result (mapped back to the log line).
 package merge
 
 import (
@@ -43,6 +48,7 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/tie"
 )
 
 // Log is one input log: its name, for messages, and its content.
@@ -110,7 +116,9 @@ func Read(logs []Log) (*Merged, error) {
 	if err := p.crashTies(); err != nil {
 		return nil, err
 	}
-	m.order = p.kway()
+	if err := p.kway(); err != nil {
+		return nil, err
+	}
 	if err := p.alternation(); err != nil {
 		return nil, err
 	}
@@ -156,46 +164,72 @@ type Step struct {
 // and for every caller that orders steps by timestamp (package pmlin's
 // Check): streams are the indexes in steps of each process's steps in the
 // order the process took them, and of each crash on its own. Order takes,
-// again and again, the head of a stream with the lowest timestamp; on equal
-// timestamps an invocation before a response, then the lower process id,
-// then the stream given first. So each process's own order is kept
-// whatever its timestamps. It returns the steps' indexes in history order
-// and the number of ties: steps placed right after a step of another
-// process with the same timestamp.
-func Order(steps []Step, streams [][]int32) (order []int32, ties int64) {
+// again and again, the head of a stream that is least by tie.Compare,
+// then of the lower process id, then of the stream given first. So each
+// process's own order is kept whatever its timestamps. It returns the
+// steps' indexes in history order and the number of ties: steps placed
+// right after a step of another process with the same timestamp; or a
+// *TieError if two processes each respond and invoke again at one
+// timestamp (tie.Watch).
+func Order(steps []Step, streams [][]int32) (order []int32, ties int64, err error) {
 	h := &heads{s: steps}
 	for k, st := range streams {
 		if len(st) > 0 {
-			h.strms = append(h.strms, &stream{steps: st, rank: k})
+			s := &stream{steps: st, rank: k}
+			s.hd = h.head(s)
+			h.strms = append(h.strms, s)
 		}
 	}
 	heap.Init(h)
 	order = make([]int32, 0, len(steps))
 	prev := int32(-1)
+	var w tie.Watch
 	for h.Len() > 0 {
 		st := h.strms[0]
-		i := st.steps[st.pos]
+		i, hd := st.steps[st.pos], st.hd
 		if st.pos++; st.pos == len(st.steps) {
 			heap.Pop(h)
 		} else {
+			st.hd = h.head(st)
 			heap.Fix(h, 0)
 		}
+		s := &steps[i]
 		if prev >= 0 {
-			if ps, s := &steps[prev], &steps[i]; ps.Proc >= 0 && s.Proc >= 0 && ps.Proc != s.Proc && ps.TS == s.TS {
+			if ps := &steps[prev]; ps.Proc >= 0 && s.Proc >= 0 && ps.Proc != s.Proc && ps.TS == s.TS {
 				ties++
+			}
+		}
+		if s.Proc >= 0 {
+			if c, clash := w.Place(s.Proc, hd, int64(i)); clash {
+				return nil, ties, &TieError{Step: i, Other: int32(c.At)}
 			}
 		}
 		prev = i
 		order = append(order, i)
 	}
-	return order, ties
+	return order, ties, nil
 }
+
+// TieError is Order's refusal of a tie group: Step (an index in Order's
+// steps) and Other are the responses of two processes that each invoke
+// again at their common timestamp.
+type TieError struct {
+	Step, Other int32
+}
+
+func (e *TieError) Error() string {
+	return fmt.Sprintf("steps %d and %d: %v", e.Step, e.Other, history.ErrCoarseClock)
+}
+
+// Unwrap makes errors.Is(err, history.ErrCoarseClock) hold.
+func (e *TieError) Unwrap() error { return history.ErrCoarseClock }
 
 // stream is one process's steps, or a crash, for the k-way merge.
 type stream struct {
 	steps []int32
 	pos   int
-	rank  int // its place in Order's argument
+	rank  int      // its place in Order's argument
+	hd    tie.Head // its head step (heads.head)
 }
 
 // heads is a heap of streams ordered by their head steps.
@@ -204,19 +238,27 @@ type heads struct {
 	strms []*stream
 }
 
+// head is the head step of st as the tie rule sees it.
+func (h *heads) head(st *stream) tie.Head {
+	s := &h.s[st.steps[st.pos]]
+	hd := tie.Head{TS: s.TS, Ret: s.Ret}
+	if s.Ret && st.pos+1 < len(st.steps) {
+		n := &h.s[st.steps[st.pos+1]]
+		hd.Again = !n.Ret && n.TS == s.TS
+	}
+	return hd
+}
+
 func (h *heads) Len() int { return len(h.strms) }
 func (h *heads) Less(i, j int) bool {
-	a, b := &h.s[h.strms[i].steps[h.strms[i].pos]], &h.s[h.strms[j].steps[h.strms[j].pos]]
-	if a.TS != b.TS {
-		return a.TS < b.TS
+	a, b := h.strms[i], h.strms[j]
+	if c := tie.Compare(a.hd, b.hd); c != 0 {
+		return c < 0
 	}
-	if a.Ret != b.Ret {
-		return !a.Ret // invocations first
+	if pa, pb := h.s[a.steps[a.pos]].Proc, h.s[b.steps[b.pos]].Proc; pa != pb {
+		return pa < pb
 	}
-	if a.Proc != b.Proc {
-		return a.Proc < b.Proc
-	}
-	return h.strms[i].rank < h.strms[j].rank // crashes
+	return a.rank < b.rank // crashes
 }
 func (h *heads) Swap(i, j int) { h.strms[i], h.strms[j] = h.strms[j], h.strms[i] }
 func (h *heads) Push(x any)    { h.strms = append(h.strms, x.(*stream)) }
@@ -229,7 +271,7 @@ func (h *heads) Pop() any {
 // kway merges the processes' steps and the crashes by Order; it counts the
 // ties. Each crash is a stream of its own, given in the order of the logs
 // and their lines, so that crashes with one timestamp keep that order.
-func (p *parser) kway() []int32 {
+func (p *parser) kway() error {
 	m := p.m
 	steps := make([]Step, len(m.steps))
 	var streams [][]int32
@@ -242,9 +284,16 @@ func (p *parser) kway() []int32 {
 	for _, pi := range p.procs {
 		streams = append(streams, pi.steps)
 	}
-	order, ties := Order(steps, streams)
+	order, ties, err := Order(steps, streams)
+	var te *TieError
+	if errors.As(err, &te) {
+		s, o := &m.steps[te.Step], &m.steps[te.Other]
+		return &history.Error{File: m.names[s.file], Line: s.line, Err: history.ErrCoarseClock,
+			Msg: tie.Message(s.proc, s.ts, o.proc, "its response at "+p.where(o.file, o.line))}
+	}
+	m.order = order
 	m.stats.Ties += ties
-	return order
+	return err
 }
 
 // alternation checks, in history order, that each process's operations do

@@ -61,6 +61,7 @@ func (p *parser) read(file int32, r io.Reader) error {
 	var f []string   // the line's fields, reused
 	started := false // a header, init or step was seen
 	stepped := false // a step was seen
+	shaped := false  // a header or a step with a process id was seen: this is a log
 	for sc.Scan() {
 		line++
 		raw := sc.Bytes()
@@ -86,7 +87,7 @@ func (p *parser) read(file int32, r io.Reader) error {
 			if len(f) != 2 || f[1] != "v1" {
 				return p.errorf(file, line, "unsupported log header %q (this pmlin reads %q)", strings.Join(f, " "), "pmlin-log v1")
 			}
-			started = true
+			started, shaped = true, true
 			continue
 		case "pmlin-history":
 			return p.errorf(file, line, "this is a history, not a log with timestamps: `pmlin check` it directly (pmlin merge reads lines `<timestamp> <event>`)")
@@ -101,9 +102,10 @@ func (p *parser) read(file int32, r io.Reader) error {
 			continue
 		}
 		started, stepped = true, true
-		if err := p.step(file, line, text, f); err != nil {
+		if err := p.step(file, line, text, f, shaped); err != nil {
 			return err
 		}
+		shaped = true
 	}
 	if err := sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
@@ -114,8 +116,10 @@ func (p *parser) read(file int32, r io.Reader) error {
 	return nil
 }
 
-// step parses "<ts> <p> inv|ret ..." or "<ts> crash".
-func (p *parser) step(file int32, line int64, text string, f []string) error {
+// step parses "<ts> <p> inv|ret ..." or "<ts> crash". shaped says the log
+// has a header or a whole step before this line: it is a log, not a
+// history.
+func (p *parser) step(file int32, line int64, text string, f []string, shaped bool) error {
 	if strings.HasPrefix(f[0], "{") {
 		return p.errorf(file, line, "JSON is not a log syntax: pmlin merge reads text lines `<timestamp> <event>`")
 	}
@@ -123,7 +127,12 @@ func (p *parser) step(file int32, line int64, text string, f []string) error {
 		return p.errorf(file, line, "a crash needs a timestamp too: `<timestamp> crash`")
 	}
 	if len(f) >= 2 && (f[1] == "inv" || f[1] == "ret") {
-		return p.errorf(file, line, "no timestamp: a log line is `<timestamp> %s ...` (a history needs no merge: `pmlin check` it)", strings.Join(f[:2], " "))
+		// One number before inv or ret: a timestamp without the process
+		// id, or a process id without the timestamp (a history's line).
+		if shaped {
+			return p.errorf(file, line, "no process id: a log line is `<timestamp> <process> %s ...`, and this one has only one number, %s, before %s", f[1], f[0], f[1])
+		}
+		return p.errorf(file, line, "no timestamp or no process id: a log line is `<timestamp> <process> %s ...`, and this one has only one number, %s, before %s (a history, `%s ...`, needs no merge: `pmlin check` it)", f[1], f[0], f[1], strings.Join(f[:2], " "))
 	}
 	ts, err := parseTimestamp(f[0])
 	if err != nil {

@@ -51,9 +51,13 @@
  * THE MERGE. pmlin_write merges the buffers by timestamp. Each thread's
  * steps keep their order (a k-way merge that only ever takes the head of a
  * thread's buffer). Between threads, on equal timestamps an invocation goes
- * before a response (a recorded interval may grow, never shrink), then the
- * lower process id. A crash's timestamp is strictly between the steps
- * before it and those after it (pmlin_crash waits for the clock to tick).
+ * before a response (a recorded interval may grow, never shrink), then a
+ * response whose thread invokes again at that timestamp, then the lower
+ * process id; two threads that each respond and invoke again at one
+ * timestamp make pmlin_write fail, since no order of their lines would be
+ * honest (a clock too coarse: recorders/README.md, rule 4, has the rule).
+ * A crash's timestamp is strictly between the steps before it and those
+ * after it (pmlin_crash waits for the clock to tick).
  *
  * WHAT MAY RUN CONCURRENTLY.
  *   - pmlin_inv_*, pmlin_ret_*, pmlin_tag, pmlin_reserve on a thread handle:
@@ -74,11 +78,27 @@
  * yields a history that looks fine. pmlin_write also refuses a recording
  * with no operation at all.
  *
- * Compile with POSIX visible (-std=gnu11, or -D_POSIX_C_SOURCE=200809L
- * with -std=c11) and -pthread if your threads are pthreads.
+ * Compile as C11 or later (-std=c11, -std=gnu11, ...) or C++11 or later,
+ * and with -pthread if your threads are pthreads. The header needs
+ * POSIX's clock_gettime(CLOCK_MONOTONIC); under strict ISO C (-std=c11)
+ * it sees to that itself, whatever the order of your includes (below).
  */
 #ifndef PMLIN_H
 #define PMLIN_H
+
+/* POSIX under strict ISO C. With -std=c11 (__STRICT_ANSI__) and no
+ * feature-test macro of the program's own, the system headers declare
+ * nothing of POSIX. Included before any of them, this header asks for it
+ * (_POSIX_C_SOURCE 200809L, which then holds for the rest of the file);
+ * included after one, it cannot any more (the C library fixed its
+ * features at its first header), and it declares clock_gettime itself on
+ * Linux and does without flockfile, putc_unlocked and posix_memalign
+ * (PMLIN__POSIX below). Under -std=gnu11, C++ or a feature-test macro of
+ * the program's own it changes nothing. */
+#if defined(__STRICT_ANSI__) && !defined(__cplusplus) && !defined(_POSIX_C_SOURCE) && !defined(_XOPEN_SOURCE) && \
+    !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#define _POSIX_C_SOURCE 200809L
+#endif
 
 #include <errno.h>
 #include <inttypes.h>
@@ -89,8 +109,34 @@
 #include <string.h>
 #include <time.h>
 
-#if !defined(CLOCK_MONOTONIC)
-#error "pmlin.h needs CLOCK_MONOTONIC: compile with -std=gnu11, or define _POSIX_C_SOURCE=200809L before including any header"
+/* PMLIN__POSIX: POSIX (2001 or later) is declared: CLOCK_MONOTONIC is the
+ * sign, and a _POSIX_C_SOURCE, if any, that is recent enough. */
+#if defined(CLOCK_MONOTONIC) && (!defined(_POSIX_C_SOURCE) || _POSIX_C_SOURCE >= 200112L)
+#define PMLIN__POSIX 1
+#endif
+
+#if defined(CLOCK_MONOTONIC)
+#define PMLIN__CLOCK_MONOTONIC CLOCK_MONOTONIC
+#elif defined(__linux__) && !defined(__cplusplus)
+/* Strict ISO C with a system header included before this one: Linux's
+ * clock_gettime, declared as the C library declares it (clockid_t is an
+ * int there), and its CLOCK_MONOTONIC. */
+extern int clock_gettime(int, struct timespec *);
+#define PMLIN__CLOCK_MONOTONIC 1
+#else
+#error "pmlin.h needs clock_gettime(CLOCK_MONOTONIC): define _POSIX_C_SOURCE=200809L before including any header (or include pmlin.h first)"
+#endif
+
+/* A stream locked once for a whole history, written a character at a time
+ * without a lock (pmlin__put_str), where POSIX has it; else plain putc. */
+#ifdef PMLIN__POSIX
+#define PMLIN__LOCK(f) flockfile(f)
+#define PMLIN__UNLOCK(f) funlockfile(f)
+#define PMLIN__PUTC(c, f) putc_unlocked(c, f)
+#else
+#define PMLIN__LOCK(f) ((void)(f))
+#define PMLIN__UNLOCK(f) ((void)(f))
+#define PMLIN__PUTC(c, f) putc(c, f)
 #endif
 
 #ifdef __cplusplus
@@ -191,7 +237,7 @@ struct pmlin_recorder {
 static inline uint64_t pmlin__monotonic_ns(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(PMLIN__CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
@@ -248,6 +294,18 @@ static inline void pmlin_free(pmlin_recorder *r)
 
 #define PMLIN__LINE 64u /* a cache line, in bytes */
 
+/* pmlin__alloc_lines allocates size bytes (a multiple of PMLIN__LINE) on
+ * cache lines of their own; NULL if out of memory. */
+static inline void *pmlin__alloc_lines(size_t size)
+{
+#ifdef PMLIN__POSIX
+    void *p = NULL;
+    return posix_memalign(&p, PMLIN__LINE, size) == 0 ? p : NULL;
+#else
+    return aligned_alloc(PMLIN__LINE, size); /* C11 */
+#endif
+}
+
 /* pmlin_new makes a recorder for threads 0..threads-1 (process ids in the
  * history). NULL if out of memory or threads < 1. */
 static inline pmlin_recorder *pmlin_new(int threads)
@@ -266,9 +324,9 @@ static inline pmlin_recorder *pmlin_new(int threads)
     }
     r->threads = threads;
     for (i = 0; i < threads; i++) {
-        void *p = NULL;
         size_t size = (sizeof(pmlin_thread) + PMLIN__LINE - 1) / PMLIN__LINE * PMLIN__LINE;
-        if (posix_memalign(&p, PMLIN__LINE, size) != 0) {
+        void *p = pmlin__alloc_lines(size);
+        if (!p) {
             pmlin_free(r);
             return NULL;
         }
@@ -375,11 +433,11 @@ static inline void pmlin__misuse(pmlin_thread *t, int err, uint64_t a, uint64_t 
  * aligned so no two threads' logs share a line. */
 static inline int pmlin__grow(pmlin_thread *t, size_t n)
 {
-    void *p = NULL;
+    void *p;
     size_t cap = t->cap ? t->cap : 4096;
     while (cap < t->len + n)
         cap *= 2;
-    if (posix_memalign(&p, PMLIN__LINE, cap * sizeof(uint64_t)) != 0) {
+    if ((p = pmlin__alloc_lines(cap * sizeof(uint64_t))) == NULL) {
         pmlin__misuse(t, PMLIN__E_NOMEM, 0, 0);
         return -1;
     }
@@ -682,7 +740,7 @@ static inline int pmlin_crash(pmlin_recorder *r)
 static inline void pmlin__put_str(FILE *f, const char *s)
 {
     while (*s)
-        putc_unlocked(*s++, f);
+        PMLIN__PUTC(*s++, f);
 }
 
 static inline void pmlin__put_dec(FILE *f, uint64_t v)
@@ -694,7 +752,7 @@ static inline void pmlin__put_dec(FILE *f, uint64_t v)
         v /= 10;
     } while (v);
     while (n)
-        putc_unlocked(b[--n], f);
+        PMLIN__PUTC(b[--n], f);
 }
 
 /* pmlin__value: small numbers in decimal, tags (high bits set) in hex, as
@@ -711,10 +769,10 @@ static inline void pmlin__value(FILE *f, uint64_t v)
         b[n++] = "0123456789abcdef"[v & 15];
         v >>= 4;
     } while (v);
-    putc_unlocked('0', f);
-    putc_unlocked('x', f);
+    PMLIN__PUTC('0', f);
+    PMLIN__PUTC('x', f);
     while (n)
-        putc_unlocked(b[--n], f);
+        PMLIN__PUTC(b[--n], f);
 }
 
 static inline const char *pmlin__kind_name(uint64_t kind)
@@ -849,34 +907,34 @@ static inline void pmlin__write_step(FILE *f, int32_t pid, const uint64_t *p)
     case PMLIN__INV_READ:
         pmlin__put_str(f, " inv read");
         for (i = 0; i < k; i++) {
-            putc_unlocked(' ', f);
+            PMLIN__PUTC(' ', f);
             pmlin__put_dec(f, w[i]);
         }
         break;
     case PMLIN__INV_CAS:
         pmlin__put_str(f, " inv cas");
         for (i = 0; i < k; i++) {
-            putc_unlocked(' ', f);
+            PMLIN__PUTC(' ', f);
             pmlin__put_dec(f, w[3 * i]);
-            putc_unlocked(':', f);
+            PMLIN__PUTC(':', f);
             pmlin__value(f, w[3 * i + 1]);
-            putc_unlocked(':', f);
+            PMLIN__PUTC(':', f);
             pmlin__value(f, w[3 * i + 2]);
         }
         break;
     case PMLIN__INV_SWAP:
         pmlin__put_str(f, " inv swap");
         for (i = 0; i < k; i++) {
-            putc_unlocked(' ', f);
+            PMLIN__PUTC(' ', f);
             pmlin__put_dec(f, w[2 * i]);
-            putc_unlocked(':', f);
+            PMLIN__PUTC(':', f);
             pmlin__value(f, w[2 * i + 1]);
         }
         break;
     case PMLIN__RET_VALUES:
         pmlin__put_str(f, " ret");
         for (i = 0; i < k; i++) {
-            putc_unlocked(' ', f);
+            PMLIN__PUTC(' ', f);
             pmlin__value(f, w[i]);
         }
         break;
@@ -889,12 +947,12 @@ static inline void pmlin__write_step(FILE *f, int32_t pid, const uint64_t *p)
         pmlin__put_dec(f, w[0]);
         if ((p[0] & 0xff) == PMLIN__RET_FAIL_VALS)
             for (i = 0; i < k; i++) {
-                putc_unlocked(' ', f);
+                PMLIN__PUTC(' ', f);
                 pmlin__value(f, w[1 + i]);
             }
         break;
     }
-    putc_unlocked('\n', f);
+    PMLIN__PUTC('\n', f);
 }
 
 /* pmlin__precheck: no misuse, and at least one operation. */
@@ -910,40 +968,108 @@ static inline int pmlin__precheck(pmlin_recorder *r)
     return -1;
 }
 
+static inline int pmlin__cmp_pair(const void *a, const void *b)
+{
+    const uint64_t *x = (const uint64_t *)a, *y = (const uint64_t *)b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] < y[1] ? -1 : x[1] > y[1]);
+}
+
+/* pmlin__again: the record at t->buf + pos is a response, and the
+ * thread's next record an invocation with the same timestamp. */
+static inline int pmlin__again(const pmlin_thread *t, size_t pos)
+{
+    const uint64_t *p = t->buf + pos, *n;
+    size_t next = pos + pmlin__record_len(p);
+    if ((int)(p[0] & 0xff) < PMLIN__RET_VALUES || next >= t->len)
+        return 0;
+    n = t->buf + next;
+    return (int)(n[0] & 0xff) < PMLIN__RET_VALUES && n[1] == p[1];
+}
+
+/* pmlin__check_ties refuses two threads that each respond and invoke
+ * again at one timestamp: which of their operations came first is lost,
+ * and every order of their lines would invent it (recorders/README.md,
+ * "What a recorder must do", rule 4). 0, or -1 with the error set. */
+static inline int pmlin__check_ties(pmlin_recorder *r)
+{
+    size_t n = 0, j, pos;
+    uint64_t *pairs; /* (timestamp, process id) of each response that invokes again */
+    int i, rc = 0;
+    for (i = 0; i < r->threads; i++)
+        for (pos = 0; pos < r->t[i]->len; pos += pmlin__record_len(r->t[i]->buf + pos))
+            n += (size_t)pmlin__again(r->t[i], pos);
+    if (n < 2)
+        return 0;
+    pairs = (uint64_t *)malloc(2 * n * sizeof *pairs);
+    if (!pairs) {
+        pmlin__errorf(r, "out of memory", NULL);
+        return -1;
+    }
+    n = 0;
+    for (i = 0; i < r->threads; i++)
+        for (pos = 0; pos < r->t[i]->len; pos += pmlin__record_len(r->t[i]->buf + pos))
+            if (pmlin__again(r->t[i], pos)) {
+                pairs[2 * n] = r->t[i]->buf[pos + 1];
+                pairs[2 * n + 1] = (uint64_t)r->t[i]->pid;
+                n++;
+            }
+    qsort(pairs, n, 2 * sizeof *pairs, pmlin__cmp_pair);
+    for (j = 1; j < n; j++)
+        if (pairs[2 * j] == pairs[2 * j - 2] && pairs[2 * j + 1] != pairs[2 * j - 1]) {
+            snprintf(r->errmsg, sizeof r->errmsg,
+                     "pmlin: process %d responds and invokes its next operation at timestamp %" PRIu64
+                     ", as process %d does: which of their operations came first is unknown, and any order of "
+                     "these steps would invent it: the clock is too coarse for this history; use CLOCK_MONOTONIC "
+                     "or the TSC",
+                     (int)pairs[2 * j + 1], pairs[2 * j], (int)pairs[2 * j - 1]);
+            rc = -1;
+            break;
+        }
+    free(pairs);
+    return rc;
+}
+
 /* pmlin_write merges the threads' logs and writes the history (format v1)
  * to f. 0, or -1 with pmlin_error set (a misuse, no operation, a crash and
- * a step at the same time, a write error). */
+ * a step at the same time, a tie no order states honestly, a write
+ * error). */
 static inline int pmlin_write(pmlin_recorder *r, FILE *f)
 {
     size_t *pos, c = 0;
     int i;
-    if (pmlin__precheck(r) != 0)
+    if (pmlin__precheck(r) != 0 || pmlin__check_ties(r) != 0)
         return -1;
     pos = (size_t *)calloc((size_t)r->threads, sizeof *pos);
     if (!pos) {
         pmlin__errorf(r, "out of memory", NULL);
         return -1;
     }
-    flockfile(f);
+    PMLIN__LOCK(f);
     pmlin__write_head(r, f, "pmlin-history v1");
     for (;;) {
-        /* The next step: the least (timestamp, response after invocation,
-         * process id) among the heads of the threads' logs. Only heads are
-         * compared, so a thread's own order is kept. */
-        int best = -1, best_ret = 0;
+        /* The next step: the least (timestamp, invocation before response,
+         * a response whose thread invokes again at its timestamp before
+         * one that does not, process id) among the heads of the threads'
+         * logs: the tie rule of recorders/README.md (rule 4), the one
+         * pmlin merge follows. Only heads are compared, so a thread's own
+         * order is kept. */
+        int best = -1, best_ret = 0, best_again = 0;
         uint64_t best_ts = 0;
         for (i = 0; i < r->threads; i++) {
             const pmlin_thread *t = r->t[i];
             const uint64_t *p;
-            int ret;
+            int ret, again;
             if (pos[i] >= t->len)
                 continue;
             p = t->buf + pos[i];
             ret = (int)(p[0] & 0xff) >= PMLIN__RET_VALUES;
-            if (best < 0 || p[1] < best_ts || (p[1] == best_ts && best_ret && !ret)) {
+            again = pmlin__again(t, pos[i]);
+            if (best < 0 || p[1] < best_ts ||
+                (p[1] == best_ts && (best_ret > ret || (best_ret == ret && again > best_again)))) {
                 best = i;
                 best_ts = p[1];
                 best_ret = ret;
+                best_again = again;
             }
         }
         if (c < r->crashes && (best < 0 || r->crash_ts[c] <= best_ts)) {
@@ -952,7 +1078,7 @@ static inline int pmlin_write(pmlin_recorder *r, FILE *f)
                          "pmlin: crash %zu has the timestamp of a step of process %d (%" PRIu64
                          "): was pmlin_crash called while threads recorded?",
                          c + 1, (int)r->t[best]->pid, best_ts);
-                funlockfile(f);
+                PMLIN__UNLOCK(f);
                 free(pos);
                 return -1;
             }
@@ -965,7 +1091,7 @@ static inline int pmlin_write(pmlin_recorder *r, FILE *f)
         pmlin__write_step(f, r->t[best]->pid, r->t[best]->buf + pos[best]);
         pos[best] += pmlin__record_len(r->t[best]->buf + pos[best]);
     }
-    funlockfile(f);
+    PMLIN__UNLOCK(f);
     free(pos);
     if (fflush(f) != 0 || ferror(f)) {
         pmlin__errorf(r, "write error: ", strerror(errno));
@@ -983,13 +1109,13 @@ static inline int pmlin_write_log(pmlin_recorder *r, FILE *f)
     int i;
     if (pmlin__precheck(r) != 0)
         return -1;
-    flockfile(f);
+    PMLIN__LOCK(f);
     pmlin__write_head(r, f, "pmlin-log v1");
     for (i = 0; i < r->threads; i++) {
         const pmlin_thread *t = r->t[i];
         for (j = 0; j < t->len; j += pmlin__record_len(t->buf + j)) {
             pmlin__put_dec(f, t->buf[j + 1]);
-            putc_unlocked(' ', f);
+            PMLIN__PUTC(' ', f);
             pmlin__write_step(f, t->pid, t->buf + j);
         }
     }
@@ -997,7 +1123,7 @@ static inline int pmlin_write_log(pmlin_recorder *r, FILE *f)
         pmlin__put_dec(f, r->crash_ts[j]);
         pmlin__put_str(f, " crash\n");
     }
-    funlockfile(f);
+    PMLIN__UNLOCK(f);
     if (fflush(f) != 0 || ferror(f)) {
         pmlin__errorf(r, "write error: ", strerror(errno));
         return -1;

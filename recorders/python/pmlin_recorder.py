@@ -38,7 +38,11 @@ The duties of a recorder (recorders/README.md has them in full):
 * The merge (:meth:`Recorder.lines`) orders the steps by timestamp; each
   thread's steps keep their order (only the heads of the threads' lists
   are compared); on equal timestamps an invocation goes before a response
-  (an interval may grow, never shrink), then the lower process id.
+  (an interval may grow, never shrink), then a response whose thread
+  invokes again at that timestamp, then the lower process id. Two threads
+  that each respond and invoke again at one timestamp raise
+  :class:`RecordingError`: no order of their lines would be honest (the
+  clock is too coarse; recorders/README.md, rule 4, has the rule).
 
 What may run concurrently: the methods of a :class:`Thread` by its owner
 thread only (different Thread objects concurrently, freely); the methods
@@ -221,7 +225,11 @@ class Recorder:
         self._comments = []
 
     def thread(self, i):
-        """The log of thread i (process id i)."""
+        """The log of thread i (process id i), 0 <= i < threads; any other
+        i raises :class:`RecordingError`."""
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < len(self._threads):
+            raise RecordingError("thread %r: this recorder has threads 0 to %d"
+                                 % (i, len(self._threads) - 1))
         return self._threads[i]
 
     def set_init(self, value):
@@ -272,21 +280,47 @@ class Recorder:
         for i in range(0, len(words), 8):
             yield "init " + " ".join("%d=%s" % (a, _value(v)) for a, v in words[i:i + 8])
 
+    @staticmethod
+    def _again(steps, j):
+        """Step j is a response and the thread's next step an invocation
+        with the same timestamp."""
+        return (steps[j][1] not in _INVOCATIONS and j + 1 < len(steps)
+                and steps[j + 1][1] in _INVOCATIONS and steps[j + 1][0] == steps[j][0])
+
+    def _check_ties(self):
+        # Two threads that each respond and invoke again at one timestamp:
+        # which of their operations came first is lost, and every order of
+        # their lines would invent it (recorders/README.md, rule 4).
+        first = {}  # timestamp -> the first such thread
+        for t in self._threads:
+            for j, (ts, _, _) in enumerate(t._steps):
+                if self._again(t._steps, j):
+                    other = first.setdefault(ts, t.pid)
+                    if other != t.pid:
+                        raise RecordingError(
+                            "process %d responds and invokes its next operation at timestamp %d, "
+                            "as process %d does: which of their operations came first is unknown, "
+                            "and any order of these steps would invent it: the clock is too coarse "
+                            "for this history; use time.perf_counter_ns() (the default clock)"
+                            % (t.pid, ts, other))
+
     def lines(self):
         """The history, merged, line by line (format v1, no newlines)."""
         self._check()
+        self._check_ties()
         for line in self._head("pmlin-history v1"):
             yield line
         pos = [0] * len(self._threads)
         c = 0
         while True:
-            # The least (timestamp, response after invocation, process id)
-            # among the heads: only heads, so a thread's order is kept.
+            # The least (timestamp, invocation before response, a response
+            # whose thread invokes again at its timestamp first, process
+            # id) among the heads: only heads, so a thread's order is kept.
             best, key = -1, None
             for i, t in enumerate(self._threads):
                 if pos[i] < len(t._steps):
                     ts, kind, _ = t._steps[pos[i]]
-                    k = (ts, kind not in _INVOCATIONS)
+                    k = (ts, kind not in _INVOCATIONS, not self._again(t._steps, pos[i]))
                     if key is None or k < key:
                         best, key = i, k
             if c < len(self._crashes) and (best < 0 or self._crashes[c] <= key[0]):

@@ -27,9 +27,15 @@
  * MwCAS never leaves one half done at those points), reads every word as
  * process <threads>, and goes on with new threads.
  *
+ * --coarse-clock stamps the steps with CLOCK_MONOTONIC_COARSE (Linux: a
+ * tick every few milliseconds) through pmlin_set_clock, to show what a
+ * clock too coarse does: threads that each return and start their next
+ * operation within one tick leave no honest order, and pmlin_write (like
+ * `pmlin merge` of the --log) refuses the recording rather than guess.
+ *
  * Usage: mwcas_example [--bug] [--threads N] [--ops N] [--words N] [--k N]
- *          [--crashes N] [--swaps PERCENT] [--fail-values] [--seed N]
- *          [-o FILE] [--log FILE] [--force]
+ *          [--crashes N] [--swaps PERCENT] [--fail-values] [--coarse-clock]
+ *          [--seed N] [-o FILE] [--log FILE] [--force]
  * -o: the history (default standard output); --log: also the unmerged
  * per-thread logs with timestamps, for `pmlin merge`. Neither file is
  * overwritten without --force. Exit 0, 1 on a recording error, 2 on usage.
@@ -49,7 +55,7 @@ typedef struct {
 } word_t;
 
 typedef struct {
-    int bug, threads, ops, words, k, crashes, swaps, fail_values, force;
+    int bug, threads, ops, words, k, crashes, swaps, fail_values, force, coarse_clock;
     uint64_t seed;
     const char *out, *log;
 } config;
@@ -254,10 +260,22 @@ static int usage(const char *msg)
 {
     fprintf(stderr,
             "mwcas_example: %s\nusage: mwcas_example [--bug] [--threads N] [--ops N] [--words N] [--k N] "
-            "[--crashes N] [--swaps PERCENT] [--fail-values] [--seed N] [-o FILE] [--log FILE] [--force]\n",
+            "[--crashes N] [--swaps PERCENT] [--fail-values] [--coarse-clock] [--seed N] [-o FILE] [--log FILE] "
+            "[--force]\n",
             msg);
     return 2;
 }
+
+#ifdef CLOCK_MONOTONIC_COARSE
+/* coarse_clock is --coarse-clock's clock (pmlin_set_clock). */
+static uint64_t coarse_clock(void *arg)
+{
+    struct timespec ts;
+    (void)arg;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+#endif
 
 static int parse(int argc, char **argv)
 {
@@ -278,6 +296,12 @@ static int parse(int argc, char **argv)
             continue;
         } else if (!strcmp(a, "--force")) {
             cfg.force = 1;
+            continue;
+        } else if (!strcmp(a, "--coarse-clock")) {
+#ifndef CLOCK_MONOTONIC_COARSE
+            return usage("--coarse-clock: this system has no CLOCK_MONOTONIC_COARSE");
+#endif
+            cfg.coarse_clock = 1;
             continue;
         }
         if (i + 1 >= argc)
@@ -363,6 +387,10 @@ int main(int argc, char **argv)
         pthread_mutex_init(&words[i].lock, NULL);
     pmlin_comment(rec, cmdline);
     pmlin_set_init(rec, 0);
+#ifdef CLOCK_MONOTONIC_COARSE
+    if (cfg.coarse_clock)
+        pmlin_set_clock(rec, coarse_clock, NULL);
+#endif
     for (i = 0; i < cfg.threads; i++) {
         ws[i].t = pmlin_thread_get(rec, i);
         ws[i].rng = cfg.seed * 1000003u + (uint64_t)i;

@@ -22,9 +22,15 @@ writes fresh tags, so the history keeps the method's two assumptions.
 but before it returned: both pending in the history), records a crash,
 reads every word as process <threads>, and goes on with new threads.
 
+``--coarse-clock`` stamps the steps with CLOCK_MONOTONIC_COARSE (Linux: a
+tick every few milliseconds), to show what a clock too coarse does: threads
+that each return and start their next operation within one tick leave no
+honest order, and the recorder (like ``pmlin merge`` of the ``--log``)
+refuses the recording rather than guess.
+
 Usage: python3 mwcas_example.py [--bug] [--threads N] [--ops N] [--words N]
-    [--k N] [--crashes N] [--swaps PERCENT] [--fail-values] [--seed N]
-    [-o FILE] [--log FILE] [--force]
+    [--k N] [--crashes N] [--swaps PERCENT] [--fail-values] [--coarse-clock]
+    [--seed N] [-o FILE] [--log FILE] [--force]
 """
 
 import argparse
@@ -187,6 +193,8 @@ def parse(argv):
     p.add_argument("--crashes", type=int, default=0)
     p.add_argument("--swaps", type=int, default=0, help="percent of updates that are swaps")
     p.add_argument("--fail-values", action="store_true", help="failures report the values read")
+    p.add_argument("--coarse-clock", action="store_true",
+                   help="stamp with CLOCK_MONOTONIC_COARSE (Linux), a clock too coarse")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("-o", dest="out", default="-", help="the history (default standard output)")
     p.add_argument("--log", help="also write the unmerged logs, for pmlin merge")
@@ -194,12 +202,21 @@ def parse(argv):
     a = p.parse_args(argv)
     if a.threads < 1 or a.ops < 1 or a.k < 1 or a.words < a.k or a.crashes < 0 or not 0 <= a.swaps <= 100:
         p.error("need threads, ops >= 1, k >= 1, words >= k, crashes >= 0, swaps in 0..100")
+    if a.coarse_clock and not sys.platform.startswith("linux"):
+        p.error("--coarse-clock: CLOCK_MONOTONIC_COARSE is Linux's")
     return a
+
+
+def coarse_clock():
+    """--coarse-clock's clock: CLOCK_MONOTONIC_COARSE (6 on Linux, where
+    the time module may not name it)."""
+    return time.clock_gettime_ns(getattr(time, "CLOCK_MONOTONIC_COARSE", 6))
 
 
 def main(argv):
     a = parse(argv)
-    rec = Recorder(a.threads + 1)  # the last one reads after each crash
+    # The last thread reads after each crash.
+    rec = Recorder(a.threads + 1, clock=coarse_clock if a.coarse_clock else None)
     rec.comment("mwcas_example.py " + " ".join(argv))
     Run(a, rec).segments()
     try:
