@@ -20,6 +20,7 @@ import (
 	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/jsonid"
 )
 
 // fuzzJSON is the last line of pmlin fuzz --json (docs/cli-contract.md:
@@ -33,10 +34,12 @@ type fuzzJSON struct {
 	Seconds       float64 `json:"seconds"`
 	OpsPerSec     float64 `json:"ops_per_sec"`
 	CrashesPerSec float64 `json:"crashes_per_sec"`
-	Seed          uint64  `json:"seed"`
-	Target        string  `json:"target"`
-	Mutant        string  `json:"mutant"`
-	Mode          string  `json:"mode"`
+	// Seed and the finding's seed are strings (jsonid: a double rounds
+	// them).
+	Seed   jsonid.Uint64 `json:"seed"`
+	Target string        `json:"target"`
+	Mutant string        `json:"mutant"`
+	Mode   string        `json:"mode"`
 	// Mix says what the runs drew from the campaign's mix (the text
 	// summary's "mix:" line; absent with --systematic), MixCounts counts
 	// it.
@@ -52,13 +55,13 @@ type fuzzJSON struct {
 }
 
 type findingJSON struct {
-	Run          int64       `json:"run"` // 1-based
-	Seed         uint64      `json:"seed"`
-	AfterSeconds float64     `json:"after_seconds"`
-	History      string      `json:"history,omitempty"`
-	Report       string      `json:"report,omitempty"`
-	Replay       string      `json:"replay"`
-	Verdict      verdictJSON `json:"verdict"`
+	Run          int64         `json:"run"` // 1-based
+	Seed         jsonid.Uint64 `json:"seed"`
+	AfterSeconds float64       `json:"after_seconds"`
+	History      string        `json:"history,omitempty"`
+	Report       string        `json:"report,omitempty"`
+	Replay       string        `json:"replay"`
+	Verdict      verdictJSON   `json:"verdict"`
 }
 
 func fuzzCommand(e env) *cobra.Command {
@@ -169,7 +172,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+		Seed: jsonid.Uint64(fc.Seed), Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
 	if !fc.Systematic {
 		out.Mix, out.MixCounts = st.Mix.String(st.Runs), &st.Mix
 		if fc.Mix.Stall > 0 && c.Target.Blocking {
@@ -309,7 +312,7 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
 	}
 	fmt.Fprintf(w, "replay (%s):\n  %s\n", f.Config.Replays(), replay)
-	return &findingJSON{Run: f.Index + 1, Seed: seed, AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
+	return &findingJSON{Run: f.Index + 1, Seed: jsonid.Uint64(seed), AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
 		Replay: replay, Verdict: vj}, nil
 }
 
