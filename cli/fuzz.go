@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -130,18 +131,30 @@ repository runs them as a Kubernetes Indexed Job).`,
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
 	mix.RegisterFlags(cmd.Flags())
-	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
+	boundedVar(cmd.Flags(), &seconds, "seconds", 30, 0, maxSeconds, "", "time budget in seconds")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
 	cmd.Flags().StringVar(&outDir, "out", "pmlin-out", "directory where a violating history, its report and the replay command are kept")
-	cmd.Flags().Int64Var(&maxRuns, "runs", 0, "stop after this many runs (0: no limit)")
-	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
+	boundedVar(cmd.Flags(), &maxRuns, "runs", 0, 0, math.MaxInt64, "0: no limit", "stop after this many runs (0: no limit)")
+	boundedVar(cmd.Flags(), &jobs, "jobs", 0, 1, maxJobs, "leave --jobs out for the default",
+		fmt.Sprintf("runs at a time, 1 to %d (default: the number of CPUs with the deterministic scheduler, else 1)", maxJobs))
 	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
 	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the campaign to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
 	return cmd
 }
+
+// maxJobs bounds --jobs: as many runs at a time as run has threads at
+// most (driver.MaxThreads). More than the CPUs only adds memory and
+// switching (each job holds a run's region and history); the bound is
+// fixed, not the machine's CPUs, so that one command line (a cluster's
+// shards, deploy/) is accepted on every machine.
+const maxJobs = driver.MaxThreads
+
+// maxSeconds bounds --seconds: the longest time.Duration (about 292
+// years); beyond it the budget would overflow.
+const maxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
 func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJSON bool) error {
 	var mu sync.Mutex
