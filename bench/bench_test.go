@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -531,5 +532,46 @@ func TestMedianInterval(t *testing.T) {
 	}
 	if lo, hi := medianInterval([]float64{3, 1, 2}); lo != 1 || hi != 3 {
 		t.Errorf("3 values: %v..%v, want their range 1..3", lo, hi)
+	}
+}
+
+// TestLoggingVerdictIsSingle: the target's sentence gives one verdict, the
+// one target_met has, whatever target_sure says ("met" and "MISSED" in one
+// sentence was the old text when the medians met the target and an
+// interval did not).
+func TestLoggingVerdictIsSingle(t *testing.T) {
+	pt := func(threads int, overhead, high float64) LoggingPoint {
+		return LoggingPoint{Threads: threads, Overhead: overhead, OverheadLow: overhead - 0.01, OverheadHigh: high}
+	}
+	verdictWord := regexp.MustCompile(`\b(met|MISSED)\b`)
+	for _, tc := range []struct {
+		points []LoggingPoint
+		want   string
+		also   string
+	}{
+		{[]LoggingPoint{pt(1, 0.05, 0.07), pt(2, 0.08, 0.09)}, "met", "every point's 95 % interval below 10 % too; the worst point: 2 threads"},
+		{[]LoggingPoint{pt(1, 0.05, 0.14), pt(2, 0.08, 0.09)}, "met", "though not surely: the 95 % interval of 1 threads, emulation false, 5.0 % (95 % interval 4.0 to 14.0 %) reaches above 10 %"},
+		{[]LoggingPoint{pt(1, 0.12, 0.15), pt(2, 0.08, 0.09)}, "MISSED", "the worst point: 1 threads, emulation false, 12.0 %"},
+		{[]LoggingPoint{pt(1, 0.12, 0.11), pt(2, 0.14, 0.16)}, "MISSED", "the worst point: 2 threads"},
+	} {
+		r := &LoggingReport{Points: tc.points, Worst: tc.points[0], TargetMet: true, TargetSure: true}
+		for _, p := range tc.points {
+			if p.Overhead > r.Worst.Overhead {
+				r.Worst = p
+			}
+			r.TargetMet = r.TargetMet && p.Overhead <= loggingTarget
+			r.TargetSure = r.TargetSure && p.OverheadHigh <= loggingTarget
+		}
+		h := r.Headlines()
+		last := h[len(h)-1]
+		words := verdictWord.FindAllString(last, -1)
+		if len(words) != 1 || words[0] != tc.want || !strings.Contains(last, tc.also) {
+			t.Errorf("met %v, sure %v: %q: verdicts %v, want one, %s, and %q", r.TargetMet, r.TargetSure, last, words, tc.want, tc.also)
+		}
+		for _, s := range h[:len(h)-1] {
+			if verdictWord.MatchString(s) {
+				t.Errorf("a verdict outside the target's sentence: %q", s)
+			}
+		}
 	}
 }

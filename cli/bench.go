@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/pmlin/pmlin/bench"
+	"github.com/pmlin/pmlin/target"
 )
 
 // benchFlags are bench's flags: the suite options, and those given as
@@ -37,19 +39,19 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.BoolVarP(&b.quiet, "quiet", "q", false, "no progress lines on standard error")
 	f.StringVar(&b.maxBytes, "max-bytes", "", "largest log prefix: scale (default 256M; the paper: 1G) or, for the reducehb suite, reducehb")
 	f.StringVar(&b.hbMaxBytes, "hb-max-bytes", "", "largest log prefix of reducehb (default 1M)")
-	f.IntVar(&o.Points, "points", 0, "scale: number of prefixes, evenly spaced (default 8)")
+	boundedVar(f, &o.Points, "points", 0, 1, math.MaxInt, "leave it out for the default", "scale: number of prefixes, evenly spaced (default 8)")
 	f.StringVar(&o.Log, "log", "", "scale, reducehb: take the prefixes of this history instead of recording one")
 	f.StringVar(&o.Source, "source", "driver", "scale, reducehb: record the log from the PMwCAS (driver) or generate it (gen)")
 	f.StringVar(&b.sizes, "sizes", "", "porcupine: operations per history, a list (default 1k,10k,100k)")
 	f.StringVar(&b.procs, "procs", "", "porcupine: processes, a list (default 4,8,16,32); scale, reducehb: of the log (default 8)")
-	f.IntVar(&o.K, "k", 0, "words per operation of the logs, histories and the logging workload (default 3)")
+	boundedVar(f, &o.K, "k", 0, 1, target.MaxK, "leave it out for the default", "words per operation of the logs, histories and the logging workload (default 3)")
 	f.StringVar(&b.threads, "threads", "", "logging, mwcas: thread counts, a list (default 1,2,4,8)")
 	f.StringVar(&b.ks, "ks", "", "mwcas: words per MwCAS, a list (default 1,2,4)")
-	f.DurationVar(&b.timeout, "timeout", 0, "time limit of one measurement in a child process (default: porcupine 60s, others 10m)")
+	boundedVar(f, &b.timeout, "timeout", 0, time.Millisecond, math.MaxInt64, "leave it out for the default", "time limit of one measurement in a child process (default: porcupine 60s, others 10m)")
 	f.StringVar(&b.memLimit, "mem-limit", "", "resident memory limit of one child process (default 8G)")
-	f.IntVar(&o.Reps, "reps", 0, "repetitions of each measurement: the minimum is reported, for logging the rounds of interleaved slices and for fuzz the rounds, whose median is reported (default 3; logging 12)")
-	f.DurationVar(&b.duration, "duration", 0, "logging: measuring time of each side (unrecorded, binary, text) per point, in --reps slices; mwcas: per point (default 6s and 300ms)")
-	f.IntVar(&o.GOMAXPROCS, "gomaxprocs", 0, "GOMAXPROCS of the child processes (default: 1 for scale and reducehb, every core for porcupine)")
+	boundedVar(f, &o.Reps, "reps", 0, 1, math.MaxInt, "leave it out for the default", "repetitions of each measurement: the minimum is reported, for logging the rounds of interleaved slices and for fuzz the rounds, whose median is reported (default 3; logging 12)")
+	boundedVar(f, &b.duration, "duration", 0, time.Millisecond, math.MaxInt64, "leave it out for the default", "logging: measuring time of each side (unrecorded, binary, text) per point, in --reps slices; mwcas: per point (default 6s and 300ms)")
+	boundedVar(f, &o.GOMAXPROCS, "gomaxprocs", 0, 1, math.MaxInt, "leave it out for the default", "GOMAXPROCS of the child processes (default: 1 for scale and reducehb, every core for porcupine)")
 	f.BoolVar(&o.NoSkip, "no-skip", false, "porcupine: also run Porcupine on sizes above one where it timed out or ran out of memory")
 	f.StringVar(&o.Emulate, "emulate", "", "logging: persistence emulation of the PMwCAS region: off, on or both (default both)")
 	f.StringVar(&o.Clock, "clock", "", "logging: timestamps of the recorded runs: auto (at one thread a count of its steps; else the TSC where the kernel's clocksource is the TSC, else the monotonic clock), tsc, monotonic or count (one thread only) (default auto)")
@@ -58,7 +60,7 @@ func (b *benchFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&o.Keep, "keep", false, "keep the histories recorded or generated")
 	f.Uint64Var(&o.Seed, "seed", 1, "seed of the workloads and generated histories")
 	f.StringVar(&o.Baseline, "baseline", "", "fuzz: an older pmlin binary to compare with, run on the same campaigns interleaved with this one")
-	f.IntVar(&o.FuzzRuns, "runs", 0, "fuzz: runs per campaign (default 300)")
+	boundedVar(f, &o.FuzzRuns, "runs", 0, 1, math.MaxInt, "leave it out for the default", "fuzz: runs per campaign (default 300)")
 	f.StringVar(&b.cpuProfile, "cpuprofile", "", "write a CPU profile of this process (the in-process suites: logging, mwcas) to this file; refuses an existing file")
 }
 

@@ -144,6 +144,7 @@ func validateInputs(paths []string, o checkOptions) error {
 func runChecks(ctx context.Context, e env, paths []string, o checkOptions) error {
 	worst := exitOK
 	var counts [3]int
+	checked := 0
 	for i, p := range paths {
 		if i > 0 && !o.asJSON {
 			fmt.Fprintln(e.stdout)
@@ -163,19 +164,31 @@ func runChecks(ctx context.Context, e env, paths []string, o checkOptions) error
 			reportCheckError(e, o.asJSON, p, cause)
 		}
 		counts[code]++
+		checked++
 		worst = max(worst, code)
 		if ctx.Err() != nil {
 			break
 		}
 	}
 	if len(paths) > 1 && !o.asJSON {
-		fmt.Fprintf(e.stdout, "\npmlin check: %d files: %d linearizable, %d not linearizable, %d with an error (exit 2)\n",
-			len(paths), counts[exitOK], counts[exitViolated], counts[exitInput])
+		fmt.Fprintf(e.stdout, "\n%s\n", tally(len(paths), checked, counts, worst))
 	}
 	if worst == exitOK {
 		return nil
 	}
 	return &exitError{worst, nil}
+}
+
+// tally is the last line of a check of several files: what became of
+// each, and the exit status the command returns, which is the worst of
+// theirs (an interrupt stops the files after the one it cut short).
+func tally(files, checked int, counts [3]int, code int) string {
+	s := fmt.Sprintf("pmlin check: %d files: %d linearizable, %d not linearizable, %d with an error",
+		files, counts[exitOK], counts[exitViolated], counts[exitInput])
+	if n := files - checked; n > 0 {
+		s += fmt.Sprintf(", %d not checked (interrupted)", n)
+	}
+	return s + fmt.Sprintf("; exit status %d", code)
 }
 
 // openInput opens FILE or standard input, with its size when known.

@@ -185,8 +185,23 @@ func TestCheckSeveralFiles(t *testing.T) {
 				}
 				pos += i + 1
 			}
-			if !strings.Contains(out, fmt.Sprintf("pmlin check: %d files: ", len(tc.files))) {
-				t.Fatalf("no tally:\n%s", out)
+			// The tally's last words are the exit status the command
+			// returns.
+			var n [3]int
+			for _, f := range tc.files {
+				switch f {
+				case good:
+					n[0]++
+				case bad:
+					n[1]++
+				default:
+					n[2]++
+				}
+			}
+			want := fmt.Sprintf("\npmlin check: %d files: %d linearizable, %d not linearizable, %d with an error; exit status %d\n",
+				len(tc.files), n[0], n[1], n[2], code)
+			if !strings.HasSuffix(out, want) {
+				t.Fatalf("%v: the tally is not %q:\n%s", tc.files, want, out)
 			}
 
 			code, out, _ = pmlin(t, "", append(append(args, "--json"), tc.files...)...)
@@ -214,6 +229,22 @@ func TestCheckSeveralFiles(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCheckSeveralInterrupted: files after an interrupt are not checked,
+// and the tally says so, with the exit status 2 of the interrupt.
+func TestCheckSeveralInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	good := "../examples/linearizable.hist"
+	code := Command{Targets: testTargets, Stdout: &out, Stderr: &errb}.Run(ctx, []string{"check", good, good, good})
+	if code != 2 || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if want := "pmlin check: 3 files: 0 linearizable, 0 not linearizable, 1 with an error, 2 not checked (interrupted); exit status 2\n"; !strings.HasSuffix(out.String(), want) {
+		t.Fatalf("the tally is not %q:\n%s", want, out.String())
 	}
 }
 

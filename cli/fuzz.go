@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +21,7 @@ import (
 	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/jsonid"
 )
 
 // fuzzJSON is the last line of pmlin fuzz --json (docs/cli-contract.md:
@@ -33,10 +35,12 @@ type fuzzJSON struct {
 	Seconds       float64 `json:"seconds"`
 	OpsPerSec     float64 `json:"ops_per_sec"`
 	CrashesPerSec float64 `json:"crashes_per_sec"`
-	Seed          uint64  `json:"seed"`
-	Target        string  `json:"target"`
-	Mutant        string  `json:"mutant"`
-	Mode          string  `json:"mode"`
+	// Seed and the finding's seed are strings (jsonid: a double rounds
+	// them).
+	Seed   jsonid.Uint64 `json:"seed"`
+	Target string        `json:"target"`
+	Mutant string        `json:"mutant"`
+	Mode   string        `json:"mode"`
 	// Mix says what the runs drew from the campaign's mix (the text
 	// summary's "mix:" line; absent with --systematic), MixCounts counts
 	// it.
@@ -52,13 +56,13 @@ type fuzzJSON struct {
 }
 
 type findingJSON struct {
-	Run          int64       `json:"run"` // 1-based
-	Seed         uint64      `json:"seed"`
-	AfterSeconds float64     `json:"after_seconds"`
-	History      string      `json:"history,omitempty"`
-	Report       string      `json:"report,omitempty"`
-	Replay       string      `json:"replay"`
-	Verdict      verdictJSON `json:"verdict"`
+	Run          int64         `json:"run"` // 1-based
+	Seed         jsonid.Uint64 `json:"seed"`
+	AfterSeconds float64       `json:"after_seconds"`
+	History      string        `json:"history,omitempty"`
+	Report       string        `json:"report,omitempty"`
+	Replay       string        `json:"replay"`
+	Verdict      verdictJSON   `json:"verdict"`
 }
 
 func fuzzCommand(e env) *cobra.Command {
@@ -127,18 +131,30 @@ repository runs them as a Kubernetes Indexed Job).`,
 	}
 	c.RegisterFlags(cmd.Flags(), e.targets)
 	mix.RegisterFlags(cmd.Flags())
-	cmd.Flags().Float64Var(&seconds, "seconds", 30, "time budget in seconds")
+	boundedVar(cmd.Flags(), &seconds, "seconds", 30, 0, maxSeconds, "", "time budget in seconds")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for operations cut off by a crash: strict, recoverable or durable")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object as the last line of standard output")
 	cmd.Flags().StringVar(&outDir, "out", "pmlin-out", "directory where a violating history, its report and the replay command are kept")
-	cmd.Flags().Int64Var(&maxRuns, "runs", 0, "stop after this many runs (0: no limit)")
-	cmd.Flags().IntVar(&jobs, "jobs", 0, "runs at a time (default: the number of CPUs with the deterministic scheduler, else 1)")
+	boundedVar(cmd.Flags(), &maxRuns, "runs", 0, 0, math.MaxInt64, "0: no limit", "stop after this many runs (0: no limit)")
+	boundedVar(cmd.Flags(), &jobs, "jobs", 0, 1, maxJobs, "leave --jobs out for the default",
+		fmt.Sprintf("runs at a time, 1 to %d (default: the number of CPUs with the deterministic scheduler, else 1)", maxJobs))
 	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
 	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the campaign to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
 	return cmd
 }
+
+// maxJobs bounds --jobs: as many runs at a time as run has threads at
+// most (driver.MaxThreads). More than the CPUs only adds memory and
+// switching (each job holds a run's region and history); the bound is
+// fixed, not the machine's CPUs, so that one command line (a cluster's
+// shards, deploy/) is accepted on every machine.
+const maxJobs = driver.MaxThreads
+
+// maxSeconds bounds --seconds: the longest time.Duration (about 292
+// years); beyond it the budget would overflow.
+const maxSeconds = float64(math.MaxInt64 / int64(time.Second))
 
 func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJSON bool) error {
 	var mu sync.Mutex
@@ -169,7 +185,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: fc.Seed, Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
+		Seed: jsonid.Uint64(fc.Seed), Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
 	if !fc.Systematic {
 		out.Mix, out.MixCounts = st.Mix.String(st.Runs), &st.Mix
 		if fc.Mix.Stall > 0 && c.Target.Blocking {
@@ -309,7 +325,7 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
 	}
 	fmt.Fprintf(w, "replay (%s):\n  %s\n", f.Config.Replays(), replay)
-	return &findingJSON{Run: f.Index + 1, Seed: seed, AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
+	return &findingJSON{Run: f.Index + 1, Seed: jsonid.Uint64(seed), AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
 		Replay: replay, Verdict: vj}, nil
 }
 

@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
 )
 
@@ -45,8 +48,13 @@ grow with --ops. The same flags and --seed give the same bytes.`,
 			default:
 				return &exitError{exitInput, fmt.Errorf("unknown --plant %q (stale-read, torn-read or lost-write)", plant)}
 			}
-			if cfg.Ops < 1 || cfg.Procs < 1 || cfg.Words < 1 || cfg.K < 1 || readFrac < 0 || readFrac > 1 {
-				return &exitError{exitInput, fmt.Errorf("--ops, --procs, --words and --k must be positive and --reads in [0,1]")}
+			// The ranges of each flag are checked as they are parsed
+			// (boundedVar); these involve two.
+			switch {
+			case cfg.K > cfg.Words:
+				return &exitError{exitInput, fmt.Errorf("--k %d is more than --words %d: an operation's words are distinct addresses", cfg.K, cfg.Words)}
+			case cfg.Procs > cfg.Ops:
+				return &exitError{exitInput, fmt.Errorf("--procs %d is more than --ops %d: a process without an operation is not in the history", cfg.Procs, cfg.Ops)}
 			}
 			cfg.PendingAtEnd, cfg.FixedK, cfg.ReadFraction = pending, fixedK, readFrac
 			var w io.Writer = e.stdout
@@ -79,16 +87,16 @@ grow with --ops. The same flags and --seed give the same bytes.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&cfg.Ops, "ops", 1_000_000, "operations")
-	f.IntVar(&cfg.Procs, "procs", 8, "processes")
-	f.IntVar(&cfg.Words, "words", 1000, "address space (addresses 0..words-1)")
-	f.IntVar(&cfg.K, "k", 3, "words per operation: 1..k, or exactly k with --fixed-k")
+	boundedVar(f, &cfg.Ops, "ops", 1_000_000, 1, math.MaxInt, "", "operations")
+	boundedVar(f, &cfg.Procs, "procs", 8, 1, history.MaxProc+1, "process ids are 0 to 2^31-1", "processes (at most --ops)")
+	boundedVar(f, &cfg.Words, "words", 1000, 1, driver.MaxWords, "the simulation keeps 40 bytes per word", "address space (addresses 0..words-1)")
+	boundedVar(f, &cfg.K, "k", 3, 1, history.DefaultMaxWords, "what pmlin check reads", "words per operation: 1..k, or exactly k with --fixed-k (at most --words)")
 	f.BoolVar(&fixedK, "fixed-k", false, "every operation has exactly k words")
-	f.Float64Var(&readFrac, "reads", 0.5, "fraction of operations that are reads")
-	f.IntVar(&cfg.CrashEvery, "crash-every", 0, "a crash after every N invocations (0: none)")
+	boundedVar(f, &readFrac, "reads", 0.5, 0, 1, "a fraction", "fraction of operations that are reads")
+	boundedVar(f, &cfg.CrashEvery, "crash-every", 0, 0, math.MaxInt, "0: none", "a crash after every N invocations (0: none)")
 	f.BoolVar(&pending, "pending", false, "end with the operations then in progress pending")
 	f.StringVar(&plant, "plant", "", "plant one violation: stale-read, torn-read or lost-write")
-	f.IntVar(&cfg.ViolationAt, "plant-at", 0, "plant it at the first operation that can carry it from this index on")
+	boundedVar(f, &cfg.ViolationAt, "plant-at", 0, 0, math.MaxInt, "an operation's index", "plant it at the first operation that can carry it from this index on")
 	f.Uint64Var(&seed, "seed", 1, "random seed")
 	f.StringVarP(&out, "output", "o", "", "write to this file instead of standard output (never overwritten without --force)")
 	f.BoolVar(&force, "force", false, "overwrite --output if it exists")

@@ -139,7 +139,10 @@ field) are documented in docs/history-format.md and docs/cli-contract.md of
 the pmlin repository.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion(e.prog),
 	}
+	// --version prints the line of pmlin version, nothing around it.
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetIn(e.stdin)
 	root.SetOut(e.stdout)
 	root.SetErr(e.stderr)
@@ -154,6 +157,7 @@ the pmlin repository.`,
 	root.AddCommand(benchCommand(e))
 	root.AddCommand(mergeCommand(e))
 	root.AddCommand(convertCommand(e))
+	root.AddCommand(versionCommand(e))
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK

@@ -53,7 +53,7 @@ func TestCheckExitCodes(t *testing.T) {
 		{"bad mode", []string{"check", "--mode", "eventual", "-"}, "", 2, "", "unknown mode"},
 		{"unknown flag", []string{"check", "--frobnicate", "-"}, "", 2, "", "unknown flag"},
 		{"unknown command", []string{"frobnicate"}, "", 2, "", "unknown command"},
-		{"binary input", []string{"check", "-"}, "\x00\x01\x02\xff", 2, "", "<stdin>:1:"},
+		{"binary input", []string{"check", "-"}, "\x00\x01\x02\xff", 2, "", "<stdin>: this is binary data, not a pmlin history (byte 0x00 at offset 0 is not text"},
 		{"modes differ: recoverable passes", []string{"check", "--mode", "recoverable", "-"}, "1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n", 0, "recoverable mode", ""},
 		{"modes differ: strict fails", []string{"check", "--mode", "strict", "-"}, "1 inv cas 10:0:0x100001\ncrash\n2 inv read 10\n2 ret 0\n2 inv read 10\n2 ret 0x100001\n", 1, "cycle", ""},
 		{"exact agrees", []string{"check", "--exact", "../examples/dirty-bit.hist"}, "", 1, "exact search", ""},

@@ -54,7 +54,9 @@ func checkKinds(ks []analyzer.Kind) error {
 
 // Result is what a run did.
 type Result struct {
-	Seed uint64 `json:"seed"`
+	// Seed is a JSON string, as every 64-bit identifier pmlin writes
+	// (internal/jsonid: a reader whose numbers are doubles rounds it).
+	Seed uint64 `json:"seed,string"`
 	// Operations are the workload operations invoked (Reads + CASes +
 	// Swaps); the full reads after recovery and at the end are not counted.
 	Operations int64 `json:"operations"`

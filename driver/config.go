@@ -43,6 +43,8 @@ func ParseSched(s string) (Sched, error) {
 // Limits of a configuration.
 const (
 	MaxThreads = 1024
+	// MaxWords bounds the address space (Words).
+	MaxWords = 1 << 30
 	// MaxTag is the largest per-process tag counter: new values are
 	// (process+1)<<32 | counter.
 	MaxTag = 1<<32 - 1
@@ -132,7 +134,7 @@ func (c Config) Check() error {
 		return fmt.Errorf("k = %d (1..%d allowed)", c.K, target.MaxK)
 	case c.Words < uint64(c.K):
 		return fmt.Errorf("words = %d: fewer than k = %d", c.Words, c.K)
-	case c.Words > 1<<30:
+	case c.Words > MaxWords:
 		return fmt.Errorf("words = %d (at most 2^30)", c.Words)
 	case !(c.Reads >= 0 && c.Reads <= 1):
 		return fmt.Errorf("reads = %v (a probability)", c.Reads)

@@ -8,14 +8,15 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"unicode/utf8"
 )
 
 // Hints for the mistakes a recorder or a user makes most: input that is
-// not a history at all (compressed, with a byte order mark, a JSON array),
-// a per-thread log with timestamps fed to check instead of to pmlin merge,
-// negative numbers, JSON the decoder rejects. These run on error paths
-// only (and sniff once, before the first line), so they cost nothing on a
-// well-formed history.
+// not a history at all (compressed, with a byte order mark, binary data, a
+// JSON array), a per-thread log with timestamps fed to check instead of to
+// pmlin merge, negative numbers, JSON the decoder rejects. These run on
+// error paths only (and sniff once, over the first bytes, before the
+// first line), so they cost nothing on a well-formed history.
 
 // magics are the first bytes of files that are not text: what they are,
 // and how to get the history out.
@@ -28,6 +29,64 @@ var magics = []struct {
 	{"BZh", "a bzip2-compressed file", "decompress it first: bzip2 -dc FILE | pmlin check -"},
 	{"PK\x03\x04", "a zip archive", "extract the history first: unzip -p ARCHIVE NAME | pmlin check -"},
 	{"\xef\xbb\xbf", "text that starts with a UTF-8 byte order mark (BOM)", "save it as UTF-8 without BOM (e.g. sed -i '1s/^\\xEF\\xBB\\xBF//' FILE)"},
+	{"\xff\xfe", "UTF-16 text (little-endian, with a byte order mark)", "convert it to UTF-8 first: iconv -f UTF-16 -t UTF-8 FILE | pmlin check -"},
+	{"\xfe\xff", "UTF-16 text (big-endian, with a byte order mark)", "convert it to UTF-8 first: iconv -f UTF-16 -t UTF-8 FILE | pmlin check -"},
+}
+
+// binaryKinds are files that are no text at all, named by their first
+// bytes, none of which can start a history.
+var binaryKinds = []struct{ prefix, what string }{
+	{"\x7fELF", "an ELF executable or library"},
+	{"\x89PNG\r\n\x1a\n", "a PNG image"},
+	{"\xff\xd8\xff", "a JPEG image"},
+	{"GIF87a", "a GIF image"},
+	{"GIF89a", "a GIF image"},
+	{"%PDF-", "a PDF document"},
+}
+
+// sniffBytes is how much of the input sniff looks at for bytes that text
+// never has: enough for any file that is not text to show one (an
+// executable's header, an image's), little enough to cost nothing.
+const sniffBytes = 512
+
+// binaryAt is the offset of the first byte of head that UTF-8 text does
+// not have (a NUL or another control character but tab, newline, vertical
+// tab, form feed, carriage return and escape; a byte that is no part of
+// UTF-8), if head has enough of them to be no text at all: at least 4,
+// and at least one byte in 16. A history damaged in a place or two keeps
+// the reader's error, which names its line; a file that is no text has
+// them everywhere. -1: head is text. A character cut by the end of a full
+// window (more input follows) is not held against it.
+func binaryAt(head []byte, full bool) int {
+	first, n := -1, 0
+	bad := func(i int) {
+		if first < 0 {
+			first = i
+		}
+		n++
+	}
+	for i := 0; i < len(head); {
+		c := head[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && !strings.ContainsRune("\t\n\v\f\r\x1b", rune(c)) || c == 0x7f {
+				bad(i)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(head[i:])
+		if r == utf8.RuneError && size <= 1 {
+			if full && !utf8.FullRune(head[i:]) {
+				break
+			}
+			bad(i)
+		}
+		i += size
+	}
+	if n < 4 || 16*n < len(head) {
+		return -1
+	}
+	return first
 }
 
 // sniff names, before the first line is read, an input that is not a
@@ -36,12 +95,22 @@ func (r *Reader) sniff() error {
 	if ok, err := r.sniffBinary(); ok || err != nil {
 		return err
 	}
-	head, _ := r.br.Peek(6) // fewer bytes at the end of a short input
+	head, _ := r.br.Peek(sniffBytes) // fewer bytes at the end of a short input
 	for _, m := range magics {
 		if bytes.HasPrefix(head, []byte(m.prefix)) && (m.prefix != "BZh" || len(head) > 3 && '1' <= head[3] && head[3] <= '9') {
 			r.line = 1
-			return r.fail(ErrSyntax, nil, "this is %s, not a history: %s", m.what, m.fix)
+			return r.fail(ErrSyntax, nil, "this is %s, not a pmlin history: %s", m.what, m.fix)
 		}
+	}
+	// Input that is not text at all has no lines to blame (line 0), and
+	// its bytes are not quoted: they would be a line of garbage.
+	for _, k := range binaryKinds {
+		if bytes.HasPrefix(head, []byte(k.prefix)) {
+			return r.fail(ErrSyntax, nil, "this is %s, not a pmlin history", k.what)
+		}
+	}
+	if at := binaryAt(head, len(head) == sniffBytes); at >= 0 {
+		return r.fail(ErrSyntax, nil, "this is binary data, not a pmlin history (byte %#02x at offset %d is not text; a history is text, JSON Lines, or the binary history of pmlin run --format binary)", head[at], at)
 	}
 	return nil
 }

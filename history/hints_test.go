@@ -4,9 +4,18 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"fmt"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
 	"io"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func gzipped(s string) string {
@@ -27,11 +36,11 @@ func TestRecorderMistakeHints(t *testing.T) {
 		col      int
 		want     string
 	}{
-		{"gzip", gzipped("1 inv read 1\n1 ret 0\n"), 1, 0, "gzip-compressed file, not a history: decompress it first: gunzip -c FILE"},
+		{"gzip", gzipped("1 inv read 1\n1 ret 0\n"), 1, 0, "gzip-compressed file, not a pmlin history: decompress it first: gunzip -c FILE"},
 		{"zstd", "\x28\xb5\x2f\xfd\x00\x00", 1, 0, "zstd-compressed"},
 		{"bzip2", "BZh91AY&SY", 1, 0, "bzip2-compressed"},
 		{"not bzip2", "BZhello\n", 1, 1, `unknown directive "BZhello"`},
-		{"BOM", "\xef\xbb\xbfpmlin-history v1\n1 inv read 1\n1 ret 0\n", 1, 0, "byte order mark (BOM), not a history: save it as UTF-8 without BOM"},
+		{"BOM", "\xef\xbb\xbfpmlin-history v1\n1 inv read 1\n1 ret 0\n", 1, 0, "byte order mark (BOM), not a pmlin history: save it as UTF-8 without BOM"},
 		{"BOM before JSON", "\xef\xbb\xbf{\"p\":1,\"inv\":\"read\",\"addrs\":[1]}\n", 1, 0, "byte order mark"},
 		{"JSON array", `[{"p":1,"inv":"read","addrs":[1]},{"p":1,"ret":[0]}]` + "\n", 1, 1, "JSON array: pmlin reads JSON Lines, one JSON object per line without brackets (jq -c '.[]' FILE"},
 		{"JSON array over lines", "# recorded\n[\n  {\"p\":1,\"inv\":\"read\",\"addrs\":[1]}\n]\n", 2, 1, "JSON array"},
@@ -83,6 +92,10 @@ func TestHintsLeaveGoodInputAlone(t *testing.T) {
 		"# BZh9 is not a magic here\n1 inv read 1700000000123\n1 ret 0\n",
 		"1 inv cas 1:0:1042\n1 ret ok\n",
 		"\n\n1 inv read 1\n1 ret 0\ncrash\n",
+		// A character cut by the end of the bytes sniffed (512) is text.
+		"# x" + strings.Repeat("é", 300) + "\n1 inv read 1\n1 ret 0\n",
+		// A comment with a few control characters is still a history.
+		"# \x1b[1mbold\x1b[0m and a tab\t\n1 inv read 1\n1 ret 0\n",
 	} {
 		if _, err := ReadAll(strings.NewReader(in), "h"); err != nil {
 			t.Errorf("%q: %v", in, err)
@@ -107,4 +120,86 @@ func TestLooksConcatenated(t *testing.T) {
 			t.Errorf("%q: %v %v, want %v", tc.in, got, err, tc.want)
 		}
 	}
+}
+
+// TestBinaryInputIsNotAHistory: a file that is no text (random bytes, an
+// executable, an image, UTF-16) is told as such, on line 0 (no line to
+// blame), in a short message that quotes none of its bytes, whatever its
+// size.
+func TestBinaryInputIsNotAHistory(t *testing.T) {
+	type input struct {
+		name string
+		open func() io.Reader
+		want string
+	}
+	var ins []input
+	for _, size := range []int{16, 100, 511, 512, 4096, 1 << 20} {
+		for seed := range uint64(5) {
+			rng := rand.New(rand.NewPCG(seed, uint64(size)))
+			b := make([]byte, size)
+			for i := range b {
+				b[i] = byte(rng.Uint32())
+			}
+			ins = append(ins, input{fmt.Sprintf("random %d bytes, seed %d", size, seed),
+				func() io.Reader { return bytes.NewReader(b) }, "this is binary data, not a pmlin history (byte 0x"})
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ins = append(ins, input{"this test's executable", func() io.Reader {
+		f, err := os.Open(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.Close() })
+		return f
+	}, "this is an ELF executable or library, not a pmlin history"})
+	img := image.NewRGBA(image.Rect(0, 0, 8, 8))
+	for i := range img.Pix {
+		img.Pix[i] = byte(i * 7)
+	}
+	var pngb, jpgb, gifb bytes.Buffer
+	png.Encode(&pngb, img)
+	jpeg.Encode(&jpgb, img, nil)
+	gif.Encode(&gifb, img, nil)
+	for _, x := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"PNG", pngb.Bytes(), "this is a PNG image, not a pmlin history"},
+		{"JPEG", jpgb.Bytes(), "this is a JPEG image, not a pmlin history"},
+		{"GIF", gifb.Bytes(), "this is a GIF image, not a pmlin history"},
+		{"UTF-16 without BOM", utf16le("1 inv read 1\n1 ret 0\n"), "this is binary data, not a pmlin history (byte 0x00 at offset 1 is not text"},
+	} {
+		ins = append(ins, input{x.name, func() io.Reader { return bytes.NewReader(x.b) }, x.want})
+	}
+	for _, in := range ins {
+		_, err := ReadAll(in.open(), "f.bin")
+		var he *Error
+		if !errors.As(err, &he) || !errors.Is(err, ErrMalformed) {
+			t.Fatalf("%s: %v: not a malformed-input error", in.name, err)
+		}
+		if he.Line != 0 || he.File != "f.bin" || !strings.HasPrefix(he.Msg, in.want) || !strings.HasPrefix(err.Error(), "f.bin: this is ") {
+			t.Errorf("%s: %q (line %d), want line 0 and %q", in.name, err, he.Line, in.want)
+		}
+		if len(he.Msg) > 200 || !utf8.ValidString(he.Msg) || strings.ContainsFunc(he.Msg, unicode.IsControl) {
+			t.Errorf("%s: the message quotes the input: %q", in.name, he.Msg)
+		}
+	}
+	// UTF-16 with its byte order mark says how to convert it.
+	_, err = ReadAll(bytes.NewReader(append([]byte{0xff, 0xfe}, utf16le("1 inv read 1\n")...)), "f.txt")
+	if err == nil || !strings.Contains(err.Error(), "UTF-16 text (little-endian, with a byte order mark), not a pmlin history: convert it to UTF-8 first: iconv") {
+		t.Errorf("UTF-16 with BOM: %v", err)
+	}
+}
+
+func utf16le(s string) []byte {
+	var b []byte
+	for _, r := range s {
+		b = append(b, byte(r), byte(r>>8))
+	}
+	return b
 }

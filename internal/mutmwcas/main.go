@@ -30,6 +30,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/pmlin/pmlin/internal/jsonid"
 )
 
 func main() { os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -221,7 +223,7 @@ func listMutants(stdout, stderr io.Writer, module string, ms []Mutant) int {
 func campaign(ctx context.Context, o options, configs []fuzzConfig, ms []Mutant, log io.Writer) (*Report, error) {
 	start := time.Now()
 	rn := &runner{seconds: o.seconds, grace: o.grace, testTimeout: o.testTimeout, seed: o.seed, configs: configs}
-	rep := &Report{Module: o.module, Revision: revision(ctx, o.module), Seconds: o.seconds, Seed: o.seed, Configs: configs}
+	rep := &Report{Module: o.module, Revision: revision(ctx, o.module), Seconds: o.seconds, Seed: jsonid.Uint64(o.seed), Configs: configs}
 	if o.testTimeout > 0 {
 		rep.TestLimit = o.testTimeout.String()
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/pmlin/pmlin/internal/jsonid"
 )
 
 // Verdicts of a mutant, over all its fuzz campaigns and its package tests.
@@ -186,18 +188,18 @@ func medianMax(xs []float64) (float64, float64) {
 // Report is the JSON output: how the run was made, the control, every
 // mutant, the summary.
 type Report struct {
-	Command    string       `json:"command"`
-	Module     string       `json:"module"`
-	Revision   string       `json:"revision,omitempty"`
-	Seconds    float64      `json:"seconds_per_config"`
-	Seed       uint64       `json:"seed"`
-	TestLimit  string       `json:"test_timeout,omitempty"`
-	Configs    []fuzzConfig `json:"configs"`
-	Control    *Result      `json:"control"`
-	Results    []Result     `json:"mutants"`
-	Summary    Summary      `json:"summary"`
-	Elapsed    float64      `json:"elapsed_seconds"`
-	Incomplete string       `json:"incomplete,omitempty"`
+	Command    string        `json:"command"`
+	Module     string        `json:"module"`
+	Revision   string        `json:"revision,omitempty"`
+	Seconds    float64       `json:"seconds_per_config"`
+	Seed       jsonid.Uint64 `json:"seed"` // a string; rescore reads older reports' numbers too
+	TestLimit  string        `json:"test_timeout,omitempty"`
+	Configs    []fuzzConfig  `json:"configs"`
+	Control    *Result       `json:"control"`
+	Results    []Result      `json:"mutants"`
+	Summary    Summary       `json:"summary"`
+	Elapsed    float64       `json:"elapsed_seconds"`
+	Incomplete string        `json:"incomplete,omitempty"`
 	// Rescored says the verdicts were taken again (-rescore) with a later
 	// table's equivalence arguments; the measurements are the run's.
 	Rescored bool `json:"rescored,omitempty"`
