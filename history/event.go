@@ -122,7 +122,7 @@ type Event struct {
 }
 
 // The kinds of malformed input, for errors.Is on an *Error (its Err). All
-// three wrap ErrMalformed. An *Error whose Err is none of them wraps the
+// four wrap ErrMalformed. An *Error whose Err is none of them wraps the
 // I/O error that stopped the Reader.
 var (
 	// ErrMalformed is any input the Reader rejects.
@@ -138,6 +138,10 @@ var (
 	// ErrLimit: the input exceeds a limit of this implementation (line
 	// length, words per operation, number of lines or operations).
 	ErrLimit = fmt.Errorf("%w: over a limit", ErrMalformed)
+	// ErrCutShort: a recording that promised its closing line (a
+	// "recording" line) was interrupted, or ends without it, or in the
+	// middle of a line (Reader.Cut).
+	ErrCutShort = fmt.Errorf("%w: cut short", ErrMalformed)
 )
 
 // Error is an input error that names its place, in the manner of
