@@ -56,8 +56,13 @@ each edge with its reason; for a stale read, how many versions behind it was.
                       otherwise), for a person to read and a test to keep
 
 These take one FILE, and read it a second time for the lines they show: when
-it is standard input, it is first copied to a temporary file (removed at
-exit). They never overwrite an existing file unless --force is given.`,
+it cannot be read twice (standard input, a named pipe, /dev/fd/N), it is
+first copied to a temporary file (removed at exit). They never overwrite an
+existing file unless --force is given.
+
+A recording cut short (its header promises a closing line it lacks, or that
+says it was interrupted) gets the verdict of what the file holds, then
+exit 2 with the reason.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("check needs at least one FILE (- is standard input)")

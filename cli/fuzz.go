@@ -88,8 +88,9 @@ seed derived from --seed; recover after each crash, and check the history in
 memory, until --seconds are spent or a violation is found. A live progress
 line goes to standard error.
 
-On a violation it keeps the history, the report and the exact replay command
-under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
+On a violation it keeps the history, the reports and the replay script under
+--out (never replacing a file: a name taken gets -2, -3, ...), prints them,
+and exits 1. Exit 0: nothing found; 2: an error.
 With --json the last line of standard output is one JSON object with runs,
 operations, crashes, violations, seconds (and more).
 

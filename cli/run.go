@@ -82,8 +82,13 @@ history, byte for byte.
 
 Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
 stuck or blocked, a recovery or operation failed, or (--check) the history
-is not linearizable; 2 a usage error, or (--check) a history the analyzer
-could not decide (UNDECIDED is not a pass).`,
+is not linearizable; 2 a usage error, an interrupt, or (--check) a history
+the analyzer could not decide (UNDECIDED is not a pass).
+
+The history ends with the line "end", or, when Ctrl-C stopped the run,
+"interrupted after N of M operations": pmlin check reports a history cut
+short. With -o, the file appears when the history is complete (or
+interrupted and saying so).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := c.Check(); err != nil { // before -o is created
