@@ -88,7 +88,20 @@ func CreateWith(path string, perm fs.FileMode, force bool, open Opener) (*File, 
 }
 
 // Write writes to the temporary file.
-func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	return n, f.named(err)
+}
+
+// named is err with the temporary file's name, if it names it, replaced
+// by the final one: the file a user asked for, the other being gone.
+func (f *File) named(err error) error {
+	var pe *fs.PathError
+	if f.tmp != "" && errors.As(err, &pe) && pe.Path == f.tmp {
+		return &fs.PathError{Op: pe.Op, Path: f.path, Err: pe.Err}
+	}
+	return err
+}
 
 // Name is the final name.
 func (f *File) Name() string { return f.path }
@@ -138,7 +151,7 @@ func (f *File) close() error {
 	if cerr := f.w.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return f.named(err)
 }
 
 func (f *File) remove() {

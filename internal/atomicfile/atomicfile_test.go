@@ -218,3 +218,28 @@ func TestKilledWriterLeavesNoFile(t *testing.T) {
 		t.Fatalf("left %v", l)
 	}
 }
+
+// failingFile fails every write as a full disk does, naming its file.
+type failingFile struct{ name string }
+
+func (f failingFile) Write([]byte) (int, error) {
+	return 0, &fs.PathError{Op: "write", Path: f.name, Err: errors.New("no space left on device")}
+}
+func (f failingFile) Close() error { os.Remove(f.name); return nil }
+
+// TestErrorsNameTheFile: an error of the temporary file names the file
+// asked for (the temporary one is gone).
+func TestErrorsNameTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "h.hist")
+	f, err := CreateWith(p, 0o644, false, func(name string, perm fs.FileMode) (io.WriteCloser, error) {
+		os.WriteFile(name, nil, perm)
+		return failingFile{name}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	if _, err := f.Write([]byte("x")); err == nil || err.Error() != "write "+p+": no space left on device" {
+		t.Fatalf("%v", err)
+	}
+}
