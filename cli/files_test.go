@@ -61,8 +61,8 @@ func findingArgs(dir string, more ...string) []string {
 }
 
 // TestKeptFindingsNeverCollide: two campaigns into one --out, one after
-// the other (the same seeds, another mode) or four at once (the same
-// flags), keep every finding: each names its own files under "kept:",
+// the other (the same seeds, another mode), or four at once (the same
+// flags, four processes), keep every finding: each names its own files under "kept:",
 // and every one is there with its own content.
 func TestKeptFindingsNeverCollide(t *testing.T) {
 	dir := t.TempDir()
@@ -75,13 +75,18 @@ func TestKeptFindingsNeverCollide(t *testing.T) {
 		}
 		kept, outs = append(kept, keptFiles(out)), append(outs, out)
 	}
+	// At once: processes (a campaign sets process-wide knobs of the
+	// runtime, so campaigns in one process do not run side by side).
 	var wg sync.WaitGroup
 	conc := make([]string, 4)
 	for i := range conc {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, conc[i], _ = pmlinWith(context.Background(), replayProgram{}, findingArgs(dir)...)
+			cmd := exec.Command(testExecutable(t), findingArgs(dir)...)
+			cmd.Env = append(os.Environ(), asPmlinEnv+"=1")
+			out, _ := cmd.Output()
+			conc[i] = string(out)
 		}()
 	}
 	wg.Wait()
