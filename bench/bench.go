@@ -13,6 +13,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/pmlin/pmlin/internal/atomicfile"
 )
 
 // Options configure a suite. The zero value of a field means the suite's
@@ -308,16 +310,10 @@ func WriteMarkdown(w io.Writer, r Report, level int) error {
 	return err
 }
 
+// writeFile writes a file of --out, replacing the one a former run wrote,
+// whole or not at all (atomicfile).
 func writeFile(path string, fill func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fill(f); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return atomicfile.Write(context.Background(), path, 0o644, true, fill)
 }
 
 // Table is a suite's points: the same cells are printed, written as CSV

@@ -2,8 +2,8 @@ package bench
 
 import (
 	"image/color"
+	"io"
 	"math"
-	"os"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
@@ -156,15 +156,10 @@ func saveGrid(plots [][]*plot.Plot, dir, name string) (string, error) {
 			}
 		}
 	}
-	f, err := os.Create(filepath.Join(dir, name))
-	if err != nil {
-		return name, err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return name, err
-	}
-	return name, f.Close()
+	return name, writeFile(filepath.Join(dir, name), func(w io.Writer) error {
+		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
+		return err
+	})
 }
 
 // Glyphs for the points that are not measurements.

@@ -1,12 +1,12 @@
 package cli
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/report"
 	"github.com/pmlin/pmlin/shrink"
 )
@@ -55,8 +56,13 @@ each edge with its reason; for a stale read, how many versions behind it was.
                       otherwise), for a person to read and a test to keep
 
 These take one FILE, and read it a second time for the lines they show: when
-it is standard input, it is first copied to a temporary file (removed at
-exit). They never overwrite an existing file unless --force is given.`,
+it cannot be read twice (standard input, a named pipe, /dev/fd/N), it is
+first copied to a temporary file (removed at exit). They never overwrite an
+existing file unless --force is given.
+
+A recording cut short (its header promises a closing line it lacks, or that
+says it was interrupted) gets the verdict of what the file holds, then
+exit 2 with the reason.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return errors.New("check needs at least one FILE (- is standard input)")
@@ -214,9 +220,13 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		return &exitError{exitInput, err}
 	}
 	defer closeIn()
-	// The outputs re-read the input: keep a copy of standard input.
+	// The outputs re-read the input: keep a copy of one that cannot be
+	// read again (standard input, a named pipe, a process substitution
+	// such as /dev/fd/63, whose reopening waits for a writer that never
+	// comes or reads what is left of the pipe: nothing).
+	reread := rereadable(path, in)
 	reopen := func() (io.ReadCloser, error) { return os.Open(path) }
-	if path == "-" && outs.any() {
+	if !reread && outs.any() {
 		tmp, err := os.CreateTemp("", "pmlin-stdin-*.hist")
 		if err != nil {
 			return &exitError{exitInput, err}
@@ -226,10 +236,10 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		in = io.TeeReader(in, tmp)
 		reopen = func() (io.ReadCloser, error) { return os.Open(tmp.Name()) }
 	}
-	// Without outputs, standard input is kept in memory up to a bound, so
+	// Without outputs, such an input is kept in memory up to a bound, so
 	// the recorder hints can look at the history's shape again.
 	var kept *cappedBuffer
-	if path == "-" && !outs.any() {
+	if !reread && !outs.any() {
 		kept = &cappedBuffer{max: stdinHintBytes}
 		in = io.TeeReader(in, kept)
 	}
@@ -242,7 +252,9 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	// A shrunk history names its operations' original lines: so do its
 	// anomalies.
 	in, origin := shrink.Origins(in)
-	r := history.NewReader(in, name, history.Options{})
+	// A recording cut short is decided as far as it goes, then said to be
+	// cut short (exit 2).
+	r := history.NewReader(in, name, history.Options{Prefix: true})
 	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin,
 		MaxMemory: o.maxMemory, MemorySource: o.memorySource})
 	if bar != nil {
@@ -256,9 +268,10 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	if res.Operations == 0 {
 		return &exitError{exitInput, noOperation(name)}
 	}
+	cut := r.Cut()
 	var hintReopen report.Opener
 	switch {
-	case path != "-" || outs.any():
+	case reread || outs.any():
 		hintReopen = reopen
 	case !kept.over:
 		hintReopen = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }
@@ -270,11 +283,17 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		if hint != "" {
 			v.Hints = []string{hint}
 		}
+		if cut != nil {
+			v.Error = describe(cut, name, kindMalformed)
+		}
 		err = report.JSON(e.stdout, v)
 	} else {
 		err = report.Text(e.stdout, name, res)
 		if err == nil && hint != "" {
 			_, err = fmt.Fprintf(e.stdout, "\nhint: %s\n", hint)
+		}
+		if err == nil && cut != nil {
+			err = cutNote(e.stdout)
 		}
 	}
 	if err != nil {
@@ -287,10 +306,33 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		}
 		return err
 	}
+	if cut != nil {
+		return &exitError{exitInput, afterVerdict{cut}}
+	}
 	if !res.Linearizable {
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// rereadable reports whether the input opened as in (openInput) can be
+// opened and read again from its start: a regular file, named, not
+// standard input.
+func rereadable(path string, in io.Reader) bool {
+	f, ok := in.(*os.File)
+	if path == "-" || !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode().IsRegular()
+}
+
+// cutNote follows the verdict of a recording cut short (history.Reader.Cut),
+// whose error is told after it: the verdict is true of what the file
+// holds, and not of the recording that was meant.
+func cutNote(w io.Writer) error {
+	_, err := fmt.Fprintln(w, "  (of a recording cut short: this verdict is of what the file holds, not of the whole run; exit 2)")
+	return err
 }
 
 // stdinHintBytes bounds the copy of standard input kept for the recorder
@@ -328,7 +370,7 @@ func recorderHint(res *analyzer.Result, name string, reopen report.Opener) strin
 	concatenated := false
 	if reopen != nil {
 		if f, err := reopen(); err == nil {
-			concatenated, _ = history.LooksConcatenated(history.NewReader(f, name, history.Options{}))
+			concatenated, _ = history.LooksConcatenated(history.NewReader(f, name, history.Options{Prefix: true}))
 			f.Close()
 		}
 	}
@@ -378,13 +420,13 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 			return &exitError{exitInput, err}
 		}
 		if o.html != "" {
-			if err := createOutput(o.html, o.force, func(w io.Writer) error { return report.HTML(w, d) }); err != nil {
+			if err := createOutput(ctx, o.html, o.force, func(w io.Writer) error { return report.HTML(w, d) }); err != nil {
 				return &exitError{exitInput, err}
 			}
 			fmt.Fprintf(e.stderr, "pmlin: wrote the report %s (%s)\n", o.html, fileSize(o.html))
 		}
 		if o.dot != "" {
-			if err := createOutput(o.dot, o.force, func(w io.Writer) error { return report.DOT(w, d) }); err != nil {
+			if err := createOutput(ctx, o.dot, o.force, func(w io.Writer) error { return report.DOT(w, d) }); err != nil {
 				return &exitError{exitInput, err}
 			}
 			fmt.Fprintf(e.stderr, "pmlin: wrote the graph %s (%s)\n", o.dot, fileSize(o.dot))
@@ -412,7 +454,7 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 		fmt.Sprintf("its anomaly 1 (%s, lines %s), in %s mode. Each invocation names its line there.", an.Kind, joinLines(an.Ops), a.Result.Mode),
 		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", a.Result.Mode),
 	}
-	if err := createOutput(o.shrink, o.force, func(w io.Writer) error { return shrink.Write(w, h, comment) }); err != nil {
+	if err := createOutput(ctx, o.shrink, o.force, func(w io.Writer) error { return shrink.Write(w, h, comment) }); err != nil {
 		return &exitError{exitInput, err}
 	}
 	minimal := "1-minimal"
@@ -433,30 +475,18 @@ func existsError(what string) error {
 	return fmt.Errorf("%s: the file exists (use --force to overwrite it)", what)
 }
 
-// createOutput creates path (refusing to replace a file unless force) and
-// fills it with write; on error the partial file is removed.
-func createOutput(path string, force bool, write func(io.Writer) error) error {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return existsError(path)
-		}
-		return err
-	}
-	bw := bufio.NewWriterSize(f, 1<<16)
-	err = write(bw)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
+// createOutput writes path with write (atomicfile: under a temporary
+// name, renamed when complete; removed on failure or interrupt), refusing
+// to replace a file unless force.
+func createOutput(ctx context.Context, path string, force bool, write func(io.Writer) error) error {
+	return outputError(path, atomicfile.Write(ctx, path, 0o644, force, write))
+}
+
+// outputError says that an output would replace an existing file (see
+// existsError), or is err as it is.
+func outputError(path string, err error) error {
+	if errors.Is(err, fs.ErrExist) {
+		return existsError(path)
 	}
 	return err
 }
@@ -476,17 +506,19 @@ func fileSize(path string) string {
 	}
 }
 
-// startCPUProfile starts profiling into path, refusing to overwrite a file.
+// startCPUProfile starts profiling into path, refusing to overwrite a
+// file. The profile is complete, and gets its name, when profiling stops
+// (the returned function), however the command ends.
 func startCPUProfile(path string) (func(), error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := atomicfile.Create(path, 0o644, false)
 	if err != nil {
-		return nil, err
+		return nil, outputError(path, err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
+		f.Abort()
 		return nil, err
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return func() { pprof.StopCPUProfile(); f.Commit() }, nil
 }
 
 // classify maps an analysis error to its exit status. Every failure is 2:

@@ -79,7 +79,7 @@ func runConvert(ctx context.Context, e env, in, to, out string, force bool) erro
 	dest := "standard output"
 	var err error
 	if toFile {
-		err, dest = createOutput(out, force, write), out
+		err, dest = createOutput(ctx, out, force, write), out
 	} else {
 		err = write(e.stdout)
 	}

@@ -19,6 +19,12 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	}
 	defer closeIn()
 	h, err := history.ReadAll(in, name)
+	// A recording cut short is decided as far as it goes (ReadAll), then
+	// said to be cut short (exit 2).
+	cut := error(nil)
+	if errors.Is(err, history.ErrCutShort) {
+		cut, err = err, nil
+	}
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
@@ -40,6 +46,9 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 	}
 	v := report.ExactVerdict(h, mode, res, witness)
 	v.File = name
+	if cut != nil {
+		v.Error = describe(cut, name, kindMalformed)
+	}
 	if asJSON {
 		if err := report.JSON(e.stdout, v); err != nil {
 			return &exitError{exitInput, err}
@@ -57,6 +66,12 @@ func runExact(ctx context.Context, e env, path string, mode history.Mode, asJSON
 			fmt.Fprintf(e.stdout, "  no linearization: the %d operations at lines %s cannot be ordered (a witness cut down from the %d operations of a component with no linearization)\n",
 				len(v.Witness), joinLines(v.Witness), len(v.Failing))
 		}
+		if cut != nil {
+			cutNote(e.stdout)
+		}
+	}
+	if cut != nil {
+		return &exitError{exitInput, afterVerdict{cut}}
 	}
 	if !res.Linearizable {
 		return &exitError{exitViolated, nil}

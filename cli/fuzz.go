@@ -3,8 +3,10 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -21,6 +23,7 @@ import (
 	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/jsonid"
 )
 
@@ -89,8 +92,9 @@ seed derived from --seed; recover after each crash, and check the history in
 memory, until --seconds are spent or a violation is found. A live progress
 line goes to standard error.
 
-On a violation it keeps the history, the report and the exact replay command
-under --out, prints them, and exits 1. Exit 0: nothing found; 2: an error.
+On a violation it keeps the history, the reports and the replay script under
+--out (never replacing a file: a name taken gets -2, -3, ...), prints them,
+and exits 1. Exit 0: nothing found; 2: an error.
 With --json the last line of standard output is one JSON object with runs,
 operations, crashes, violations, seconds (and more).
 
@@ -230,7 +234,7 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 			fmt.Fprintf(w, "  interrupted before its budget: not a pass (exit 2)\n")
 		}
 	} else {
-		fj, err := keepFinding(ctx, w, found, fc, outDir, e.prog)
+		fj, err := keepFinding(ctx, w, found, fc, outDir, e.prog, e.replay)
 		if err != nil {
 			return &exitError{exitInput, err}
 		}
@@ -278,55 +282,105 @@ func parseShard(s string) (shard, shards int64, err error) {
 	return shard, shards, nil
 }
 
-// keepFinding writes the history, the reports and the replay command (of
-// program prog) of a finding under dir, named TARGET-[MUTANT-]run-SEED, and
-// describes them on w.
-func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir, prog string) (*findingJSON, error) {
+// keepFinding writes the history, the reports and the replay script (of
+// program prog) of a finding under dir, named TARGET-[MUTANT-]run-SEED
+// or, if that is taken, the first free of its variants (claimBase), and
+// describes them on w. They are written even if ctx ends meanwhile: a
+// finding is not lost to a late Ctrl-C.
+func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir, prog string, rp replayProgram) (*findingJSON, error) {
 	seed := f.Config.Driver.Seed
-	base := f.Config.Target.Name + "-"
+	stem := f.Config.Target.Name + "-"
 	if f.Config.Mutant != "" {
-		base += f.Config.Mutant + "-"
+		stem += f.Config.Mutant + "-"
 	}
-	base += fmt.Sprintf("run-%d", seed)
+	stem += fmt.Sprintf("run-%d", seed)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	base = filepath.Join(dir, base)
+	base, err := claimBase(dir, stem)
+	if err != nil {
+		return nil, err
+	}
 	histPath, reportPath, jsonPath, replayPath := base+".hist", base+".txt", base+".json", base+".replay.sh"
 	var rep bytes.Buffer
 	if err := writeVerdict(&rep, histPath, f.Verdict); err != nil {
+		os.Remove(histPath)
 		return nil, err
 	}
 	// The replay records into a file of its own (replaced on each replay),
 	// so the kept history survives a replay that differs (free scheduler).
 	again := base + ".replay.hist"
-	replay := shellJoin(append(append([]string{prog, "run"}, f.Config.Args()...), "--force", "-o", again)) +
-		" && " + shellJoin([]string{prog, "check", "--mode", fc.Mode.String(), again})
+	runArgs := append(append([]string{"run"}, f.Config.Args()...), "--force")
+	checkArgs := []string{"check", "--mode", fc.Mode.String()}
+	replay := shellJoin(append(append([]string{prog}, runArgs...), "-o", again)) + " && " + shellJoin(append(append([]string{prog}, checkArgs...), again))
+	script := replayScript(rp, prog, f.Config.Replays(), runArgs, filepath.Base(again), checkArgs)
 	vj := toJSON(f.Verdict)
 	files := []struct {
 		path string
 		data []byte
+		perm fs.FileMode
 	}{
-		{histPath, f.History},
-		{reportPath, rep.Bytes()},
-		{jsonPath, []byte(marshalLine(vj) + "\n")},
-		{replayPath, []byte("#!/bin/sh\n# Re-records the history (" + f.Config.Replays() + ") and checks it.\n" + replay + "\n")},
+		{histPath, f.History, 0o644},
+		{reportPath, rep.Bytes(), 0o644},
+		{jsonPath, []byte(marshalLine(vj) + "\n"), 0o644},
+		{replayPath, []byte(script), 0o755},
 	}
+	keep := context.WithoutCancel(ctx)
 	for _, x := range files {
-		if err := os.WriteFile(x.path, x.data, 0o644); err != nil {
+		// Replaces the claim (histPath), and nothing else of ours.
+		if err := atomicfile.Write(keep, x.path, x.perm, true, func(w io.Writer) error { _, err := w.Write(x.data); return err }); err != nil {
+			if x.path == histPath {
+				os.Remove(histPath)
+			}
 			return nil, err
 		}
 	}
 	extra := explainKept(ctx, f, histPath, base)
 	fmt.Fprintf(w, "\n%s", rep.String())
-	fmt.Fprintf(w, "\nkept:\n  %s   the history\n  %s   the report\n  %s   the report as JSON\n  %s   the replay command\n",
+	fmt.Fprintf(w, "\nkept:\n  %s   the history\n  %s   the report\n  %s   the report as JSON\n  %s   the replay script\n",
 		histPath, reportPath, jsonPath, replayPath)
 	for _, x := range extra {
 		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
 	}
-	fmt.Fprintf(w, "replay (%s):\n  %s\n", f.Config.Replays(), replay)
+	fmt.Fprintf(w, "replay (%s):\n  %s\nwhich runs:\n  %s\n", f.Config.Replays(), replayPath, replay)
 	return &findingJSON{Run: f.Index + 1, Seed: jsonid.Uint64(seed), AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
 		Replay: replay, Verdict: vj}, nil
+}
+
+// keptSuffixes are the names a finding's files get after its base name.
+var keptSuffixes = []string{".hist", ".txt", ".json", ".replay.sh", ".replay.hist", ".html", ".shrunk.hist"}
+
+// claimBase reserves a base name in dir for a finding's files: stem, else
+// stem-2, stem-3, ..., the first for which no file of keptSuffixes
+// exists and whose history (BASE.hist) this process creates, exclusively
+// (O_EXCL), as a claim that the history then replaces. So two campaigns
+// into one directory, one after the other or at once (even with the same
+// seeds), keep both findings.
+func claimBase(dir, stem string) (string, error) {
+	for n := 1; n <= 10000; n++ {
+		base := filepath.Join(dir, stem)
+		if n > 1 {
+			base += fmt.Sprintf("-%d", n)
+		}
+		taken := false
+		for _, suf := range keptSuffixes {
+			if _, err := os.Lstat(base + suf); err == nil {
+				taken = true
+			}
+		}
+		if taken {
+			continue
+		}
+		f, err := os.OpenFile(base+".hist", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		return base, f.Close()
+	}
+	return "", fmt.Errorf("%s: no free name for a finding of %s (10000 taken)", dir, stem)
 }
 
 // explainKept adds, for a kept history the analyzer found not

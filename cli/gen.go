@@ -2,15 +2,17 @@ package cli
 
 import (
 	"bufio"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/histgen"
 )
 
@@ -57,23 +59,23 @@ grow with --ops. The same flags and --seed give the same bytes.`,
 				return &exitError{exitInput, fmt.Errorf("--procs %d is more than --ops %d: a process without an operation is not in the history", cfg.Procs, cfg.Ops)}
 			}
 			cfg.PendingAtEnd, cfg.FixedK, cfg.ReadFraction = pending, fixedK, readFrac
-			var w io.Writer = e.stdout
-			if out != "" && out != "-" {
-				flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-				if force {
-					flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+			var st histgen.LargeStats
+			write := func(w io.Writer) error {
+				bw := bufio.NewWriterSize(w, 1<<20)
+				var err error
+				if st, err = histgen.WriteLarge(bw, cfg, seed); err == nil {
+					err = bw.Flush()
 				}
-				f, err := os.OpenFile(out, flags, 0o644)
-				if err != nil {
-					return &exitError{exitInput, fmt.Errorf("%w (use --force to overwrite)", err)}
-				}
-				defer f.Close()
-				w = f
+				return err
 			}
-			bw := bufio.NewWriterSize(w, 1<<20)
-			st, err := histgen.WriteLarge(bw, cfg, seed)
-			if err == nil {
-				err = bw.Flush()
+			var err error
+			if out != "" && out != "-" {
+				err = createOutput(cmd.Context(), out, force, write)
+			} else {
+				err = write(atomicfile.CancelWriter(cmd.Context(), e.stdout))
+			}
+			if errors.Is(err, context.Canceled) {
+				return &exitError{exitInput, errors.New("interrupted")}
 			}
 			if err != nil {
 				return &exitError{exitInput, err}

@@ -60,6 +60,8 @@ type env struct {
 	targets []*target.Target
 	// child starts a child process of the process-kill modes.
 	child func(spec string) *exec.Cmd
+	// replay is how a finding's replay script finds this program.
+	replay replayProgram
 }
 
 // Main runs the pmlin command line on the process's arguments, with the
@@ -74,7 +76,8 @@ type env struct {
 // targets; replay commands name the program as it was called.
 func Main(targets ...*target.Target) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	code := Command{Name: filepath.Base(os.Args[0]), Targets: targets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}.Run(ctx, os.Args[1:])
+	code := Command{Name: filepath.Base(os.Args[0]), Targets: targets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		replay: findReplayProgram()}.Run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
@@ -95,12 +98,16 @@ type Command struct {
 	// crash.ChildMain with the same targets. Nil: this executable,
 	// re-executed with the hidden subcommand "internal-worker SPEC".
 	Child func(spec string) *exec.Cmd
+
+	// replay is how a finding's replay script finds this program (Main
+	// sets it; in process, the script finds $PMLIN or Name on the PATH).
+	replay replayProgram
 }
 
 // Run runs the command line on args and returns its exit status
 // (docs/cli-contract.md).
 func (c Command) Run(ctx context.Context, args []string) int {
-	e := env{stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, prog: c.Name, targets: c.Targets, child: c.Child}
+	e := env{stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, prog: c.Name, targets: c.Targets, child: c.Child, replay: c.replay}
 	if e.stdin == nil {
 		e.stdin = strings.NewReader("")
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -44,7 +45,7 @@ output. Exit status: 0 merged, 2 an error (nothing is written).
 Syntax: recorders/README.md, "Logs for pmlin merge".`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMerge(e, args, out, force)
+			return runMerge(cmd.Context(), e, args, out, force)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the history to this file instead of standard output (never overwritten without --force)")
@@ -52,7 +53,7 @@ Syntax: recorders/README.md, "Logs for pmlin merge".`,
 	return cmd
 }
 
-func runMerge(e env, paths []string, out string, force bool) error {
+func runMerge(ctx context.Context, e env, paths []string, out string, force bool) error {
 	var logs []merge.Log
 	stdin := false
 	var seen []os.FileInfo // the logs opened so far, parallel to logs
@@ -101,7 +102,7 @@ func runMerge(e env, paths []string, out string, force bool) error {
 	if out == "" || out == "-" {
 		err = write(e.stdout)
 	} else {
-		err, dest = createOutput(out, force, write), out
+		err, dest = createOutput(ctx, out, force, write), out
 	}
 	if err != nil {
 		return &exitError{exitInput, err}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/report"
 )
@@ -80,8 +82,13 @@ history, byte for byte.
 
 Exit status: 0 recorded (and, with --check, linearizable); 1 an operation got
 stuck or blocked, a recovery or operation failed, or (--check) the history
-is not linearizable; 2 a usage error, or (--check) a history the analyzer
-could not decide (UNDECIDED is not a pass).`,
+is not linearizable; 2 a usage error, an interrupt, or (--check) a history
+the analyzer could not decide (UNDECIDED is not a pass).
+
+The history ends with the line "end", or, when Ctrl-C stopped the run,
+"interrupted after N of M operations": pmlin check reports a history cut
+short. With -o, the file appears when the history is complete (or
+interrupted and saying so).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := c.Check(); err != nil { // before -o is created
@@ -123,22 +130,17 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 	name := "<stdout>"
 	msg := e.stdout // where the summary goes: not into the history
 	var buf bytes.Buffer
-	var f io.WriteCloser
+	var f *atomicfile.File
 	if outPath != "" && outPath != "-" {
 		// Direct I/O: a history of hundreds of megabytes written through
 		// the page cache costs the run a copy and a page for every byte.
-		create := directio.CreateExcl
-		if out.force {
-			create = directio.Create
-		}
-		df, err := create(outPath, 0o644)
+		df, err := atomicfile.CreateWith(outPath, 0o644, out.force, func(name string, perm fs.FileMode) (io.WriteCloser, error) {
+			return directio.CreateExcl(name, perm)
+		})
 		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				err = existsError(outPath)
-			}
-			return &exitError{exitInput, err}
+			return &exitError{exitInput, outputError(outPath, err)}
 		}
-		defer df.Close()
+		defer df.Abort() // a run that fails leaves no file
 		w, name, f = df, outPath, df
 	} else {
 		msg = e.stderr
@@ -158,8 +160,10 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 		return &exitError{exitInput, err}
 	}
 	if f != nil {
-		if err := f.Close(); err != nil {
-			return &exitError{exitInput, err}
+		// Complete, or interrupted and saying so in its last line
+		// (crash.RunTo): either way the file is whole.
+		if err := f.Commit(); err != nil {
+			return &exitError{exitInput, outputError(outPath, err)}
 		}
 	}
 	acc := ""
@@ -177,6 +181,9 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas%s), %d crashes%s, %d lines -> %s\n",
 		res.Operations, res.Reads, res.CASes, swaps, res.Crashes, acc, res.Lines, name)
 	if res.Canceled {
+		if f != nil {
+			return &exitError{exitInput, fmt.Errorf("interrupted: %s keeps the %d operations recorded, and says it was interrupted (pmlin check reports that)", name, res.Operations)}
+		}
 		return &exitError{exitInput, fmt.Errorf("interrupted")}
 	}
 	violated := len(res.Anomalies) > 0

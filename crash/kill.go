@@ -196,11 +196,13 @@ func (k *killer) makeFiles() error {
 	c := k.c
 	dir := c.Child.Dir
 	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "pmlin-kill-*"); err != nil {
+		removeDeadKillDirs(os.TempDir())
+		d, lock, err := makeKillDir(os.TempDir())
+		if err != nil {
 			return err
 		}
-		k.cleanup = append(k.cleanup, func() { os.RemoveAll(dir) })
+		dir = d
+		k.cleanup = append(k.cleanup, func() { os.RemoveAll(dir); lock.Close() })
 	}
 	if err := k.createRegion(dir); err != nil {
 		return err
@@ -222,6 +224,62 @@ func (k *killer) makeFiles() error {
 	k.mem = mem
 	k.cleanup = append(k.cleanup, unmap)
 	return nil
+}
+
+// A run of the process-kill modes keeps its region and log files in a
+// directory of its own, pmlin-kill-*, under the temporary directory, and
+// removes it at the end; a run killed itself (SIGKILL, the machine's
+// OOM killer) cannot. So the directory holds a lock file, locked
+// (flock) for as long as its owner lives: the kernel releases the lock
+// when the owner dies, however it dies, and the next run of the
+// process-kill modes removes the directories whose lock it can take,
+// never those of a live run (another campaign on the same machine). A
+// directory without the lock file is left alone: a run is making it
+// (below), or an older pmlin made it.
+const (
+	killDirPattern = "pmlin-kill-*"
+	killLock       = "lock"
+)
+
+// makeKillDir makes a run's directory under parent, and its lock file,
+// locked: the lock lasts until the file is closed, or the process exits.
+// The lock file is locked before it gets its name, so no other run can
+// take the lock of a directory in use.
+func makeKillDir(parent string) (string, *os.File, error) {
+	dir, err := os.MkdirTemp(parent, killDirPattern)
+	if err != nil {
+		return "", nil, err
+	}
+	f, err := os.CreateTemp(dir, killLock+"-*")
+	if err == nil {
+		if err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+			err = os.Rename(f.Name(), filepath.Join(dir, killLock))
+		}
+		if err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return "", nil, err
+	}
+	return dir, f, nil
+}
+
+// removeDeadKillDirs removes the run directories under parent whose
+// owner is dead (see makeKillDir).
+func removeDeadKillDirs(parent string) {
+	dirs, _ := filepath.Glob(filepath.Join(parent, killDirPattern))
+	for _, dir := range dirs {
+		f, err := os.Open(filepath.Join(dir, killLock))
+		if err != nil {
+			continue // no lock file: in the making, or an older pmlin's
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(dir)
+		}
+		f.Close()
+	}
 }
 
 // createRegion creates the region file with a new instance of the target

@@ -35,32 +35,36 @@ import (
 // late crash found) changed every run of the pmwcas target, and only
 // those (the lock-based target's replay as before); read-single-collect
 // moved from seed 5, which that schedule no longer catches, to seed 4.
+// The recording and end lines (issue 27: a history says whether it is
+// complete) changed every pin: the histories are those of before but for
+// those two lines (compared line by line with the binary of e9ac0ad, all
+// 25 runs), and the verdicts name the lines after the third one more.
 var pinned = map[string]string{
-	"late/2":                        "c882085b426dd73b98cec2b2d94b1a9bcd0d8ba6e8cc2e923b0242bf34dcf5ef",
-	"late/8":                        "0b8757b0d53140bd434eeaac75bf14990a07b03e407a7151c67243ec45f92ebf",
-	"lockmwcas/0":                   "f962b518cbfeaca4205164f3ead346d669a9ed83d6ca1308905938d6bb008fc3",
-	"lockmwcas/1":                   "995644ac7e6902e0d3c6cfd9222ecc9163e38117306ff339b630401e2bcd19e0",
-	"lockmwcas/2":                   "b7999c4d66e41dc9e9df13b7e71135633f0689a33e0a7b328297f95fc679d51f",
-	"lockmwcas/data-unflushed":      "540397a9a5949de8f9fafdd193caf0fe1cd8cfc2da6c17b0b0c3bf763c130014",
-	"lockmwcas/swaps/1":             "50c6eb2d49d6a7395db8f6116ffedf9ad934227542a9cf489ccee0a9a7e5d057",
-	"lockmwcas/swaps/3":             "d0e8f440cb2d5c5ba003a592f22975f8391f7070896aa9839b50133763e78d61",
-	"mix/0":                         "dce724a602aaaf94ab862dfb11903146f1c7eb2a44c73b6b042b9205a29039d5",
-	"mix/1":                         "43c6c6735283c57d5b547de6c8f1001543bc62c03c0dbb91ce1596fc82774603",
-	"mix/10":                        "6ac1ac2cd22d3e625dd1c89e1fa0ba84cf8321507130f3b3440f202086ddf83d",
-	"mix/11":                        "b98fb6747791c29c54ff9e0bfb9d6314da453e620d8ed030bd6706f148eda305",
-	"mix/2":                         "a01f7a882d3ee78b8df6720b087057311022a380e741e821448270d9e8b8c9eb",
-	"mix/3":                         "9ececf059c2339802d32a53b93fad2a35424b1af78f17ff43b992e6f6dd14126",
-	"mix/4":                         "64130b6bfbba29226dfcb3fc0339b8d50456ead710f61f6adad52772cdb0be09",
-	"mix/5":                         "3af8dd82c10ca5f5af6b3a46cb38e825ac21cee79a06972fefd3630f3e9f8c33",
-	"mix/6":                         "129806f23cb663bcb3ca908b1defbac680cde342d3fbd86f3516581c89bc450b",
-	"mix/7":                         "fa7b2dbf60d161edd8bd2c427998d43ea243ddcc8b0746acd9d49d438731e04d",
-	"mix/8":                         "ade726d63961cd7b563a63dcb05cc80697cd286697f18da9ff506a1c439c486a",
-	"mix/9":                         "1971a9722bef1a0ab7fef4fc7747978a89af3f86dcca70623e0a4c91b57f571d",
-	"pmwcas/dirty-spurious-failure": "3056cf3093fd695198b7c44f3134adc7bdfffe8b610ac0f4d2b14d25240be7b1",
-	"pmwcas/read-single-collect":    "3b6e8149b0e36677e2d02dd26380f7b0e9b09c553b9ffe32c635234259854320",
-	"pmwcas/recovery-wrong-way":     "3811f083835149ed114d01921340b491f67fdca6127805494bfa0885831e9d5c",
-	"pmwcas/swaps/0":                "3442f47528ac137453dc60e8d855074eebbb174d5830289fda351824f01aee98",
-	"pmwcas/swaps/2":                "b33ad6dac2cf49b40ee27bf662eaaad00bb20ccf67b4a13a4c68ac1911fccc0d",
+	"late/2":                        "908f13427a5e55fe25b3d387e941fb6409cf3893db5eda79071ed78908e9218d",
+	"late/8":                        "aa145203feeb4e70b539dcfa0e049a20415a1eed0c4a3e2573cc2500debd2430",
+	"lockmwcas/0":                   "6e456132cc6e3066636f69479f270fad84ad18ae562e6c7cf2be1c0a0897db9a",
+	"lockmwcas/1":                   "99c37f8ca982ffb46a582271c50a83eadd49aaa314770834fd9b865b46668508",
+	"lockmwcas/2":                   "26ba644f2c73409d35f5da56f7094faa0c5102cb132f9e89c16fcf1e3ef3deb9",
+	"lockmwcas/data-unflushed":      "825eba33c64c7058165a16346cd968e436f7d0a5253ee0c970bddc664e11e2cb",
+	"lockmwcas/swaps/1":             "50c793f7a6643338c06b209885293b34b1d9a7a194b07deba8208dfce5f44f49",
+	"lockmwcas/swaps/3":             "bbfd84f88c486841ed15aafa73cd7931318627f1208de9bef52f08b863b3a21d",
+	"mix/0":                         "55a425db1521d957c02bf64c4a4115c02480490a287892ce5e71d4009aabf05e",
+	"mix/1":                         "100a0ba5d80485fe9924dc9cecb22dd996747712ce66b5b477963955815495a3",
+	"mix/10":                        "4159a304d7acd380d16fdc8b002b85a97a1a1802c2128d1ef7dc13048c6a8a62",
+	"mix/11":                        "423eaf52153a630e6f980e4c4a91fb86e432dff9ce69c1b162d3dda1be050684",
+	"mix/2":                         "efcc4ed897c96550f98379c9645cc76d0d2949953fb2c955bb69076d56b8e675",
+	"mix/3":                         "7f245c26f85f893c07ec8f44a76052fbc0a8b25d709fc0c7af32ebc9f6d206be",
+	"mix/4":                         "0d0476bff9d4f9e7152b14d4ee849ddd6d3cebaa993a689d4387baa814513611",
+	"mix/5":                         "a968be2294a7b9474802dbaa76c76f720ffd52d423d54362f43588c7f3f19c1f",
+	"mix/6":                         "ce8924f29e379e638d55b489e6b4c948ccfd77ede882bae55097462df1888d3a",
+	"mix/7":                         "3648fce5dcfbb6b38f6867c3526d600c5dc58243adb8232ac2e72fb013652b85",
+	"mix/8":                         "7a3835d1d2eaf77a3d5fd73daf5d367a944dcfb58a1295bf8127b4ef1f714f92",
+	"mix/9":                         "f05dca746cc4ca33d573a75169364f729c806803da38c83b6c38e765997672da",
+	"pmwcas/dirty-spurious-failure": "54ca9c4112fd6993fbbaf80f7cfc62ac5125754a91348b9bc77c4120c0786692",
+	"pmwcas/read-single-collect":    "ff2112f11cfb66551f82796d1ca0a7da039397a6c33ac6729a48183e65533c40",
+	"pmwcas/recovery-wrong-way":     "400a4d40152a5f880ab74c193f667db962467623ec7e530a433399b6039dd24f",
+	"pmwcas/swaps/0":                "f3e6222e0c8f1f24806c773c502477ef94468b1912b58a76c70ae19d13fa7a8d",
+	"pmwcas/swaps/2":                "10bc8469482f2c297edb2109bfb88a18fc12e9ac85cc4bf71312bdba9b38c307",
 }
 
 // pinnedRuns are the runs whose histories are pinned, by name.

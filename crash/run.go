@@ -187,9 +187,18 @@ func runTo(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*R
 	if c.CrashMode != Emulated {
 		rec.Comment(c.Replays())
 	}
+	// The history says whether it is complete: its last line is "end",
+	// or "interrupted ..." when the run was stopped; a history cut short
+	// otherwise (a killed process, a broken pipe) has neither.
+	rec.Promise(uint64(c.Ops))
 	res := &Result{Seed: c.Driver.Seed, Anomalies: []analyzer.Anomaly{}} // a list in JSON, never null
 	if err := loop(ctx, c, rs, rec, res); err != nil {
 		return res, err
+	}
+	if res.Canceled {
+		rec.Interrupted(uint64(res.Operations), uint64(c.Ops))
+	} else {
+		rec.End()
 	}
 	res.Lines = rec.Lines()
 	return res, rec.Flush()

@@ -739,6 +739,27 @@ func (rc *Recorder) Comment(text string) {
 	rc.lines++
 }
 
+// Promise writes the header's promise of a closing line (End or
+// Interrupted), for a recording of planned operations: a file without its
+// closing line then reads as cut short (history.RecordingLine).
+func (rc *Recorder) Promise(planned uint64) {
+	rc.ew.TextLine([]byte(history.RecordingLine(planned)))
+	rc.lines++
+}
+
+// End writes the closing line of a complete recording.
+func (rc *Recorder) End() {
+	rc.ew.TextLine([]byte(history.EndLine))
+	rc.lines++
+}
+
+// Interrupted writes the closing line of a recording stopped after done
+// of its planned operations.
+func (rc *Recorder) Interrupted(done, planned uint64) {
+	rc.ew.TextLine([]byte(history.InterruptedLine(done, planned)))
+	rc.lines++
+}
+
 // Crash writes a crash line and returns its line number.
 func (rc *Recorder) Crash() int64 {
 	rc.ew.Crash()

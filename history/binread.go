@@ -276,8 +276,10 @@ func (r *Reader) nextBinary() (*Event, error) {
 			}
 			return nil, r.err
 		}
-		r.started = true
-		return nil, io.EOF
+		return r.end()
+	}
+	if r.closed != 0 {
+		return nil, r.afterClosing()
 	}
 	r.events++
 	return ev, nil
@@ -518,8 +520,8 @@ func (b *binReader) textLine(line []byte, at int64) error {
 		if i := bytes.IndexAny(c, " \t"); i >= 0 {
 			word = c[:i]
 		}
-		if !bytes.Equal(word, tokMagic) && !bytes.Equal(word, tokInit) {
-			return r.fail(ErrSyntax, nil, "a text record holds %q: only the header, init lines, comments and blank lines are kept as text in a binary history (byte offset %d)", clip(c), at)
+		if !isDirective(word) {
+			return r.fail(ErrSyntax, nil, "a text record holds %q: only the header, init and recording lines, comments and blank lines are kept as text in a binary history (byte offset %d)", clip(c), at)
 		}
 		if _, err := r.parseText(c); err != nil {
 			return err

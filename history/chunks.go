@@ -29,8 +29,10 @@ type chunk struct {
 	// long: buf is the start of a line longer than the limit; err: the
 	// read error met after buf's lines (a partial line is dropped).
 	eof, long bool
-	err       error
-	done      chan struct{} // closed when decoded
+	// partial: the input ends in buf's last line, which has no newline.
+	partial bool
+	err     error
+	done    chan struct{} // closed when decoded
 
 	recs    []chunkRec
 	nums    []uint64
@@ -147,11 +149,12 @@ func (p *pipeline) feed() {
 			return
 		}
 		c.buf = append(c.buf[:0], carry...)
-		c.eof, c.long, c.err = false, false, nil
+		c.eof, c.long, c.partial, c.err = false, false, false, nil
 		last := p.fill(c)
 		switch {
 		case c.err == io.EOF:
 			c.eof, c.err, carry = true, nil, nil
+			c.partial = len(c.buf) > 0 && c.buf[len(c.buf)-1] != '\n'
 		case c.err != nil:
 			// The partial line after the last newline is dropped, as a
 			// sequential Reader drops it; one already too long for the
@@ -304,6 +307,9 @@ func (r *Reader) nextDecoded() (ev *Event, ok bool, err error) {
 	if rec.kind == fastNone || rec.syn != r.format { // (as is a line too long)
 		return nil, false, nil
 	}
+	if c.partial && p.next == len(c.recs)-1 && r.promise != 0 {
+		return nil, false, nil // a recording cut in this line: nextLine says so
+	}
 	prev := r.line
 	r.line = p.base + int64(rec.line)
 	if ev, ok, err = r.applyFast(&rec.fastRec, c.nums); !ok {
@@ -345,6 +351,7 @@ func (r *Reader) nextLine() ([]byte, *chunkRec, error) {
 				return nil, nil, r.fail(ErrLimit, nil, "line longer than %d bytes (binary data or a missing newline?)", r.opts.MaxLineBytes)
 			}
 			r.raw = c.buf[rec.start:rec.end]
+			r.noEOL = c.partial && p.next == len(c.recs)
 			return r.raw, rec, nil
 		}
 		p.base += c.lines

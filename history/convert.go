@@ -74,8 +74,8 @@ func WriteEvent(dst EventWriter, ev *Event) {
 	}
 }
 
-// jsonHeader renders the JSON Lines header and init objects as text
-// lines, each one when the Reader has just taken it up: what the object
+// jsonHeader renders the JSON Lines header, init and recording objects
+// as text lines, each one when the Reader has just taken it up: what the object
 // changed of the Reader's header.
 type jsonHeader struct {
 	written     map[uint64]bool // init words rendered
@@ -83,6 +83,9 @@ type jsonHeader struct {
 }
 
 func (j *jsonHeader) text(r *Reader) []byte {
+	if t := r.closingText(); t != nil {
+		return t
+	}
 	switch {
 	case len(r.InitWords()) > len(j.written):
 		b := []byte("init")

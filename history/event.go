@@ -145,6 +145,10 @@ var (
 	// an ErrMalformed but a broken assumption, that the clock tells the
 	// processes' steps apart.
 	ErrCoarseClock = errors.New("the clock is too coarse for this history")
+	// ErrCutShort: a recording that promised its closing line (a
+	// "recording" line) was interrupted, or ends without it, or in the
+	// middle of a line (Reader.Cut).
+	ErrCutShort = fmt.Errorf("%w: cut short", ErrMalformed)
 )
 
 // Error is an input error that names its place, in the manner of

@@ -76,9 +76,15 @@ func (h *History) InitValue(a uint64) uint64 {
 	return h.InitDefault
 }
 
-// ReadAll reads a whole history into memory.
+// ReadAll reads a whole history into memory. For a recording cut short
+// (Reader.Cut) it returns the history before the cut and the error that
+// says so, an *Error of kind ErrCutShort.
 func ReadAll(in io.Reader, name string) (*History, error) {
-	h, _, err := collect(context.Background(), NewReader(in, name, Options{}), nil, func(int64) bool { return true })
+	r := NewReader(in, name, Options{Prefix: true})
+	h, _, err := collect(context.Background(), r, nil, func(int64) bool { return true })
+	if err == nil {
+		err = r.Cut()
+	}
 	return h, err
 }
 

@@ -34,6 +34,12 @@ type jsonLine struct {
 	Addr   json.RawMessage     `json:"addr"`
 	Values []json.RawMessage   `json:"values"`
 	Crash  *bool               `json:"crash"`
+	// The directives of a recording that says whether it is complete
+	// (closing.go).
+	Recording   json.RawMessage `json:"recording"`
+	End         *bool           `json:"end"`
+	Interrupted json.RawMessage `json:"interrupted"`
+	Of          json.RawMessage `json:"of"`
 }
 
 // jsonNumber decodes a JSON integer or a string holding a number.
@@ -65,16 +71,21 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 	if dec.More() {
 		return nil, r.fail(ErrSyntax, nil, "more than one JSON value on the line")
 	}
+	if r.closed != 0 {
+		return nil, r.afterClosing()
+	}
 	set := 0
-	for _, present := range []bool{j.Header != nil, j.Init != nil, j.P != nil, j.Crash != nil} {
+	for _, present := range []bool{j.Header != nil, j.Init != nil, j.P != nil, j.Crash != nil, j.Recording != nil, j.End != nil, j.Interrupted != nil} {
 		if present {
 			set++
 		}
 	}
 	if set != 1 {
-		return nil, r.fail(ErrSyntax, nil, `a JSON line is exactly one of {"header":...}, {"init":...}, {"p":...,"inv"|"ret":...} or {"crash":true}`)
+		return nil, r.fail(ErrSyntax, nil, `a JSON line is exactly one of {"header":...}, {"init":...}, {"p":...,"inv"|"ret":...}, {"crash":true}, {"recording":M}, {"end":true} or {"interrupted":N,"of":M}`)
 	}
 	switch {
+	case j.recording():
+		return nil, r.parseRecordingJSON(&j)
 	case j.Header != nil:
 		const magic = "pmlin-history "
 		if len(*j.Header) <= len(magic) || (*j.Header)[:len(magic)] != magic {

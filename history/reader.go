@@ -56,6 +56,10 @@ type Options struct {
 	// in the input's syntax, after the Reader took it up (pmlin convert
 	// keeps them).
 	Lines func(line int64, text []byte)
+	// Prefix: a recording cut short (Reader.Cut) ends with io.EOF, as a
+	// complete history does, rather than with Cut's error: for a caller
+	// that decides the prefix and then reports Cut (pmlin check).
+	Prefix bool
 }
 
 // procState is what the Reader remembers of one process: whether it has a
@@ -119,6 +123,18 @@ type Reader struct {
 	events int64
 	ops    int64
 	crash  int64
+
+	// A recording that promised its closing line (closing.go): the lines
+	// of the promise (with the operations it planned) and of the closing
+	// line (an interruption's counts), the line the input ends in the
+	// middle of, and whether the end of the input was reached.
+	promise, closed   int64
+	planned           uint64
+	interrupted       bool
+	done, stopPlanned uint64
+	midLine           int64
+	ended             bool
+	noEOL             bool // the last line read has no line break: the input ends in it
 
 	// rec, if set, is the Recording read instead of text, from recPos.
 	rec    *Recording
@@ -231,6 +247,7 @@ func (r *Reader) readLine() ([]byte, error) {
 		return nil, io.EOF
 	}
 	r.line++
+	r.noEOL = err == io.EOF
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 		if n := len(line); n > 0 && line[n-1] == '\r' {
@@ -334,15 +351,21 @@ func (r *Reader) next() (*Event, error) {
 			raw, err = r.readLine()
 		}
 		if err == io.EOF {
-			r.started = true
 			if r.format == 0 {
 				r.format = Text
 			}
-			return nil, io.EOF
+			return r.end()
 		}
 		if err != nil {
 			r.err = err
 			return nil, err
+		}
+		if r.noEOL && r.promise != 0 && r.closed == 0 {
+			// A recording cut in the middle of this line: what is
+			// left of it may read as another event (a number cut
+			// short), so it is not read.
+			r.midLine = r.line
+			return r.end()
 		}
 		if ev, ok, err := r.fast(raw, rec); ok {
 			if err != nil {
@@ -467,7 +490,7 @@ func (r *Reader) lookupProc(id int32) (int32, bool) {
 
 // header handles the magic line; only the first non-comment line may be one.
 func (r *Reader) header(version string) error {
-	if r.started || r.sawMagic || len(r.initWords) > 0 || r.initDefaultSet {
+	if r.started || r.sawMagic || len(r.initWords) > 0 || r.initDefaultSet || r.promise != 0 {
 		return r.fail(ErrIllFormed, nil, "the pmlin-history header must be the first line that is not blank or a comment")
 	}
 	if version != "v1" {

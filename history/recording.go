@@ -81,9 +81,11 @@ func (rc *Recording) Comment(text string) {
 	rc.comments = append(rc.comments, text)
 }
 
-// TextLine keeps line (a comment, a blank line, a header or init line).
+// TextLine keeps line (a comment, a blank line, a header, init or
+// recording line). Only a line that may hold an event turns Steps off:
+// NextStep hands over the events of records alone.
 func (rc *Recording) TextLine(line []byte) {
-	rc.text = true
+	rc.text = rc.text || !holdsNoEvent(line)
 	rc.record(rText, 0, len(rc.comments))
 	rc.comments = append(rc.comments, string(line))
 }
@@ -256,12 +258,14 @@ func (r *Reader) nextRecorded() (*Event, error) {
 			return nil, err
 		}
 		if ev != nil {
+			if r.closed != 0 {
+				return nil, r.afterClosing()
+			}
 			r.events++
 			return ev, nil
 		}
 	}
-	r.started = true
-	return nil, io.EOF
+	return r.end()
 }
 
 // nextRecord takes the recording's next record (one line): its kind,

@@ -1,7 +1,5 @@
 package history
 
-import "io"
-
 // Step is an event as NextStep hands it over: an Event whose invocation
 // words may be strided views (the j-th address is Addrs[j*Stride], a
 // cas's j-th expected value Expected[j*Stride], a cas's or a swap's j-th
@@ -72,6 +70,9 @@ func (r *Reader) NextStep() (*Step, error) {
 			return nil, err
 		}
 		if st != nil {
+			if r.closed != 0 {
+				return nil, r.afterClosing()
+			}
 			r.events++
 			return st, nil
 		}
@@ -79,8 +80,8 @@ func (r *Reader) NextStep() (*Step, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	r.started = true
-	return nil, io.EOF
+	_, err := r.end()
+	return nil, err
 }
 
 // stride is the number of a Recording's words per address of an

@@ -178,8 +178,13 @@ func (r *Reader) parseText(line []byte) (*Event, error) {
 	if err := r.splitFields(line); err != nil {
 		return nil, err
 	}
+	if r.closed != 0 {
+		return nil, r.afterClosing()
+	}
 	f := r.fields
 	switch {
+	case bytes.Equal(f[0], tokRecording), bytes.Equal(f[0], tokEnd), bytes.Equal(f[0], tokInterrupted):
+		return nil, r.parseRecordingText(f)
 	case bytes.Equal(f[0], tokMagic):
 		if len(f) != 2 {
 			return nil, r.fail(ErrSyntax, nil, "the header line is %q", "pmlin-history v1")

@@ -106,7 +106,9 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 		}
 		return false
 	}
-	h, crashes, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{}), lines, keep)
+	// (A recording cut short was judged as far as it goes: so is it read
+	// again.)
+	h, crashes, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{Prefix: true}), lines, keep)
 	if err != nil {
 		return nil, fmt.Errorf("re-reading %s: %w", name, err)
 	}

@@ -42,6 +42,10 @@ type Verdict struct {
 	// Run is the run that recorded the history (pmlin run and fuzz: its
 	// crash.Result), nil for a history checked from a file.
 	Run any `json:"run,omitempty"`
+	// Error is, for a recording cut short (history.Reader.Cut), the error
+	// object of pmlin check --json that says so: the verdict is then of
+	// what the file holds.
+	Error any `json:"error,omitempty"`
 }
 
 // Search are the figures of the exact checker (package exact).

@@ -132,7 +132,8 @@ func Anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func()
 			return nil, Stats{}, err
 		}
 		keep := func(line int64) bool { return slices.Contains(plan.Crashes, line) }
-		h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{}), plan.Lines, keep)
+		// (The analysis read a recording cut short as far as it goes.)
+		h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{Prefix: true}), plan.Lines, keep)
 		rc.Close()
 		if err != nil {
 			return nil, Stats{}, err
