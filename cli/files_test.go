@@ -162,7 +162,7 @@ func TestOutputsWholeOrNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills processes")
 	}
-	for _, args := range [][]string{{"gen", "--ops", "100000000"}, {"run", "--ops", "100000000"}} {
+	for _, args := range [][]string{{"gen", "--ops", "100000000"}, {"run", "--ops", "10000000", "--crashes", "1000"}} {
 		p := filepath.Join(dir, args[0]+"-killed.hist")
 		cmd := exec.Command(testExecutable(t), append(args, "-o", p)...)
 		cmd.Env = append(os.Environ(), asPmlinEnv+"=1")
@@ -172,7 +172,7 @@ func TestOutputsWholeOrNothing(t *testing.T) {
 		waitFor(t, func() bool {
 			left, _ := filepath.Glob(p + ".partial-*")
 			st, err := os.Stat(strings.Join(left, ""))
-			return len(left) == 1 && err == nil && st.Size() > 8<<20
+			return len(left) == 1 && err == nil && st.Size() > 1<<20 // killed while it writes, past its first buffers
 		}, cmd)
 		cmd.Process.Kill()
 		cmd.Wait()

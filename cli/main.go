@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -75,7 +76,9 @@ type env struct {
 // with a hidden subcommand, so that the child process has the same
 // targets; replay commands name the program as it was called.
 func Main(targets ...*target.Target) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// SIGTERM (kill, a container's stop) is an interrupt like Ctrl-C: the
+	// files being written are finished or removed, not left half written.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Command{Name: filepath.Base(os.Args[0]), Targets: targets, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		replay: findReplayProgram()}.Run(ctx, os.Args[1:])
 	stop()
