@@ -216,8 +216,15 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	// Without outputs, standard input is kept in memory up to a bound, so
 	// the recorder hints can look at the history's shape again.
 	var kept *cappedBuffer
+	maxMemory := o.maxMemory
 	if path == "-" && !outs.any() {
 		kept = &cappedBuffer{max: stdinHintBytes}
+		if maxMemory > 0 {
+			// The copy takes its share of the bound, twice its size (a
+			// buffer grown by doubling), and the check the rest.
+			kept.max = int(min(stdinHintBytes, maxMemory/16))
+			maxMemory -= 2 * int64(kept.max)
+		}
 		in = io.TeeReader(in, kept)
 	}
 	var bar *progressbar.ProgressBar
@@ -231,10 +238,15 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	in, origin := shrink.Origins(in)
 	r := history.NewReader(in, name, history.Options{})
 	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin,
-		MaxMemory: o.maxMemory, MemorySource: o.memorySource})
+		MaxMemory: maxMemory, MemorySource: o.memorySource})
 	if bar != nil {
 		bar.Finish()
 		bar.Clear()
+	}
+	if me := (*analyzer.MemoryError)(nil); errors.As(err, &me) && maxMemory < o.maxMemory {
+		// Said of the whole bound, the copy included.
+		me.Need += o.maxMemory - maxMemory
+		me.Limit = o.maxMemory
 	}
 	if err != nil {
 		return classify(err)
