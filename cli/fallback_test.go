@@ -19,7 +19,7 @@ import (
 // graph method or the exact search; the verdict names its engine, and
 // the exact search's tells why the graph method did not decide.
 func TestSmallUndecidedDecidedExactly(t *testing.T) {
-	seeds := uint64(400)
+	seeds := uint64(200)
 	if raceEnabled {
 		seeds = 60 // each history the graph method gives up on takes it 4096 evaluations
 	}
