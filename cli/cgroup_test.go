@@ -19,7 +19,8 @@ import (
 // tree, without the race detector, whose shadow memory would be counted)
 // inside memory cgroups of its own, v1 or v2, on the shapes that drive its
 // memory: many distinct words beyond the direct table, many processes,
-// standard input of unknown size. Under a limit below what each needs it
+// standard input of unknown size, and --exact on one large component.
+// Under a limit below what each needs it
 // must stop with exit 2, kind undecided, saying what it needs, never be
 // killed by the kernel; under a limit it fits in, it gives its verdict.
 // The shapes are the at a quarter, a half and a tenth, under
@@ -61,27 +62,34 @@ func TestCheckUnderMemoryCgroup(t *testing.T) {
 	})
 	// 1M operations, read from standard input (the 10M).
 	long := gen("long.hist", "--ops", "1000000")
+	// 20,000 operations in one component, for --exact (the 100k).
+	wide := gen("wide.hist", "--ops", "20000")
 	for _, c := range []struct {
 		name, file string
 		stdin      bool
 		limit      int64
 		fits       bool
+		exact      bool
 	}{
-		{"words at 150M", words, false, 150 << 20, false},
-		{"words at 200M", words, false, 200 << 20, false},
-		{"words at 400M", words, false, 400 << 20, true},
-		{"procs at 100M", procs, false, 100 << 20, false},
-		{"procs at 150M", procs, false, 150 << 20, false},
-		{"procs at 400M", procs, false, 400 << 20, true},
-		{"stdin at 60M", long, true, 60 << 20, false},
-		{"stdin at 100M", long, true, 100 << 20, false},
-		{"stdin at 300M", long, true, 300 << 20, true},
+		{"words at 150M", words, false, 150 << 20, false, false},
+		{"words at 200M", words, false, 200 << 20, false, false},
+		{"words at 400M", words, false, 400 << 20, true, false},
+		{"procs at 100M", procs, false, 100 << 20, false, false},
+		{"procs at 150M", procs, false, 150 << 20, false, false},
+		{"procs at 400M", procs, false, 400 << 20, true, false},
+		{"stdin at 60M", long, true, 60 << 20, false, false},
+		{"stdin at 100M", long, true, 100 << 20, false, false},
+		{"stdin at 300M", long, true, 300 << 20, true, false},
+		{"exact at 64M", wide, false, 64 << 20, false, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			cg := parent.child(t, c.limit)
 			args := []string{"check", "--json", c.file}
 			if c.stdin {
 				args[2] = "-"
+			}
+			if c.exact {
+				args = append(args, "--exact")
 			}
 			code, out, errs, signaled := cg.run(t, bin, c.file, c.stdin, args...)
 			if kills := cg.oomKills(); signaled != "" || kills > 0 {
