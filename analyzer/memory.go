@@ -2,6 +2,7 @@ package analyzer
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -137,9 +138,10 @@ const (
 	// memProc: the process's id and its last cut-off operation (hist,
 	// loader); memReaderProc: the Reader's state of a process (112 bytes,
 	// in a slice grown by append: twice at a growth), the buffers of its
-	// pending operation and its entry in the id index.
+	// pending operation's addresses and expected values, and its entry in
+	// the id index.
 	memProc       = 4 + 4
-	memReaderProc = 2*112 + 48 + 40
+	memReaderProc = 2*112 + 32 + 24
 	// memCutOff: the record of an operation cut off by a crash; memCrash:
 	// a crash's line and position; both grown by append.
 	memCutOff = 2 * 20
@@ -190,9 +192,8 @@ func (u usage) need() int64 {
 
 // project is u at the end of an input of which the share f (0 < f <= 1)
 // was read, given earlier, the counts at an earlier point: what comes in
-// proportion to the text (operations, accesses, crashes) scaled up; new
-// words and processes at the rate they came since earlier (they stop
-// coming once a history has touched its words and met its processes).
+// proportion to the text (operations, accesses, crashes) scaled up; the
+// distinct words and processes as distinct draws (distinct).
 func (u usage) project(earlier usage, f float64) usage {
 	if f <= 0 || f >= 1 {
 		return u
@@ -201,13 +202,40 @@ func (u usage) project(earlier usage, f float64) usage {
 	p := u
 	p.ops, p.accesses, p.slots = scale(u.ops), scale(u.accesses), scale(u.slots)
 	p.cutoffs, p.crashes, p.queries = scale(u.cutoffs), scale(u.crashes), scale(u.queries)
-	if span := u.ops - earlier.ops; span > 0 {
-		rate := func(now, then int64) int64 {
-			return now + int64(float64(now-then)/float64(span)*float64(p.ops-u.ops))
-		}
-		p.words, p.mapped, p.procs = rate(u.words, earlier.words), rate(u.mapped, earlier.mapped), rate(u.procs, earlier.procs)
-	}
+	n1, n2, n := float64(earlier.ops), float64(u.ops), float64(p.ops)
+	p.words = distinct(n1, float64(earlier.words), n2, float64(u.words), n)
+	p.mapped = distinct(n1, float64(earlier.mapped), n2, float64(u.mapped), n)
+	p.procs = distinct(n1, float64(earlier.procs), n2, float64(u.procs), n)
 	return p
+}
+
+// distinct projects to n operations the distinct items (words, processes)
+// met: d1 in the first n1 operations, d2 in the first n2 > n1. Items are
+// taken to be met at random in a set of unknown size: d(n) = K(1 -
+// e^(-λn)), which grows in proportion to n while λn is small (a process
+// per operation, a new word every other one) and levels off at K once it
+// is large (the words a history keeps touching, the processes it keeps
+// meeting). λ is fitted to the two points, by bisection (the ratio
+// d(n2)/d(n1) falls from n2/n1 to 1 as λ grows), and d(n) = d2 (1 -
+// e^(-λn)) / (1 - e^(-λn2)).
+func distinct(n1, d1, n2, d2, n float64) int64 {
+	switch {
+	case n2 <= n1 || d1 <= 0 || d2 <= d1:
+		return int64(d2) // none met lately: no more to come
+	case d2/d1 >= n2/n1:
+		return int64(d2 * n / n2) // in proportion
+	}
+	ratio := func(l float64) float64 { return math.Expm1(-l*n2) / math.Expm1(-l*n1) }
+	lo, hi := 1e-3/n, 1e3/n1 // ratio(lo) ~ n2/n1, ratio(hi) ~ 1
+	for range 60 {
+		l := math.Sqrt(lo * hi)
+		if ratio(l) > d2/d1 {
+			lo = l
+		} else {
+			hi = l
+		}
+	}
+	return int64(d2 * math.Expm1(-lo*n) / math.Expm1(-lo*n2))
 }
 
 // memoryGuard stops a check whose memory would pass the limit, before it
@@ -298,13 +326,12 @@ func (g *memoryGuard) refuse(name string, f history.Format) error {
 }
 
 // check returns a MemoryError if the history read so far (u, up to line,
-// offset bytes into the input) needs more than the limit, or the whole of
-// it is projected to need clearly more (a quarter: the projection may
-// overshoot, and a history that fits must not be refused). With spike
-// (the allocations that may come before the next look at it, >= 0) it
-// also looks at the resident memory: garbage is freed first when the
-// spike would not fit beside it, and the check stops if the memory in
-// use passes the limit all the same.
+// offset bytes into the input) needs more than the limit. With spike (the
+// allocations that may come before the next look at it, >= 0) it also
+// looks at the resident memory: garbage is freed first when the spike
+// would not fit beside it, and the check stops if the memory in use
+// passes the limit all the same. The error says what the whole input
+// needs, projected from the share read, when its size is known.
 func (g *memoryGuard) check(name string, u usage, line, offset, spike int64) error {
 	if g == nil {
 		return nil
@@ -312,17 +339,8 @@ func (g *memoryGuard) check(name string, u usage, line, offset, spike int64) err
 	if u.ops >= 2*g.mid.ops+1024 {
 		g.earlier, g.mid = g.mid, u
 	}
-	need := u.need()
+	need, atLeast := u.need(), false
 	stop := need > g.limit
-	// The share read tells the whole once it is large enough for the
-	// counts to be typical.
-	f := float64(offset) / float64(max(g.size, 1))
-	atLeast := g.size <= 0 || f < 1.0/64
-	if !atLeast {
-		whole := u.project(g.earlier, f).need()
-		stop = stop || f >= 1.0/16 && whole > g.limit+g.limit/4
-		need = max(need, whole)
-	}
 	if !stop && spike >= 0 {
 		high := g.limit - g.limit/16
 		use := g.resident(g.limit-spike, false)
@@ -333,10 +351,22 @@ func (g *memoryGuard) check(name string, u usage, line, offset, spike int64) err
 			stop, need, atLeast = true, max(need, use), true
 		}
 	}
-	if stop {
-		return &MemoryError{File: name, Line: line, Need: need, Limit: g.limit, Source: g.source, AtLeast: atLeast}
+	if !stop {
+		return nil
 	}
-	return nil
+	// What the whole needs, projected from the share read once it is large
+	// enough for the counts to tell (stopping on a projection would refuse
+	// a history that fits when it overshoots).
+	f := float64(offset) / float64(max(g.size, 1))
+	if g.size <= 0 || f < 1.0/64 || atLeast {
+		return &MemoryError{File: name, Line: line, Need: need, Limit: g.limit, Source: g.source, AtLeast: true}
+	}
+	earlier := g.mid
+	if 2*(u.ops-earlier.ops) < u.ops {
+		earlier = g.earlier // too close to tell a rate
+	}
+	need = max(need, u.project(earlier, f).need())
+	return &MemoryError{File: name, Line: line, Need: need, Limit: g.limit, Source: g.source}
 }
 
 // makeRoom frees what the collector can before an allocation of bytes
