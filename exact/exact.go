@@ -219,17 +219,6 @@ func droppedAlways(op *history.Op) bool {
 	return op.Status == history.Pending && op.Kind == history.Read
 }
 
-// recoverableBefore reports whether, in Recoverable mode, op a must be
-// linearized before op b because a is a CAS or a swap cut off by a crash
-// and b is a later operation of the same process (recoverable
-// linearizability keeps each process's order across its crashes). Applied
-// to every later operation, not only the next one: when the next is itself
-// cut off and dropped, the constraint holds for the one after it.
-func recoverableBefore(h *history.History, a, b int) bool {
-	A, B := &h.Ops[a], &h.Ops[b]
-	return crashedWriter(A) && A.Proc == B.Proc && A.Inv < B.Inv
-}
-
 // crashedWriter reports whether op is a CAS or a swap cut off by a crash.
 func crashedWriter(op *history.Op) bool {
 	return op.Kind != history.Read && op.Status == history.Pending && op.Crash >= 0

@@ -1,9 +1,12 @@
 package exact
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
@@ -256,10 +259,38 @@ func (s *search) wanted(words []int32, values []uint64, d *domains) []uint32 {
 }
 
 // constrain sets the order constraints inside the component. Those that
-// cross components are implied by locality (see the package doc). It
-// takes time as the square of the component's size: it stops when ctx is
-// done.
+// cross components are implied by locality (see the package doc). An
+// operation a must precede b when it is released before b is invoked: a
+// completed a at its response (real time), a cas or swap cut off by a
+// crash, in strict mode, at the crash; and in recoverable mode, when a is
+// a cas or swap its process's crash cut off, invoked before b by the same
+// process (recoverable linearizability keeps each process's order across
+// its crashes: for every later operation, not only the next one, since
+// when the next is itself cut off and dropped the constraint holds for
+// the one after it). The operations are taken in invocation order, the released
+// ones gathered in one bitset as they are passed: time in the square of
+// the component's size over 64, not its square (a component of 100,000
+// operations took minutes). It stops when ctx is done.
 func (s *search) constrain(h *history.History, mode history.Mode) error {
+	n := len(s.ops)
+	release := make([]int, n)
+	order := make([]int32, n)
+	for i := range s.ops {
+		a, op := &s.ops[i], &h.Ops[s.ops[i].id]
+		switch {
+		case !a.kind.optional():
+			release[i] = a.ret
+		case mode == history.Strict && op.Crash >= 0:
+			release[i] = h.Crashes[op.Crash]
+		default:
+			release[i] = math.MaxInt
+		}
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(release[x], release[y]) })
+	released := make([]uint64, s.nw)
+	cutOff := map[int32][]int32{} // recoverable: each process's cut-off cas and swaps so far
+	k := 0
 	for j := range s.ops {
 		if j%256 == 0 {
 			if err := s.ctx.Err(); err != nil {
@@ -267,19 +298,18 @@ func (s *search) constrain(h *history.History, mode history.Mode) error {
 			}
 		}
 		b := &s.ops[j]
-		for i := range s.ops {
-			a := &s.ops[i]
-			var must bool
-			switch {
-			case !a.kind.optional():
-				must = a.ret < b.inv // real time
-			case mode == history.Strict && h.Ops[a.id].Crash >= 0:
-				must = h.Crashes[h.Ops[a.id].Crash] < b.inv
-			case mode == history.Recoverable:
-				must = recoverableBefore(h, a.id, b.id)
-			}
-			if must {
+		for ; k < n && release[order[k]] < b.inv; k++ {
+			i := order[k]
+			released[i/64] |= 1 << (i % 64)
+		}
+		copy(b.pred, released)
+		if mode == history.Recoverable {
+			op := &h.Ops[b.id]
+			for _, i := range cutOff[op.Proc] {
 				b.pred[i/64] |= 1 << (i % 64)
+			}
+			if crashedWriter(op) {
+				cutOff[op.Proc] = append(cutOff[op.Proc], int32(j))
 			}
 		}
 	}
