@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/shrink"
 )
 
 // Kind is the kind of an operation: Read, CAS or Swap (package history's).
@@ -118,6 +120,13 @@ type Options struct {
 type Result struct {
 	Linearizable bool
 	Mode         Mode
+	// Engine is the method that answered: "graph" (package analyzer), or
+	// "exact" (package exact's search) for a small history that the graph
+	// method left undecided (exact.Fallback; WriteReport says why). An
+	// exact verdict has no anomalies: when not linearizable, Witness are
+	// operations, by index, that cannot be ordered on their own.
+	Engine  string
+	Witness []int
 	// Anomalies are what is broken, operations named by their index in
 	// History.Operations; Omitted counts those not listed.
 	Anomalies []Anomaly
@@ -129,7 +138,8 @@ type Result struct {
 	Hint string
 
 	name string
-	a    *analyzer.Analysis
+	a    *analyzer.Analysis // nil for an exact verdict
+	v    *report.Verdict    // the exact verdict, if it is one
 	lay  *layout
 }
 
@@ -196,10 +206,15 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 	}
 	r := history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{})
 	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: opts.Mode, MaxAnomalies: opts.MaxAnomalies, SizeHint: int64(len(lay.text))})
+	if ue := (*analyzer.UndecidedError)(nil); errors.As(err, &ue) {
+		if res, err := lay.decideExactly(ctx, opts, ue); res != nil || err != nil {
+			return res, err
+		}
+	}
 	if err != nil {
 		return nil, lay.blame(err)
 	}
-	res := &Result{Linearizable: a.Result.Linearizable, Mode: opts.Mode, Omitted: a.Result.Omitted, name: opts.Name, a: a, lay: lay}
+	res := &Result{Linearizable: a.Result.Linearizable, Mode: opts.Mode, Engine: report.EngineGraph, Omitted: a.Result.Omitted, name: opts.Name, a: a, lay: lay}
 	for _, an := range a.Result.Anomalies {
 		res.Anomalies = append(res.Anomalies, lay.anomaly(an))
 	}
@@ -210,9 +225,46 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 	return res, nil
 }
 
+// decideExactly decides by the exact search a history the graph method
+// left undecided (ue), if it is small enough (exact.Fallback): nil, nil
+// when it is not, or when that search runs out of its budget too.
+func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.UndecidedError) (*Result, error) {
+	h, err := history.ReadAll(bytes.NewReader(l.text), opts.Name)
+	if err != nil {
+		return nil, nil
+	}
+	res, tried, err := exact.Fallback(ctx, h, exact.Options{Mode: opts.Mode})
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case !tried || err != nil:
+		return nil, nil
+	}
+	var witness []int
+	if !res.Linearizable {
+		if witness, err = shrink.ExactWitness(ctx, h, res.Failing, shrink.WitnessOptions{Mode: opts.Mode}); err != nil {
+			return nil, err
+		}
+	}
+	v := report.ExactVerdict(h, opts.Mode, res, witness)
+	v.GraphUndecided = ue.Msg
+	out := &Result{Linearizable: res.Linearizable, Mode: opts.Mode, Engine: report.EngineExact, name: opts.Name, v: v, lay: l}
+	for _, line := range v.Witness {
+		out.Witness = append(out.Witness, l.op(line))
+	}
+	return out, nil
+}
+
 // Verdict is the analyzer's result in full (figures, staleness, ...),
 // operations named by the line of their invocation in WriteHistory's text.
-func (r *Result) Verdict() *analyzer.Result { return r.a.Result }
+// For an exact verdict (Engine "exact") it holds the verdict, the mode and
+// the number of operations only.
+func (r *Result) Verdict() *analyzer.Result {
+	if r.a == nil {
+		return &analyzer.Result{Linearizable: r.Linearizable, Mode: r.Mode, Operations: r.v.Operations}
+	}
+	return r.a.Result
+}
 
 // Line is the line of operation op's invocation in WriteHistory's text.
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
@@ -227,6 +279,9 @@ func (r *Result) WriteHistory(w io.Writer) error {
 // WriteReport writes the verdict for a person: pmlin check's text report,
 // then the hint if there is one.
 func (r *Result) WriteReport(w io.Writer) error {
+	if r.a == nil {
+		return report.ExactText(w, r.name, r.v)
+	}
 	if err := report.Text(w, r.name, r.a.Result); err != nil {
 		return err
 	}
@@ -237,8 +292,12 @@ func (r *Result) WriteReport(w io.Writer) error {
 	return nil
 }
 
-// WriteHTML writes pmlin check --report's self-contained HTML report.
+// WriteHTML writes pmlin check --report's self-contained HTML report. An
+// exact verdict has none: it has no graph to draw.
 func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
+	if r.a == nil {
+		return errors.New("pmlin: the exact search decided this history: there is no graph to report")
+	}
 	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(r.lay.text)), nil }
 	d, err := report.Collect(ctx, r.a, r.name, open, report.Options{})
 	if err != nil {

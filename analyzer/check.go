@@ -107,7 +107,8 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if a := opts.Recycle; a != nil && a.e != nil {
 		old = a.e.h
 	}
-	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), newMemoryGuard(opts.MaxMemory, opts.MemorySource), old)
+	guard := newMemoryGuard(opts.MaxMemory, opts.MemorySource, opts.SizeHint)
+	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), guard, old)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +118,13 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		}
 	}
 	phase("checking")
+	// The evaluation's arrays: a path successor per word, two bits per
+	// access, three per operation.
+	if err := guard.room(h, "evaluate its graph", 4*int64(len(h.addr))+int64(len(h.word))/4+int64(h.n)*3/8); err != nil {
+		return nil, err
+	}
 	e := newEval(h, opts.Mode, opts.splitter())
+	e.guard = guard
 	budget := opts.MaxEvaluations
 	if budget <= 0 {
 		// Each evaluation is a few passes over the arrays: allow about

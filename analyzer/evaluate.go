@@ -44,6 +44,9 @@ type eval struct {
 	// (see place): op id -> rank; nil ranks them in invocation order.
 	rank    map[int32]int
 	unknown []int32 // scratch: the accesses place links
+	// guard bounds the memory of the arrays made after loading (nil:
+	// no bound).
+	guard *memoryGuard
 
 	// outcome
 	edges      EdgeCounts
@@ -459,7 +462,7 @@ func (e *eval) failureSource(i, x int32) (src int32, needed bool) {
 // (to an operation invoked no later: the cycle check starts only from
 // those, see acyclic) and counts every edge of the full graph, parts of it
 // on several goroutines. Explanations take every edge (fullGraph).
-func (e *eval) checkPass() {
+func (e *eval) checkPass() error {
 	h := e.h
 	nw := (int(h.n) + 63) / 64
 	if cap(e.back) < nw {
@@ -511,8 +514,14 @@ func (e *eval) checkPass() {
 			setBit(e.back, p[0])
 		}
 	}
+	// The adjacency: a target per edge, an offset per source, and the
+	// sources' cursors.
+	if err := e.guard.room(h, "pack its graph's edges", 12*int64(len(e.pairs))); err != nil {
+		return err
+	}
 	e.packPairs()
 	e.pruned = true
+	return nil
 }
 
 // opEdges is checkPass on operations lo to hi-1 (lo a multiple of 64): the
@@ -862,8 +871,11 @@ func (e *eval) run(ctx context.Context, extra []int32) (bool, error) {
 	e.complete(extra)
 	e.responses()
 	marked := e.paths()
-	e.checkPass()
-	ok, err := e.acyclic(ctx)
+	err := e.checkPass()
+	ok := false
+	if err == nil {
+		ok, err = e.acyclic(ctx)
+	}
 	marked()
 	if err != nil {
 		return false, err

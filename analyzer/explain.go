@@ -197,9 +197,16 @@ func (x *explainer) cycles(ctx context.Context, res *Result, max int) error {
 // returns comp (component id+1 per vertex, 0 for vertices on no cycle) and
 // one vertex of each such component.
 func (e *eval) components(ctx context.Context) (comp []int32, roots []int32, err error) {
-	e.fullGraph()
 	h := e.h
 	n := h.n
+	// Every explicit edge (at most one per access, failure and crash)
+	// and the degrees, then the search's three arrays per operation and
+	// its stacks.
+	edges := int64(len(h.word)) + int64(len(h.failedCAS)) + int64(len(h.crashed))
+	if err := e.guard.room(h, "explain its cycles", 4*edges+4*int64(n)+20*int64(n)); err != nil {
+		return nil, nil, err
+	}
+	e.fullGraph()
 	index := make([]int32, n) // 0: unvisited; else discovery order + 1
 	low := make([]int32, n)
 	onStack := make([]uint64, (n+63)/64)

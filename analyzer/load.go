@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
 )
@@ -325,6 +326,11 @@ type loader struct {
 	// last operation cut off by a crash, or none.
 	lastCrashed []int32
 	counts      opCounts
+	guard       *memoryGuard // nil: no bound
+	// reserved are the capacities reserved for the columns per
+	// operation, access and slot (hist.reserve): past them, they grow by
+	// append (usage).
+	reserved [3]int64
 }
 
 // ring is a word's recent writes kept in cache, the latest first.
@@ -407,7 +413,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	defer r.Parallel(split.workers)()
 	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint, old)
-	l := &loader{h: h, split: split}
+	l := &loader{h: h, split: split, guard: guard, reserved: [3]int64{int64(cap(h.line)), int64(cap(h.word)), int64(cap(h.nw))}}
 	pre := newPrefaulter(split, sizeHint)
 	defer pre.stop()
 	line := int64(0)
@@ -415,15 +421,21 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	// without an Event filled for each, any other's the Event decoded, in
 	// place (see history.Step).
 	for count := 0; ; count++ {
+		if count&0xfff == 0 && count > 0 {
+			// The counts every 4096 events (a few dozen loads), the
+			// resident memory every 65536 (a system call).
+			spike := int64(-1)
+			if count&0xffff == 0 {
+				spike = l.spike()
+			}
+			if err := guard.check(h.name, l.usage(), line, r.Offset(), spike); err != nil {
+				return nil, err
+			}
+		}
 		if count&0xffff == 0 {
 			pre.tick(h)
 			if err := ctx.Err(); err != nil {
 				return nil, err
-			}
-			if count > 0 {
-				if err := guard.check(h, line); err != nil {
-					return nil, err
-				}
 			}
 		}
 		st, err := r.NextStep()
@@ -435,7 +447,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 		}
 		if count == 0 {
 			// The format is known from the first line.
-			if err := guard.refuse(h.name, sizeHint, r.Format()); err != nil {
+			if err := guard.refuse(h.name, r.Format()); err != nil {
 				return nil, err
 			}
 		}
@@ -457,7 +469,7 @@ func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter
 	h.acc = append(h.acc, uint32(len(h.word)))
 	slices.SortFunc(h.far, func(a, b farRet) int { return cmp.Compare(a.op, b.op) })
 	h.listOps(l.counts)
-	if err := guard.check(h, line); err != nil {
+	if err := guard.check(h.name, l.usage(), line, r.Offset(), l.usage().slots*memJoinSlot); err != nil {
 		return nil, err
 	}
 	if err := l.finish(); err != nil {
@@ -641,7 +653,12 @@ func (h *hist) known(a uint64) (int32, bool) {
 func (l *loader) wordOf(a uint64, r *history.Reader) int32 {
 	w := l.h.wordOfAddr(a, r)
 	if int(w) >= len(l.recent) {
-		l.recent = append(l.recent, make([]ring, max(64, int(w)+1-len(l.recent), len(l.recent)))...)
+		// Grown by a quarter, not doubled: with millions of words the
+		// ring is the largest array of the load, and at a growth the
+		// old one and its copy are both resident.
+		more := max(64, int(w)+1-len(l.recent), len(l.recent)/4)
+		l.guard.makeRoom(int64(len(l.recent)+more) * int64(unsafe.Sizeof(ring{})))
+		l.recent = append(l.recent, make([]ring, more)...)
 	}
 	return w
 }

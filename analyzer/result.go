@@ -201,6 +201,9 @@ type UndecidedError struct {
 	File string
 	Line int64
 	Msg  string
+	// Operations are the history's (it was read whole): a small one is
+	// decided by the exact search instead (exact.Fallback).
+	Operations int64
 }
 
 func (e *UndecidedError) Error() string {

@@ -86,7 +86,7 @@ func (s *searcher) giveUp() {
 			line = int64(h.line[h.pendingSwap[0]])
 		}
 	}
-	s.undecided = &UndecidedError{File: h.name, Line: line,
+	s.undecided = &UndecidedError{File: h.name, Line: line, Operations: int64(h.n),
 		Msg: "too many ways to complete and order " + what + "; pmlin check --exact decides small histories"}
 }
 

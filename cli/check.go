@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/report"
@@ -28,6 +29,7 @@ func checkCommand(e env) *cobra.Command {
 		o         checkOptions
 		cpuProf   string
 		maxMemory string
+		budget    string
 	)
 	cmd := &cobra.Command{
 		Use:   "check [flags] FILE|- ...",
@@ -84,6 +86,11 @@ exit 2 with the reason.`,
 					return &exitError{exitInput, fmt.Errorf("--max-memory: %w", err)}
 				}
 			}
+			if budget != "" {
+				if o.budget, err = parseBudget(budget); err != nil {
+					return &exitError{exitInput, err}
+				}
+			}
 			o.maxMemory, o.memorySource = memoryBound(flagBytes, "/")
 			if o.maxMemory > 0 {
 				// The collector works harder near the bound rather than
@@ -105,6 +112,8 @@ exit 2 with the reason.`,
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the check to this file (for go tool pprof)")
 	cmd.Flags().StringVar(&maxMemory, "max-memory", "", "bound the check's memory (like 300M, 2G; binary units): a history that needs more is refused, before it is read when its size tells, with exit 2 (default: the memory available, from /proc/meminfo and the memory cgroup's limit)")
 	cmd.Flags().BoolVar(&o.exact, "exact", false, "decide by exhaustive search instead (small histories only; needs neither assumption of the method)")
+	cmd.Flags().StringVar(&budget, "budget", "", fmt.Sprintf("the exact search's budget, a number of states (like 5000000) or a duration (like 30s): past it the history is undecided, exit 2 (default: %d states with --exact, %d for the histories of up to %d operations the graph method leaves undecided)",
+		exact.DefaultMaxStates, exact.FallbackStates, exact.FallbackOps))
 	cmd.Flags().StringVar(&o.outs.html, "report", "", "also write a self-contained HTML report to this file (one FILE only)")
 	cmd.Flags().StringVar(&o.outs.dot, "dot", "", "also write the anomalies' neighbourhoods of the precedence graph as Graphviz DOT to this file (one FILE only)")
 	cmd.Flags().StringVar(&o.outs.shrink, "shrink", "", "also write a small sub-history that still fails to this file (one FILE only)")
@@ -117,6 +126,8 @@ type checkOptions struct {
 	mode   history.Mode
 	asJSON bool
 	exact  bool
+	// budget is the exact search's (--budget).
+	budget exactBudget
 	// maxMemory bounds the check's memory (memoryBound), from where
 	// memorySource says; 0: no bound known.
 	maxMemory    int64
@@ -157,7 +168,7 @@ func runChecks(ctx context.Context, e env, paths []string, o checkOptions) error
 		}
 		var err error
 		if o.exact {
-			err = runExact(ctx, e, p, o.mode, o.asJSON)
+			err = runExact(ctx, e, p, o)
 		} else {
 			err = runCheck(ctx, e, p, o)
 		}
@@ -239,8 +250,15 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	// Without outputs, such an input is kept in memory up to a bound, so
 	// the recorder hints can look at the history's shape again.
 	var kept *cappedBuffer
+	maxMemory := o.maxMemory
 	if !reread && !outs.any() {
 		kept = &cappedBuffer{max: stdinHintBytes}
+		if maxMemory > 0 {
+			// The copy takes its share of the bound, twice its size (a
+			// buffer grown by doubling), and the check the rest.
+			kept.max = int(min(stdinHintBytes, maxMemory/16))
+			maxMemory -= 2 * int64(kept.max)
+		}
 		in = io.TeeReader(in, kept)
 	}
 	var bar *progressbar.ProgressBar
@@ -256,10 +274,30 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	// cut short (exit 2).
 	r := history.NewReader(in, name, history.Options{Prefix: true})
 	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, SizeHint: size, Origin: origin,
-		MaxMemory: o.maxMemory, MemorySource: o.memorySource})
+		MaxMemory: maxMemory, MemorySource: o.memorySource})
 	if bar != nil {
 		bar.Finish()
 		bar.Clear()
+	}
+	if me := (*analyzer.MemoryError)(nil); errors.As(err, &me) && maxMemory < o.maxMemory {
+		// Said of the whole bound, the copy included.
+		me.Need += o.maxMemory - maxMemory
+		me.Limit = o.maxMemory
+	}
+	// The input again, if it can be read again: a file, standard input's
+	// copy (for the outputs, or for the hints and the exact search while
+	// small).
+	var again report.Opener
+	switch {
+	case reread || outs.any():
+		again = reopen
+	case !kept.over:
+		again = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }
+	}
+	if ue := (*analyzer.UndecidedError)(nil); errors.As(err, &ue) {
+		if decided, err := decideExactly(ctx, e, name, ue, again, o); decided {
+			return err
+		}
 	}
 	if err != nil {
 		return classify(err)
@@ -269,14 +307,7 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		return &exitError{exitInput, noOperation(name)}
 	}
 	cut := r.Cut()
-	var hintReopen report.Opener
-	switch {
-	case reread || outs.any():
-		hintReopen = reopen
-	case !kept.over:
-		hintReopen = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }
-	}
-	hint := recorderHint(res, name, hintReopen)
+	hint := recorderHint(res, name, again)
 	if asJSON {
 		v := report.NewVerdict(res)
 		v.File = name

@@ -19,9 +19,41 @@ import (
 const DefaultMaxStates = 5_000_000
 
 // ErrTooLarge is returned (wrapped, with the size of the component being
-// searched) when the search exceeds its state budget. The history is then
-// neither known to be linearizable nor known not to be.
+// searched) when the search exceeds its state budget or its memory bound
+// (then as a *MemoryError). The history is then neither known to be
+// linearizable nor known not to be.
 var ErrTooLarge = errors.New("history too large for the exact checker")
+
+// MemoryError is the error of a search that would need more memory than
+// Options.MaxMemory: before it compiled a component, or when its memo of
+// states would grow past the bound. It wraps ErrTooLarge.
+type MemoryError struct {
+	// Component describes the component searched.
+	Component string
+	// Need is the memory the search would take, at least; Limit is
+	// Options.MaxMemory.
+	Need, Limit int64
+	// States are the states of the component explored when it stopped.
+	States int
+}
+
+func (e *MemoryError) Error() string {
+	return fmt.Sprintf("%v: the search of %s needs more than %s of memory (after %d states), and the bound is %s",
+		ErrTooLarge, e.Component, formatBytes(e.Need), e.States, formatBytes(e.Limit))
+}
+
+func (e *MemoryError) Unwrap() error { return ErrTooLarge }
+
+// formatBytes writes a memory size in binary units.
+func formatBytes(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
+}
 
 // Options tune Check. The zero value checks in Strict mode with the default
 // state budget.
@@ -31,6 +63,14 @@ type Options struct {
 	// MaxStates bounds the number of states explored, over all components.
 	// 0 means DefaultMaxStates; a negative value means no bound.
 	MaxStates int
+	// MaxMemory, if positive, bounds the memory of the search, in bytes:
+	// a component's compiled operations and constraints (which grow as
+	// the square of its operations) and its memo of the states visited.
+	// Each allocation is checked before it is made (*MemoryError).
+	MaxMemory int64
+	// Progress, if set, is told the states explored so far, over all
+	// components, every 1024 states (for progress displays).
+	Progress func(states int)
 }
 
 // Result is the verdict of Check.
@@ -71,7 +111,10 @@ func Check(ctx context.Context, h *history.History, opts Options) (Result, error
 	res := Result{Components: len(comps)}
 	orders := make([][]int, 0, len(comps))
 	for _, c := range comps {
-		s := newSearch(ctx, h, opts.Mode, c, budget-res.States)
+		s, err := newSearch(ctx, h, opts, c, budget-res.States, res.States)
+		if err != nil {
+			return res, err
+		}
 		ok, err := s.run()
 		res.States += s.states
 		if err != nil {
@@ -86,6 +129,29 @@ func Check(ctx context.Context, h *history.History, opts Options) (Result, error
 	res.Linearizable = true
 	res.Order = merge(h, orders)
 	return res, nil
+}
+
+// The exact search also decides, without being asked, a small history
+// that the graph method (package analyzer) left undecided: pmlin check and
+// pmlin.Check call Fallback. FallbackOps bounds its operations, and
+// FallbackStates the states searched: a fraction of a second.
+const (
+	FallbackOps    = 200
+	FallbackStates = 500_000
+)
+
+// Fallback is Check of a history the graph method left undecided, if it
+// has at most FallbackOps operations (tried says whether it had), within
+// FallbackStates states unless opts.MaxStates says otherwise.
+func Fallback(ctx context.Context, h *history.History, opts Options) (res Result, tried bool, err error) {
+	if len(h.Ops) > FallbackOps {
+		return Result{}, false, nil
+	}
+	if opts.MaxStates == 0 {
+		opts.MaxStates = FallbackStates
+	}
+	res, err = Check(ctx, h, opts)
+	return res, true, err
 }
 
 // checkInput rejects what the Reader would have rejected, for histories
@@ -151,17 +217,6 @@ func checkInput(h *history.History, mode history.Mode) error {
 // no response, so it is left out of every linearization and constraint.
 func droppedAlways(op *history.Op) bool {
 	return op.Status == history.Pending && op.Kind == history.Read
-}
-
-// recoverableBefore reports whether, in Recoverable mode, op a must be
-// linearized before op b because a is a CAS or a swap cut off by a crash
-// and b is a later operation of the same process (recoverable
-// linearizability keeps each process's order across its crashes). Applied
-// to every later operation, not only the next one: when the next is itself
-// cut off and dropped, the constraint holds for the one after it.
-func recoverableBefore(h *history.History, a, b int) bool {
-	A, B := &h.Ops[a], &h.Ops[b]
-	return crashedWriter(A) && A.Proc == B.Proc && A.Inv < B.Inv
 }
 
 // crashedWriter reports whether op is a CAS or a swap cut off by a crash.

@@ -1,9 +1,13 @@
 package exact
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"math/bits"
+	"slices"
+	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
 )
@@ -61,7 +65,14 @@ type search struct {
 	seen   stateSet
 	states int
 	budget int
-	size   string // the component, for the error message
+	// maxMemory bounds compiled plus the memo (0: no bound); compiled is
+	// the memory of the compiled component.
+	maxMemory, compiled int64
+	// progress is Options.Progress; before, the states of the components
+	// searched before this one.
+	progress func(int)
+	before   int
+	size     string // the component, for the error message
 	// hopeless is set when a completed op wants a value its word never
 	// holds: no search is needed.
 	hopeless bool
@@ -73,19 +84,41 @@ type field struct {
 	width uint
 }
 
-// newSearch compiles the component ids of h (op IDs in invocation order).
-func newSearch(ctx context.Context, h *history.History, mode history.Mode, ids []int, budget int) *search {
-	s := &search{ctx: ctx, budget: budget}
+// newSearch compiles the component ids of h (op IDs in invocation order),
+// of which before states were explored in the components before it.
+func newSearch(ctx context.Context, h *history.History, opts Options, ids []int, budget, before int) (*search, error) {
+	s := &search{ctx: ctx, budget: budget, maxMemory: max(opts.MaxMemory, 0), progress: opts.Progress, before: before}
 	n := len(ids)
 	s.nw = (n + 63) / 64
 	d := newDomains(h, ids)
+	s.size = fmt.Sprintf("a component of %d operations on %d words (first at line %d)",
+		n, len(d.values), h.Ops[ids[0]].Line)
+	// Each operation's compiled form and its words, and two bitsets over
+	// the component per operation (its predecessors, and the drops at
+	// its depth): they grow as the square of n.
+	words := 0
+	for _, id := range ids {
+		words += len(h.Ops[id].Addrs)
+	}
+	s.compiled = int64(n)*int64(unsafe.Sizeof(cop{})) + 16*int64(words) + 2*8*int64(n+1)*int64(s.nw)
+	if err := s.fits(s.compiled); err != nil {
+		return nil, err
+	}
 	s.mem = make([]uint32, len(d.values)) // every word starts at index 0, its initial value
 	s.pack(d)
 	s.compileOps(h, ids, d)
-	s.constrain(h, mode)
-	s.size = fmt.Sprintf("a component of %d operations on %d words (first at line %d)",
-		n, len(d.values), h.Ops[ids[0]].Line)
-	return s
+	if err := s.constrain(h, opts.Mode); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// fits returns a *MemoryError if need bytes pass the memory bound.
+func (s *search) fits(need int64) error {
+	if s.maxMemory > 0 && need > s.maxMemory {
+		return &MemoryError{Component: s.size, Need: need, Limit: s.maxMemory, States: s.states}
+	}
+	return nil
 }
 
 // domains are a component's words and, per word, the values it can hold:
@@ -226,26 +259,61 @@ func (s *search) wanted(words []int32, values []uint64, d *domains) []uint32 {
 }
 
 // constrain sets the order constraints inside the component. Those that
-// cross components are implied by locality (see the package doc).
-func (s *search) constrain(h *history.History, mode history.Mode) {
+// cross components are implied by locality (see the package doc). An
+// operation a must precede b when it is released before b is invoked: a
+// completed a at its response (real time), a cas or swap cut off by a
+// crash, in strict mode, at the crash; and in recoverable mode, when a is
+// a cas or swap its process's crash cut off, invoked before b by the same
+// process (recoverable linearizability keeps each process's order across
+// its crashes: for every later operation, not only the next one, since
+// when the next is itself cut off and dropped the constraint holds for
+// the one after it). The operations are taken in invocation order, the released
+// ones gathered in one bitset as they are passed: time in the square of
+// the component's size over 64, not its square (a component of 100,000
+// operations took minutes). It stops when ctx is done.
+func (s *search) constrain(h *history.History, mode history.Mode) error {
+	n := len(s.ops)
+	release := make([]int, n)
+	order := make([]int32, n)
+	for i := range s.ops {
+		a, op := &s.ops[i], &h.Ops[s.ops[i].id]
+		switch {
+		case !a.kind.optional():
+			release[i] = a.ret
+		case mode == history.Strict && op.Crash >= 0:
+			release[i] = h.Crashes[op.Crash]
+		default:
+			release[i] = math.MaxInt
+		}
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(release[x], release[y]) })
+	released := make([]uint64, s.nw)
+	cutOff := map[int32][]int32{} // recoverable: each process's cut-off cas and swaps so far
+	k := 0
 	for j := range s.ops {
-		b := &s.ops[j]
-		for i := range s.ops {
-			a := &s.ops[i]
-			var must bool
-			switch {
-			case !a.kind.optional():
-				must = a.ret < b.inv // real time
-			case mode == history.Strict && h.Ops[a.id].Crash >= 0:
-				must = h.Crashes[h.Ops[a.id].Crash] < b.inv
-			case mode == history.Recoverable:
-				must = recoverableBefore(h, a.id, b.id)
+		if j%256 == 0 {
+			if err := s.ctx.Err(); err != nil {
+				return err
 			}
-			if must {
+		}
+		b := &s.ops[j]
+		for ; k < n && release[order[k]] < b.inv; k++ {
+			i := order[k]
+			released[i/64] |= 1 << (i % 64)
+		}
+		copy(b.pred, released)
+		if mode == history.Recoverable {
+			op := &h.Ops[b.id]
+			for _, i := range cutOff[op.Proc] {
 				b.pred[i/64] |= 1 << (i % 64)
+			}
+			if crashedWriter(op) {
+				cutOff[op.Proc] = append(cutOff[op.Proc], int32(j))
 			}
 		}
 	}
+	return nil
 }
 
 func indexOf(addrs []uint64, a uint64) int {
@@ -363,6 +431,11 @@ func (s *search) dfs() (bool, error) {
 	if s.left == 0 {
 		return true, nil // pending cas and swaps not taken are dropped
 	}
+	if s.maxMemory > 0 {
+		if err := s.fits(s.compiled + s.seen.bytes() + s.seen.growth()); err != nil {
+			return false, err
+		}
+	}
 	if !s.seen.insert(s.key) {
 		return false, nil
 	}
@@ -373,6 +446,9 @@ func (s *search) dfs() (bool, error) {
 	if s.states%1024 == 0 {
 		if err := s.ctx.Err(); err != nil {
 			return false, err
+		}
+		if s.progress != nil {
+			s.progress(s.before + s.states)
 		}
 	}
 
@@ -522,6 +598,24 @@ func (s *stateSet) insert(key []uint64) bool {
 			return false
 		}
 	}
+}
+
+// bytes is the memory of the set: its arena and its table.
+func (s *stateSet) bytes() int64 { return 8 * int64(cap(s.arena)+len(s.table)) }
+
+// growth is what the next insert may allocate besides: a table twice as
+// large, when it is half full, or a larger arena (by a quarter at least,
+// as append grows a large slice), when the arena is full; the old ones
+// stay until they are collected.
+func (s *stateSet) growth() int64 {
+	var g int64
+	if 2*(s.count+1) > len(s.table) {
+		g += 16 * int64(len(s.table))
+	}
+	if len(s.arena)+s.stride > cap(s.arena) {
+		g += 8 * int64(cap(s.arena)+cap(s.arena)/4+s.stride)
+	}
+	return g
 }
 
 func (s *stateSet) equal(e int, key []uint64) bool {

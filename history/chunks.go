@@ -66,6 +66,8 @@ type pipeline struct {
 	cur  *chunk
 	next int   // the next record of cur
 	base int64 // lines before cur
+	// bytes are the bytes of the chunks before cur (Reader.Offset).
+	bytes int64
 }
 
 // Parallel makes the Reader decode its input in chunks on up to workers
@@ -355,6 +357,7 @@ func (r *Reader) nextLine() ([]byte, *chunkRec, error) {
 			return r.raw, rec, nil
 		}
 		p.base += c.lines
+		p.bytes += int64(len(c.buf))
 		r.line = p.base
 		p.cur = nil
 		switch {

@@ -123,6 +123,9 @@ type Reader struct {
 	events int64
 	ops    int64
 	crash  int64
+	// offset counts the bytes of the lines read (Offset), but by a
+	// parallel Reader.
+	offset int64
 
 	// A recording that promised its closing line (closing.go): the lines
 	// of the promise (with the operations it planned) and of the closing
@@ -203,6 +206,24 @@ func (r *Reader) Processes() int { return len(r.procs) }
 // Line is the number of the last line read.
 func (r *Reader) Line() int64 { return r.line }
 
+// Offset is how far into its input the Reader is, in bytes: through the
+// last line read (a binary history: through the last block read; a
+// Recording: 0). With the size of the input it tells the share read, from
+// which the analyzer projects what the whole history will need.
+func (r *Reader) Offset() int64 {
+	switch p := r.par; {
+	case r.bin != nil:
+		return r.bin.off
+	case p != nil && p.cur != nil && p.next > 0 && p.next <= len(p.cur.recs):
+		// Worked out here rather than kept up to date per line: the
+		// parallel Reader's lines are its hot path.
+		return p.bytes + int64(p.cur.recs[p.next-1].end) + 1
+	case p != nil:
+		return p.bytes
+	}
+	return r.offset
+}
+
 // fail records and returns an *Error of the given kind at the current
 // line. tok, if not nil, is the offending token: a subslice of the line,
 // whose column the error then names.
@@ -248,6 +269,7 @@ func (r *Reader) readLine() ([]byte, error) {
 	}
 	r.line++
 	r.noEOL = err == io.EOF
+	r.offset += int64(len(line))
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 		if n := len(line); n > 0 && line[n-1] == '\r' {

@@ -2,7 +2,10 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/exact"
@@ -21,6 +24,12 @@ type Verdict struct {
 	Mode         history.Mode `json:"mode"`
 	// Operations is the number of operations of the history checked.
 	Operations int64 `json:"operations"`
+	// Engine is the method that answered: "graph" (package analyzer) or
+	// "exact" (package exact's search: asked for, or deciding a small
+	// history the graph method left undecided, GraphUndecided then
+	// saying why); none when nothing did (an undecided run).
+	Engine         string `json:"engine,omitempty"`
+	GraphUndecided string `json:"graph_undecided,omitempty"`
 	// Undecided says why the analyzer could not decide a run's history
 	// (its *analyzer.AssumptionError or *analyzer.UndecidedError); the
 	// verdict then has no figures and Linearizable is false.
@@ -63,10 +72,16 @@ type Search struct {
 	Witness []int64 `json:"witness,omitempty"`
 }
 
+// The engines of Verdict.Engine.
+const (
+	EngineGraph = "graph"
+	EngineExact = "exact"
+)
+
 // NewVerdict is the verdict of the graph method (package analyzer).
 func NewVerdict(r *analyzer.Result) *Verdict {
 	st := r.Stats
-	return &Verdict{Linearizable: r.Linearizable, Mode: r.Mode, Operations: r.Operations, Stats: &st,
+	return &Verdict{Linearizable: r.Linearizable, Mode: r.Mode, Operations: r.Operations, Engine: EngineGraph, Stats: &st,
 		Anomalies: r.Anomalies, Omitted: r.Omitted}
 }
 
@@ -84,9 +99,42 @@ func ExactVerdict(h *history.History, mode history.Mode, r exact.Result, witness
 		}
 		return out
 	}
-	return &Verdict{Linearizable: r.Linearizable, Mode: mode, Operations: int64(len(h.Ops)),
+	return &Verdict{Linearizable: r.Linearizable, Mode: mode, Operations: int64(len(h.Ops)), Engine: EngineExact,
 		Search: &Search{Exact: true, States: r.States, Components: r.Components, Order: lines(r.Order), Failing: lines(r.Failing),
 			Witness: lines(witness)}}
+}
+
+// ExactText writes the exact search's verdict v (ExactVerdict) for a
+// person, as pmlin check prints it: the verdict, why the graph method left
+// it undecided (v.GraphUndecided) when that is how the exact search came
+// to decide it, the search's figures, and a linearization or a witness.
+func ExactText(w io.Writer, name string, v *Verdict) error {
+	var b strings.Builder
+	verdict := "LINEARIZABLE"
+	if !v.Linearizable {
+		verdict = "NOT LINEARIZABLE"
+	}
+	fmt.Fprintf(&b, "%s: %s (%s mode, exact search)\n", name, verdict, v.Mode)
+	if v.GraphUndecided != "" {
+		fmt.Fprintf(&b, "  decided by the exact search: the graph method left it undecided (%s)\n", v.GraphUndecided)
+	}
+	fmt.Fprintf(&b, "  operations %d, components %d, states explored %d\n", v.Operations, v.Components, v.States)
+	if v.Linearizable {
+		fmt.Fprintf(&b, "  a linearization (invocation lines): %s\n", joinLines(v.Order))
+	} else {
+		fmt.Fprintf(&b, "  no linearization: the %d operations at lines %s cannot be ordered (a witness cut down from the %d operations of a component with no linearization)\n",
+			len(v.Witness), joinLines(v.Witness), len(v.Failing))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func joinLines(ls []int64) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = strconv.FormatInt(l, 10)
+	}
+	return strings.Join(s, " ")
 }
 
 // RunVerdict is the verdict on a recorded run: the run's own anomalies

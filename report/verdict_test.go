@@ -53,7 +53,7 @@ func TestVerdictShapes(t *testing.T) {
 	if !strings.Contains(buf.String(), `"anomalies":[]`) || !strings.HasSuffix(buf.String(), "}\n") {
 		t.Errorf("graph verdict: %s", buf.String())
 	}
-	want := "linearizable mode operations processes crashes words vertices edges dropped completed anomalies"
+	want := "linearizable mode operations engine processes crashes words vertices edges dropped completed anomalies"
 	if got := strings.Join(keys(t, buf.Bytes()), " "); got != want {
 		t.Errorf("graph verdict keys:\n got %s\nwant %s", got, want)
 	}
@@ -70,11 +70,11 @@ func TestVerdictShapes(t *testing.T) {
 	if err := report.JSON(&buf, report.ExactVerdict(h, history.Strict, res, nil)); err != nil {
 		t.Fatal(err)
 	}
-	want = "linearizable mode operations exact states components failing anomalies"
+	want = "linearizable mode operations engine exact states components failing anomalies"
 	if got := strings.Join(keys(t, buf.Bytes()), " "); got != want {
 		t.Errorf("exact verdict keys:\n got %s\nwant %s\n%s", got, want, buf.String())
 	}
-	if !strings.Contains(buf.String(), `"failing":[1,3]`) || !strings.Contains(buf.String(), `"exact":true`) {
+	if !strings.Contains(buf.String(), `"failing":[1,3]`) || !strings.Contains(buf.String(), `"exact":true`) || !strings.Contains(buf.String(), `"engine":"exact"`) {
 		t.Errorf("exact verdict names operations by line: %s", buf.String())
 	}
 

@@ -25,11 +25,11 @@ func TestExactAgrees(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v: %v", c, err)
 				}
-				ref, _ := refCheck(c.History, cm)
+				ref, _ := RefCheck(c.History, cm)
 				if ref != res.Linearizable {
 					disagree++
 					if disagree <= 3 {
-						t.Logf("%v: in %v exact says %v, refCheck %v\n%s", c, cm, res.Linearizable, ref, Text(c.History))
+						t.Logf("%v: in %v exact says %v, RefCheck %v\n%s", c, cm, res.Linearizable, ref, Text(c.History))
 					}
 				}
 				if cm == m {
@@ -40,6 +40,6 @@ func TestExactAgrees(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("mode %-11v exact: linearizable %d/%d = %.2f; disagreements with refCheck over all modes: %d", m, lin, total, float64(lin)/float64(total), disagree)
+		t.Logf("mode %-11v exact: linearizable %d/%d = %.2f; disagreements with RefCheck over all modes: %d", m, lin, total, float64(lin)/float64(total), disagree)
 	}
 }

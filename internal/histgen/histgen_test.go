@@ -87,7 +87,7 @@ func TestSmallWellFormedAndLinearizable(t *testing.T) {
 			t.Fatalf("%v: %d ops, %d crashes", what, len(h.Ops), len(h.Crashes))
 		}
 		for _, m := range history.Modes {
-			ok, err := refCheck(h, m)
+			ok, err := RefCheck(h, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestMutationSemantics(t *testing.T) {
 					strongN[k]++
 				}
 				for _, m := range history.Modes {
-					lin, err := refCheck(out, m)
+					lin, err := RefCheck(out, m)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -313,7 +313,7 @@ func TestRandomBalance(t *testing.T) {
 			cfg.Mode = m
 			c := RandomCase(cfg, seed)
 			wellFormed(t, c.History, c)
-			ok, err := refCheck(c.History, m)
+			ok, err := RefCheck(c.History, m)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -350,7 +350,7 @@ func TestSmallSeparatesModes(t *testing.T) {
 			cfg := SmallConfig{Procs: 3, Ops: 12, Words: 3, MaxK: 2, ReadFraction: 0.5, Crashes: 2, Mode: m}
 			h := Small(cfg, seed)
 			for _, cm := range history.Modes {
-				if ok, _ := refCheck(h, cm); !ok {
+				if ok, _ := RefCheck(h, cm); !ok {
 					notIn[cm]++
 				}
 			}

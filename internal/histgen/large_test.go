@@ -128,7 +128,7 @@ func TestWriteLargeLinearizable(t *testing.T) {
 		}
 		planted[cfg.Violation]++
 		for _, m := range history.Modes {
-			lin, err := refCheck(h, m)
+			lin, err := RefCheck(h, m)
 			if err != nil {
 				t.Fatal(err)
 			}

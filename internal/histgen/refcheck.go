@@ -8,9 +8,10 @@ import (
 	"github.com/pmlin/pmlin/history"
 )
 
-// refCheck decides by exhaustive search whether a small history (at most 64
+// RefCheck decides by exhaustive search whether a small history (at most 64
 // operations) is linearizable under mode. It is a test oracle independent of
-// package exact, written from history.Mode's definitions:
+// packages exact and analyzer (the tests of this package and of others
+// compare them with it), written from history.Mode's definitions:
 //
 //   - every completed operation is linearized between its invocation and
 //     response; a pending read is dropped; a pending CAS is dropped or
@@ -26,10 +27,10 @@ import (
 //     and the values it reports, if any, are the current ones; a swap
 //     wrote its new values, and returned (if it returned) the values they
 //     replaced.
-func refCheck(h *history.History, mode history.Mode) (bool, error) {
+func RefCheck(h *history.History, mode history.Mode) (bool, error) {
 	n := len(h.Ops)
 	if n > 64 {
-		return false, fmt.Errorf("refCheck: %d operations, at most 64", n)
+		return false, fmt.Errorf("RefCheck: %d operations, at most 64", n)
 	}
 	words := map[uint64]int{}
 	var init []uint64
