@@ -86,8 +86,8 @@ func outcome(t *testing.T, text []byte, opts analyzer.Options) string {
 // parts of 64 operations: the results (verdict, statistics, edge counts,
 // every anomaly with its explanation) and errors must be the same.
 func TestWorkersSameResult(t *testing.T) {
-	// 30 histories of a few thousand operations (360 checks), a third
-	// of it linearizable; PMLIN_LONG=1 runs 120.
+	// 30 histories of a few thousand operations, 90 outcomes (15 of them
+	// linearizable) each checked 4 times; PMLIN_LONG=1 runs 120.
 	seeds := testenv.Count(0, 30, 120)
 	kinds := map[string]int{}
 	for s := uint64(1); s <= uint64(seeds); s++ {

@@ -8,20 +8,18 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // seeds scales the number of random cases down under -short, and by half
 // under the race detector (which makes these tests about seven times slower
 // and finds nothing more in the single-goroutine generators than half the
-// cases would).
+// cases would); PMLIN_LONG=1 runs ten times n.
 func seeds(t testing.TB, n int) uint64 {
-	if testing.Short() {
-		n /= 10
-	}
-	if raceEnabled {
+	if raceEnabled && !testenv.Long() {
 		n /= 2
 	}
-	return uint64(max(n, 1))
+	return uint64(testenv.Count(0, n, 10*n))
 }
 
 // dump is a line-number-free rendering of h, to compare histories.
