@@ -225,13 +225,13 @@ func TestParallelDecodes(t *testing.T) {
 // (1 MiB) and a full chunk (512 KiB each, six for two workers): checking
 // thousands of small histories (shrink, the differential tests) spent most
 // of its time clearing them. The events are those of a sequential Reader.
+// A bytes.Buffer, which may grow after NewReader, keeps the full sizes.
 func TestInMemorySized(t *testing.T) {
 	text := "1 inv read 10 11\n1 ret 0 0x5\n2 inv cas 10:0:0x100001 11:5:7\n2 ret ok\n"
 	want := readEvents(strings.NewReader(text), Options{}, 0, 0)
 	for _, in := range []func() io.Reader{
 		func() io.Reader { return strings.NewReader(text) },
 		func() io.Reader { return bytes.NewReader([]byte(text)) },
-		func() io.Reader { return bytes.NewBufferString(text) },
 	} {
 		r := NewReader(in(), "t", Options{})
 		stop := r.Parallel(2)
@@ -242,5 +242,15 @@ func TestInMemorySized(t *testing.T) {
 			t.Errorf("%T: with workers\n%v\nwant\n%v", in(), got, want)
 		}
 		stop()
+	}
+	var grows bytes.Buffer
+	r := NewReader(&grows, "t", Options{})
+	grows.WriteString("1 inv read")
+	for a := range 100 {
+		fmt.Fprintf(&grows, " %d", a)
+	}
+	grows.WriteString("\n")
+	if ev, err := r.Next(); err != nil || len(ev.Addrs) != 100 {
+		t.Errorf("a line written to a bytes.Buffer after NewReader: %v", err)
 	}
 }

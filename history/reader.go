@@ -127,16 +127,14 @@ type Reader struct {
 	steps  bool // NextStep reads it (Steps)
 }
 
-// inMemory returns, for an input held in memory, the bytes left to read
-// in it: neither the Reader's buffer nor a chunk of its workers needs to
-// be larger (analyzer.CheckHistory reads a bytes.Buffer).
+// inMemory returns, for an input held in memory that cannot grow, the
+// bytes left to read in it: neither the Reader's buffer nor a chunk of its
+// workers needs to be larger. (A bytes.Buffer may still be written to.)
 func inMemory(r io.Reader) (n int, ok bool) {
 	switch in := r.(type) {
 	case *bytes.Reader:
 		return in.Len(), true
 	case *strings.Reader:
-		return in.Len(), true
-	case *bytes.Buffer:
 		return in.Len(), true
 	}
 	return 0, false
