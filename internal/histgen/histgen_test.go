@@ -373,3 +373,24 @@ func TestKindsComplete(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoverableCASChains: in Recoverable mode a crashed CAS that takes
+// effect late must do so before its process's next operation that stays in
+// the history, which may itself be a crashed CAS that took effect. The
+// simulator let the first take effect after the second: these two bases,
+// found by PMLIN_LONG=1 runs of TestSmallSeparatesModes and
+// TestMutationSemantics, were not recoverably linearizable.
+func TestRecoverableCASChains(t *testing.T) {
+	separates := SmallConfig{Procs: 3, Ops: 12, Words: 3, MaxK: 2, ReadFraction: 0.5, Crashes: 2, Mode: history.Recoverable}
+	random := RandomSmallConfig(2092)
+	random.Mode = history.Recoverable
+	for _, c := range []struct {
+		cfg  SmallConfig
+		seed uint64
+	}{{separates, 8634}, {random, 2092}} {
+		h := Small(c.cfg, c.seed)
+		if ok, err := refCheck(h, history.Recoverable); !ok || err != nil {
+			t.Errorf("seed %d, %+v: not recoverably linearizable (%v):\n%s", c.seed, c.cfg, err, Text(h))
+		}
+	}
+}
