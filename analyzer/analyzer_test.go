@@ -3,6 +3,7 @@ package analyzer
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -245,5 +246,29 @@ func TestShortestCycleInComponent(t *testing.T) {
 	slices.Sort(ops)
 	if !slices.Equal(ops, []int64{2, 5}) {
 		t.Fatalf("want the 2-cycle of lines 2 and 5, got %v", res.Anomalies[0].Ops)
+	}
+}
+
+// TestCheckHistorySmallBuffers: CheckHistory reads a small history through
+// buffers sized to it. It used to allocate a 1 MiB line buffer and, with
+// workers, six 512 KiB chunks per call: most of the time of the
+// differential tests and of shrink, which make thousands of calls.
+func TestCheckHistorySmallBuffers(t *testing.T) {
+	h, err := history.ReadAll(strings.NewReader("1 inv cas 1:0:5\n1 ret ok\n2 inv read 1\n2 ret 5\n"), "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const calls = 20
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for range calls {
+		if res, err := CheckHistory(context.Background(), h, Options{Workers: 2}); err != nil || !res.Linearizable {
+			t.Fatalf("%v %+v", err, res)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / calls; per > 256<<10 {
+		t.Errorf("CheckHistory of a 4-line history allocated %d bytes per call", per)
 	}
 }

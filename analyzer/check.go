@@ -84,7 +84,9 @@ func CheckHistory(ctx context.Context, h *history.History, opts Options) (*Resul
 	if _, err := h.WriteTo(&buf); err != nil {
 		return nil, err
 	}
-	return Check(ctx, history.NewReader(&buf, "<history>", history.Options{}), opts)
+	// A bytes.Reader, which cannot grow, lets the Reader size its buffers
+	// to the history (see history.NewReader).
+	return Check(ctx, history.NewReader(bytes.NewReader(buf.Bytes()), "<history>", history.Options{}), opts)
 }
 
 // Analysis is a verdict together with the graph it was reached on, for

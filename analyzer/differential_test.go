@@ -15,12 +15,20 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
 	"github.com/pmlin/pmlin/internal/porcmodel"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 var (
-	diffSeeds = flag.Int("diff.seeds", 4000, "random histories per differential test (each checked in every mode)")
+	diffSeeds = flag.Int("diff.seeds", 0, "random histories per differential test, each checked in every mode (default 4000; 20000 with PMLIN_LONG=1)")
 	diffStart = flag.Uint64("diff.start", 1, "first seed of the differential test")
 )
+
+// diffCount is the size of the differential campaigns (TestDifferential's;
+// the others run a fraction of it). The default, which CI runs, finds
+// issue 9's bug (the recoverable constraint lost when a process's next
+// operation was cut off too) hundreds of times over; PMLIN_LONG=1 runs
+// the size of the README's evidence.
+func diffCount() int { return testenv.Count(*diffSeeds, 4000, 20000) }
 
 // tally counts the outcomes of a differential run.
 type tally struct {
@@ -112,10 +120,7 @@ func compare(t *testing.T, tl *tally, c histgen.Case, mode history.Mode) {
 // operations at the end), generated linearizable and then mutated, in
 // every mode; and, on the crash-free ones, with Porcupine's.
 func TestDifferential(t *testing.T) {
-	seeds := *diffSeeds
-	if testing.Short() {
-		seeds /= 10
-	}
+	seeds := diffCount()
 	var tl tally
 	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
 		c := histgen.RandomCase(histgen.RandomSmallConfig(s), s)
@@ -139,10 +144,7 @@ func TestDifferential(t *testing.T) {
 // TestDifferentialCrashFree repeats the comparison on crash-free histories,
 // where Porcupine is a second, independent oracle.
 func TestDifferentialCrashFree(t *testing.T) {
-	seeds := *diffSeeds / 2
-	if testing.Short() {
-		seeds /= 10
-	}
+	seeds := diffCount() / 2
 	var tl tally
 	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
 		cfg := histgen.RandomSmallConfig(s)
@@ -214,10 +216,7 @@ func breakAssumption2(h *history.History, rng *rand.Rand) bool {
 // never read: the analyzer may refuse them (exit 2), but whenever it
 // decides, it must agree with the exact checker, which needs no assumption.
 func TestDifferentialAssumption2(t *testing.T) {
-	seeds := *diffSeeds / 2
-	if testing.Short() {
-		seeds /= 10
-	}
+	seeds := diffCount() / 2
 	var tl tally
 	rng := rand.New(rand.NewPCG(2, 2))
 	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
@@ -284,10 +283,7 @@ func relabel(h *history.History, key uint64) *history.History {
 // TestRelabelledVerdicts checks that relabelling addresses and values
 // changes no verdict, and that the exact checker agrees on the result.
 func TestRelabelledVerdicts(t *testing.T) {
-	seeds := *diffSeeds / 8
-	if testing.Short() {
-		seeds /= 10
-	}
+	seeds := diffCount() / 8
 	var tl tally
 	ctx := context.Background()
 	for s := *diffStart; s < *diffStart+uint64(seeds); s++ {
@@ -309,7 +305,7 @@ func TestRelabelledVerdicts(t *testing.T) {
 	}
 }
 
-var bruteSeeds = flag.Int("brute.seeds", 3000, "crash-chain histories compared with the brute force (each in every mode)")
+var bruteSeeds = flag.Int("brute.seeds", 0, "crash-chain histories compared with the brute force, each in every mode (default 3000; 20000 with PMLIN_LONG=1)")
 
 // TestDifferentialBruteForce compares three checkers that share no code on
 // tiny crash-heavy histories (histgen.CrashChainConfig: 2-4 crashes among
@@ -320,10 +316,7 @@ var bruteSeeds = flag.Int("brute.seeds", 3000, "crash-chain histories compared w
 // them have the chain the recoverable rule must follow: a completed cut-off
 // cas whose process's next operation was cut off in turn.
 func TestDifferentialBruteForce(t *testing.T) {
-	seeds := *bruteSeeds
-	if testing.Short() {
-		seeds /= 10
-	}
+	seeds := testenv.Count(*bruteSeeds, 3000, 20000)
 	ctx := context.Background()
 	var compared, lin, recovCrash, chains, tooBig, refused, swaps, cutSwaps int
 	var mismatches []string

@@ -13,6 +13,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // workersHistory generates a history of a few thousand operations for seed:
@@ -85,10 +86,9 @@ func outcome(t *testing.T, text []byte, opts analyzer.Options) string {
 // parts of 64 operations: the results (verdict, statistics, edge counts,
 // every anomaly with its explanation) and errors must be the same.
 func TestWorkersSameResult(t *testing.T) {
-	seeds := 60
-	if testing.Short() {
-		seeds = 15
-	}
+	// 30 histories of a few thousand operations, 90 outcomes (15 of them
+	// linearizable) each checked 4 times; PMLIN_LONG=1 runs 120.
+	seeds := testenv.Count(0, 30, 120)
 	kinds := map[string]int{}
 	for s := uint64(1); s <= uint64(seeds); s++ {
 		text := workersHistory(t, s)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/reduce"
 )
 
@@ -30,8 +31,7 @@ func TestMain(m *testing.M) {
 
 func selfChild(args []string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
-	// The race detector sleeps a second at exit unless told not to.
-	cmd.Env = append(os.Environ(), "PMLIN_BENCH_CHILD=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), "PMLIN_BENCH_CHILD=1", "GORACE="+testenv.ChildGORACE())
 	return cmd
 }
 

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // init lets the test binary stand in for pmlin as the child process of
@@ -21,14 +23,14 @@ func init() {
 	}
 }
 
-// benchEnv makes the children quick under the race detector (which
-// otherwise sleeps a second at exit).
-func benchEnv(t *testing.T) {
-	t.Setenv("GORACE", os.Getenv("GORACE")+" atexit_sleep_ms=0")
+// quickChildren makes the children, this test binary again, exit at once
+// under the race detector (which otherwise sleeps a second at exit).
+func quickChildren(t *testing.T) {
+	t.Setenv("GORACE", testenv.ChildGORACE())
 }
 
 func TestBenchReduceHB(t *testing.T) {
-	benchEnv(t)
+	quickChildren(t)
 	dir := t.TempDir()
 	code, out, errs := pmlin(t, "", "bench", "reducehb", "--max-bytes", "40K", "--reps", "1", "--out", dir, "--work", t.TempDir(), "--json")
 	if code != 0 {
@@ -150,7 +152,7 @@ func TestBenchMwCAS(t *testing.T) {
 // binary standing in for pmlin, and for the baseline) and reports the
 // fields of docs/cli-contract.md, a ratio near 1 between equals.
 func TestBenchFuzz(t *testing.T) {
-	benchEnv(t)
+	quickChildren(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

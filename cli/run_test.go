@@ -208,6 +208,7 @@ func TestRunKillMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
+	quickChildren(t)
 	for _, tg := range testTargets {
 		code, out, errs := pmlin(t, "", "run", "--target", tg.Name, "--crash-mode", "kill", "--ops", "600", "--check", "-o", filepath.Join(t.TempDir(), "k.hist"))
 		if code != 0 || !strings.Contains(out, "LINEARIZABLE") || !strings.Contains(out, "6 crashes") {

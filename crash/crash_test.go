@@ -17,6 +17,7 @@ import (
 	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
@@ -35,7 +36,7 @@ func TestMain(m *testing.M) {
 
 func testCommand(spec string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+spec)
+	cmd.Env = append(os.Environ(), childEnv+"="+spec, "GORACE="+testenv.ChildGORACE())
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/porcmodel"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // porcupineConfigs make histories larger than the brute force can take.
@@ -24,10 +25,7 @@ var porcupineConfigs = []genConfig{
 // histories of up to 16 ops: in every mode when it has no crash, and with
 // crashes in the modes whose constraints are intervals.
 func TestAgainstPorcupine(t *testing.T) {
-	n := 6000
-	if testing.Short() {
-		n = 600
-	}
+	n := testenv.Count(0, 6000, 30000)
 	r := rand.New(rand.NewPCG(3, 4))
 	var yes, no, compared, crashed, skipped int
 	for i := range n {

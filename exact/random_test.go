@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // genConfig shapes random histories. Small word and value counts make
@@ -382,20 +383,14 @@ var swapConfigs = []genConfig{
 // TestAgainstBruteForce compares Check with the brute force on thousands of
 // random tiny histories, in every mode, and validates every linearization.
 func TestAgainstBruteForce(t *testing.T) {
-	n := 40000
-	if testing.Short() {
-		n = 4000
-	}
+	n := testenv.Count(0, 40000, 200000)
 	againstBruteForce(t, smallConfigs, n, rand.New(rand.NewPCG(1, 2)))
 }
 
 // TestAgainstBruteForceSwaps does the same on histories with swaps and
 // failures that report values.
 func TestAgainstBruteForceSwaps(t *testing.T) {
-	n := 10000
-	if testing.Short() {
-		n = 1000
-	}
+	n := testenv.Count(0, 10000, 50000)
 	againstBruteForce(t, swapConfigs, n, rand.New(rand.NewPCG(3, 4)))
 }
 

@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,11 @@ func readEvents(in io.Reader, opts Options, workers, chunk int) []string {
 		defer stop()
 		r.par.chunk = chunk
 	}
+	return events(r)
+}
+
+// events reads every event of r, formatted as readEvents says.
+func events(r *Reader) []string {
 	var out []string
 	for {
 		ev, err := r.Next()
@@ -211,5 +217,40 @@ func TestParallelDecodes(t *testing.T) {
 			}
 		}
 		stop()
+	}
+}
+
+// TestInMemorySized: a Reader of a history in memory sizes its buffer and
+// its workers' chunks to the history, not to the longest line accepted
+// (1 MiB) and a full chunk (512 KiB each, six for two workers): checking
+// thousands of small histories (shrink, the differential tests) spent most
+// of its time clearing them. The events are those of a sequential Reader.
+// A bytes.Buffer, which may grow after NewReader, keeps the full sizes.
+func TestInMemorySized(t *testing.T) {
+	text := "1 inv read 10 11\n1 ret 0 0x5\n2 inv cas 10:0:0x100001 11:5:7\n2 ret ok\n"
+	want := readEvents(strings.NewReader(text), Options{}, 0, 0)
+	for _, in := range []func() io.Reader{
+		func() io.Reader { return strings.NewReader(text) },
+		func() io.Reader { return bytes.NewReader([]byte(text)) },
+	} {
+		r := NewReader(in(), "t", Options{})
+		stop := r.Parallel(2)
+		if r.br.Size() > len(text)+16 || r.par.chunk > len(text)+1 {
+			t.Errorf("%T: buffer %d bytes, chunks %d bytes, for a history of %d", in(), r.br.Size(), r.par.chunk, len(text))
+		}
+		if got := events(r); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%T: with workers\n%v\nwant\n%v", in(), got, want)
+		}
+		stop()
+	}
+	var grows bytes.Buffer
+	r := NewReader(&grows, "t", Options{})
+	grows.WriteString("1 inv read")
+	for a := range 100 {
+		fmt.Fprintf(&grows, " %d", a)
+	}
+	grows.WriteString("\n")
+	if ev, err := r.Next(); err != nil || len(ev.Addrs) != 100 {
+		t.Errorf("a line written to a bytes.Buffer after NewReader: %v", err)
 	}
 }

@@ -146,6 +146,19 @@ type Reader struct {
 	steps  bool // NextStep reads it (Steps)
 }
 
+// inMemory returns, for an input held in memory that cannot grow, the
+// bytes left to read in it: neither the Reader's buffer nor a chunk of its
+// workers needs to be larger. (A bytes.Buffer may still be written to.)
+func inMemory(r io.Reader) (n int, ok bool) {
+	switch in := r.(type) {
+	case *bytes.Reader:
+		return in.Len(), true
+	case *strings.Reader:
+		return in.Len(), true
+	}
+	return 0, false
+}
+
 // NewReader returns a Reader of the history in r. name is used in error
 // messages (a file name, or "<stdin>").
 func NewReader(r io.Reader, name string, opts Options) *Reader {
@@ -158,12 +171,11 @@ func NewReader(r io.Reader, name string, opts Options) *Reader {
 	// The buffer holds the longest accepted line plus "\r\n", so a line
 	// that fills it is too long whatever its ending.
 	bufSize := max(opts.MaxLineBytes+2, 16)
-	switch in := r.(type) {
-	case *bytes.Reader, *strings.Reader:
+	if n, ok := inMemory(r); ok {
 		// A history in memory (pmlin fuzz checks one per run): no line is
 		// longer than what is left of it, and a buffer of the longest
 		// line accepted would be cleared for nothing.
-		bufSize = min(bufSize, max(in.(interface{ Len() int }).Len()+1, 16))
+		bufSize = min(bufSize, max(n+1, 16))
 	}
 	return &Reader{
 		name:      name,

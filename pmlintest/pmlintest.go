@@ -31,6 +31,7 @@ import (
 
 	"github.com/pmlin/pmlin/cli"
 	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -93,6 +94,6 @@ func Main(m *testing.M, targets ...*target.Target) int {
 // childCommand starts this test binary as a child process (see Main).
 func childCommand(spec string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"="+spec)
+	cmd.Env = append(os.Environ(), childEnv+"="+spec, "GORACE="+testenv.ChildGORACE())
 	return cmd
 }

@@ -16,10 +16,14 @@ import (
 	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/shrink"
 )
 
-var shrinkSeeds = flag.Int("shrink.seeds", 300, "random histories TestShrinkRandom generates")
+var shrinkSeeds = flag.Int("shrink.seeds", 0, "random histories TestShrinkRandom and TestShrinkCrashChains generate (default 300; 3000 with PMLIN_LONG=1)")
+
+// shrinkCount is the number of random histories of the random shrink tests.
+func shrinkCount() int { return testenv.Count(*shrinkSeeds, 300, 3000) }
 
 func analyze(t *testing.T, text []byte, mode history.Mode) *analyzer.Analysis {
 	t.Helper()
@@ -135,10 +139,7 @@ func TestShrinkPlantedViolations(t *testing.T) {
 // TestShrinkRandom shrinks the violating small random histories of
 // histgen and checks each result with the exact checker.
 func TestShrinkRandom(t *testing.T) {
-	n := *shrinkSeeds
-	if testing.Short() {
-		n = min(n, 60)
-	}
+	n := shrinkCount()
 	shrunk := 0
 	for seed := uint64(1); seed <= uint64(n); seed++ {
 		c := histgen.RandomCase(histgen.RandomSmallConfig(seed), seed)
@@ -241,10 +242,7 @@ func TestShrinkFarBehind(t *testing.T) {
 // crash but not a later one once said "pending at the end" in memory while
 // its text said "cut off").
 func TestShrinkCrashChains(t *testing.T) {
-	n := *shrinkSeeds
-	if testing.Short() {
-		n = min(n, 60)
-	}
+	n := shrinkCount()
 	type input struct {
 		name string
 		text []byte

@@ -2,6 +2,7 @@ package directio
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -136,13 +137,14 @@ func TestDrain(t *testing.T) {
 	}
 }
 
-// randomBytes is n bytes drawn from rng.
+// randomBytes is n bytes drawn from rng, eight per draw (a draw per byte
+// was half of this package's test time under the race detector).
 func randomBytes(rng *rand.Rand, n int) []byte {
-	p := make([]byte, n)
-	for i := range p {
-		p[i] = byte(rng.Uint32())
+	p := make([]byte, n+7)
+	for i := 0; i < n; i += 8 {
+		binary.LittleEndian.PutUint64(p[i:], rng.Uint64())
 	}
-	return p
+	return p[:n:n]
 }
 
 // testDirs is the test's temporary directory and, where there is one, a

@@ -8,20 +8,18 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // seeds scales the number of random cases down under -short, and by half
 // under the race detector (which makes these tests about seven times slower
 // and finds nothing more in the single-goroutine generators than half the
-// cases would).
+// cases would); PMLIN_LONG=1 runs ten times n.
 func seeds(t testing.TB, n int) uint64 {
-	if testing.Short() {
-		n /= 10
-	}
-	if raceEnabled {
+	if raceEnabled && !testenv.Long() {
 		n /= 2
 	}
-	return uint64(max(n, 1))
+	return uint64(testenv.Count(0, n, 10*n))
 }
 
 // dump is a line-number-free rendering of h, to compare histories.
@@ -372,6 +370,27 @@ func TestKindsComplete(t *testing.T) {
 	for i, k := range Kinds {
 		if k != MutationKind(i+1) || strings.HasPrefix(k.String(), "MutationKind(") {
 			t.Fatalf("Kinds[%d] = %v", i, k)
+		}
+	}
+}
+
+// TestRecoverableCASChains: in Recoverable mode a crashed CAS that takes
+// effect late must do so before its process's next operation that stays in
+// the history, which may itself be a crashed CAS that took effect. The
+// simulator let the first take effect after the second: these two bases,
+// found by PMLIN_LONG=1 runs of TestSmallSeparatesModes and
+// TestMutationSemantics, were not recoverably linearizable.
+func TestRecoverableCASChains(t *testing.T) {
+	separates := SmallConfig{Procs: 3, Ops: 12, Words: 3, MaxK: 2, ReadFraction: 0.5, Crashes: 2, Mode: history.Recoverable}
+	random := RandomSmallConfig(2092)
+	random.Mode = history.Recoverable
+	for _, c := range []struct {
+		cfg  SmallConfig
+		seed uint64
+	}{{separates, 8634}, {random, 2092}} {
+		h := Small(c.cfg, c.seed)
+		if ok, err := refCheck(h, history.Recoverable); !ok || err != nil {
+			t.Errorf("seed %d, %+v: not recoverably linearizable (%v):\n%s", c.seed, c.cfg, err, Text(h))
 		}
 	}
 }

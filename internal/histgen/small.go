@@ -236,14 +236,37 @@ func (s *smallSim) holdBack(p int) bool {
 func (s *smallSim) lateEffects() {
 	for i := 0; i < len(s.deferred); {
 		if s.rng.IntN(8) == 0 {
-			if s.apply(s.deferred[i].op) {
-				s.watch = s.ops[s.deferred[i].op].Addrs
-			}
+			d := s.deferred[i]
 			s.deferred = append(s.deferred[:i], s.deferred[i+1:]...)
+			if s.apply(d.op) {
+				s.watch = s.ops[d.op].Addrs
+				i -= s.dropEarlier(d.proc, i)
+			}
 			continue
 		}
 		i++
 	}
+}
+
+// dropEarlier is called when a crashed CAS of process p took effect, with
+// i the index in s.deferred where p's CASes crashed after it would begin:
+// in Recoverable mode, those crashed before it (still deferred) never take
+// effect now, since each must precede p's next operation that stays in the
+// history, and this one may be it (a chain of cut-off CASes). It returns
+// how many it dropped.
+func (s *smallSim) dropEarlier(p, i int) int {
+	if s.cfg.Mode != history.Recoverable {
+		return 0
+	}
+	kept := s.deferred[:0]
+	for j, d := range s.deferred {
+		if j >= i || d.proc != p {
+			kept = append(kept, d)
+		}
+	}
+	n := len(s.deferred) - len(kept)
+	s.deferred = kept
+	return n
 }
 
 // matches reports whether every word of a CAS holds its expected value (a
@@ -481,7 +504,9 @@ func (s *smallSim) crash() {
 			case !s.matches(op.ID):
 				// It can never take effect: values do not come back.
 			case r == 0 || r == 1 && s.cfg.Mode == history.Strict:
-				s.apply(op.ID)
+				if s.apply(op.ID) {
+					s.dropEarlier(p, len(s.deferred))
+				}
 			case r <= 4 && s.cfg.Mode != history.Strict:
 				s.deferred = append(s.deferred, deferredCAS{op: op.ID, proc: p})
 			}
