@@ -389,7 +389,7 @@ func TestRecoverableCASChains(t *testing.T) {
 		seed uint64
 	}{{separates, 8634}, {random, 2092}} {
 		h := Small(c.cfg, c.seed)
-		if ok, err := refCheck(h, history.Recoverable); !ok || err != nil {
+		if ok, err := RefCheck(h, history.Recoverable); !ok || err != nil {
 			t.Errorf("seed %d, %+v: not recoverably linearizable (%v):\n%s", c.seed, c.cfg, err, Text(h))
 		}
 	}
