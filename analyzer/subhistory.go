@@ -31,15 +31,18 @@ const maxSubHistory = 200000
 // to the earliest such value per word (which becomes the word's initial
 // value, so the chain of writes before it is not needed; with fromGenesis
 // every word's chain is kept from its initial value instead), the writes
-// that replaced those values, the sources of failures, the target of a
-// recovery edge, an operation that observed a completed cut-off cas, and,
-// for a failed cas, a read that returned its expected value before it was
-// invoked (Assumption 2).
+// that replaced those values, the write that took the version of a kept
+// write that lost a fork (what puts the loser, and the writes that follow
+// from it, off the path: an unreachable write's reason), the sources of
+// failures, the target of a recovery edge, an operation that observed a
+// completed cut-off cas, and, for a failed cas, a read that returned its
+// expected value before it was invoked (Assumption 2).
 //
 // The analyzer keeps no values: package shrink re-reads the lines
 // (history.Extract) and minimizes the result. The sub-history is not
 // guaranteed to fail on its own; it does in the cases tested, and
-// fromGenesis is the fallback when it does not.
+// fromGenesis, then the whole history, are package shrink's fallbacks
+// when it does not.
 func (a *Analysis) SubHistory(k int, fromGenesis bool) (*SubHistory, error) {
 	if k < 0 || k >= len(a.Result.Anomalies) || k >= len(a.x.findings) {
 		return nil, fmt.Errorf("analyzer: no anomaly %d (the result has %d)", k, len(a.Result.Anomalies))
@@ -175,6 +178,15 @@ func (p *planner) visit(i int32) {
 			}
 			if e.writer(i) {
 				p.note(w, x)
+				// A write off the path whose version is on it lost a
+				// fork: keep the write that took its version, without
+				// which it (and every write that follows from it, the
+				// unreachable ones) would be back on the path.
+				if !e.onPath(x) && e.onPath(y) {
+					if s := e.next(y, w); s != none && s != x {
+						p.note(w, s)
+					}
+				}
 			}
 		case h.failed(i) && h.word[x]&blamed != 0:
 			p.note(w, y)
@@ -243,9 +255,12 @@ func (p *planner) observers() {
 		if !e.observer(o) {
 			continue
 		}
+		// A completed cut-off swap did not observe what it replaced:
+		// place put it after the chain's end, which forces nothing.
+		placed := h.flags[o]&(fSwap|fReturned) == fSwap
 		for x := int32(h.acc[o]); x < int32(h.acc[o+1]); x++ {
 			y := h.ver[x]
-			if p.needSeen[y] {
+			if p.needSeen[y] && !placed {
 				if _, ok := seenBy[y]; !ok {
 					seenBy[y] = o
 				}

@@ -496,6 +496,9 @@ func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string,
 	if st.Exact != "" {
 		exact = ", exact checker " + st.Exact
 	}
+	if st.Whole {
+		minimal += ", from the whole history: the operations around the anomaly do not fail on their own"
+	}
 	fmt.Fprintf(e.stderr, "pmlin: shrunk %d operations to %d (%d lines; %s; %d re-checks in %.2fs%s): %s\n",
 		st.Original, st.Final, st.Lines, minimal, st.Checks, st.Seconds, exact, o.shrink)
 	return nil

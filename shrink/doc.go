@@ -8,13 +8,18 @@
 // what their edges need: the writers of every value they observed, up to
 // the earliest such value per word (which becomes the word's initial
 // value, so the chain of writes before it is not needed), the writes that
-// replaced those values, the sources of failures, and, for a failed cas, a
-// read that returned its expected value before it was invoked (Assumption
-// 2 of the OPODIS paper). Those lines are re-read from the input
-// (history.Extract). Minimization then re-checks candidates with the
-// analyzer until no single operation can be removed: it removes chunks of
-// operations, then single ones, crash lines, whole words, words of
-// multi-word reads, and a leading write folded into the initial values.
+// replaced those values, the write that won a fork a kept write lost (the
+// reason a write after it is unreachable), the sources of failures, and,
+// for a failed cas, a read that returned its expected value before it was
+// invoked (Assumption 2 of the OPODIS paper). Those lines are re-read from
+// the input (history.Extract). When they do not fail on their own, the
+// same with every word's chain from its initial value is tried, then the
+// whole history (Stats.Whole), so that an extraction that misses
+// something costs time, not the shrink. Minimization then re-checks
+// candidates with the analyzer until no single operation can be removed:
+// it removes chunks of operations, then single ones, crash lines, whole
+// words, words of multi-word reads, and a leading write folded into the
+// initial values.
 //
 // A candidate counts as failing when the analyzer accepts it (well formed,
 // within the method's assumptions) and finds an anomaly of the kind being

@@ -86,6 +86,9 @@ type Stats struct {
 	// "agrees" (not linearizable), "DISAGREES" (it found a
 	// linearization), "too large", or "" (not asked or too many ops).
 	Exact string
+	// Whole: no extraction around the anomaly failed on its own, and the
+	// whole history was minimized instead (Anomaly).
+	Whole bool
 	// Kind is the kind of the anomaly the result shows.
 	Kind analyzer.Kind
 	// Seconds is the time shrinking took.
@@ -100,6 +103,23 @@ var ErrNotFailing = errors.New("the history does not fail: nothing to shrink")
 // named name in errors (the analyzer keeps no values, so the kept lines
 // are read again).
 func Anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func() (io.ReadCloser, error), opts Options) (*history.History, Stats, error) {
+	return anomaly(ctx, a, name, open, opts, a.SubHistory)
+}
+
+// maxWhole bounds the operations of a history that is shrunk whole when
+// no extraction around its anomaly fails on its own: it is held in memory
+// and re-checked by every candidate of the first rounds.
+const maxWhole = 200_000
+
+// anomaly is Anomaly with the extraction plan given (the analysis's
+// SubHistory; tests give one that falls short). It starts from the
+// smallest candidate that fails on its own: the extraction around the
+// anomaly, then the same with every word's chain kept from its initial
+// value, then the whole history (up to maxWhole operations), so that an
+// extraction that misses an operation the anomaly depends on costs time,
+// never the shrink.
+func anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func() (io.ReadCloser, error), opts Options,
+	plan func(k int, fromGenesis bool) (*analyzer.SubHistory, error)) (*history.History, Stats, error) {
 	start := time.Now()
 	if a.Result.Linearizable || len(a.Result.Anomalies) == 0 {
 		return nil, Stats{}, ErrNotFailing
@@ -120,43 +140,90 @@ func Anomaly(ctx context.Context, a *analyzer.Analysis, name string, open func()
 	}
 	opts.Mode = a.Result.Mode
 	var sub *history.History
-	var lastErr error
+	var tried []string
+	wholeUsed := false
 	for _, full := range []bool{false, true} {
-		plan, err := a.SubHistory(opts.Anomaly, full)
+		p, err := plan(opts.Anomaly, full)
 		if err != nil {
-			lastErr = err
+			tried = append(tried, err.Error())
 			continue
 		}
-		rc, err := open()
+		h, err := extract(ctx, name, open, p)
 		if err != nil {
 			return nil, Stats{}, err
 		}
-		keep := func(line int64) bool { return slices.Contains(plan.Crashes, line) }
-		// (The analysis read a recording cut short as far as it goes.)
-		h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{Prefix: true}), plan.Lines, keep)
-		rc.Close()
-		if err != nil {
-			return nil, Stats{}, err
-		}
-		if len(plan.Init) > 0 && h.Init == nil {
-			h.Init = map[uint64]uint64{}
-		}
-		maps.Copy(h.Init, plan.Init)
-		s := newShrinker(ctx, h, opts)
-		if s.fails(s.build(s.full())) {
+		if failsOnItsOwn(ctx, h, opts) {
 			sub = h
 			break
 		}
-		lastErr = fmt.Errorf("the %d operations extracted around the anomaly do not fail on their own", len(h.Ops))
+		tried = append(tried, fmt.Sprintf("the %d operations extracted around the anomaly do not fail on their own", len(h.Ops)))
 	}
 	if sub == nil {
-		return nil, Stats{}, fmt.Errorf("shrink: cannot shrink: %w", lastErr)
+		h, err := whole(ctx, a, name, open)
+		if err != nil {
+			return nil, Stats{}, fmt.Errorf("shrink: cannot shrink: %s; %w", strings.Join(tried, "; "), err)
+		}
+		if !failsOnItsOwn(ctx, h, opts) {
+			tried = append(tried, fmt.Sprintf("nor does the whole history (%d operations)", len(h.Ops)))
+			return nil, Stats{}, fmt.Errorf("shrink: cannot shrink: %s", strings.Join(tried, "; "))
+		}
+		sub, wholeUsed = h, true
 	}
 	out, st, err := Minimize(ctx, sub, opts)
+	st.Whole = wholeUsed
 	st.Original = int(a.Result.Operations)
 	st.Extracted = len(sub.Ops)
 	st.Seconds = time.Since(start).Seconds()
 	return out, st, err
+}
+
+// failsOnItsOwn reports whether h, every operation kept, fails as opts
+// asks.
+func failsOnItsOwn(ctx context.Context, h *history.History, opts Options) bool {
+	s := newShrinker(ctx, h, opts)
+	return s.fails(s.build(s.full()))
+}
+
+// extract re-reads the lines an extraction plan keeps, its initial values
+// set.
+func extract(ctx context.Context, name string, open func() (io.ReadCloser, error), p *analyzer.SubHistory) (*history.History, error) {
+	rc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	keep := func(line int64) bool { return slices.Contains(p.Crashes, line) }
+	// (The analysis read a recording cut short as far as it goes.)
+	h, _, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{Prefix: true}), p.Lines, keep)
+	if err != nil {
+		return nil, err
+	}
+	if len(p.Init) > 0 && h.Init == nil {
+		h.Init = map[uint64]uint64{}
+	}
+	maps.Copy(h.Init, p.Init)
+	return h, nil
+}
+
+// whole re-reads the whole input, as far as the analysis read it, when it
+// has at most maxWhole operations.
+func whole(ctx context.Context, a *analyzer.Analysis, name string, open func() (io.ReadCloser, error)) (*history.History, error) {
+	if a.Result.Operations > maxWhole {
+		return nil, fmt.Errorf("the whole history (%d operations) is too large to shrink whole (at most %d)", a.Result.Operations, maxWhole)
+	}
+	rc, err := open()
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	h, err := history.ReadAll(rc, name)
+	if errors.Is(err, history.ErrCutShort) {
+		err = nil // (as the analysis did: what the file holds)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	return h, err
 }
 
 // Minimize shrinks a failing in-memory history (see the package
