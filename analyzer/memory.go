@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/units"
 )
 
 // MemoryError reports a history that needs more memory than the check may
@@ -43,29 +44,18 @@ func (e *MemoryError) Error() string {
 	var need string
 	switch {
 	case e.Estimated:
-		need = "about " + FormatBytes(e.Need) + " (estimated from its size)"
+		need = "about " + units.Bytes(e.Need) + " (estimated from its size)"
 	case e.After != "":
-		need = fmt.Sprintf("more than %s (to %s, once it was read)", FormatBytes(e.Need), e.After)
+		need = fmt.Sprintf("more than %s (to %s, once it was read)", units.Bytes(e.Need), e.After)
 	case e.AtLeast && e.Line == 0:
-		need = fmt.Sprintf("more than %s (stopped before its first line)", FormatBytes(e.Need))
+		need = fmt.Sprintf("more than %s (stopped before its first line)", units.Bytes(e.Need))
 	case e.AtLeast:
-		need = fmt.Sprintf("more than %s (stopped at line %d)", FormatBytes(e.Need), e.Line)
+		need = fmt.Sprintf("more than %s (stopped at line %d)", units.Bytes(e.Need), e.Line)
 	default:
-		need = fmt.Sprintf("about %s (projected at line %d from what was read)", FormatBytes(e.Need), e.Line)
+		need = fmt.Sprintf("about %s (projected at line %d from what was read)", units.Bytes(e.Need), e.Line)
 	}
 	return fmt.Sprintf("%s: too large for the memory available: checking it needs %s, and %s allows %s",
-		e.File, need, e.Source, FormatBytes(e.Limit))
-}
-
-// FormatBytes writes a memory size in binary units (MiB, GiB).
-func FormatBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
+		e.File, need, e.Source, units.Bytes(e.Limit))
 }
 
 // EstimateMemory is the memory that checking a history of size bytes in

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/units"
 )
 
 // DefaultMaxStates is the state budget when Options.MaxStates is 0. A state
@@ -39,21 +40,10 @@ type MemoryError struct {
 
 func (e *MemoryError) Error() string {
 	return fmt.Sprintf("%v: the search of %s needs more than %s of memory (after %d states), and the bound is %s",
-		ErrTooLarge, e.Component, formatBytes(e.Need), e.States, formatBytes(e.Limit))
+		ErrTooLarge, e.Component, units.Bytes(e.Need), e.States, units.Bytes(e.Limit))
 }
 
 func (e *MemoryError) Unwrap() error { return ErrTooLarge }
-
-// formatBytes writes a memory size in binary units.
-func formatBytes(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
-}
 
 // Options tune Check. The zero value checks in Strict mode with the default
 // state budget.
