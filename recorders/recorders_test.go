@@ -376,8 +376,16 @@ init 5
 		err: "the clock went backwards"},
 	{name: "nothing recorded", script: "threads 2\nwrite\n",
 		err: "no operation was recorded"},
-	{name: "a crash at the time of a later step", script: "threads 1\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncrash\ninv-read 0 1\nwrite\n",
+	{name: "a crash at the time of a later step", script: "threads 1\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncrash\ninv-read 0 1\nret-read 0 0\nwrite\n",
 		err: "has the timestamp of a step of process 0"},
+	{name: "an operation pending at the end", script: "threads 2\nclock 1\ninv-read 0 1\ninv-read 1 1\nclock 2\nret-read 0 0\nwrite\n",
+		err: "its last operation (step 1) is pending at the end: record its response, or call"},
+	{name: "an operation cut off by a crash at the end",
+		script: "threads 2\nclock 1\ninv-read 0 1\ninv-read 1 1\nclock 2\nret-read 0 0\nclock 3\ncrash\nwrite\n",
+		want:   "pmlin-history v1\n0 inv read 1\n1 inv read 1\n0 ret 0\ncrash\n"},
+	{name: "comments at the top and where they are made",
+		script: "threads 2\ncomment first\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncomment after a read\nclock 4\ninv-read 1 1\nclock 5\nret-read 1 0\nwrite\n",
+		want:   "pmlin-history v1\n# first\n0 inv read 1\n0 ret 0\n# after a read\n1 inv read 1\n1 ret 0\n"},
 	{name: "a crash while the clock stands still", script: "threads 1\nclock 5\ninv-read 0 1\nret-read 0 0\ncrash\nwrite\n",
 		err: "the clock does not advance"},
 }
@@ -405,7 +413,7 @@ func TestScripts(t *testing.T) {
 					t.Fatalf("err %v %s\ngot\n%s\nwant\n%s", err, stderr, out, sc.want)
 				}
 				log := out[cut:]
-				hist := sc.want[strings.Index(sc.want, "pmlin-history v1"):]
+				hist := withoutComments(sc.want[strings.Index(sc.want, "pmlin-history v1"):])
 				if got := withoutComments(mergeLog(t, "log", log)); got != hist {
 					t.Fatalf("pmlin merge of the log\n%s\ngives\n%s\nwant\n%s", log, got, hist)
 				}
