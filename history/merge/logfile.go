@@ -243,7 +243,7 @@ func logName(l int) string {
 // readLog reads log l (words words from word base of f, seed its checks'
 // seed): its committed records, and the torn one that ends it, if any.
 func (g *genFile) readLog(f *os.File, l int, base, words int64, seed uint64) ([]record, *tornRecord, error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 8*base, 8*words), 64<<10)
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 8*base, 8*words), 16<<10)
 	var buf [8]byte
 	read := func() (uint64, error) {
 		if _, err := io.ReadFull(r, buf[:]); err != nil {

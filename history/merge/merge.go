@@ -377,20 +377,39 @@ func (p *parser) alternation() error {
 // validate runs the merged history through the history reader, which
 // checks every rule of the format, and maps an error back to its log line.
 func (m *Merged) validate() error {
-	pr, pw := io.Pipe()
-	done := make(chan int64, 1)
-	go func() {
-		hdr, err := m.write(pw)
-		pw.CloseWithError(err)
-		done <- hdr
-	}()
-	r := history.NewReader(pr, "merged", history.Options{})
+	var r *history.Reader
+	var finish func() int64 // ends the reading, and says how many lines the header has
+	if size := m.size(); size <= 4<<20 {
+		// A small history (pmlin gather's, after a short run) is read from
+		// memory, with a buffer of its size rather than one of the longest
+		// line the reader accepts (a megabyte).
+		var b bytes.Buffer
+		b.Grow(int(size))
+		hdr, err := m.write(&b)
+		if err != nil {
+			return err
+		}
+		r = history.NewReader(bytes.NewReader(b.Bytes()), "merged", history.Options{})
+		finish = func() int64 { return hdr }
+	} else {
+		pr, pw := io.Pipe()
+		done := make(chan int64, 1)
+		go func() {
+			hdr, err := m.write(pw)
+			pw.CloseWithError(err)
+			done <- hdr
+		}()
+		r = history.NewReader(pr, "merged", history.Options{})
+		finish = func() int64 {
+			pr.CloseWithError(errors.New("validation stopped"))
+			return <-done
+		}
+	}
 	var err error
 	for err == nil {
 		_, err = r.Next()
 	}
-	pr.CloseWithError(errors.New("validation stopped"))
-	hdr := <-done
+	hdr := finish()
 	if err == io.EOF {
 		return nil
 	}
@@ -425,7 +444,8 @@ func (m *Merged) WriteTo(w io.Writer) (int64, error) {
 // first event.
 func (m *Merged) write(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
-	hw := history.NewWriter(cw)
+	var head bytes.Buffer // a Writer on memory buffers little
+	hw := history.NewWriter(&head)
 	hw.Comment(m.comment())
 	var def uint64
 	if m.initDefault != nil {
@@ -439,8 +459,11 @@ func (m *Merged) write(w io.Writer) (int64, error) {
 	if err := hw.Flush(); err != nil {
 		return 0, err
 	}
+	if _, err := cw.Write(head.Bytes()); err != nil {
+		return 0, err
+	}
 	hdr := cw.lines
-	bw := bufio.NewWriterSize(cw, 256<<10)
+	bw := bufio.NewWriterSize(cw, int(min(256<<10, m.size())))
 	for _, i := range m.order {
 		bw.WriteString(m.steps[i].text)
 		bw.WriteByte('\n')
@@ -465,6 +488,16 @@ func (m *Merged) comment() string {
 	}, strings.Join(names, ", "))
 	return fmt.Sprintf("pmlin merge of %s (%s%s); %s between processes broken invocations first, then by process id",
 		count(int64(len(m.names)), "log"), list, more, count(m.stats.Ties, "timestamp tie"))
+}
+
+// size is about the bytes of the history's events (its lines after the
+// header), at least 4 KiB.
+func (m *Merged) size() int64 {
+	n := int64(4096)
+	for _, i := range m.order {
+		n += int64(len(m.steps[i].text)) + 1
+	}
+	return n
 }
 
 // countWriter counts bytes and lines.

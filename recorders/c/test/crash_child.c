@@ -23,9 +23,10 @@
  * operations until killed or done.
  *
  * Usage: crash_child STATE [--threads N] [--words N] [--k N] [--ops N]
- *          [--swaps PERCENT] [--seed N] [--bug] [--recover-only]
- *          [--log-bytes N] [--buffer FILE --generation N]
- * Exit 0, 1 on a recording error, 2 on usage.
+ *          [--swaps PERCENT] [--pause N] [--seed N] [--bug] [--recover-only]
+ *          [--log-bytes N] [--buffer FILE --generation N] [-o FILE]
+ * -o: the history as the program itself writes it (pmlin_write), at its
+ * end. Exit 0, 1 on a recording error, 2 on usage.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../pmlin.h"
@@ -39,10 +40,10 @@
 enum { S_LOCK = 0, S_VALID = 1, S_K = 2, S_ADDRS = 3, S_NEW = 3 + MAX_K, S_WORDS = 32 };
 
 typedef struct {
-    int threads, words, k, ops, swaps, bug, recover_only;
+    int threads, words, k, ops, swaps, bug, recover_only, pause;
     uint64_t seed, generation;
     size_t log_bytes;
-    const char *state, *buffer;
+    const char *state, *buffer, *out;
 } config;
 
 static config cfg;
@@ -78,11 +79,12 @@ static void unlock(void)
 }
 
 /* pause_between widens the window between the writes of two words, where
- * a kill leaves half an operation if nothing can redo it. */
+ * a kill leaves half an operation if nothing can redo it (--pause N: N
+ * iterations of a loop). */
 static void pause_between(void)
 {
     volatile int i;
-    for (i = 0; i < 2000; i++)
+    for (i = 0; i < cfg.pause; i++)
         ;
 }
 
@@ -183,8 +185,8 @@ static void *worker(void *arg)
 static int usage(const char *msg)
 {
     fprintf(stderr,
-            "crash_child: %s\nusage: crash_child STATE [--threads N] [--words N] [--k N] [--ops N] [--swaps P] "
-            "[--seed N] [--bug] [--recover-only] [--log-bytes N] [--buffer FILE --generation N]\n",
+            "crash_child: %s\nusage: crash_child STATE [--threads N] [--words N] [--k N] [--ops N] [--swaps P] [--pause N] "
+            "[--seed N] [--bug] [--recover-only] [--log-bytes N] [--buffer FILE --generation N] [-o FILE]\n",
             msg);
     return 2;
 }
@@ -198,11 +200,12 @@ static int parse(int argc, char **argv)
     cfg.ops = 20000;
     cfg.swaps = 20;
     cfg.seed = 1;
-    if (argc < 2)
-        return usage("no state file");
-    cfg.state = argv[1];
-    for (i = 2; i < argc; i++) {
+    for (i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (a[0] != '-') {
+            cfg.state = a;
+            continue;
+        }
         if (!strcmp(a, "--bug")) {
             cfg.bug = 1;
             continue;
@@ -221,6 +224,8 @@ static int parse(int argc, char **argv)
             cfg.k = atoi(argv[++i]);
         else if (!strcmp(a, "--ops"))
             cfg.ops = atoi(argv[++i]);
+        else if (!strcmp(a, "--pause"))
+            cfg.pause = atoi(argv[++i]);
         else if (!strcmp(a, "--swaps"))
             cfg.swaps = atoi(argv[++i]);
         else if (!strcmp(a, "--seed"))
@@ -229,11 +234,15 @@ static int parse(int argc, char **argv)
             cfg.log_bytes = (size_t)strtoull(argv[++i], NULL, 0);
         else if (!strcmp(a, "--buffer"))
             cfg.buffer = argv[++i];
+        else if (!strcmp(a, "-o"))
+            cfg.out = argv[++i];
         else if (!strcmp(a, "--generation"))
             cfg.generation = strtoull(argv[++i], NULL, 0);
         else
             return usage("unknown flag");
     }
+    if (!cfg.state)
+        return usage("no state file");
     if (cfg.threads < 1 || cfg.threads > 64 || cfg.k < 1 || cfg.k > MAX_K || cfg.words < cfg.k ||
         S_WORDS + cfg.words > 4096 || (cfg.buffer && cfg.generation < 1))
         return usage("need 1 <= threads <= 64, 1 <= k <= 8, k <= words <= 4000, --generation with --buffer");
@@ -283,7 +292,9 @@ int main(int argc, char **argv)
         for (i = 0; i < cfg.threads; i++)
             pthread_join(tid[i], NULL);
     }
-    rc = pmlin_write_file(rec, "/dev/null", 1) == 0 ? 0 : 1;
+    /* The history as the program itself merges it (to /dev/null: a check
+     * of its logs, which pmlin_write validates). */
+    rc = pmlin_write_file(rec, cfg.out ? cfg.out : "/dev/null", 1) == 0 ? 0 : 1;
     if (rc)
         fprintf(stderr, "crash_child: %s\n", pmlin_error(rec));
     pmlin_free(rec);
