@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,7 +54,9 @@ kill".`,
 
 func runGather(ctx context.Context, e env, paths []string, out string, force bool) error {
 	for _, p := range paths {
-		if out != "" && out != "-" && sameFile(p, out) {
+		// A log given by name, or one of a directory's (gen-NNNNNN.pmlog).
+		inDir := strings.HasSuffix(out, ".pmlog") && sameFile(p, filepath.Dir(out))
+		if out != "" && out != "-" && (sameFile(p, out) || inDir) {
 			return &exitError{exitInput, fmt.Errorf("-o %s is one of the logs: it would be overwritten", out)}
 		}
 	}

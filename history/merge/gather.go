@@ -222,7 +222,7 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 			}
 		}
 	}
-	pending := 0
+	pending, nsteps := 0, 0
 	var tornThreads []string
 	for _, t := range g.torn {
 		tornThreads = append(tornThreads, fmt.Sprintf("%s: a torn record cut (a %s, %s at byte offset %d)",
@@ -256,6 +256,7 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 				continue
 			}
 			proc := int32(l - 1)
+			nsteps++
 			text, ret := ew.event(proc, r)
 			steps = append(steps, step{ts: r.ts, text: text, line: r.off, file: file, proc: proc, ret: ret})
 			if p.procs[proc] == nil {
@@ -299,7 +300,7 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 	case g.empty:
 		b.WriteString(": no header: the process was killed while opening its logs, and recorded nothing; killed")
 	default:
-		fmt.Fprintf(&b, " (process %d, %s, %s)", g.osPid, count(int64(g.threads), "thread"), count(int64(len(steps)), "record"))
+		fmt.Fprintf(&b, " (process %d, %s, %s)", g.osPid, count(int64(g.threads), "thread"), count(int64(nsteps), "step"))
 		switch {
 		case !g.closed:
 			fmt.Fprintf(&b, "; killed, %s pending", count(int64(pending), "operation"))

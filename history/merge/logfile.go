@@ -198,7 +198,7 @@ func readGeneration(path string) (*genFile, error) {
 		g.empty = true
 		return g, nil
 	case magic != logMagic:
-		return nil, logError(path, 0, "not a pmlin log file (it begins with %#x; a log file begins with PMLINLG1)", magic)
+		return nil, logError(path, -1, "not a pmlin log file (it begins with %#x; a log file begins with PMLINLG1)", magic)
 	case word(1) != 1:
 		return nil, logError(path, 8, "log file version %d: this pmlin reads version 1", word(1))
 	case word(2) != logByteOrder:

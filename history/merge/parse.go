@@ -77,11 +77,12 @@ func (m *Merged) where(file int32, line int64) string {
 	return m.names[file]
 }
 
-// at names a line of a log in a message about that log: "line N", "byte
-// offset N".
+// at names a step of a process in a message about another step of that
+// process: "line N" (a process's steps are in one text log), or where it
+// is in a binary log (they span a generation's file each).
 func (m *Merged) at(file int32, line int64) string {
 	if m.binary(file) {
-		return fmt.Sprintf("byte offset %d", line)
+		return m.where(file, line)
 	}
 	return fmt.Sprintf("line %d", line)
 }
