@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,12 +21,9 @@ func logFile(t *testing.T, path string, gen uint64, closed, torn bool, events ..
 	check := func(seed uint64, off int, w []uint64) uint64 {
 		h := seed + uint64(off)*0xA0761D6478BD642F
 		for i, x := range w {
-			h += x * (0x9E3779B97F4A7C15 + 2*uint64(i))
+			h ^= bits.RotateLeft64(x, 7*i&63)
 		}
-		h ^= h >> 32
-		h *= 0xD6E8FEB86659FD93
-		h ^= h >> 32
-		return h >> 33
+		return ((h ^ h>>32) * 0xD6E8FEB86659FD93) >> 33
 	}
 	put := func(log, base, pos int, w []uint64, commit bool) int {
 		copy(words[base+pos:], w)

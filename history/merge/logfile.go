@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strings"
 )
@@ -23,7 +24,6 @@ const (
 	errWords     = 64 // kept free at the end of each log for its error record
 	maxN         = 0xFFFFFF
 	committed    = uint64(1) << 63
-	kWord        = 0x9E3779B97F4A7C15
 	kOff         = 0xA0761D6478BD642F
 	kLog         = 0xD6E8FEB86659FD93
 	// lookAhead is how many words after the end of a log (or after a torn
@@ -108,12 +108,9 @@ func recordName(kind uint64) string {
 func checkOf(seed uint64, off int64, words []uint64) uint64 {
 	h := seed + uint64(off)*kOff
 	for i, w := range words {
-		h += w * (kWord + 2*uint64(i))
+		h ^= bits.RotateLeft64(w, 7*i&63)
 	}
-	h ^= h >> 32
-	h *= kLog
-	h ^= h >> 32
-	return h >> 33
+	return ((h ^ h>>32) * kLog) >> 33
 }
 
 // record is one committed record of a log.

@@ -227,10 +227,11 @@ enum {
  * pages cost nothing until written). */
 #define PMLIN_LOG_BYTES_DEFAULT ((size_t)64 << 20)
 
-/* The constants of a record's check (README, "The file format"). */
-#define PMLIN__K_WORD 0x9E3779B97F4A7C15u
+/* The constants of a record's check (README, "The file format"), and
+ * PMLIN__K_WORD of the nonce. */
 #define PMLIN__K_OFF 0xA0761D6478BD642Fu
 #define PMLIN__K_LOG 0xD6E8FEB86659FD93u
+#define PMLIN__K_WORD 0x9E3779B97F4A7C15u
 
 typedef struct pmlin_recorder pmlin_recorder;
 
@@ -337,17 +338,24 @@ static inline size_t pmlin__record_len(uint64_t head)
     return 0;
 }
 
+/* pmlin__rotl rotates x left by r (0 to 63) bits. */
+static inline uint64_t pmlin__rotl(uint64_t x, unsigned r)
+{
+    return (x << r) | (x >> ((64 - r) & 63));
+}
+
 /* pmlin__sum adds the words w[0..n), at positions first, first+1, ... of
- * a record, to the sum h of its check: each word times an odd constant of
- * its position, so that a change of any one word changes the sum. The sum
- * starts at pmlin__sum_start: the log's seed and the record's offset, so
- * that a record copied elsewhere, or left from an earlier use of a
- * buffer, does not pass. */
+ * a record, to the sum h of its check: each word rotated by 7 times its
+ * position, exclusive-or'ed in, so that a change of any one word changes
+ * the sum (a few instructions a word: the check is computed on the hot
+ * path). The sum starts at pmlin__sum_start: the log's seed and the
+ * record's offset, so that a record copied elsewhere, or left from an
+ * earlier use of a buffer, does not pass. */
 static inline uint64_t pmlin__sum(uint64_t h, size_t first, const uint64_t *w, size_t n)
 {
     size_t i;
     for (i = 0; i < n; i++)
-        h += w[i] * (PMLIN__K_WORD + 2 * (uint64_t)(first + i));
+        h ^= pmlin__rotl(w[i], (unsigned)(7 * (first + i)) & 63);
     return h;
 }
 
@@ -356,13 +364,11 @@ static inline uint64_t pmlin__sum_start(const pmlin_thread *t, size_t off)
     return t->seed + (uint64_t)off * PMLIN__K_OFF;
 }
 
-/* pmlin__seal mixes a sum into the 31-bit check of a record. */
+/* pmlin__seal mixes a sum into the 31-bit check of a record: the top bits
+ * of a product depend on all the bits of the sum. */
 static inline uint64_t pmlin__seal(uint64_t h)
 {
-    h ^= h >> 32;
-    h *= PMLIN__K_LOG;
-    h ^= h >> 32;
-    return h >> 33;
+    return ((h ^ h >> 32) * PMLIN__K_LOG) >> 33;
 }
 
 /* pmlin__commit commits the record at p (t's next one, of n words, whose
@@ -1111,7 +1117,7 @@ static inline void pmlin__end_inv(pmlin_thread *t, uint64_t *p, size_t n)
     }
     p[1] = t->last_ts = ts;
     t->pending = t->len + 1;
-    pmlin__commit(t, p, n, h + ts * (PMLIN__K_WORD + 2));
+    pmlin__commit(t, p, n, h ^ pmlin__rotl(ts, 7));
     t->steps++;
 }
 

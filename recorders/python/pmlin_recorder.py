@@ -90,7 +90,6 @@ _ERR_WORDS = 64
 _ERR_TEXT = 400
 _MAX_N = 0xFFFFFF
 _COMMITTED = 1 << 63
-_K_WORD = 0x9E3779B97F4A7C15
 _K_OFF = 0xA0761D6478BD642F
 _K_LOG = 0xD6E8FEB86659FD93
 _M64 = (1 << 64) - 1
@@ -100,18 +99,17 @@ _REC = {"read": 1, "cas": 2, "swap": 3, "values": 4, "ok": 5, "fail": 6, "fail_v
 
 def _sum(h, first, words):
     """Adds words, at positions first, first+1, ... of a record, to the sum
-    of its check (each word times an odd constant of its position)."""
+    of its check: each word rotated left by 7 times its position,
+    exclusive-or'ed in."""
     for i, w in enumerate(words, first):
-        h = (h + w * (_K_WORD + 2 * i)) & _M64
+        r = 7 * i & 63
+        h ^= (w << r | w >> (64 - r)) & _M64
     return h
 
 
 def _seal(h):
     """The 31-bit check of a record from its sum."""
-    h ^= h >> 32
-    h = (h * _K_LOG) & _M64
-    h ^= h >> 32
-    return h >> 33
+    return ((h ^ h >> 32) * _K_LOG & _M64) >> 33
 
 
 class _Log:
@@ -136,7 +134,7 @@ class _Log:
         struct.pack_into("<Q", self.mem, at, lo)
         if payload:
             struct.pack_into("<%dQ" % len(payload), self.mem, at + 16, *payload)
-        return _sum(_sum(self.seed + self.len * _K_OFF, 0, (lo,)), 2, payload)
+        return _sum(_sum((self.seed + self.len * _K_OFF) & _M64, 0, (lo,)), 2, payload)
 
     def commit(self, kind, n, words, ts, h):
         """Stamps and commits the record opened at the end of the log."""
