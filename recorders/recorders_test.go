@@ -499,6 +499,8 @@ int main(void)
     pthread_t th[2];
     int i;
     rec = pmlin_new(2);
+    if (pmlin_open_logs(rec, NULL, 65536) != 0)
+        fprintf(stderr, "%s\n", pmlin_error(rec));
     for (i = 0; i < 2; i++)
         if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i) != 0)
             return 1;
@@ -526,6 +528,7 @@ int main(void)
 	}
 	sources(t, "c/pmlin.h")
 	dir := t.TempDir()
+	refused, gathered := 0, 0
 	for i, order := range orders {
 		var src strings.Builder
 		for _, inc := range order {
@@ -548,17 +551,44 @@ int main(void)
 			if _, stderr, err := run(t, "", argv...); err != nil {
 				t.Fatalf("%s, includes %v: %v\n%s", strings.Join(argv, " "), order, err, stderr)
 			}
-			out, stderr, err := run(t, "", bin)
-			if err != nil {
-				t.Fatalf("%s, includes %v: %v\n%s", c.std, order, err, stderr)
+			logs := filepath.Join(dir, name+".logs")
+			cmd := exec.Command(bin)
+			cmd.Env = append(os.Environ(), "PMLIN_LOG_DIR="+logs)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s, includes %v: %v\n%s", c.std, order, err, e.String())
 			}
+			out, stderr := o.String(), e.String()
 			p := filepath.Join(dir, name+".hist")
 			os.WriteFile(p, []byte(out), 0o644)
 			if res, err := check(t, p); err != nil || !res.Linearizable || res.Operations != 2 {
 				t.Fatalf("%s, includes %v: %v %+v\n%s", c.std, order, err, res, out)
 			}
+			// The log file: where POSIX is declared (pmlin.h first, a
+			// feature-test macro, C++), it must be there and gather to the
+			// history the program wrote.
+			posix := i == 0 || i == 5 || c.ext == "cpp"
+			if stderr != "" {
+				if posix || !strings.Contains(stderr, "pmlin_open_logs needs POSIX (open, ftruncate, mmap)") {
+					t.Fatalf("%s, includes %v: %s", c.std, order, stderr)
+				}
+				refused++
+				continue
+			}
+			gathered++
+			m, err := merge.Gather(logs)
+			if err != nil {
+				t.Fatalf("%s, includes %v: gather: %v", c.std, order, err)
+			}
+			var g strings.Builder
+			m.WriteTo(&g)
+			if withoutComments(g.String()) != withoutComments(out) {
+				t.Fatalf("%s, includes %v: gathered\n%s\nwritten\n%s", c.std, order, g.String(), out)
+			}
 		}
 	}
+	t.Logf("%d builds recorded into log files, %d said they need POSIX", gathered, refused)
 }
 
 // TestPythonThreadIndex: a thread index out of range (or not an int) is a
