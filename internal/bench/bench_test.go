@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/reduce"
 	"github.com/pmlin/pmlin/internal/testenv"
-	"github.com/pmlin/pmlin/reduce"
 )
 
 // TestMain lets the test binary stand in for pmlin's bench child: with

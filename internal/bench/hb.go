@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/reduce"
+	"github.com/pmlin/pmlin/internal/reduce"
 )
 
 // never is lo of an operation that never responds (cut off by a crash or
