@@ -202,7 +202,7 @@ type UndecidedError struct {
 	Line int64
 	Msg  string
 	// Operations are the history's (it was read whole): a small one is
-	// decided by the exact search instead (exact.Fallback).
+	// decided by the exact search instead (pmlin check, pmlin.Check).
 	Operations int64
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
+	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/report"
 	"github.com/pmlin/pmlin/shrink"
 )

@@ -15,8 +15,8 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/driver"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"

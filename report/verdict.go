@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 )
 
 // Verdict is a verdict as pmlin prints it in JSON, however it was reached:

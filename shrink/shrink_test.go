@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/histgen"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/shrink"
