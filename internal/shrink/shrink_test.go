@@ -16,8 +16,8 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/shrink"
 	"github.com/pmlin/pmlin/internal/testenv"
-	"github.com/pmlin/pmlin/shrink"
 )
 
 var shrinkSeeds = flag.Int("shrink.seeds", 0, "random histories TestShrinkRandom and TestShrinkCrashChains generate (default 300; 3000 with PMLIN_LONG=1)")
@@ -188,7 +188,7 @@ func TestShrinkRandom(t *testing.T) {
 // the extraction left out, and a cut-off swap whose observer was taken to
 // be another cut-off swap placed after it.
 func TestShrinkExtraction(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "subhistory", "*.hist"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "analyzer", "testdata", "subhistory", "*.hist"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no histories: %v", err)
 	}
@@ -299,9 +299,9 @@ func TestShrinkCrashChains(t *testing.T) {
 		mode history.Mode
 	}
 	var inputs []input
-	files, _ := filepath.Glob("../analyzer/testdata/chains/*.hist")
+	files, _ := filepath.Glob("../../analyzer/testdata/chains/*.hist")
 	if len(files) == 0 {
-		t.Fatal("no ../analyzer/testdata/chains/*.hist")
+		t.Fatal("no ../../analyzer/testdata/chains/*.hist")
 	}
 	for _, f := range files {
 		text, err := os.ReadFile(f)
