@@ -11,8 +11,8 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/shrink"
-	"github.com/pmlin/pmlin/report"
 )
 
 // Kind is the kind of an operation: Read, CAS or Swap (package history's).

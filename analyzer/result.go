@@ -154,7 +154,8 @@ func (c EdgeCounts) Total() int64 {
 	return c.HappensBefore + c.ReadsFrom + c.Auxiliary + c.Recovery
 }
 
-// Result is the verdict on a history. Its JSON form is report.Verdict's.
+// Result is the verdict on a history. Its JSON form is pmlin check --json's
+// verdict (docs/cli-contract.md).
 type Result struct {
 	Linearizable bool
 	Mode         history.Mode

@@ -19,8 +19,8 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/shrink"
-	"github.com/pmlin/pmlin/report"
 )
 
 func checkCommand(e env) *cobra.Command {

@@ -14,8 +14,8 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/shrink"
-	"github.com/pmlin/pmlin/report"
 )
 
 // exactBudget is --budget: the states the exact search may explore, or

@@ -19,7 +19,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/directio"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 // runConfig is the configuration run and fuzz start from, before their

@@ -11,7 +11,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 // keys lists the top-level keys of a JSON object, in order.

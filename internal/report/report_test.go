@@ -19,7 +19,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

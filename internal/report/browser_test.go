@@ -16,13 +16,13 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 // The browser test opens reports in headless Chromium (Debian's chromium
 // package; .ci/run installs it). It skips when no browser is installed,
 // unless CI is set: then it fails. Screenshots are kept under
-// $PMLIN_ARTIFACTS, or report/testdata/screenshots/ (not committed).
+// $PMLIN_ARTIFACTS, or internal/report/testdata/screenshots/ (not committed).
 
 // chromium finds the browser: $PMLIN_CHROMIUM, or a usual name on PATH.
 func chromium(t *testing.T) string {
@@ -138,9 +138,9 @@ func TestBrowser(t *testing.T) {
 		{"stale", nil, history.Strict},
 		{"dirty-bit", nil, history.Strict},
 		{"crash", nil, history.Strict},
-		{"torn-cas", readFile(t, "../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
-		{"recovery-wrong-way", readFile(t, "../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
-		{"two-cut-off", readFile(t, "../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
+		{"torn-cas", readFile(t, "../../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
+		{"recovery-wrong-way", readFile(t, "../../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
+		{"two-cut-off", readFile(t, "../../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
 		{"lost-write-20k", large.Bytes(), history.Strict},
 		{"linearizable", nil, history.Strict},
 	}
