@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/internal/driver"
 )
 
 // TestFuzzProcs: a deterministic campaign on emulated regions with fewer

@@ -15,10 +15,10 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/directio"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/report"
 )
 

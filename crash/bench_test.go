@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/driver"
 )
 
 // cpuTime is the process's user and system time so far.

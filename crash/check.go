@@ -7,8 +7,8 @@ import (
 	"fmt"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/pmem"
 )
 

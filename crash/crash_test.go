@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/lockmwcas"

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/target"
 )
 

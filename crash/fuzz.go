@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/pmem"
 )
 

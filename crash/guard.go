@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/pmem"
 )
 

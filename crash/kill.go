@@ -20,8 +20,8 @@ import (
 	mmap "github.com/edsrzf/mmap-go"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/internal/driver"
 )
 
 // TestLateCrashRuns: a run with --late-crash crashes its segments where a
