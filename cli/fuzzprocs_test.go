@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/driver"
 )
 

@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/target"
 )
 

@@ -30,7 +30,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/cli"
-	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/target"
 )

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"

@@ -3,9 +3,10 @@ package target_test
 import (
 	"context"
 	"fmt"
+	"testing"
 
-	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -57,10 +58,11 @@ func (m inPlace) Recover(worker int) (string, error) {
 	return "lock released", s.Err
 }
 
-// Example runs a fuzzing campaign on a target made of the pieces above:
-// pmlin crashes it between two of its writes and reports the torn
-// operation.
-func Example() {
+// TestInPlaceTorn runs a fuzzing campaign on a target made of the pieces
+// above: pmlin crashes it between two of its writes and reports the torn
+// operation. (A user runs such a campaign with pmlintest.Fuzz or a pmlin
+// of their own, cli.Main.)
+func TestInPlaceTorn(t *testing.T) {
 	attach := func(r *pmem.Region, c target.Config) (target.Instance, error) { return inPlace{r}, nil }
 	inplace := &target.Target{
 		Name:        "inplace",
@@ -73,12 +75,16 @@ func Example() {
 	run.Target = inplace
 	_, found, err := crash.Fuzz(context.Background(), crash.FuzzConfig{Run: run, Seed: 1, Mode: history.Strict, MaxRuns: 100, Jobs: 1})
 	if err != nil {
-		fmt.Println(err)
-		return
+		t.Fatal(err)
 	}
-	fmt.Println("violation in run", found.Index+1, "of the campaign:", found.Verdict.Anomalies[0].Kind)
-	fmt.Println("replay: pmlin run", found.Config.Flags())
-	// Output:
-	// violation in run 2 of the campaign: cycle
-	// replay: pmlin run --target inplace --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --sched deterministic --seed 4754066425326119843
+	if found == nil {
+		t.Fatal("100 runs found no violation")
+	}
+	got := fmt.Sprintln("violation in run", found.Index+1, "of the campaign:", found.Verdict.Anomalies[0].Kind) +
+		fmt.Sprintln("replay: pmlin run", found.Config.Flags())
+	const want = "violation in run 2 of the campaign: cycle\n" +
+		"replay: pmlin run --target inplace --threads 4 --ops 1000 --words 8 --k 2 --reads 0.5 --crashes 6 --policy mix --recovery-crash 0.1 --sched deterministic --seed 4754066425326119843\n"
+	if got != want {
+		t.Errorf("got\n%swant\n%s", got, want)
+	}
 }
