@@ -21,7 +21,7 @@ func cpuTime() time.Duration {
 
 // BenchmarkCheck is a run of the PMwCAS recorded and checked, as fuzz
 // makes them: the default run, and runs with what the mix draws (go test
-// -run '^$' -bench Check ./crash). It also reports the CPU time per run,
+// -run '^$' -bench Check ./internal/crash). It also reports the CPU time per run,
 // which other work on a shared machine disturbs less than the wall time.
 func BenchmarkCheck(b *testing.B) {
 	shapes := Mix{Shapes: 1}
@@ -57,7 +57,7 @@ func BenchmarkCheck(b *testing.B) {
 // BenchmarkFuzz is a campaign of pmlin fuzz's defaults (the PMwCAS, the
 // default mix), b.N runs long: its throughput in crash cycles and
 // operations per second of wall time, and the CPU time per run (go test
-// -run '^$' -bench Fuzz ./crash). jobs=1 runs one run at a time, which
+// -run '^$' -bench Fuzz ./internal/crash). jobs=1 runs one run at a time, which
 // other work on a shared machine disturbs least; default runs as many at a
 // time as pmlin fuzz does (GOMAXPROCS).
 func BenchmarkFuzz(b *testing.B) {
@@ -86,7 +86,7 @@ func BenchmarkFuzz(b *testing.B) {
 // BenchmarkDecide is the analysis alone of the histories fuzz records, as
 // it makes them: 100 runs of the default mix, recorded once, each decided
 // from its Recording with the last analysis recycled (go test -run '^$'
-// -bench Decide ./crash). It measures the per-run cost of reading a small
+// -bench Decide ./internal/crash). It measures the per-run cost of reading a small
 // history and analysing it, apart from making the run.
 func BenchmarkDecide(b *testing.B) {
 	ctx := context.Background()
