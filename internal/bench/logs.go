@@ -12,7 +12,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/histgen"
-	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 )
 

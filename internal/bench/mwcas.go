@@ -10,7 +10,7 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 )
 

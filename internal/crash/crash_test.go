@@ -17,9 +17,9 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/lockmwcas"
-	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
