@@ -18,7 +18,7 @@ var listNames = flag.Bool("apicount.names", false, "log every public name, not o
 // be argued in the commit that does it.
 var ceilings = map[string]int{
 	"":                68,
-	"analyzer":        200,
+	"analyzer":        195,
 	"cli":             9,
 	"deploy":          0,
 	"examples/shadow": 8,
@@ -31,7 +31,7 @@ var ceilings = map[string]int{
 	"target":          44,
 }
 
-const totalCeiling = 625
+const totalCeiling = 620
 
 func TestPublicNames(t *testing.T) {
 	root, err := filepath.Abs("../..")
