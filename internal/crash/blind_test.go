@@ -183,7 +183,7 @@ func TestMixReplays(t *testing.T) {
 		}
 		replay := parseArgs(t, rc.Args())
 		replay.Target, replay.Child = rc.Target, rc.Child
-		ps, err := rc.Target.Resolve(rc.Params) // Args renders every parameter
+		ps, err := resolveParams(rc.Target, rc.Params) // Args renders every parameter
 		if err != nil {
 			t.Fatal(err)
 		}

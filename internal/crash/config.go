@@ -78,7 +78,7 @@ type Config struct {
 	// code).
 	Mutant string
 	// Params sets some of the target's parameters by name; the others
-	// take their defaults (target.Target.Resolve).
+	// take their defaults (resolveParams).
 	Params map[string]string
 	Driver driver.Config
 	// Ops is the number of workload operations, over all threads (the full
@@ -219,10 +219,10 @@ func (c Config) Check() error {
 // targetConfig is what the run asks of its target: the workload's shape,
 // the mutant, and every parameter.
 func (c Config) targetConfig() (target.Config, error) {
-	if err := c.Target.CheckMutant(c.Mutant); err != nil {
+	if err := checkMutant(c.Target, c.Mutant); err != nil {
 		return target.Config{}, err
 	}
-	ps, err := c.Target.Resolve(c.Params)
+	ps, err := resolveParams(c.Target, c.Params)
 	if err != nil {
 		return target.Config{}, err
 	}

@@ -142,7 +142,7 @@ func TestCorrectTargets(t *testing.T) {
 // sees what its operations wrote.
 func TestDataLayout(t *testing.T) {
 	for _, tg := range testTargets {
-		ps, err := tg.Resolve(nil)
+		ps, err := resolveParams(tg, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

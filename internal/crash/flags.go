@@ -22,7 +22,7 @@ const replayAlways = "pmlin-replay-always"
 // flag of its name (Check refuses one the chosen target does not have).
 // Child is no flag (see Config).
 func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
-	find := func(name string) (*target.Target, error) { return target.Find(targets, name) }
+	find := func(name string) (*target.Target, error) { return FindTarget(targets, name) }
 	fs.Var(newValue(&c.Target, find, targetName), "target", "the primitive under test (see pmlin targets)")
 	d := &c.Driver
 	fs.IntVar(&d.Threads, "threads", d.Threads, "worker threads (processes of the history)")

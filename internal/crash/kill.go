@@ -69,7 +69,7 @@ func ChildMain(ctx context.Context, spec string, out io.Writer, targets []*targe
 	if err := json.Unmarshal([]byte(spec), &s); err != nil {
 		return fail(fmt.Errorf("bad spec: %w", err))
 	}
-	t, err := target.Find(targets, s.Target)
+	t, err := FindTarget(targets, s.Target)
 	if err != nil {
 		return fail(fmt.Errorf("the child process is not the program that started it: %w", err))
 	}
