@@ -11,8 +11,8 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/histgen"
 	"github.com/pmlin/pmlin/internal/porcmodel"
 	"github.com/pmlin/pmlin/internal/testenv"

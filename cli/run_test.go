@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/target"

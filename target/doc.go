@@ -1,8 +1,8 @@
 // Package target is the contract between pmlin's harness and a persistent
 // primitive under test: a multi-word CAS and a multi-word read that keep
 // their state in a pmem.Region, survive crashes of that region, and can be
-// recovered. The harness (packages driver and crash, commands pmlin run and
-// fuzz) drives any Target through this contract alone: the built-in PMwCAS
+// recovered. The harness (commands pmlin run and fuzz, pmlintest.Fuzz)
+// drives any Target through this contract alone: the built-in PMwCAS
 // (mwcas.Target) is one, the lock-striped MwCAS of package lockmwcas
 // another, and a user's own is a third. Histories recorded from them are
 // checked by the method of Cepeda et al., "Toward Linearizability Testing
@@ -25,11 +25,10 @@
 //     that error (wrapped or not); the harness waits for all of them.
 //  4. It replaces the region's contents by a crash image (what survives
 //     depends on the image policy, see package pmem), and calls Recover
-//     as worker 0: on the same Instance for emulated crashes, or, as a new
-//     process does, on the Instance that Open returns for the region
-//     reopened from its file (process kills; issue 16 will let emulated
-//     crashes reopen images too). Recover may itself be crashed and is
-//     then called again on a new image.
+//     as worker 0 on the Instance that Open returns for the region
+//     reopened as a new process would reopen it (from its file, for
+//     process kills). Recover may itself be crashed and is then called
+//     again on a new image.
 //  5. It reads region word DataOffset(a) of every data word a directly,
 //     and records those values as a read by a process of its own: what
 //     recovery left, not what an operation of the target would make of
@@ -64,8 +63,8 @@
 //     allowed, but no scheduler sees it: mark each step on it with
 //     pmem.Worker.Volatile(key) between the load and the write that
 //     depends on it (key names that state), so that the deterministic
-//     scheduler can run others there too (its late-write runs do, package
-//     driver); what lives in Go memory does not survive a crash, and
+//     scheduler can run others there too (its late-write runs do); what
+//     lives in Go memory does not survive a crash, and
 //     Recover starts it afresh;
 //   - an operation that loops must make region accesses while it loops:
 //     one that makes --stuck-accesses of them without returning is
@@ -100,8 +99,8 @@
 // one chosen by --mutant in Config.Mutant to New and Open. Params are the
 // target's knobs (a pool size, a layout), each a flag of pmlin run and
 // fuzz of its name: Config.Params holds every one, its default unless the
-// user set it, and Config.Int parses the integer ones. Later issues will
-// let the harness vary layout parameters per run.
+// user set it, and Config.Int parses the integer ones. pmlin fuzz draws a
+// parameter's value run by run from its Param.Fuzz, when it lists any.
 //
 // # Linking a target into pmlin
 //
