@@ -1,5 +1,5 @@
 // Package merge turns per-thread logs with timestamps into one history in
-// text format v1 (shared/history-format.md): what `pmlin merge` does, so
+// text format v1 (docs/history-format.md): what `pmlin merge` does, so
 // that a recorder (recorders/c/pmlin.h, recorders/python, a script of your
 // own) may write its threads' logs as they are and leave the merge to pmlin.
 //
