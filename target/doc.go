@@ -1,8 +1,8 @@
 // Package target is the contract between pmlin's harness and a persistent
 // primitive under test: a multi-word CAS and a multi-word read that keep
 // their state in a pmem.Region, survive crashes of that region, and can be
-// recovered. The harness (commands pmlin run and fuzz, pmlintest.Fuzz)
-// drives any Target through this contract alone: the built-in PMwCAS
+// recovered. The harness (packages driver and crash, commands pmlin run and
+// fuzz) drives any Target through this contract alone: the built-in PMwCAS
 // (mwcas.Target) is one, the lock-striped MwCAS of package lockmwcas
 // another, and a user's own is a third. Histories recorded from them are
 // checked by the method of Cepeda et al., "Toward Linearizability Testing
@@ -24,11 +24,12 @@
 //     wrapping pmem.ErrCrashed. The operations in progress must return
 //     that error (wrapped or not); the harness waits for all of them.
 //  4. It replaces the region's contents by a crash image (what survives
-//     depends on the image policy, see package pmem), and calls Recover
-//     as worker 0 on the Instance that Open returns for the region
-//     reopened as a new process would reopen it (from its file, for
-//     process kills). Recover may itself be crashed and is then called
-//     again on a new image.
+//     depends on the image policy, see package pmem), reopens the region
+//     as a new process would (pmem.Region.Reopen for an emulated crash,
+//     the region file for a process kill: nothing of the live Instance is
+//     kept), calls Open on it and Recover, as worker 0, on the Instance
+//     Open returns. An Open that refuses the image is a finding. Recover
+//     may itself be crashed and is then called again on a new image.
 //  5. It reads region word DataOffset(a) of every data word a directly,
 //     and records those values as a read by a process of its own: what
 //     recovery left, not what an operation of the target would make of
@@ -63,8 +64,8 @@
 //     allowed, but no scheduler sees it: mark each step on it with
 //     pmem.Worker.Volatile(key) between the load and the write that
 //     depends on it (key names that state), so that the deterministic
-//     scheduler can run others there too (its late-write runs do); what
-//     lives in Go memory does not survive a crash, and
+//     scheduler can run others there too (its late-write runs do, package
+//     driver); what lives in Go memory does not survive a crash, and
 //     Recover starts it afresh;
 //   - an operation that loops must make region accesses while it loops:
 //     one that makes --stuck-accesses of them without returning is
@@ -99,14 +100,29 @@
 // one chosen by --mutant in Config.Mutant to New and Open. Params are the
 // target's knobs (a pool size, a layout), each a flag of pmlin run and
 // fuzz of its name: Config.Params holds every one, its default unless the
-// user set it, and Config.Int parses the integer ones. pmlin fuzz draws a
-// parameter's value run by run from its Param.Fuzz, when it lists any.
+// user set it, and Config.Int parses the integer ones. A parameter that
+// lists values in Param.Fuzz is drawn from them, run by run, by pmlin fuzz
+// in the runs whose shape it varies (unless the user set it).
+//
+// # Progress
+//
+// pmlin fuzz checks more than linearizability: with the deterministic
+// scheduler it stops a worker for good right after one of its writes
+// inside an operation (the progress check, --stall), and holds workers
+// back before a CAS (late writes, --late); an operation of another worker
+// that then makes --stall-accesses region accesses without returning is
+// reported "stuck", naming the stopped worker. That is what lock-freedom
+// promises: a worker that stops does not stop the others. A target whose
+// operations wait for another worker by design (a lock) declares it with
+// Target.Blocking and is never stopped or held; a lock-free target marks
+// the waits its design has (an allocator waiting for reclamation) with
+// pmem.Worker.Wait, which do not count towards the bound.
 //
 // # Linking a target into pmlin
 //
 // cli.Main(targets...) is pmlin's command line with the given targets: a
 // user's own pmlin is a main package that calls it with theirs. From a
 // test, pmlintest.Fuzz runs a campaign on one target and fails the test
-// with the files it kept. The README's section "Test your own primitive"
-// goes from an empty package to a caught bug.
+// with the files it kept. docs/your-primitive.md goes from an empty
+// package to a caught bug.
 package target

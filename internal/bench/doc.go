@@ -36,6 +36,11 @@
 //   - mwcas measures the PMwCAS itself (the ICDE paper's throughput
 //     figures): operations per second against threads and k, with the
 //     persistence emulation on and off, beside a mutex-protected baseline.
+//   - fuzz measures pmlin fuzz campaigns, each in a child process: crash
+//     cycles per second and per CPU-second with the true defaults, and CPU
+//     time per run at one job, beside an older pmlin binary
+//     (Options.Baseline) on the same campaigns, interleaved. It is not
+//     part of all.
 //
 // Measurements of the checkers run in child processes (Options.Child: the
 // pmlin binary's hidden `pmlin bench child` subcommand, see ChildMain), which

@@ -67,8 +67,8 @@ type FuzzReport struct {
 	Points   []FuzzPoint `json:"points"`
 	// TargetMet: with the true defaults (the defaults configuration:
 	// default jobs), the crash cycles per second are at least 3 times the
-	// baseline's, by the wall clock and per CPU-second (issue 15); false
-	// without a baseline.
+	// baseline's, by the wall clock and per CPU-second; false without a
+	// baseline.
 	TargetMet bool `json:"target_met"`
 }
 
@@ -274,7 +274,7 @@ func (r *FuzzReport) Headlines() []string {
 		h = append(h, s+".")
 	}
 	if r.Baseline != "" {
-		h = append(h, fmt.Sprintf("Target (issue 15: with the true defaults at least 3x the baseline's crash cycles per second, by the wall clock and per CPU-second): %s.", met(r.TargetMet)))
+		h = append(h, fmt.Sprintf("Target (with the true defaults at least 3x the baseline's crash cycles per second, by the wall clock and per CPU-second): %s.", met(r.TargetMet)))
 	}
 	return h
 }

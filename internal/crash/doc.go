@@ -61,8 +61,8 @@
 // is found; FuzzConfig.Mix varies the runs from their seeds (Mix: their
 // shapes and the target's layout, a thread stopped for good in each
 // segment by the progress check, writes held back by the late-write policy
-// (driver.Config.Late; a draw of its own, so the runs that do not take it
-// replay as before it existed), in those late runs (Mix.LateCrash) a crash
+// (driver.Config.Late; a draw of its own, so that it shifts no other
+// draw), in those late runs (Mix.LateCrash) a crash
 // of each segment where a late write's change is not yet durable instead
 // of at a random access (Config.LateCrash, driver.CrashPoint.Late: right
 // before the fence that would make it durable, the image keeping every

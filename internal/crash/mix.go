@@ -117,8 +117,8 @@ func (m Mix) draw(c *Config) drawn {
 	}
 	if stall < m.Stall && !m.Keep["stall"] && c.Scheduler() == driver.Deterministic && !c.Target.Blocking {
 		c.Stall, d.stalled = 1, true
-		// A stream of its own: the draws above and the shape's keep the
-		// values they had before this decision was added (issue 16).
+		// A stream of its own: the draws above and the shape's do not
+		// depend on whether this one is made.
 		lone := rand.New(rand.NewPCG(c.Driver.Seed, 0x1013e)).Float64()
 		if lone < m.Lone && !m.Keep["threads"] && c.Driver.Threads > 2 {
 			c.Driver.Threads, d.lone = 2, true

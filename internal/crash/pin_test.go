@@ -12,33 +12,17 @@ import (
 )
 
 // pinned are the SHA-256 sums of the histories (and the verdicts) that
-// fuzz's runs recorded before the deterministic scheduler's hand-off and
-// the fuzz path were made faster (issue 15; computed at c16a877 and at
-// fuzz-blind 09d8bd2, the text path only; mix/9, a stalled run, since
-// the mix's lone share (Mix.Lone) gives it two threads). A run is its seed: whatever
-// the harness does to go faster, a seed must replay the same history, byte
-// for byte, and reach the same verdict. The runs are those of a campaign
-// with the default mix (shapes, stalls, recoveries under fire and sweeps
-// all occur among them), of the lock-based target, of swaps and failures
-// that report values, and of planted bugs that are caught. The late-write
-// policy (issue 16, the mix's late share) changed the pins of the runs that
-// take it, mix/2, 5, 7, 8, 10 and 11, and the pmwcas target's descriptors
-// parameter, now drawn by shapes (first of its parameters), that of the
-// shaped run mix/6; the other runs replay as before. The late-write
-// policy's ABA holds, stale CAS and solo runs (branch pct, second pass)
-// changed the pins of the late runs again, and only theirs. The late crash
-// (branch s20-undo: Mix.LateCrash, every late run by default) changed the
-// pins of the late runs, mix/2, 5, 7, 8, 10 and 11, and only theirs; late/2
-// and late/8 are mix/2 and 8 without it (Config.LateCrash 0), pinned with
-// the sums they had before: the late-write policy itself replays as before.
-// Phase 2 of mwcas persisting its own write (branch s20-lcbug: a bug the
-// late crash found) changed every run of the pmwcas target, and only
-// those (the lock-based target's replay as before); read-single-collect
-// moved from seed 5, which that schedule no longer catches, to seed 4.
-// The recording and end lines (issue 27: a history says whether it is
-// complete) changed every pin: the histories are those of before but for
-// those two lines (compared line by line with the binary of e9ac0ad, all
-// 25 runs), and the verdicts name the lines after the third one more.
+// fixed runs of fuzz record. A run is its seed: whatever the harness does
+// to go faster, a seed must replay the same history, byte for byte, and
+// reach the same verdict. The runs are those of a campaign with the
+// default mix (shapes, stalls, late writes and late crashes, recoveries
+// under fire and sweeps all occur among them), of the lock-based target,
+// of swaps and failures that report values, and of planted bugs that are
+// caught; late/2 and late/8 are mix/2 and mix/8 with late writes and
+// without late crashes (Config.LateCrash 0). A change that means to alter
+// what a run does (a new draw of the mix, a target that takes other steps)
+// changes the pins of the runs it touches, and only those: the commit that
+// changes a pin says why.
 var pinned = map[string]string{
 	"late/2":                        "908f13427a5e55fe25b3d387e941fb6409cf3893db5eda79071ed78908e9218d",
 	"late/8":                        "aa145203feeb4e70b539dcfa0e049a20415a1eed0c4a3e2573cc2500debd2430",

@@ -48,8 +48,10 @@
 //
 // Free: the workers are goroutines that run as the Go runtime and the
 // machine let them; optional seeded random yields (runtime.Gosched) at
-// region accesses widen the interleavings. Timestamps are the monotonic
-// clock.
+// region accesses widen the interleavings. Timestamps come from the TSC
+// where the kernel's clocksource is the TSC, else from the monotonic clock;
+// a lone worker counts its steps (ClockSource says why each orders the
+// steps).
 //
 // Deterministic: one worker runs at a time. At every region access (the
 // pmem.AccessHook) and at every operation boundary a seeded choice picks

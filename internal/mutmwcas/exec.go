@@ -22,7 +22,8 @@ type fuzzConfig struct {
 	Args []string `json:"args"`
 }
 
-// defaultConfigs are the four configurations of issue 16.
+// defaultConfigs are the built-in configurations: the defaults, a small
+// dense shape, the durable mode, and process kills.
 var defaultConfigs = []fuzzConfig{
 	{"defaults", nil},
 	{"t3w4k3", []string{"--threads", "3", "--words", "4", "--k", "3"}},
