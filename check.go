@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/report"
-	"github.com/pmlin/pmlin/shrink"
+	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/internal/shrink"
 )
 
 // Kind is the kind of an operation: Read, CAS or Swap (package history's).
@@ -121,8 +121,9 @@ type Result struct {
 	Linearizable bool
 	Mode         Mode
 	// Engine is the method that answered: "graph" (package analyzer), or
-	// "exact" (package exact's search) for a small history that the graph
-	// method left undecided (exact.Fallback; WriteReport says why). An
+	// "exact" (an exhaustive search, as pmlin check's) for a history of at
+	// most 200 operations that the graph method left undecided
+	// (WriteReport says why). An
 	// exact verdict has no anomalies: when not linearizable, Witness are
 	// operations, by index, that cannot be ordered on their own.
 	Engine  string

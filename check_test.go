@@ -95,7 +95,7 @@ func TestCoarseClock(t *testing.T) {
 func sameInts(a, b []int) bool { return fmt.Sprint(a) == fmt.Sprint(b) }
 
 // TestCrashes: a cas cut off by a crash is Pending; the modes tell how
-// late it may take effect (the README's example).
+// late it may take effect.
 func TestCrashes(t *testing.T) {
 	h := pmlin.History{
 		Operations: []pmlin.Operation{

@@ -23,7 +23,7 @@
 // Timestamps are int64s of one clock shared by every process, in any unit;
 // only their order matters. The history is the steps (invocations,
 // responses, crashes) merged by timestamp, by the rule of pmlin merge and
-// of the recorders (merge.Order): each process's own operations in the
+// of the recorders: each process's own operations in the
 // order of their calls, a response before its process's next invocation;
 // between processes the earlier timestamp first and, on equal timestamps,
 // invocations before responses. So, as in Porcupine, an interval is

@@ -9,7 +9,7 @@ import (
 	"strconv"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/history/merge"
+	"github.com/pmlin/pmlin/internal/merge"
 	"github.com/pmlin/pmlin/internal/tie"
 )
 

@@ -21,9 +21,6 @@ type Options struct {
 	// MaxEvaluations bounds the completions of crashed operations tried
 	// when failures need one (default: scaled to the history's size).
 	MaxEvaluations int
-	// Phase, if set, is told when each phase after reading starts
-	// ("checking", "explaining"), for progress displays.
-	Phase func(name string)
 	// Origin, if set, gives for a line of this history the line it had in
 	// the history it was cut from (a shrunk history names them in
 	// comments), or 0: anomalies name those lines too (OriginalOps).
@@ -114,12 +111,6 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	if err != nil {
 		return nil, err
 	}
-	phase := func(name string) {
-		if opts.Phase != nil {
-			opts.Phase(name)
-		}
-	}
-	phase("checking")
 	// The evaluation's arrays: a path successor per word, two bits per
 	// access, three per operation.
 	if err := guard.room(h, "evaluate its graph", 4*int64(len(h.addr))+int64(len(h.word))/4+int64(h.n)*3/8); err != nil {
@@ -180,7 +171,6 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 	result.Vertices++ // genesis
 	x := newExplainer(e, opts.Origin)
 	if !ok {
-		phase("explaining")
 		if err := x.anomalies(ctx, result, opts.MaxAnomalies); err != nil {
 			return nil, err
 		}

@@ -11,8 +11,8 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/histgen"
 	"github.com/pmlin/pmlin/internal/porcmodel"
 	"github.com/pmlin/pmlin/internal/testenv"
@@ -24,10 +24,10 @@ var (
 )
 
 // diffCount is the size of the differential campaigns (TestDifferential's;
-// the others run a fraction of it). The default, which CI runs, finds
-// issue 9's bug (the recoverable constraint lost when a process's next
-// operation was cut off too) hundreds of times over; PMLIN_LONG=1 runs
-// the size of the README's evidence.
+// the others run a fraction of it). The default, which CI runs, finds a
+// lost recoverable constraint (a cut-off cas's edge to its process's next
+// operation dropped when that operation was cut off too) hundreds of times
+// over; PMLIN_LONG=1 runs the campaign of docs/evidence.md.
 func diffCount() int { return testenv.Count(*diffSeeds, 4000, 20000) }
 
 // tally counts the outcomes of a differential run.

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/reduce"
+	"github.com/pmlin/pmlin/internal/reduce"
 )
 
 // eval holds the state of one evaluation of the properties for one choice

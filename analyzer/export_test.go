@@ -9,3 +9,12 @@ func WithPartSize(opts Options, n int) Options {
 	opts.partSize = n
 	return opts
 }
+
+// Bounds returns neighbourhood options with the given bounds (the
+// reports use the defaults).
+func Bounds(maxNodes, window, maxTimeline int) NeighbourhoodOptions {
+	return NeighbourhoodOptions{maxNodes: maxNodes, window: window, maxTimeline: maxTimeline}
+}
+
+// EstimateMemory is estimateMemory, for the external tests.
+var EstimateMemory = estimateMemory

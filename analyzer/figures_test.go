@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 var updateGolden = flag.Bool("update", false, "rewrite the golden files of TestFigures")
@@ -48,8 +48,8 @@ var figures = []struct {
 	// Section 5.3's completion rules, in the three modes (this was once
 	// wrongly named fig10.hist).
 	{file: "chains/section5.3-modes.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{24, 28}},
-	// Chains the recoverable rule must follow past cut-off operations
-	// (issue 9): the verdicts of the definitions (bruteforce_test.go).
+	// Chains the recoverable rule must follow past cut-off operations:
+	// the verdicts of the definitions (bruteforce_test.go).
 	{file: "chains/read-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{11, 15}},
 	{file: "chains/cas-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{8, 12}},
 	{file: "chains/two-cut-off.hist", want: [3][]analyzer.Kind{{analyzer.Cycle}, {analyzer.Cycle}, nil}, ops: []int64{9, 17}},

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 // checkBytes runs the analyzer on in, in one mode, and renders the outcome:

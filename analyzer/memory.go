@@ -58,7 +58,7 @@ func (e *MemoryError) Error() string {
 		e.File, need, e.Source, units.Bytes(e.Limit))
 }
 
-// EstimateMemory is the memory that checking a history of size bytes in
+// estimateMemory is the memory that checking a history of size bytes in
 // format f needs at least, for a refusal before reading it. On pmlin gen
 // histories (README, Performance) the peak resident memory is 0.93 bytes
 // per byte of text at 10M operations of 1-3 words, about 1.0 with 8 words
@@ -68,7 +68,7 @@ func (e *MemoryError) Error() string {
 // history about 0.9 (it is estimated as text). It is the low end: a
 // history it refuses would not fit; one it lets through may still be
 // stopped while it is read (memoryGuard).
-func EstimateMemory(size int64, f history.Format) int64 {
+func estimateMemory(size int64, f history.Format) int64 {
 	if f == history.JSONL {
 		size = size * 2 / 5
 	}
@@ -309,7 +309,7 @@ func (g *memoryGuard) refuse(name string, f history.Format) error {
 	if g == nil || g.size <= 0 {
 		return nil
 	}
-	if need := EstimateMemory(g.size, f); need > g.limit {
+	if need := estimateMemory(g.size, f); need > g.limit {
 		return &MemoryError{File: name, Need: need, Limit: g.limit, Source: g.source, Estimated: true}
 	}
 	return nil

@@ -93,16 +93,17 @@ func (a *Analysis) FirstOps(n int) []OpInfo {
 	return out
 }
 
-// NeighbourhoodOptions bound a Neighbourhood.
+// NeighbourhoodOptions bound a Neighbourhood; the zero value takes the
+// defaults, which every report uses.
 type NeighbourhoodOptions struct {
-	// MaxNodes bounds the graph's vertices: the anomaly's operations and
+	// maxNodes bounds the graph's vertices: the anomaly's operations and
 	// the context around them (default 32).
-	MaxNodes int
-	// Window: the timeline shows the operations invoked within Window
+	maxNodes int
+	// window: the timeline shows the operations invoked within window
 	// operations of each of the anomaly's operations (default 6).
-	Window int
-	// MaxTimeline bounds the timeline's operations (default 400).
-	MaxTimeline int
+	window int
+	// maxTimeline bounds the timeline's operations (default 400).
+	maxTimeline int
 }
 
 // NeighbourEdge is an edge of a neighbourhood; Witness marks the edges of
@@ -169,14 +170,14 @@ func (a *Analysis) Neighbourhood(k int, opts NeighbourhoodOptions) (*Neighbourho
 	if k < 0 || k >= len(a.Result.Anomalies) || k >= len(a.x.findings) {
 		return nil, fmt.Errorf("analyzer: no anomaly %d (the result has %d)", k, len(a.Result.Anomalies))
 	}
-	if opts.MaxNodes <= 0 {
-		opts.MaxNodes = 32
+	if opts.maxNodes <= 0 {
+		opts.maxNodes = 32
 	}
-	if opts.Window <= 0 {
-		opts.Window = 6
+	if opts.window <= 0 {
+		opts.window = 6
 	}
-	if opts.MaxTimeline <= 0 {
-		opts.MaxTimeline = 400
+	if opts.maxTimeline <= 0 {
+		opts.maxTimeline = 400
 	}
 	b := &nbBuilder{x: a.x, e: a.e, h: a.e.h, opts: opts, f: &a.x.findings[k], in: map[int32]bool{}}
 	b.nb = &Neighbourhood{Index: k, Anomaly: a.Result.Anomalies[k]}
@@ -210,7 +211,7 @@ type nbBuilder struct {
 // add makes i a vertex: always when forced (the anomaly's own and its
 // evidence), else while there is room and i is in the graph.
 func (b *nbBuilder) add(i int32, force bool) {
-	if i == none || b.in[i] || (!force && len(b.nodes) >= b.opts.MaxNodes) {
+	if i == none || b.in[i] || (!force && len(b.nodes) >= b.opts.maxNodes) {
 		return
 	}
 	if i != gen && !b.e.effective(i) && !force {
@@ -388,10 +389,10 @@ func (b *nbBuilder) timeline() {
 	for _, i := range b.ops {
 		tl[i] = true
 	}
-	for d := 1; d <= b.opts.Window && len(tl) < b.opts.MaxTimeline; d++ {
+	for d := 1; d <= b.opts.window && len(tl) < b.opts.maxTimeline; d++ {
 		for _, i := range b.f.ops {
 			for _, j := range []int32{i - int32(d), i + int32(d)} {
-				if j >= 0 && j < h.n && len(tl) < b.opts.MaxTimeline {
+				if j >= 0 && j < h.n && len(tl) < b.opts.maxTimeline {
 					tl[j] = true
 				}
 			}

@@ -154,7 +154,8 @@ func (c EdgeCounts) Total() int64 {
 	return c.HappensBefore + c.ReadsFrom + c.Auxiliary + c.Recovery
 }
 
-// Result is the verdict on a history. Its JSON form is report.Verdict's.
+// Result is the verdict on a history. Its JSON form is pmlin check --json's
+// verdict (docs/cli-contract.md).
 type Result struct {
 	Linearizable bool
 	Mode         history.Mode
@@ -202,7 +203,7 @@ type UndecidedError struct {
 	Line int64
 	Msg  string
 	// Operations are the history's (it was read whole): a small one is
-	// decided by the exact search instead (exact.Fallback).
+	// decided by the exact search instead (pmlin check, pmlin.Check).
 	Operations int64
 }
 

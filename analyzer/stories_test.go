@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/shrink"
+	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/shrink"
 )
 
 // crashMutants are the planted bugs of the built-in PMwCAS that only a

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 )
 
 // cutOffSwaps is a history of n multi-word swaps, all cut off by one crash

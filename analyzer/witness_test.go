@@ -151,13 +151,13 @@ func TestNeighbourhood(t *testing.T) {
 			if len(a.Result.Anomalies) == 0 {
 				t.Fatal("no anomaly")
 			}
-			opts := analyzer.NeighbourhoodOptions{MaxNodes: 12, Window: 4, MaxTimeline: 50}
-			nb, err := a.Neighbourhood(0, opts)
+			const maxNodes, maxTimeline = 12, 50
+			nb, err := a.Neighbourhood(0, analyzer.Bounds(maxNodes, 4, maxTimeline))
 			if err != nil {
 				t.Fatal(err)
 			}
 			an := a.Result.Anomalies[0]
-			if len(nb.Nodes) > opts.MaxNodes+len(an.Ops) || len(nb.Timeline) > opts.MaxTimeline+opts.MaxNodes {
+			if len(nb.Nodes) > maxNodes+len(an.Ops) || len(nb.Timeline) > maxTimeline+maxNodes {
 				t.Fatalf("too big: %d nodes, %d on the timeline", len(nb.Nodes), len(nb.Timeline))
 			}
 			lines := map[int64]bool{}
@@ -184,7 +184,7 @@ func TestNeighbourhood(t *testing.T) {
 			if !slices.IsSortedFunc(nb.Timeline, func(x, y analyzer.OpInfo) int { return int(x.Line - y.Line) }) {
 				t.Fatal("timeline not in invocation order")
 			}
-			if _, err := a.Neighbourhood(len(a.Result.Anomalies), opts); err == nil {
+			if _, err := a.Neighbourhood(len(a.Result.Anomalies), analyzer.NeighbourhoodOptions{}); err == nil {
 				t.Fatal("want an error for a missing anomaly")
 			}
 		})

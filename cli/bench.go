@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pmlin/pmlin/bench"
+	"github.com/pmlin/pmlin/internal/bench"
 	"github.com/pmlin/pmlin/target"
 )
 

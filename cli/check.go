@@ -16,11 +16,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
-	"github.com/pmlin/pmlin/report"
-	"github.com/pmlin/pmlin/shrink"
+	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/internal/shrink"
 )
 
 func checkCommand(e env) *cobra.Command {

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 )
 
 // TestCheckNoOperationFails: a history without any operation is a

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 )
 
 // The kinds of error of pmlin check --json (docs/cli-contract.md): what

@@ -12,10 +12,10 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/report"
-	"github.com/pmlin/pmlin/shrink"
+	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/internal/shrink"
 )
 
 // exactBudget is --budget: the states the exact search may explore, or

@@ -16,7 +16,7 @@ import (
 	"time"
 )
 
-// The files pmlin writes (issue 27): kept findings never replace each
+// The files pmlin writes: kept findings never replace each
 // other, every output is whole or absent, a recording cut short says so,
 // input that cannot be read twice is kept, and a finding's replay script
 // runs as printed.

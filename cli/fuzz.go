@@ -20,10 +20,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
+	"github.com/pmlin/pmlin/internal/crash"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/jsonid"
 )
 

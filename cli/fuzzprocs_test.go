@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
+	"github.com/pmlin/pmlin/internal/crash"
+	"github.com/pmlin/pmlin/internal/driver"
 )
 
 // TestFuzzProcs: a deterministic campaign on emulated regions with fewer

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/history/merge"
+	"github.com/pmlin/pmlin/internal/merge"
 )
 
 // gatherCommand turns the log files that the C and Python recorders keep

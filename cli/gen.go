@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
+	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/histgen"
 )
 

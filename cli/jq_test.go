@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/crash"
 )
 
 // The docs' jq recipes run here, for real, on pmlin's own output. jq is

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/history/merge"
+	"github.com/pmlin/pmlin/internal/merge"
 )
 
 // mergeCommand merges per-thread logs with timestamps into one history
-// (package history/merge has the syntax and the rules).
+// (package internal/merge has the syntax and the rules).
 func mergeCommand(e env) *cobra.Command {
 	var (
 		out   string

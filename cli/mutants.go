@@ -6,8 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/target"
+	"github.com/pmlin/pmlin/internal/crash"
 )
 
 func mutantsCommand(e env) *cobra.Command {
@@ -23,7 +22,7 @@ pmlin targets) that run and fuzz accept with --mutant, one per line: NAME,
 two spaces, a description.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			t, err := target.Find(e.targets, name)
+			t, err := crash.FindTarget(e.targets, name)
 			if err != nil {
 				return &exitError{exitInput, err}
 			}

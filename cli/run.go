@@ -14,12 +14,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/crash"
-	"github.com/pmlin/pmlin/driver"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/directio"
-	"github.com/pmlin/pmlin/report"
+	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 // runConfig is the configuration run and fuzz start from, before their

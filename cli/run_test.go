@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/crash"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/target"
@@ -310,9 +310,8 @@ func TestCheckedRunExit(t *testing.T) {
 // came (testdata/run-*.hist, written by that version with the flags
 // below), so that text stays the interchange it was. The binary
 // recording of the same flags converts to the same bytes. The pmwcas
-// file was written again, by this version, when mwcas's phase 2 took
-// more steps (it persists its own write, branch s20-lcbug): the same
-// format, another schedule.
+// file was written again when mwcas's phase 2 took more steps (it
+// persists its own write): the same format, another schedule.
 func TestRunTextGolden(t *testing.T) {
 	for _, tc := range []struct{ file, target, seed string }{
 		{"run-pmwcas.hist", "pmwcas", "0x2b"},

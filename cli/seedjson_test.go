@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/crash"
 )
 
 // bigSeed is above 2^53: a reader whose JSON numbers are doubles (jq 1.6,

@@ -32,7 +32,7 @@ func events(r *Reader) []string {
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {
-			return append(out, fmt.Sprintf("EOF at line %d, format %v, counts %v", r.Line(), r.Format(), fmt.Sprint(r.Counts())))
+			return append(out, fmt.Sprintf("EOF at line %d, format %v, counts %v", r.lastLine(), r.Format(), fmt.Sprint(r.counts())))
 		}
 		if err != nil {
 			var e *Error

@@ -222,7 +222,7 @@ func (r *Reader) Cut() error {
 	if !r.ended {
 		return nil
 	}
-	_, ops, _ := r.Counts()
+	_, ops, _ := r.counts()
 	switch {
 	case r.closed != 0 && r.interrupted:
 		return &Error{File: r.name, Line: r.closed, Err: ErrCutShort,

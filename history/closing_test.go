@@ -175,7 +175,7 @@ func TestRecordingEveryWriter(t *testing.T) {
 		for _, r := range []*Reader{NewReader(&txt, "t", Options{}), NewReader(&bin, "t", Options{}), rc.Reader("t", Options{}), rc.Reader("t", Options{})} {
 			n, err := 0, error(nil)
 			step := r.rec != nil && len(cuts) == 3
-			if r.rec != nil && !r.Steps() {
+			if r.rec != nil && !r.stepsOnly() {
 				t.Fatalf("%s: the directives turned the recording's Steps off", closing)
 			}
 			for err == nil {

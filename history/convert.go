@@ -46,14 +46,14 @@ func Convert(ctx context.Context, dst EventWriter, src io.Reader, name string, o
 			return st, err
 		}
 		st.Events++
-		WriteEvent(dst, ev)
+		writeEvent(dst, ev)
 	}
-	st.From, st.Lines = r.Format(), r.Line()
+	st.From, st.Lines = r.Format(), r.lastLine()
 	return st, dst.Flush()
 }
 
-// WriteEvent writes one event a Reader returned.
-func WriteEvent(dst EventWriter, ev *Event) {
+// writeEvent writes one event a Reader returned.
+func writeEvent(dst EventWriter, ev *Event) {
 	switch {
 	case ev.Kind == Crash:
 		dst.Crash()
@@ -93,13 +93,13 @@ func (j *jsonHeader) text(r *Reader) []byte {
 			if !j.written[a] {
 				j.written[a] = true
 				b = strconv.AppendUint(append(b, ' '), a, 10)
-				b = AppendValue(append(b, '='), r.InitWords()[a])
+				b = appendValue(append(b, '='), r.InitWords()[a])
 			}
 		}
 		return b
 	case r.initDefaultSet && !j.defaultDone:
 		j.defaultDone = true
-		return AppendValue([]byte("init "), r.InitDefault())
+		return appendValue([]byte("init "), r.InitDefault())
 	}
 	return []byte("pmlin-history v1")
 }

@@ -209,14 +209,14 @@ func (r *Reader) InitDefault() uint64 { return r.initDefault }
 // the Reader; do not modify it.
 func (r *Reader) InitWords() map[uint64]uint64 { return r.initWords }
 
-// Counts reports the events, operations and crashes read so far.
-func (r *Reader) Counts() (events, ops, crashes int64) { return r.events, r.ops, r.crash }
+// counts reports the events, operations and crashes read so far.
+func (r *Reader) counts() (events, ops, crashes int64) { return r.events, r.ops, r.crash }
 
-// Processes is the number of distinct process ids seen so far.
-func (r *Reader) Processes() int { return len(r.procs) }
+// processes is the number of distinct process ids seen so far.
+func (r *Reader) processes() int { return len(r.procs) }
 
-// Line is the number of the last line read.
-func (r *Reader) Line() int64 { return r.line }
+// lastLine is the number of the last line read.
+func (r *Reader) lastLine() int64 { return r.line }
 
 // Offset is how far into its input the Reader is, in bytes: through the
 // last line read (a binary history: through the last block read; a

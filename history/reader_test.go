@@ -364,14 +364,14 @@ crash
 	if r.Format() != history.Text {
 		t.Errorf("format %v, want text", r.Format())
 	}
-	if ev, ops, cr := r.Counts(); ev != 13 || ops != 6 || cr != 1 {
-		t.Errorf("Counts() = %d, %d, %d; want 13, 6, 1", ev, ops, cr)
+	if ev, ops, cr := history.ReaderCounts(r); ev != 13 || ops != 6 || cr != 1 {
+		t.Errorf("counts = %d, %d, %d; want 13, 6, 1", ev, ops, cr)
 	}
-	if r.Processes() != 2 {
-		t.Errorf("Processes() = %d, want 2", r.Processes())
+	if history.ReaderProcesses(r) != 2 {
+		t.Errorf("processes = %d, want 2", history.ReaderProcesses(r))
 	}
-	if r.Line() != 15 {
-		t.Errorf("Line() = %d, want 15", r.Line())
+	if history.ReaderLastLine(r) != 15 {
+		t.Errorf("lastLine = %d, want 15", history.ReaderLastLine(r))
 	}
 }
 

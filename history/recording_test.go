@@ -159,7 +159,7 @@ func TestStepsOfEveryFormat(t *testing.T) {
 			if !reflect.DeepEqual(got, want) || fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
 				t.Fatalf("%s: the steps are\n%+v (%v)\nthe events\n%+v (%v)", what, got, gotErr, want, wantErr)
 			}
-			if r.Steps() {
+			if history.ReaderStepsOnly(r) {
 				t.Fatalf("%s: a Reader of a file Steps", what)
 			}
 		}
@@ -253,7 +253,7 @@ func TestStepsAreTheEvents(t *testing.T) {
 		}
 		want, wantErr := drain(rec.Reader("t.hist", history.Options{}))
 		r := rec.Reader("t.hist", history.Options{})
-		if r.Steps() {
+		if history.ReaderStepsOnly(r) {
 			stepped++ // the recording's words as views; else Next's events in place
 		} else if _, ok := w.(noText); ok {
 			t.Fatalf("seed %d: a recording without text lines does not Step\n%s", seed, before.String())

@@ -16,7 +16,7 @@ func LooksConcatenated(r *Reader) (bool, error) {
 	for {
 		ev, err := r.Next()
 		if err == io.EOF {
-			return r.Processes() >= 2, nil
+			return r.processes() >= 2, nil
 		}
 		if err != nil {
 			return false, err

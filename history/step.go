@@ -37,17 +37,17 @@ func (st *Step) setWords(op OpKind, inv []uint64, k int, ret bool) {
 	}
 }
 
-// Steps reports whether NextStep reads r as a Recording's steps: r is a
+// stepsOnly reports whether NextStep reads r as a Recording's steps: r is a
 // Reader of a Recording (Recording.Reader) without text lines (TextLine).
 // Read a Reader with NextStep alone or with Next alone.
-func (r *Reader) Steps() bool { return r.steps }
+func (r *Reader) stepsOnly() bool { return r.steps }
 
 // NextStep is Next with each event as a Step: the same events, lines,
 // checks and errors. A Reader that Steps hands over the recording's words
 // as strided views; any other hands over the Event Next decoded, in place,
 // with Stride 1.
 func (r *Reader) NextStep() (*Step, error) {
-	if !r.Steps() {
+	if !r.stepsOnly() {
 		return r.nextAsStep()
 	}
 	rc := r.rec

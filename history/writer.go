@@ -52,10 +52,10 @@ func (w *Writer) Written() int64 { return w.n }
 // best in decimal, tags with a process id in the high bits in hex.
 const hexFrom = 1 << 12
 
-// AppendValue appends a value as pmlin writes values everywhere (histories,
+// appendValue appends a value as pmlin writes values everywhere (histories,
 // explanations, reports): decimal below 4096, 0x hex from 4096 on. The
 // Reader accepts both forms anywhere.
-func AppendValue(b []byte, v uint64) []byte {
+func appendValue(b []byte, v uint64) []byte {
 	if v < hexFrom {
 		return strconv.AppendUint(b, v, 10)
 	}
@@ -63,8 +63,9 @@ func AppendValue(b []byte, v uint64) []byte {
 	return strconv.AppendUint(b, v, 16)
 }
 
-// FormatValue is AppendValue to a string.
-func FormatValue(v uint64) string { return string(AppendValue(make([]byte, 0, 18), v)) }
+// FormatValue writes a value as pmlin writes values everywhere (histories,
+// explanations, reports): decimal below 4096, 0x hex from 4096 on.
+func FormatValue(v uint64) string { return string(appendValue(make([]byte, 0, 18), v)) }
 
 func (w *Writer) emit() {
 	w.buf = append(w.buf, '\n')
@@ -89,7 +90,7 @@ func (w *Writer) Header(initDefault uint64, init map[uint64]uint64) {
 func headerLines(initDefault uint64, init map[uint64]uint64) [][]byte {
 	out := [][]byte{[]byte("pmlin-history v1")}
 	if initDefault != 0 {
-		out = append(out, AppendValue([]byte("init "), initDefault))
+		out = append(out, appendValue([]byte("init "), initDefault))
 	}
 	addrs := make([]uint64, 0, len(init))
 	for a := range init {
@@ -107,7 +108,7 @@ func headerLines(initDefault uint64, init map[uint64]uint64) [][]byte {
 		b = append(b, ' ')
 		b = strconv.AppendUint(b, a, 10)
 		b = append(b, '=')
-		b = AppendValue(b, init[a])
+		b = appendValue(b, init[a])
 	}
 	if len(addrs) > 0 {
 		out = append(out, b)
@@ -150,10 +151,10 @@ func appendInvokeUpdate(b []byte, p int32, what string, addrs, expected, new []u
 		b = strconv.AppendUint(b, a, 10)
 		if expected != nil {
 			b = append(b, ':')
-			b = AppendValue(b, expected[i])
+			b = appendValue(b, expected[i])
 		}
 		b = append(b, ':')
-		b = AppendValue(b, new[i])
+		b = appendValue(b, new[i])
 	}
 	return b
 }
@@ -161,7 +162,7 @@ func appendInvokeUpdate(b []byte, p int32, what string, addrs, expected, new []u
 func appendValues(b []byte, values []uint64) []byte {
 	for _, v := range values {
 		b = append(b, ' ')
-		b = AppendValue(b, v)
+		b = appendValue(b, v)
 	}
 	return b
 }

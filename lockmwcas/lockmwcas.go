@@ -59,9 +59,9 @@ import (
 	"github.com/pmlin/pmlin/target"
 )
 
-// DefaultStripes is the number of lock stripes of the --stripes parameter:
+// defaultStripes is the number of lock stripes of the --stripes parameter:
 // with pmlin's default 8 words, two words share each lock.
-const DefaultStripes = 4
+const defaultStripes = 4
 
 // Target is the lock-striped MwCAS as a target of pmlin's harness.
 func Target() *target.Target {
@@ -73,15 +73,15 @@ func Target() *target.Target {
 		Name:        "lockmwcas",
 		Description: "a lock-striped persistent MwCAS with a redo log per worker (locks made of region CAS; package lockmwcas)",
 		Mutants:     muts,
-		Params: []target.Param{{Name: "stripes", Default: fmt.Sprint(DefaultStripes), Fuzz: []string{"1", "2", "3", "4", "4", "16"},
+		Params: []target.Param{{Name: "stripes", Default: fmt.Sprint(defaultStripes), Fuzz: []string{"1", "2", "3", "4", "4", "16"},
 			Usage: "lock stripes: data word a is guarded by lock a mod stripes (1 to 4096)"}},
 		Blocking: true, // an operation waits for the owner of a lock
 		Size: func(c target.Config) (uint64, error) {
 			l, err := newLayout(c)
 			return l.total, err
 		},
-		New:  New,
-		Open: Open,
+		New:  create,
+		Open: open,
 	}
 }
 
@@ -177,12 +177,12 @@ func (l *layout) superblock() [lineWords]uint64 {
 	return sb
 }
 
-// LockMwCAS is the lock-striped MwCAS on a region.
-type LockMwCAS struct {
+// lockMwCAS is the lock-striped MwCAS on a region.
+type lockMwCAS struct {
 	r   *pmem.Region
 	l   layout
 	mut mutant
-	// ready is false from Open until Recover.
+	// ready is false from open until Recover.
 	ready bool
 	// scratch is each worker's: its words sorted by address and its
 	// stripes.
@@ -195,13 +195,13 @@ type scratch struct {
 	_       [64]byte // workers apart on cache lines
 }
 
-// ErrCorrupt says that the region holds a state no crash of the correct
+// errCorrupt says that the region holds a state no crash of the correct
 // code leaves.
-var ErrCorrupt = errors.New("lockmwcas: region is corrupt")
+var errCorrupt = errors.New("lockmwcas: region is corrupt")
 
-// New formats r (all zero) for a lock-striped MwCAS with configuration c.
+// create formats r (all zero) for a lock-striped MwCAS with configuration c.
 // It writes the superblock, magic last on its line, and makes it durable.
-func New(r *pmem.Region, c target.Config) (target.Instance, error) {
+func create(r *pmem.Region, c target.Config) (target.Instance, error) {
 	m, err := build(r, c)
 	if err != nil {
 		return nil, err
@@ -220,9 +220,9 @@ func New(r *pmem.Region, c target.Config) (target.Instance, error) {
 	return m, nil
 }
 
-// Open attaches to the lock-striped MwCAS that New made on r: its
+// open attaches to the lock-striped MwCAS that create made on r: its
 // superblock must match c. Recover must run before any operation.
-func Open(r *pmem.Region, c target.Config) (target.Instance, error) {
+func open(r *pmem.Region, c target.Config) (target.Instance, error) {
 	m, err := build(r, c)
 	if err != nil {
 		return nil, err
@@ -231,13 +231,13 @@ func Open(r *pmem.Region, c target.Config) (target.Instance, error) {
 	want := m.l.superblock()
 	for i := range want {
 		if v := a.Load(uint64(i)); a.Err == nil && v != want[i] {
-			return nil, fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a lockmwcas of this geometry)", ErrCorrupt, i, v, want[i])
+			return nil, fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a lockmwcas of this geometry)", errCorrupt, i, v, want[i])
 		}
 	}
 	return m, a.Err
 }
 
-func build(r *pmem.Region, c target.Config) (*LockMwCAS, error) {
+func build(r *pmem.Region, c target.Config) (*lockMwCAS, error) {
 	l, err := newLayout(c)
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func build(r *pmem.Region, c target.Config) (*LockMwCAS, error) {
 		return nil, fmt.Errorf("lockmwcas: region of %d words, %d needed", r.Words(), l.total)
 	}
 	mut, _ := parseMutant(c.Mutant)
-	m := &LockMwCAS{r: r, l: l, mut: mut, scratch: make([]scratch, c.Workers)}
+	m := &lockMwCAS{r: r, l: l, mut: mut, scratch: make([]scratch, c.Workers)}
 	for i := range m.scratch {
 		m.scratch[i].words = make([]target.Word, 0, c.MaxK)
 		m.scratch[i].stripes = make([]uint64, 0, c.MaxK)
@@ -255,10 +255,10 @@ func build(r *pmem.Region, c target.Config) (*LockMwCAS, error) {
 }
 
 // DataOffset is where data word a lives.
-func (m *LockMwCAS) DataOffset(a uint64) uint64 { return m.l.data(a) }
+func (m *lockMwCAS) DataOffset(a uint64) uint64 { return m.l.data(a) }
 
 // begin checks an operation's worker and returns its scratch space.
-func (m *LockMwCAS) begin(worker int) (*scratch, pmem.Steps, error) {
+func (m *lockMwCAS) begin(worker int) (*scratch, pmem.Steps, error) {
 	if !m.ready {
 		return nil, pmem.Steps{}, errors.New("lockmwcas: Recover must run before operations")
 	}
@@ -269,7 +269,7 @@ func (m *LockMwCAS) begin(worker int) (*scratch, pmem.Steps, error) {
 }
 
 // stripesOf sets s.stripes to the sorted, distinct stripes of addrs.
-func (m *LockMwCAS) stripesOf(s *scratch, addrs iter.Seq[uint64]) error {
+func (m *lockMwCAS) stripesOf(s *scratch, addrs iter.Seq[uint64]) error {
 	s.stripes = s.stripes[:0]
 	for a := range addrs {
 		if a >= m.l.words {
@@ -285,27 +285,27 @@ func (m *LockMwCAS) stripesOf(s *scratch, addrs iter.Seq[uint64]) error {
 // lock takes the locks of s.stripes in order, spinning on each with a
 // region CAS (each attempt a region access: a point where another worker,
 // the owner, may run).
-func (m *LockMwCAS) lock(a *pmem.Steps, s *scratch, owner uint64) {
+func (m *lockMwCAS) lock(a *pmem.Steps, s *scratch, owner uint64) {
 	for _, st := range s.stripes {
 		for a.Err == nil && !a.CAS(m.l.lock(st), 0, owner) {
 		}
 	}
 }
 
-func (m *LockMwCAS) unlock(a *pmem.Steps, s *scratch) {
+func (m *lockMwCAS) unlock(a *pmem.Steps, s *scratch) {
 	for _, st := range slices.Backward(s.stripes) {
 		a.Store(m.l.lock(st), 0)
 	}
 }
 
 // CAS is the multi-word CAS (see the package documentation).
-func (m *LockMwCAS) CAS(worker int, words []target.Word) (bool, uint64, error) {
+func (m *lockMwCAS) CAS(worker int, words []target.Word) (bool, uint64, error) {
 	return m.cas(worker, words, nil)
 }
 
 // CASReport is CAS, and a failure reads every word under the locks it
 // holds: a snapshot (target.FailReporter).
-func (m *LockMwCAS) CASReport(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
+func (m *lockMwCAS) CASReport(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
 	if len(read) < len(words) {
 		return false, 0, fmt.Errorf("lockmwcas: room for %d values, %d words", len(read), len(words))
 	}
@@ -313,7 +313,7 @@ func (m *LockMwCAS) CASReport(worker int, words []target.Word, read []uint64) (b
 }
 
 // cas is CAS, and CASReport when read is not nil.
-func (m *LockMwCAS) cas(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
+func (m *lockMwCAS) cas(worker int, words []target.Word, read []uint64) (bool, uint64, error) {
 	s, a, err := m.lockWords(worker, words)
 	if err != nil {
 		return false, 0, err
@@ -342,7 +342,7 @@ func (m *LockMwCAS) cas(worker int, words []target.Word, read []uint64) (bool, u
 
 // Swap is the multi-word swap (target.Swapper): under the locks, it reads
 // the old values and commits the new ones as a CAS does.
-func (m *LockMwCAS) Swap(worker int, words []target.Word, old []uint64) error {
+func (m *lockMwCAS) Swap(worker int, words []target.Word, old []uint64) error {
 	if len(old) < len(words) {
 		return fmt.Errorf("lockmwcas: room for %d values, %d words", len(old), len(words))
 	}
@@ -360,7 +360,7 @@ func (m *LockMwCAS) Swap(worker int, words []target.Word, old []uint64) error {
 
 // lockWords checks an operation's words, sorts them into the worker's
 // scratch space and takes their locks.
-func (m *LockMwCAS) lockWords(worker int, words []target.Word) (*scratch, pmem.Steps, error) {
+func (m *lockMwCAS) lockWords(worker int, words []target.Word) (*scratch, pmem.Steps, error) {
 	s, a, err := m.begin(worker)
 	if err != nil {
 		return nil, a, err
@@ -394,7 +394,7 @@ func addrsOf(words []target.Word) iter.Seq[uint64] {
 
 // commit writes words through worker w's redo log, with the locks held:
 // steps 1 to 4 of the package documentation.
-func (m *LockMwCAS) commit(a *pmem.Steps, w uint64, words []target.Word) {
+func (m *lockMwCAS) commit(a *pmem.Steps, w uint64, words []target.Word) {
 	l := &m.l
 	for i, x := range words {
 		a.Store(l.entry(w, uint64(i)), x.Addr)
@@ -429,7 +429,7 @@ func (m *LockMwCAS) commit(a *pmem.Steps, w uint64, words []target.Word) {
 }
 
 // Read is the multi-word read: under the locks of the words' stripes.
-func (m *LockMwCAS) Read(worker int, addrs []uint64, out []uint64) error {
+func (m *lockMwCAS) Read(worker int, addrs []uint64, out []uint64) error {
 	s, a, err := m.begin(worker)
 	if err != nil {
 		return err
@@ -455,7 +455,7 @@ func (m *LockMwCAS) Read(worker int, addrs []uint64, out []uint64) error {
 
 // Recover replays every committed log, retires it, and releases every
 // lock (see the package documentation).
-func (m *LockMwCAS) Recover(worker int) (string, error) {
+func (m *lockMwCAS) Recover(worker int) (string, error) {
 	if worker < 0 || worker >= len(m.scratch) {
 		return "", fmt.Errorf("lockmwcas: worker %d out of range (0..%d)", worker, len(m.scratch)-1)
 	}
@@ -469,12 +469,12 @@ func (m *LockMwCAS) Recover(worker int) (string, error) {
 			continue
 		}
 		if n > l.maxK {
-			return "", fmt.Errorf("%w: the commit record of worker %d's log says %d entries (at most %d)", ErrCorrupt, w, n, l.maxK)
+			return "", fmt.Errorf("%w: the commit record of worker %d's log says %d entries (at most %d)", errCorrupt, w, n, l.maxK)
 		}
 		for i := range n {
 			addr, v := a.Load(l.entry(w, i)), a.Load(l.entry(w, i)+1)
 			if a.Err == nil && addr >= l.words {
-				return "", fmt.Errorf("%w: worker %d's log entry %d names address %d (of %d)", ErrCorrupt, w, i, addr, l.words)
+				return "", fmt.Errorf("%w: worker %d's log entry %d names address %d (of %d)", errCorrupt, w, i, addr, l.words)
 			}
 			a.Store(l.data(addr), v)
 			a.Flush(l.data(addr))

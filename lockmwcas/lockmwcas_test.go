@@ -14,7 +14,7 @@ func config(mutant string) target.Config {
 	return target.Config{Words: 8, Workers: 2, MaxK: 2, Mutant: mutant, Params: map[string]string{"stripes": "2"}}
 }
 
-func newRegion(t *testing.T, c target.Config) (*pmem.Region, *LockMwCAS) {
+func newRegion(t *testing.T, c target.Config) (*pmem.Region, *lockMwCAS) {
 	t.Helper()
 	n, err := Target().Size(c)
 	if err != nil {
@@ -25,11 +25,11 @@ func newRegion(t *testing.T, c target.Config) (*pmem.Region, *LockMwCAS) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	in, err := New(r, c)
+	in, err := create(r, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, in.(*LockMwCAS)
+	return r, in.(*lockMwCAS)
 }
 
 // crashAt crashes the region at its n-th access.
@@ -44,7 +44,7 @@ func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
 
 // state reads, directly, data words 0 and 1, and whether every lock is
 // free and every log retired.
-func state(r *pmem.Region, m *LockMwCAS) (w0, w1 uint64, clean bool) {
+func state(r *pmem.Region, m *lockMwCAS) (w0, w1 uint64, clean bool) {
 	s := r.Snapshot()
 	clean = true
 	for st := range m.l.stripes {
@@ -121,21 +121,21 @@ func TestEveryCrashPoint(t *testing.T) {
 func TestOpenChecksTheSuperblock(t *testing.T) {
 	c := config("")
 	r, _ := newRegion(t, c)
-	if _, err := Open(r, c); err != nil {
+	if _, err := open(r, c); err != nil {
 		t.Fatal(err)
 	}
 	other := c
 	other.Params = map[string]string{"stripes": "1"}
-	if _, err := Open(r, other); !errors.Is(err, ErrCorrupt) {
+	if _, err := open(r, other); !errors.Is(err, errCorrupt) {
 		t.Fatalf("another geometry: %v", err)
 	}
 	n, _ := Target().Size(c)
 	blank, _ := pmem.NewMemory(n, pmem.Options{})
 	defer blank.Close()
-	if _, err := Open(blank, c); !errors.Is(err, ErrCorrupt) {
+	if _, err := open(blank, c); !errors.Is(err, errCorrupt) {
 		t.Fatalf("a blank region: %v", err)
 	}
-	m, err := Open(r, c)
+	m, err := open(r, c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,9 +42,9 @@ func ParsePolicy(s string) (Policy, error) {
 	return 0, fmt.Errorf("pmem: unknown crash policy %q (want min, max, random or targeted)", s)
 }
 
-// ErrNoEmulation is returned by crash operations that need the emulated
+// errNoEmulation is returned by crash operations that need the emulated
 // persistence domain on a region without it.
-var ErrNoEmulation = errors.New("pmem: crash policy needs Options.Emulate")
+var errNoEmulation = errors.New("pmem: crash policy needs Options.Emulate")
 
 // emulator is the emulated persistence domain of a region.
 type emulator struct {
@@ -277,7 +277,7 @@ func checkPolicy(p Policy, rng *rand.Rand, emulated bool) error {
 		return errors.New("pmem: the random crash policy needs a random generator")
 	}
 	if p != PolicyMax && !emulated {
-		return fmt.Errorf("%w (policy %s)", ErrNoEmulation, p)
+		return fmt.Errorf("%w (policy %s)", errNoEmulation, p)
 	}
 	return nil
 }
@@ -294,7 +294,7 @@ func (r *Region) Crash(p Policy, rng *rand.Rand) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state.Load()&stClosed != 0 {
-		return ErrClosed
+		return errClosed
 	}
 	if err := checkPolicy(p, rng, r.emu != nil); err != nil {
 		return err
@@ -319,13 +319,13 @@ func (r *Region) CrashKeeping(off, upto uint64) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state.Load()&stClosed != 0 {
-		return ErrClosed
+		return errClosed
 	}
 	if r.emu == nil {
-		return fmt.Errorf("%w (a crash keeping a prefix of a line)", ErrNoEmulation)
+		return fmt.Errorf("%w (a crash keeping a prefix of a line)", errNoEmulation)
 	}
 	if off >= r.n {
-		return fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+		return fmt.Errorf("%w: word %d of %d", errOutOfRange, off, r.n)
 	}
 	line := int(off / LineWords)
 	return r.crash(func(i int, l *eline) int {
@@ -380,7 +380,7 @@ func (r *Region) crash(keep func(i int, l *eline) int) error {
 	}
 	r.crashes++
 	r.state.And(^uint32(stCrashing))
-	if err := r.Sync(); err != nil {
+	if err := r.syncFile(); err != nil {
 		return err
 	}
 	return nil
@@ -393,7 +393,7 @@ func (r *Region) CrashImage(p Policy, rng *rand.Rand, opts Options) (*Region, er
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state.Load()&stClosed != 0 {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if err := checkPolicy(p, rng, r.emu != nil); err != nil {
 		return nil, err
@@ -418,19 +418,6 @@ func (r *Region) CrashImage(p Policy, rng *rand.Rand, opts Options) (*Region, er
 			}
 			l.mu.Unlock()
 		}
-	}
-	return newFromWords(words, opts)
-}
-
-// Clone copies what threads see now into a new anonymous region with the
-// given options, in which every word is durable. No worker may be storing.
-func (r *Region) Clone(opts Options) (*Region, error) {
-	if r.state.Load()&stClosed != 0 {
-		return nil, ErrClosed
-	}
-	words := make([]uint64, r.n)
-	for i := range words {
-		words[i] = atomic.LoadUint64(&r.words[i])
 	}
 	return newFromWords(words, opts)
 }
@@ -465,10 +452,10 @@ func (r *Region) Snapshot() []uint64 {
 // Without emulation every visible value counts as durable. Not an access.
 func (r *Region) Durable(off uint64) (uint64, error) {
 	if off >= r.n {
-		return 0, fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+		return 0, fmt.Errorf("%w: word %d of %d", errOutOfRange, off, r.n)
 	}
 	if r.state.Load()&stClosed != 0 {
-		return 0, ErrClosed
+		return 0, errClosed
 	}
 	if r.emu == nil {
 		return atomic.LoadUint64(&r.words[off]), nil

@@ -17,7 +17,7 @@ func FuzzParseHeader(f *testing.F) {
 	bad[16] = 0
 	f.Add(bad)
 	f.Fuzz(func(t *testing.T, b []byte) {
-		h, err := ParseHeader(b)
+		h, err := parseHeader(b)
 		if err != nil {
 			return
 		}

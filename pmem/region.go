@@ -80,10 +80,10 @@ var (
 	// ErrCrashed is returned by every access once a crash has been requested,
 	// until Region.Crash has built the crash image.
 	ErrCrashed = errors.New("pmem: region crashed")
-	// ErrClosed is returned by accesses to a closed region.
-	ErrClosed = errors.New("pmem: region closed")
-	// ErrOutOfRange is returned for an offset at or beyond Words().
-	ErrOutOfRange = errors.New("pmem: offset out of range")
+	// errClosed is returned by accesses to a closed region.
+	errClosed = errors.New("pmem: region closed")
+	// errOutOfRange is returned for an offset at or beyond Words().
+	errOutOfRange = errors.New("pmem: offset out of range")
 )
 
 // Options configure a region.
@@ -143,8 +143,8 @@ func newHookBox(h AccessHook) *hookBox {
 // Create makes a new region file at path holding words zero words, and opens
 // it. It refuses to overwrite an existing file.
 func Create(path string, words uint64, opts Options) (*Region, error) {
-	if words == 0 || words > MaxWords {
-		return nil, fmt.Errorf("pmem: create %s: %w: %d words (1..%d allowed)", path, ErrGeometry, words, uint64(MaxWords))
+	if words == 0 || words > maxWords {
+		return nil, fmt.Errorf("pmem: create %s: %w: %d words (1..%d allowed)", path, errGeometry, words, uint64(maxWords))
 	}
 	if err := checkOptions(opts); err != nil {
 		return nil, fmt.Errorf("pmem: create %s: %w", path, err)
@@ -208,41 +208,41 @@ func openFile(f *os.File, path string, opts Options) (*Region, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: not a regular file", ErrBadMagic)
+		return nil, fmt.Errorf("%w: not a regular file", errBadMagic)
 	}
 	buf := make([]byte, min(st.Size(), HeaderSize))
 	if _, err := io.ReadFull(f, buf); err != nil {
 		return nil, err
 	}
-	h, err := ParseHeader(buf)
+	h, err := parseHeader(buf)
 	if err != nil {
 		return nil, err
 	}
 	if st.Size() < h.FileSize() {
-		return nil, fmt.Errorf("%w: %d bytes, the header says %d", ErrTruncated, st.Size(), h.FileSize())
+		return nil, fmt.Errorf("%w: %d bytes, the header says %d", errTruncated, st.Size(), h.FileSize())
 	}
 	if st.Size() > h.FileSize() {
-		return nil, fmt.Errorf("%w: %d bytes, the header says %d", ErrSize, st.Size(), h.FileSize())
+		return nil, fmt.Errorf("%w: %d bytes, the header says %d", errSize, st.Size(), h.FileSize())
 	}
 	return mapFile(f, path, h, opts)
 }
 
-// ReadHeader reads and checks the header of a region file without opening
+// readHeader reads and checks the header of a region file without opening
 // (or locking) the region.
-func ReadHeader(path string) (Header, error) {
+func readHeader(path string) (fileHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return Header{}, fmt.Errorf("pmem: %w", err)
+		return fileHeader{}, fmt.Errorf("pmem: %w", err)
 	}
 	defer f.Close()
 	buf := make([]byte, HeaderSize)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return Header{}, fmt.Errorf("pmem: %s: %w", path, err)
+		return fileHeader{}, fmt.Errorf("pmem: %s: %w", path, err)
 	}
-	h, err := ParseHeader(buf[:n])
+	h, err := parseHeader(buf[:n])
 	if err != nil {
-		return Header{}, fmt.Errorf("pmem: %s: %w", path, err)
+		return fileHeader{}, fmt.Errorf("pmem: %s: %w", path, err)
 	}
 	return h, nil
 }
@@ -250,19 +250,19 @@ func ReadHeader(path string) (Header, error) {
 func lockFile(f *os.File) error {
 	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 	if errors.Is(err, unix.EWOULDBLOCK) {
-		return ErrLocked
+		return errLocked
 	}
 	return err
 }
 
-func mapFile(f *os.File, path string, h Header, opts Options) (*Region, error) {
+func mapFile(f *os.File, path string, h fileHeader, opts Options) (*Region, error) {
 	mm, err := mmap.Map(f, mmap.RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("mmap: %w", err)
 	}
 	if int64(len(mm)) != h.FileSize() {
 		mm.Unmap()
-		return nil, fmt.Errorf("%w: mapped %d bytes, want %d", ErrSize, len(mm), h.FileSize())
+		return nil, fmt.Errorf("%w: mapped %d bytes, want %d", errSize, len(mm), h.FileSize())
 	}
 	// Accesses to a persistent index are scattered; read-ahead only wastes
 	// page-cache. Advice is a hint: its failure is not an error.
@@ -275,8 +275,8 @@ func mapFile(f *os.File, path string, h Header, opts Options) (*Region, error) {
 // NewMemory makes a region of words zero words in anonymous memory, with no
 // file: for tests, fuzzing and crash images.
 func NewMemory(words uint64, opts Options) (*Region, error) {
-	if words == 0 || words > MaxWords {
-		return nil, fmt.Errorf("pmem: %w: %d words (1..%d allowed)", ErrGeometry, words, uint64(MaxWords))
+	if words == 0 || words > maxWords {
+		return nil, fmt.Errorf("pmem: %w: %d words (1..%d allowed)", errGeometry, words, uint64(maxWords))
 	}
 	if err := checkOptions(opts); err != nil {
 		return nil, fmt.Errorf("pmem: %w", err)
@@ -284,7 +284,7 @@ func NewMemory(words uint64, opts Options) (*Region, error) {
 	// A header-sized gap keeps the layout identical to a file mapping. The
 	// length is rounded up to whole pages, which the kernel maps anyway:
 	// Renew can then make a larger region of the same memory.
-	size := HeaderSize + int(words)*WordBytes
+	size := HeaderSize + int(words)*wordBytes
 	page := os.Getpagesize()
 	size = (size + page - 1) / page * page
 	mm, err := mmap.MapRegion(nil, size, mmap.RDWR, mmap.ANON, 0)
@@ -332,8 +332,8 @@ func (r *Region) Peek(off uint64) uint64 {
 // Path is the file backing the region, or "" for an anonymous region.
 func (r *Region) Path() string { return r.path }
 
-// Emulated tells whether the emulated persistence domain is on.
-func (r *Region) Emulated() bool { return r.emu != nil }
+// isEmulated tells whether the emulated persistence domain is on.
+func (r *Region) isEmulated() bool { return r.emu != nil }
 
 // SetHook installs (or with nil removes) the access hook. It must not be
 // called while workers access the region.
@@ -362,9 +362,9 @@ func (r *Region) Worker(id int) *Worker {
 	return r.workers[id]
 }
 
-// Sync writes the mapped file back to its storage (msync). A no-op for an
+// syncFile writes the mapped file back to its storage (msync). A no-op for an
 // anonymous region.
-func (r *Region) Sync() error {
+func (r *Region) syncFile() error {
 	if r.file == nil || r.state.Load()&stClosed != 0 {
 		return nil
 	}
@@ -382,7 +382,7 @@ func (r *Region) Close() error {
 	if r.state.Load()&stClosed != 0 {
 		return nil
 	}
-	err := r.Sync()
+	err := r.syncFile()
 	r.state.Or(stClosed)
 	r.words = nil
 	if e := r.mm.Unmap(); e != nil && err == nil {
@@ -404,8 +404,8 @@ func (r *Region) RequestCrash() { r.state.Or(stCrashing) }
 // Crashing tells whether a crash has been requested and not yet carried out.
 func (r *Region) Crashing() bool { return r.state.Load()&stCrashing != 0 }
 
-// Crashes is the number of crashes carried out on this region by Crash.
-func (r *Region) Crashes() uint64 {
+// crashCount is the number of crashes carried out on this region by Crash.
+func (r *Region) crashCount() uint64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.crashes
@@ -452,12 +452,12 @@ func (r *Region) accessOK(kind AccessKind, off uint64) bool {
 func (r *Region) accessError(kind AccessKind, off uint64) error {
 	if s := r.state.Load(); s != 0 {
 		if s&stClosed != 0 {
-			return ErrClosed
+			return errClosed
 		}
 		return ErrCrashed
 	}
 	if off >= r.n && kind < AccessFence {
-		return fmt.Errorf("%w: word %d of %d", ErrOutOfRange, off, r.n)
+		return fmt.Errorf("%w: word %d of %d", errOutOfRange, off, r.n)
 	}
 	return nil
 }

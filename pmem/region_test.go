@@ -41,13 +41,13 @@ func TestLoadStoreCAS(t *testing.T) {
 		if ok, err := w.CAS(7, 42, 43); !ok || err != nil {
 			t.Fatalf("CAS failed: %v %v", ok, err)
 		}
-		if _, err := w.Load(100); !errors.Is(err, ErrOutOfRange) {
+		if _, err := w.Load(100); !errors.Is(err, errOutOfRange) {
 			t.Fatalf("load out of range: %v", err)
 		}
-		if err := w.Store(1<<40, 1); !errors.Is(err, ErrOutOfRange) {
+		if err := w.Store(1<<40, 1); !errors.Is(err, errOutOfRange) {
 			t.Fatalf("store out of range: %v", err)
 		}
-		if err := w.Flush(100); !errors.Is(err, ErrOutOfRange) {
+		if err := w.Flush(100); !errors.Is(err, errOutOfRange) {
 			t.Fatalf("flush out of range: %v", err)
 		}
 		if r.Worker(0) != w {
@@ -186,14 +186,14 @@ func TestTargetedPolicy(t *testing.T) {
 			t.Errorf("targeted image word %d = %d, want %d", off, s[off], v)
 		}
 	}
-	if r.Pending() != 0 || r.Crashes() != 1 {
-		t.Fatalf("after crash: pending %d, crashes %d", r.Pending(), r.Crashes())
+	if r.Pending() != 0 || r.crashCount() != 1 {
+		t.Fatalf("after crash: pending %d, crashes %d", r.Pending(), r.crashCount())
 	}
 }
 
 func TestCrashPolicyErrors(t *testing.T) {
 	r := mustMemory(t, 8, Options{})
-	if err := r.Crash(PolicyMin, nil); !errors.Is(err, ErrNoEmulation) {
+	if err := r.Crash(PolicyMin, nil); !errors.Is(err, errNoEmulation) {
 		t.Fatalf("min crash without emulation: %v", err)
 	}
 	if err := r.Crash(PolicyMax, nil); err != nil {
@@ -303,13 +303,13 @@ func TestFileRoundTrip(t *testing.T) {
 	if err := r.Crash(PolicyMin, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Open(path, Options{}); !errors.Is(err, ErrLocked) {
+	if _, err := Open(path, Options{}); !errors.Is(err, errLocked) {
 		t.Fatalf("second open of a locked file: %v", err)
 	}
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Load(0); !errors.Is(err, ErrClosed) {
+	if _, err := w.Load(0); !errors.Is(err, errClosed) {
 		t.Fatalf("load after close: %v", err)
 	}
 	if _, err := Create(path, 10, Options{}); err == nil {
@@ -324,8 +324,8 @@ func TestFileRoundTrip(t *testing.T) {
 	if s[5] != 55 || s[999] != 0 || r2.Words() != 1000 || r2.Path() != path {
 		t.Fatalf("reopened: word5=%d word999=%d words=%d", s[5], s[999], r2.Words())
 	}
-	if h, err := ReadHeader(path); err != nil || h.Words != 1000 {
-		t.Fatalf("ReadHeader: %+v %v", h, err)
+	if h, err := readHeader(path); err != nil || h.Words != 1000 {
+		t.Fatalf("readHeader: %+v %v", h, err)
 	}
 }
 
@@ -341,7 +341,7 @@ func TestRefusesBadFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reheader := func(mod func(*Header)) []byte {
+	reheader := func(mod func(*fileHeader)) []byte {
 		h := newHeader(16)
 		mod(&h)
 		b := append([]byte(nil), img...)
@@ -353,19 +353,19 @@ func TestRefusesBadFiles(t *testing.T) {
 		data []byte
 		want error
 	}{
-		{"empty", nil, ErrBadMagic},
-		{"foreign", []byte("#!/bin/sh\necho hello\n"), ErrBadMagic},
-		{"magic only", img[:8], ErrTruncated},
-		{"short magic", img[:4], ErrTruncated},
-		{"header cut", img[:30], ErrTruncated},
-		{"data cut", img[:HeaderSize+8], ErrTruncated},
-		{"damaged word count", func() []byte { b := append([]byte(nil), img...); b[17] ^= 1; return b }(), ErrChecksum},
-		{"damaged checksum", func() []byte { b := append([]byte(nil), img...); b[41] ^= 0x80; return b }(), ErrChecksum},
-		{"oversized", append(append([]byte(nil), img...), 0, 0, 0, 0, 0, 0, 0, 0), ErrSize},
-		{"future version", reheader(func(h *Header) { h.Version = 2 }), ErrVersion},
-		{"zero words", reheader(func(h *Header) { h.Words = 0 }), ErrGeometry},
-		{"line size", reheader(func(h *Header) { h.LineBytes = 128 }), ErrGeometry},
-		{"flags", reheader(func(h *Header) { h.Flags = 1 }), ErrGeometry},
+		{"empty", nil, errBadMagic},
+		{"foreign", []byte("#!/bin/sh\necho hello\n"), errBadMagic},
+		{"magic only", img[:8], errTruncated},
+		{"short magic", img[:4], errTruncated},
+		{"header cut", img[:30], errTruncated},
+		{"data cut", img[:HeaderSize+8], errTruncated},
+		{"damaged word count", func() []byte { b := append([]byte(nil), img...); b[17] ^= 1; return b }(), errChecksum},
+		{"damaged checksum", func() []byte { b := append([]byte(nil), img...); b[41] ^= 0x80; return b }(), errChecksum},
+		{"oversized", append(append([]byte(nil), img...), 0, 0, 0, 0, 0, 0, 0, 0), errSize},
+		{"future version", reheader(func(h *fileHeader) { h.Version = 2 }), errVersion},
+		{"zero words", reheader(func(h *fileHeader) { h.Words = 0 }), errGeometry},
+		{"line size", reheader(func(h *fileHeader) { h.LineBytes = 128 }), errGeometry},
+		{"flags", reheader(func(h *fileHeader) { h.Flags = 1 }), errGeometry},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -668,10 +668,10 @@ func TestCrashKeeping(t *testing.T) {
 		}
 		img.Close()
 	}
-	if err := mustMemory(t, 8, Options{}).CrashKeeping(0, 1); !errors.Is(err, ErrNoEmulation) {
+	if err := mustMemory(t, 8, Options{}).CrashKeeping(0, 1); !errors.Is(err, errNoEmulation) {
 		t.Fatalf("without emulation: %v", err)
 	}
-	if err := r.CrashKeeping(16, 1); !errors.Is(err, ErrOutOfRange) {
+	if err := r.CrashKeeping(16, 1); !errors.Is(err, errOutOfRange) {
 		t.Fatalf("word out of range: %v", err)
 	}
 }

@@ -19,14 +19,14 @@ import (
 // keep a crash image as evidence: Open opens that file.
 func (r *Region) Image() ([]byte, error) {
 	if r.state.Load()&stClosed != 0 {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	h := newHeader(r.n)
 	b := make([]byte, h.FileSize())
 	copy(b, h.encode())
 	data := b[HeaderSize:]
 	for i := range r.n {
-		binary.NativeEndian.PutUint64(data[i*WordBytes:], atomic.LoadUint64(&r.words[i]))
+		binary.NativeEndian.PutUint64(data[i*wordBytes:], atomic.LoadUint64(&r.words[i]))
 	}
 	return b, nil
 }
@@ -35,27 +35,26 @@ func (r *Region) Image() ([]byte, error) {
 // region file holds) as a new anonymous region, after the checks Open makes
 // of a file: the header (magic, checksum, version, geometry), then the size.
 // The bytes are copied. The new region has no worker, no pending flush and
-// no crash state; with Options.Emulate every word starts durable. An error
-// wraps ErrBadMagic, ErrTruncated, ErrChecksum, ErrVersion, ErrGeometry or
-// ErrSize, as Open's do.
+// no crash state; with Options.Emulate every word starts durable. Its
+// errors name what is wrong, as Open's do.
 func OpenImage(b []byte, opts Options) (*Region, error) {
 	if err := checkOptions(opts); err != nil {
 		return nil, fmt.Errorf("pmem: open image: %w", err)
 	}
-	h, err := ParseHeader(b[:min(len(b), HeaderSize)])
+	h, err := parseHeader(b[:min(len(b), HeaderSize)])
 	if err != nil {
 		return nil, fmt.Errorf("pmem: open image: %w", err)
 	}
 	if size := int64(len(b)); size != h.FileSize() {
-		kind := ErrSize
+		kind := errSize
 		if size < h.FileSize() {
-			kind = ErrTruncated
+			kind = errTruncated
 		}
 		return nil, fmt.Errorf("pmem: open image: %w: %d bytes, the header says %d", kind, size, h.FileSize())
 	}
 	words := make([]uint64, h.Words)
 	for i := range words {
-		words[i] = binary.NativeEndian.Uint64(b[HeaderSize+i*WordBytes:])
+		words[i] = binary.NativeEndian.Uint64(b[HeaderSize+i*wordBytes:])
 	}
 	return newFromWords(words, opts)
 }
@@ -71,7 +70,7 @@ func OpenImage(b []byte, opts Options) (*Region, error) {
 // after a clean stop (it holds what threads saw, as PolicyMax would keep).
 // It refuses a region whose crash was requested and not yet carried out.
 // Handles on r, such as a data structure built on it, are dead afterwards
-// (their accesses fail with ErrClosed): open the structure again on the
+// (their accesses fail: the region is closed): open the structure again on the
 // new region.
 func (r *Region) Reopen(opts Options) (*Region, error) {
 	if r.Crashing() {
@@ -105,8 +104,8 @@ func (r *Region) Reopen(opts Options) (*Region, error) {
 // pages fault in again, each run. It fails if r is file-backed, closed,
 // or too small (then make a new region with NewMemory, and close r).
 func (r *Region) Renew(words uint64, opts Options) (*Region, error) {
-	if words == 0 || words > MaxWords {
-		return nil, fmt.Errorf("pmem: renew: %w: %d words (1..%d allowed)", ErrGeometry, words, uint64(MaxWords))
+	if words == 0 || words > maxWords {
+		return nil, fmt.Errorf("pmem: renew: %w: %d words (1..%d allowed)", errGeometry, words, uint64(maxWords))
 	}
 	if err := checkOptions(opts); err != nil {
 		return nil, fmt.Errorf("pmem: renew: %w", err)
@@ -128,10 +127,10 @@ func (r *Region) handOver(words uint64, opts Options, zero bool) (*Region, error
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.state.Load()&stClosed != 0 {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
-	if need := HeaderSize + int(words)*WordBytes; need > len(r.mm) {
-		return nil, fmt.Errorf("%w: %d words need %d bytes, the region maps %d", ErrSize, words, need, len(r.mm))
+	if need := HeaderSize + int(words)*wordBytes; need > len(r.mm) {
+		return nil, fmt.Errorf("%w: %d words need %d bytes, the region maps %d", errSize, words, need, len(r.mm))
 	}
 	r.state.Or(stClosed)
 	mm, emu := r.mm, r.emu

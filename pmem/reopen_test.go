@@ -48,11 +48,11 @@ func TestReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { nr.Close() })
-		if _, err := old.Load(0); !errors.Is(err, ErrClosed) {
+		if _, err := old.Load(0); !errors.Is(err, errClosed) {
 			t.Fatalf("the old region still answers: %v", err)
 		}
-		if nr.Path() != r.Path() || nr.Words() != 40 || !nr.Emulated() || nr.Crashes() != 0 {
-			t.Fatalf("reopened: path %q, %d words, emulated %v, %d crashes", nr.Path(), nr.Words(), nr.Emulated(), nr.Crashes())
+		if nr.Path() != r.Path() || nr.Words() != 40 || !nr.isEmulated() || nr.crashCount() != 0 {
+			t.Fatalf("reopened: path %q, %d words, emulated %v, %d crashes", nr.Path(), nr.Words(), nr.isEmulated(), nr.crashCount())
 		}
 		for off, v := range want {
 			if got := nr.Snapshot()[off]; got != v {
@@ -109,10 +109,10 @@ func TestImageRoundTrip(t *testing.T) {
 		b    []byte
 		want error
 	}{
-		{"empty", nil, ErrBadMagic},
-		{"damaged header", damaged, ErrChecksum},
-		{"data cut", img[:len(img)-1], ErrTruncated},
-		{"oversized", append(slices.Clone(img), 0), ErrSize},
+		{"empty", nil, errBadMagic},
+		{"damaged header", damaged, errChecksum},
+		{"data cut", img[:len(img)-1], errTruncated},
+		{"oversized", append(slices.Clone(img), 0), errSize},
 	} {
 		if nr, err := OpenImage(c.b, Options{}); !errors.Is(err, c.want) {
 			if nr != nil {
@@ -122,7 +122,7 @@ func TestImageRoundTrip(t *testing.T) {
 		}
 	}
 	r.Close()
-	if _, err := r.Image(); !errors.Is(err, ErrClosed) {
+	if _, err := r.Image(); !errors.Is(err, errClosed) {
 		t.Fatalf("Image of a closed region: %v", err)
 	}
 }
@@ -209,8 +209,8 @@ func TestRenew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Store(0, 1); !errors.Is(err, ErrClosed) {
-			t.Fatalf("%d words: a store through the old region's worker: %v, want ErrClosed", words, err)
+		if err := w.Store(0, 1); !errors.Is(err, errClosed) {
+			t.Fatalf("%d words: a store through the old region's worker: %v, want errClosed", words, err)
 		}
 		r = nr
 		if r.Words() != words || r.Pending() != 0 {
@@ -231,12 +231,12 @@ func TestRenew(t *testing.T) {
 			t.Fatalf("%d words: an unflushed store after the renewal survived the crash: %d", words, got)
 		}
 	}
-	if _, err := r.Renew(1<<20, Options{}); !errors.Is(err, ErrSize) {
-		t.Fatalf("renewed beyond the mapping: %v, want ErrSize", err)
+	if _, err := r.Renew(1<<20, Options{}); !errors.Is(err, errSize) {
+		t.Fatalf("renewed beyond the mapping: %v, want errSize", err)
 	}
 	r.Close()
-	if _, err := r.Renew(8, Options{}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("renewed a closed region: %v, want ErrClosed", err)
+	if _, err := r.Renew(8, Options{}); !errors.Is(err, errClosed) {
+		t.Fatalf("renewed a closed region: %v, want errClosed", err)
 	}
 	f, err := Create(filepath.Join(t.TempDir(), "r.pmem"), 8, Options{})
 	if err != nil {

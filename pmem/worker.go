@@ -21,12 +21,6 @@ type pendingFlush struct {
 	seq  uint64
 }
 
-// ID is the worker's id.
-func (w *Worker) ID() int { return w.id }
-
-// Region is the region the worker accesses.
-func (w *Worker) Region() *Region { return w.r }
-
 // Load, Store, CAS, Flush and Fence make their access's prologue
 // (Region.access: the hook, then accessOK) themselves, written out: they
 // are the accesses of every operation, a scheduling point each, and the

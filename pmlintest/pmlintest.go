@@ -7,7 +7,7 @@
 // and the command that replays it:
 //
 //	func TestFuzz(t *testing.T) {
-//		pmlintest.Fuzz(t, mytarget.Target(), "--seconds", "5")
+//		pmlintest.Fuzz(t, mytarget.Target(), pmlintest.FuzzOptions{Duration: 5 * time.Second})
 //	}
 //
 // Check checks a history the test recorded itself, from a primitive pmlin
@@ -26,11 +26,14 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/pmlin/pmlin"
 	"github.com/pmlin/pmlin/cli"
-	"github.com/pmlin/pmlin/crash"
+	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/target"
 )
@@ -39,19 +42,64 @@ import (
 // to the test binary that Main runs as that child.
 const childEnv = "PMLIN_TEST_CHILD"
 
-// Fuzz runs pmlin fuzz on tgt with the given flags of pmlin fuzz (for
-// instance "--seconds", "5", or "--mutant", NAME, or "--crash-mode",
-// "kill"), and fails t if the campaign finds a violation: the message has
-// the report, the files kept under --out (by default pmlin-out, in the
-// test's directory) and the replay command, where pmlin stands for a pmlin
+// FuzzOptions set up a Fuzz campaign. Each field is the flag of pmlin fuzz
+// named beside it (docs/cli-contract.md); a zero field leaves the flag at
+// its default.
+type FuzzOptions struct {
+	// Duration is the campaign's time budget (--seconds; default 30 s),
+	// Runs the number of runs after which it stops (--runs; 0: no limit).
+	Duration time.Duration
+	Runs     int64
+	// Mutant is a planted bug of the target to fuzz instead of its
+	// correct code (--mutant).
+	Mutant string
+	// Mode is the completion rule for operations cut off by a crash
+	// (--mode; the zero value is strict).
+	Mode pmlin.Mode
+	// CrashMode is how runs crash (--crash-mode): "emulated" (the
+	// default), or "kill" and "kill-async", which run each segment in a
+	// child process and need the test binary's TestMain to call Main.
+	CrashMode string
+	// Out is the directory where a finding's files are kept (--out;
+	// default pmlin-out, in the test's directory).
+	Out string
+	// Flags are further flags of pmlin fuzz, for what the fields above do
+	// not set: the workload's shape (--threads, --ops, ...), the
+	// scheduler, the target's own parameters.
+	Flags []string
+}
+
+// args is the command line of pmlin fuzz that o stands for, on target name.
+func (o FuzzOptions) args(name string) []string {
+	args := []string{"fuzz", "--target", name, "--json"}
+	if o.Mode != pmlin.Strict {
+		args = append(args, "--mode", o.Mode.String())
+	}
+	if o.Duration != 0 {
+		args = append(args, "--seconds", strconv.FormatFloat(o.Duration.Seconds(), 'g', -1, 64))
+	}
+	if o.Runs != 0 {
+		args = append(args, "--runs", strconv.FormatInt(o.Runs, 10))
+	}
+	for _, f := range []struct{ name, value string }{{"--mutant", o.Mutant}, {"--crash-mode", o.CrashMode}, {"--out", o.Out}} {
+		if f.value != "" {
+			args = append(args, f.name, f.value)
+		}
+	}
+	return append(args, o.Flags...)
+}
+
+// Fuzz runs pmlin fuzz on tgt as opts set it up, and fails t if the
+// campaign finds a violation: the message has the report, the files kept
+// under opts.Out and the replay command, where pmlin stands for a pmlin
 // with tgt linked in (cli.Main). It fails t too if the campaign cannot
 // run, and logs its summary if it finds nothing. The process-kill modes
 // need the test binary's TestMain to call Main.
-func Fuzz(t testing.TB, tgt *target.Target, args ...string) {
+func Fuzz(t testing.TB, tgt *target.Target, opts FuzzOptions) {
 	t.Helper()
 	var out, text bytes.Buffer
 	cmd := cli.Command{Name: "pmlin", Targets: []*target.Target{tgt}, Stdout: &out, Stderr: &text, Child: childCommand}
-	code := cmd.Run(t.Context(), append([]string{"fuzz", "--target", tgt.Name, "--json"}, args...))
+	code := cmd.Run(t.Context(), opts.args(tgt.Name))
 	switch code {
 	case 0:
 		t.Logf("%s", text.String())

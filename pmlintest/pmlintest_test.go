@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/pmlintest"
@@ -27,7 +28,7 @@ func (f *fakeT) Fatalf(format string, args ...any) {
 }
 
 func TestFuzzPasses(t *testing.T) {
-	pmlintest.Fuzz(t, lockmwcas.Target(), "--runs", "5", "--ops", "200", "--out", t.TempDir())
+	pmlintest.Fuzz(t, lockmwcas.Target(), pmlintest.FuzzOptions{Runs: 5, Out: t.TempDir(), Flags: []string{"--ops", "200"}})
 }
 
 // TestFuzzFails: a planted bug fails the test, with the report, the kept
@@ -35,7 +36,7 @@ func TestFuzzPasses(t *testing.T) {
 func TestFuzzFails(t *testing.T) {
 	dir := t.TempDir()
 	f := &fakeT{TB: t}
-	pmlintest.Fuzz(f, lockmwcas.Target(), "--mutant", "data-unflushed", "--seconds", "20", "--out", dir)
+	pmlintest.Fuzz(f, lockmwcas.Target(), pmlintest.FuzzOptions{Mutant: "data-unflushed", Duration: 20 * time.Second, Out: dir})
 	if !f.failed || !strings.Contains(f.msg, "found a violation in target lockmwcas") || !strings.Contains(f.msg, "replay") {
 		t.Fatalf("failed %v: %s", f.failed, f.msg)
 	}
@@ -49,7 +50,7 @@ func TestFuzzFails(t *testing.T) {
 		}
 	}
 	f = &fakeT{TB: t}
-	pmlintest.Fuzz(f, lockmwcas.Target(), "--mutant", "nope")
+	pmlintest.Fuzz(f, lockmwcas.Target(), pmlintest.FuzzOptions{Mutant: "nope"})
 	if !f.failed || !strings.Contains(f.msg, "could not run (exit 2)") || !strings.Contains(f.msg, "unknown mutant") {
 		t.Fatalf("failed %v: %s", f.failed, f.msg)
 	}
@@ -61,5 +62,5 @@ func TestFuzzKillMode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
 	}
-	pmlintest.Fuzz(t, lockmwcas.Target(), "--runs", "2", "--ops", "300", "--crash-mode", "kill", "--out", t.TempDir())
+	pmlintest.Fuzz(t, lockmwcas.Target(), pmlintest.FuzzOptions{Runs: 2, CrashMode: "kill", Out: t.TempDir(), Flags: []string{"--ops", "300"}})
 }

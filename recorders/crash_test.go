@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/history/merge"
+	"github.com/pmlin/pmlin/internal/merge"
 )
 
 // The tests of the logs that survive a kill (README, "Logs that survive a

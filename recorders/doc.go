@@ -10,7 +10,7 @@
 //
 // crash_test.go kills C and Python programs that record into log files
 // (the logs that survive a kill), restarts them, and gathers the logs with
-// package history/merge (pmlin gather): every history must be well formed
+// package internal/merge (pmlin gather): every history must be well formed
 // and linearizable for a correct program, and a record torn by a kill must
 // be cut, never read as data.
 //

@@ -14,7 +14,7 @@ import (
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
-	"github.com/pmlin/pmlin/history/merge"
+	"github.com/pmlin/pmlin/internal/merge"
 )
 
 // tool finds a program on PATH; without it the test skips, or fails when

@@ -24,12 +24,12 @@
 //     wrapping pmem.ErrCrashed. The operations in progress must return
 //     that error (wrapped or not); the harness waits for all of them.
 //  4. It replaces the region's contents by a crash image (what survives
-//     depends on the image policy, see package pmem), and calls Recover
-//     as worker 0: on the same Instance for emulated crashes, or, as a new
-//     process does, on the Instance that Open returns for the region
-//     reopened from its file (process kills; issue 16 will let emulated
-//     crashes reopen images too). Recover may itself be crashed and is
-//     then called again on a new image.
+//     depends on the image policy, see package pmem), reopens the region
+//     as a new process would (pmem.Region.Reopen for an emulated crash,
+//     the region file for a process kill: nothing of the live Instance is
+//     kept), calls Open on it and Recover, as worker 0, on the Instance
+//     Open returns. An Open that refuses the image is a finding. Recover
+//     may itself be crashed and is then called again on a new image.
 //  5. It reads region word DataOffset(a) of every data word a directly,
 //     and records those values as a read by a process of its own: what
 //     recovery left, not what an operation of the target would make of
@@ -100,14 +100,29 @@
 // one chosen by --mutant in Config.Mutant to New and Open. Params are the
 // target's knobs (a pool size, a layout), each a flag of pmlin run and
 // fuzz of its name: Config.Params holds every one, its default unless the
-// user set it, and Config.Int parses the integer ones. Later issues will
-// let the harness vary layout parameters per run.
+// user set it, and Config.Int parses the integer ones. A parameter that
+// lists values in Param.Fuzz is drawn from them, run by run, by pmlin fuzz
+// in the runs whose shape it varies (unless the user set it).
+//
+// # Progress
+//
+// pmlin fuzz checks more than linearizability: with the deterministic
+// scheduler it stops a worker for good right after one of its writes
+// inside an operation (the progress check, --stall), and holds workers
+// back before a CAS (late writes, --late); an operation of another worker
+// that then makes --stall-accesses region accesses without returning is
+// reported "stuck", naming the stopped worker. That is what lock-freedom
+// promises: a worker that stops does not stop the others. A target whose
+// operations wait for another worker by design (a lock) declares it with
+// Target.Blocking and is never stopped or held; a lock-free target marks
+// the waits its design has (an allocator waiting for reclamation) with
+// pmem.Worker.Wait, which do not count towards the bound.
 //
 // # Linking a target into pmlin
 //
 // cli.Main(targets...) is pmlin's command line with the given targets: a
 // user's own pmlin is a main package that calls it with theirs. From a
 // test, pmlintest.Fuzz runs a campaign on one target and fails the test
-// with the files it kept. The README's section "Test your own primitive"
-// goes from an empty package to a caught bug.
+// with the files it kept. docs/your-primitive.md goes from an empty
+// package to a caught bug.
 package target

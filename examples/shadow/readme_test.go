@@ -15,36 +15,58 @@ import (
 	"github.com/pmlin/pmlin/target"
 )
 
-// TestReadmeGuide keeps the README's "Test your own primitive" true: every
-// Go block is in the file the text before it names, and every shadowpmlin
-// command runs (in process, in a temporary directory) with the exit status
-// its comment gives.
+// TestReadmeGuide keeps the guide to a target of one's own true, in
+// docs/your-primitive.md and in the README's summary of it ("## Test your
+// own primitive"): every Go block is in the file the text before it names,
+// and every shadowpmlin command runs (in process, in a temporary directory)
+// with the exit status its comment gives.
 func TestReadmeGuide(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	t.Chdir(t.TempDir())     // fuzz keeps its files under ./pmlin-out
+	ran := map[string]bool{} // a command both documents show runs once
+	for _, doc := range []struct {
+		file, section    string // section "": the whole file
+		blocks, commands int    // at least
+	}{
+		{"docs/your-primitive.md", "", 5, 3},
+		{"README.md", "## Test your own primitive", 2, 2},
+	} {
+		b, err := os.ReadFile(filepath.Join(root, doc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if doc.section != "" {
+			i := strings.Index(text, "\n"+doc.section+"\n")
+			if i < 0 {
+				t.Fatalf("%s has no section %q", doc.file, doc.section)
+			}
+			text = text[i+1:]
+			if j := strings.Index(text[3:], "\n## "); j >= 0 {
+				text = text[:j+3]
+			}
+		}
+		blocks, commands := checkGuide(t, root, doc.file, text, ran)
+		if blocks < doc.blocks || commands < doc.commands {
+			t.Errorf("%s: %d Go blocks and %d commands checked, want at least %d and %d; the guide lost its code?", doc.file, blocks, commands, doc.blocks, doc.commands)
+		}
 	}
-	sec := string(readme)
-	i := strings.Index(sec, "\n## Test your own primitive\n")
-	if i < 0 {
-		t.Fatal(`README.md has no section "## Test your own primitive"`)
-	}
-	sec = sec[i+1:]
-	if j := strings.Index(sec[3:], "\n## "); j >= 0 {
-		sec = sec[:j+3]
-	}
+}
+
+// checkGuide checks the Go blocks and runs the shadowpmlin commands of text,
+// from the document name, and counts them; a command in ran was run for
+// another document with the same expectation, and is not run again.
+func checkGuide(t *testing.T, root, name, text string, ran map[string]bool) (blocks, commands int) {
+	t.Helper()
 	fileRef := regexp.MustCompile("`(examples/[^`]+\\.go)`")
 	exitComment := regexp.MustCompile(`#\s*exit (\d+)\s*$`)
 	const prefix = "go run ./examples/shadow/cmd/shadowpmlin "
 	var file, lang string
 	var block []string
-	blocks, commands := 0, 0
-	t.Chdir(t.TempDir()) // fuzz keeps its files under ./pmlin-out
-	for _, line := range strings.Split(sec, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		switch {
 		case lang == "" && strings.HasPrefix(line, "```"):
 			lang, block = strings.TrimPrefix(line, "```"), nil
@@ -52,7 +74,7 @@ func TestReadmeGuide(t *testing.T) {
 			switch lang {
 			case "go":
 				blocks++
-				checkInFile(t, root, file, strings.Join(block, "\n"))
+				checkInFile(t, root, name, file, strings.Join(block, "\n"))
 			case "sh":
 				for _, cmd := range block {
 					if !strings.HasPrefix(cmd, prefix) {
@@ -61,14 +83,19 @@ func TestReadmeGuide(t *testing.T) {
 					commands++
 					m := exitComment.FindStringSubmatch(cmd)
 					if m == nil {
-						t.Fatalf("README: %q says no exit status (# exit N)", cmd)
+						t.Fatalf("%s: %q says no exit status (# exit N)", name, cmd)
 					}
+					key := strings.Join(strings.Fields(cmd), " ")
+					if ran[key] {
+						continue
+					}
+					ran[key] = true
 					want, _ := strconv.Atoi(m[1])
 					args := strings.Fields(strings.TrimPrefix(cmd[:len(cmd)-len(m[0])], prefix))
 					var out, errs bytes.Buffer
 					c := cli.Command{Name: "shadowpmlin", Targets: []*target.Target{shadow.Target()}, Stdout: &out, Stderr: &errs}
 					if got := c.Run(context.Background(), args); got != want {
-						t.Errorf("README: %s: exit %d, want %d\n%s%s", cmd, got, want, out.String(), errs.String())
+						t.Errorf("%s: %s: exit %d, want %d\n%s%s", name, cmd, got, want, out.String(), errs.String())
 					}
 				}
 			}
@@ -81,23 +108,21 @@ func TestReadmeGuide(t *testing.T) {
 			}
 		}
 	}
-	if blocks < 5 || commands < 3 {
-		t.Fatalf("README: %d Go blocks and %d commands checked; the section lost its code?", blocks, commands)
-	}
+	return blocks, commands
 }
 
-// checkInFile fails t unless block is part of the file named (relative to
-// root).
-func checkInFile(t *testing.T, root, file, block string) {
+// checkInFile fails t unless block, from document doc, is part of the file
+// named (relative to root).
+func checkInFile(t *testing.T, root, doc, file, block string) {
 	t.Helper()
 	if file == "" {
-		t.Fatalf("README: a Go block names no file before it:\n%s", block)
+		t.Fatalf("%s: a Go block names no file before it:\n%s", doc, block)
 	}
 	b, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
-		t.Fatalf("README: %v", err)
+		t.Fatalf("%s: %v", doc, err)
 	}
 	if !strings.Contains(string(b), block) {
-		t.Errorf("README: this block is not in %s:\n%s", file, block)
+		t.Errorf("%s: this block is not in %s:\n%s", doc, file, block)
 	}
 }

@@ -1,9 +1,9 @@
 // Package shadow is a persistent multi-word CAS in about a hundred lines,
-// written as a pmlin target: the example of the README's "Test your own
-// primitive". It keeps two copies of the data words and a durable word
-// that says which one is current; a CAS, under one lock, writes the other
-// copy in full, persists it, and flips the current copy. A crash before
-// the flip is durable keeps the old copy whole.
+// written as a pmlin target: the example of docs/your-primitive.md. It
+// keeps two copies of the data words and a durable word that says which
+// one is current; a CAS, under one lock, writes the other copy in full,
+// persists it, and flips the current copy. A crash before the flip is
+// durable keeps the old copy whole.
 package shadow
 
 import (

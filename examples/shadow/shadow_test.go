@@ -3,6 +3,7 @@ package shadow_test
 import (
 	"os"
 	"testing"
+	"time"
 
 	"github.com/pmlin/pmlin/examples/shadow"
 	"github.com/pmlin/pmlin/pmlintest"
@@ -12,9 +13,9 @@ import (
 func TestMain(m *testing.M) { os.Exit(pmlintest.Main(m, shadow.Target())) }
 
 func TestFuzz(t *testing.T) {
-	pmlintest.Fuzz(t, shadow.Target(), "--seconds", "2")
+	pmlintest.Fuzz(t, shadow.Target(), pmlintest.FuzzOptions{Duration: 2 * time.Second})
 }
 
 func TestFuzzProcessKills(t *testing.T) {
-	pmlintest.Fuzz(t, shadow.Target(), "--seconds", "2", "--crash-mode", "kill")
+	pmlintest.Fuzz(t, shadow.Target(), pmlintest.FuzzOptions{Duration: 2 * time.Second, CrashMode: "kill"})
 }

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/pmlin/pmlin/exact"
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/exact"
 )
 
 // TestExactAgrees compares package exact with this package's reference

@@ -22,7 +22,8 @@ type fuzzConfig struct {
 	Args []string `json:"args"`
 }
 
-// defaultConfigs are the four configurations of issue 16.
+// defaultConfigs are the built-in configurations: the defaults, a small
+// dense shape, the durable mode, and process kills.
 var defaultConfigs = []fuzzConfig{
 	{"defaults", nil},
 	{"t3w4k3", []string{"--threads", "3", "--words", "4", "--k", "3"}},
@@ -60,7 +61,7 @@ type ConfigResult struct {
 	Message      string  `json:"message,omitempty"`
 }
 
-// TestResult is what go test ./mwcas said about one mutant.
+// TestResult is what go test ./internal/mwcas said about one mutant.
 type TestResult struct {
 	Outcome string   `json:"outcome"`
 	Seconds float64  `json:"seconds"`
@@ -195,7 +196,7 @@ func (rn *runner) test(ctx context.Context, ws *workspace) *TestResult {
 	start := time.Now()
 	// The outer limit leaves room for compiling the test binary.
 	stdout, stderr, code, timedOut, err := command(ctx, rn.testTimeout+2*time.Minute, ws.dir,
-		"go", "test", "-count=1", "-timeout", rn.testTimeout.String(), "./mwcas")
+		"go", "test", "-count=1", "-timeout", rn.testTimeout.String(), "./internal/mwcas")
 	res := &TestResult{Seconds: round3(time.Since(start).Seconds())}
 	text := string(stdout) + string(stderr)
 	switch {

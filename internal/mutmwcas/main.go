@@ -1,7 +1,7 @@
-// Command mutmwcas is the mutation test of package mwcas (issue 16): it
+// Command mutmwcas is the mutation test of package mwcas: it
 // applies single-line source mutants to a private copy of the module, builds
 // pmlin from each, runs `pmlin fuzz` on it in several configurations with a
-// time budget each, runs `go test ./mwcas`, and reports which mutants were
+// time budget each, runs `go test ./internal/mwcas`, and reports which mutants were
 // killed, by what, and how fast, as Markdown and JSON.
 //
 // It drives the fuzzer only through its command line (flags, exit status,
@@ -13,7 +13,7 @@
 //	go run ./internal/mutmwcas -only p1-no-flush,help-skipped -config 'wide=--words 64'
 //	go run ./internal/mutmwcas -list
 //
-// See README.md in this directory for the budgets and the last results.
+// See README.md in this directory for the budgets and the current results.
 package main
 
 import (

@@ -25,10 +25,10 @@ const (
 
 // Files of package mwcas, relative to the module root.
 const (
-	fAlg = "mwcas/algorithm.go"
-	fMw  = "mwcas/mwcas.go"
-	fRec = "mwcas/recover.go"
-	fLay = "mwcas/layout.go"
+	fAlg = "internal/mwcas/algorithm.go"
+	fMw  = "internal/mwcas/mwcas.go"
+	fRec = "internal/mwcas/recover.go"
+	fLay = "internal/mwcas/layout.go"
 )
 
 // A Mutant is one single-line source change of package mwcas.

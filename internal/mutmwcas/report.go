@@ -253,7 +253,7 @@ func writeMarkdown(w io.Writer, rep *Report) {
 	if rep.TestLimit == "" {
 		fmt.Fprintf(w, "not run")
 	} else {
-		fmt.Fprintf(w, "`go test -count=1 -timeout %s ./mwcas`", rep.TestLimit)
+		fmt.Fprintf(w, "`go test -count=1 -timeout %s ./internal/mwcas`", rep.TestLimit)
 	}
 	fmt.Fprintf(w, "  \nConfigurations:")
 	for _, c := range rep.Configs {
@@ -278,7 +278,7 @@ func writeMarkdown(w io.Writer, rep *Report) {
 	fmt.Fprintf(w, "| scored | %d | |\n", s.Scored)
 	fmt.Fprintf(w, "| killed by fuzz (any configuration) | %d | %s |\n", s.FuzzKilled, pct(s.FuzzScore))
 	fmt.Fprintf(w, "| killed by fuzz, %s alone | %d | %s |\n", s.FirstConfig, s.FirstConfigKilled, pct(float64(s.FirstConfigKilled)/float64(max(s.Scored, 1))))
-	fmt.Fprintf(w, "| killed by `go test ./mwcas` | %d | %s |\n", s.TestsKilled, pct(s.TestsScore))
+	fmt.Fprintf(w, "| killed by `go test ./internal/mwcas` | %d | %s |\n", s.TestsKilled, pct(s.TestsScore))
 	fmt.Fprintf(w, "| killed by either | %d | %s |\n\n", s.EitherKill, pct(s.EitherScore))
 	fmt.Fprintf(w, "Time to kill by fuzz (into the campaign): earliest over the configurations, median %s, max %s; %s alone, median %s, max %s.\n\n",
 		secs(s.MedianKill), secs(s.MaxKill), s.FirstConfig, secs(s.FirstMedianKill), secs(s.FirstMaxKill))

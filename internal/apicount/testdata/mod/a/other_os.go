@@ -1,0 +1,5 @@
+//go:build plan9
+
+package a
+
+func Plan9Only() {}

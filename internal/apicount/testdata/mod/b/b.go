@@ -1,0 +1,5 @@
+package b
+
+type alias = int
+
+type Alias = alias

@@ -1,0 +1,50 @@
+package crash
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/internal/driver"
+)
+
+// TestLateCrashRuns: a run with --late-crash crashes its segments where a
+// late write's change is not yet durable, says so in the history, renders
+// the flag in its replay command, and replays byte for byte; the correct
+// PMwCAS stays linearizable. The flag needs the late-write policy and
+// emulated crashes.
+func TestLateCrashRuns(t *testing.T) {
+	late := 0
+	for i := range int64(6) {
+		c := pmwcasRun()
+		c.Ops = 300
+		c.Driver.Seed = RunSeed(5, i)
+		c.Driver.Late, c.LateCrash = 0.05, 1
+		if !strings.Contains(c.Flags(), "--late-crash 1") {
+			t.Fatalf("the replay flags %q lose --late-crash", c.Flags())
+		}
+		res, h := mustRun(t, c)
+		if _, h2 := mustRun(t, parseArgs(t, c.Args())); h2 != h {
+			t.Fatalf("%s: the replay records another history", c.Flags())
+		}
+		if n := strings.Count(h, "a late crash: region word"); n != res.LateCrashes || len(res.Anomalies) > 0 {
+			t.Fatalf("%s: %d late crashes said, %d counted; anomalies %+v", c.Flags(), n, res.LateCrashes, res.Anomalies)
+		}
+		late += res.LateCrashes
+		v, err := Decide(t.Context(), res, []byte(h), 0)
+		if err != nil || v.Violated() {
+			t.Fatalf("%s: %v %+v", c.Flags(), err, v)
+		}
+	}
+	if late == 0 {
+		t.Fatal("no late crash in 6 runs")
+	}
+	c := pmwcasRun()
+	c.LateCrash = 1
+	if err := c.Check(); err == nil {
+		t.Fatal("--late-crash without --late accepted")
+	}
+	c.Driver.Late, c.Driver.Sched = 0.02, driver.Free
+	if err := c.Check(); err == nil {
+		t.Fatal("--late-crash under the free scheduler accepted")
+	}
+}

@@ -1,0 +1,275 @@
+package report_test
+
+import (
+	"bytes"
+	"context"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/report"
+)
+
+// The browser test opens reports in headless Chromium (Debian's chromium
+// package; .ci/run installs it). It skips when no browser is installed,
+// unless CI is set: then it fails. Screenshots are kept under
+// $PMLIN_ARTIFACTS, or internal/report/testdata/screenshots/ (not committed).
+
+// chromium finds the browser: $PMLIN_CHROMIUM, or a usual name on PATH.
+func chromium(t *testing.T) string {
+	t.Helper()
+	names := []string{os.Getenv("PMLIN_CHROMIUM"), "chromium", "chromium-browser", "google-chrome", "chrome-headless-shell"}
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	if ci := os.Getenv("CI"); ci != "" && ci != "false" && ci != "0" {
+		t.Fatal("CI is set and no Chromium is installed (apt-get install -y chromium, or set PMLIN_CHROMIUM)")
+	}
+	t.Skip("no Chromium installed (apt-get install -y chromium); set CI=true to make this a failure")
+	return ""
+}
+
+// headless runs the browser on a file with extra flags, in a fresh
+// profile, with networking features off.
+func headless(t *testing.T, bin, page string, extra ...string) (stdout, stderr string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-dev-shm-usage", "--user-data-dir=" + t.TempDir()}
+	args = append(args, extra...)
+	args = append(args, "file://"+page)
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: %v\n%s", bin, err, errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+var bodyAttr = regexp.MustCompile(`<body([^>]*)>`)
+
+// attr returns a data attribute of <body> in a dumped DOM.
+func attr(dom, name string) (string, bool) {
+	m := bodyAttr.FindStringSubmatch(dom)
+	if m == nil {
+		return "", false
+	}
+	re := regexp.MustCompile(`\s` + regexp.QuoteMeta(name) + `="([^"]*)"`)
+	v := re.FindStringSubmatch(m[1])
+	if v == nil {
+		return "", false
+	}
+	return v[1], true
+}
+
+func artifacts(t *testing.T) string {
+	dir := os.Getenv("PMLIN_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join("testdata", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// highlightPixels counts the pixels of the highlight fill (#ffd6a5).
+func highlightPixels(img image.Image) int {
+	n := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if near(r>>8, 0xff) && near(g>>8, 0xd6) && near(bl>>8, 0xa5) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func near(a uint32, b uint32) bool { return a+3 >= b && a <= b+3 }
+
+func TestBrowser(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	shots := artifacts(t)
+
+	// The detector works: a page with a script error is caught.
+	bad := filepath.Join(dir, "bad.html")
+	os.WriteFile(bad, []byte(`<!DOCTYPE html><html><head><script>window.addEventListener("error",function(e){document.body.setAttribute("data-errors",e.message)});</script></head><body><script>null.x();</script></body></html>`), 0o644)
+	dom, stderr := headless(t, bin, bad, "--enable-logging=stderr", "--v=0", "--dump-dom")
+	if _, ok := attr(dom, "data-errors"); !ok && !strings.Contains(stderr, "Uncaught") {
+		t.Fatalf("a script error went unnoticed:\n%s\n%s", dom, stderr)
+	}
+
+	var large bytes.Buffer
+	st, err := histgen.WriteLarge(&large, histgen.LargeConfig{Ops: 20000, Procs: 8, Words: 500, K: 3, ReadFraction: 0.5,
+		Violation: histgen.PlantLostWrite, ViolationAt: 10000, CrashEvery: 3000}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := []struct {
+		name string
+		text []byte
+		mode history.Mode
+	}{
+		{"stale", nil, history.Strict},
+		{"dirty-bit", nil, history.Strict},
+		{"crash", nil, history.Strict},
+		{"torn-cas", readFile(t, "../../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
+		{"recovery-wrong-way", readFile(t, "../../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
+		{"two-cut-off", readFile(t, "../../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
+		{"lost-write-20k", large.Bytes(), history.Strict},
+		{"linearizable", nil, history.Strict},
+	}
+	for _, p := range pages {
+		t.Run(p.name+"/"+p.mode.String(), func(t *testing.T) {
+			text := p.text
+			if text == nil {
+				b, err := os.ReadFile(filepath.Join("testdata", p.name+".hist"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				text = b
+			}
+			a, d := analyzeBytes(t, p.name+".hist", text, p.mode)
+			var buf bytes.Buffer
+			if err := report.HTML(&buf, d); err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(dir, p.name+"."+p.mode.String()+".html")
+			if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+
+			dom, stderr := headless(t, bin, page, "--enable-logging=stderr", "--v=0", "--dump-dom")
+			if e, ok := attr(dom, "data-errors"); ok || strings.Contains(stderr, "Uncaught") {
+				t.Fatalf("script errors: %q\n%s", e, grepLines(stderr, "Uncaught"))
+			}
+			if r, _ := attr(dom, "data-render"); r != "ok" {
+				t.Fatalf("the page's script did not finish (data-render=%q)", r)
+			}
+			// Each anomaly's operations are drawn twice: a bar and a vertex.
+			want := 0
+			for _, nb := range d.Neighbourhoods {
+				want += 2 * len(nb.Core)
+			}
+			hl, _ := attr(dom, "data-highlighted")
+			drawn, _ := attr(dom, "data-highlighted-drawn")
+			if hl != strconv.Itoa(want) || drawn != hl {
+				t.Fatalf("highlighted %s, drawn %s, want %d", hl, drawn, want)
+			}
+			checkDrawn(t, dom, d, p.name != "lost-write-20k")
+
+			shot := filepath.Join(shots, p.name+"."+p.mode.String()+".png")
+			os.Remove(shot)
+			headless(t, bin, page, "--hide-scrollbars", "--window-size=1400,900", "--screenshot="+shot)
+			f, err := os.Open(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			px := highlightPixels(img)
+			t.Logf("%s: %d bytes, %d operations, %d highlighted elements drawn, %d highlight pixels; screenshot %s",
+				p.name, buf.Len(), a.Result.Operations, want, px, shot)
+			if b := img.Bounds(); b.Dx() != 1400 || b.Dy() != 900 {
+				t.Fatalf("screenshot %v", b)
+			}
+			if want > 0 && px < 500 {
+				t.Fatalf("the highlighted operations are not visible in the screenshot (%d pixels)", px)
+			}
+			if p.name == "lost-write-20k" && !strings.Contains(dom, `data-line="`+strconv.FormatInt(st.ViolationLine, 10)+`"`) {
+				t.Fatalf("the planted violation (line %d) is not drawn", st.ViolationLine)
+			}
+		})
+	}
+}
+
+// checkDrawn checks the page's values, crashes and edge labels: every
+// operation drawn shows its values (a bar and, for a vertex, a line under
+// it), every crash of an anomaly's evidence is a vertex of its graph, and
+// on the examples of testdata (small) no edge label overlaps another, a
+// vertex or its values.
+func checkDrawn(t *testing.T, dom string, d *report.Data, small bool) {
+	t.Helper()
+	bars, vertices, crashes := 0, 0, 0
+	for _, nb := range d.Neighbourhoods {
+		bars += len(nb.Timeline)
+		for _, o := range nb.Nodes {
+			if o.Line != 0 {
+				vertices++
+			}
+		}
+		crashes += len(nb.Crashes)
+	}
+	if len(d.Neighbourhoods) == 0 {
+		bars = len(d.Sample)
+	}
+	vals, _ := attr(dom, "data-values-drawn")
+	if n, _ := strconv.Atoi(vals); n < bars+vertices {
+		t.Errorf("%s values drawn, want one per bar and vertex (%d)", vals, bars+vertices)
+	}
+	cd, _ := attr(dom, "data-crashes-drawn")
+	if cd != strconv.Itoa(crashes) {
+		t.Errorf("%s crash vertices drawn, the neighbourhoods have %d", cd, crashes)
+	}
+	for _, a := range d.Result.Anomalies[:len(d.Neighbourhoods)] {
+		for _, c := range a.Crashes {
+			if !strings.Contains(dom, `class="crashnode story" data-crash="`+strconv.FormatInt(c, 10)+`"`) ||
+				!strings.Contains(dom, `class="crash story" data-crash="`+strconv.FormatInt(c, 10)+`"`) {
+				t.Errorf("the crash at line %d of the evidence is not marked in both drawings", c)
+			}
+		}
+	}
+	labels, _ := attr(dom, "data-labels")
+	over, _ := attr(dom, "data-label-overlaps")
+	t.Logf("%s edge labels, %s overlaps; %s values drawn; %s crash vertices", labels, over, vals, cd)
+	if small && over != "0" {
+		t.Errorf("%s overlaps of edge labels", over)
+	}
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
