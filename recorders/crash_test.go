@@ -23,9 +23,9 @@ import (
 // SIGKILL at moments drawn from a seed, restart them, and gather the logs
 // with pmlin gather's package.
 
-// child runs one generation of a crash child: killed after delay, or run
-// to its end (delay 0). It reports whether the kill came before the
-// child's end.
+// child runs one generation of a crash child: SIGKILLed after delay (from
+// its start), unless it ends first, or run to its end (delay 0). It
+// reports whether a kill, this one or the child's own, ended it.
 func child(t *testing.T, argv []string, logs string, delay time.Duration) bool {
 	t.Helper()
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -35,15 +35,19 @@ func child(t *testing.T, argv []string, logs string, delay time.Duration) bool {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var err error
 	if delay == 0 {
-		if err := cmd.Wait(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, stderr.String())
+		err = <-done
+	} else {
+		select {
+		case err = <-done:
+		case <-time.After(delay):
+			cmd.Process.Signal(syscall.SIGKILL)
+			err = <-done
 		}
-		return false
 	}
-	time.Sleep(delay)
-	cmd.Process.Signal(syscall.SIGKILL)
-	err := cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); ok && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL {
 		return true
 	}
@@ -81,11 +85,18 @@ func tornCuts(m *merge.Merged) int {
 
 // crashRuns kills and restarts a crash child: runs trials of 1 to 3
 // killed generations and a last one that only recovers and reads, each
-// history gathered and checked. It returns how many histories were not
-// linearizable, and the torn records cut over all of them; a gather that
-// fails, or a correct child's history that is not linearizable, fails the
-// test.
-func crashRuns(t *testing.T, argv []string, trials int, minDelay, maxDelay time.Duration, seed uint64, bug bool, stopAtFirst bool) (violations, cuts, kills int) {
+// history gathered and checked. A kill comes after a delay drawn from the
+// seed: one in four is the test's SIGKILL, up to early after the child's
+// start (it may come before the child opened its logs, or while it opens
+// them); the others the child's own SIGKILL, up to late after its threads
+// started (selfKill: the child's flag, which takes the delay in the unit
+// given): a kill while the threads record, at a moment that a parent's
+// signal, late by a scheduler's whim, would not hit, with a history of a
+// few thousand operations. It returns how many histories were not
+// linearizable, the torn records cut over all of them, and the kills that
+// came before the child's end; a gather that fails, or a correct child's
+// history that is not linearizable, fails the test.
+func crashRuns(t *testing.T, argv []string, trials int, early, late time.Duration, selfKill string, unit time.Duration, seed uint64, bug bool, stopAtFirst bool) (violations, cuts, kills int) {
 	rng := rand.New(rand.NewPCG(seed, 32))
 	for trial := range trials {
 		dir := t.TempDir()
@@ -96,8 +107,12 @@ func crashRuns(t *testing.T, argv []string, trials int, minDelay, maxDelay time.
 		}
 		gens := 1 + rng.IntN(3)
 		for range gens {
-			delay := minDelay + time.Duration(rng.Int64N(int64(maxDelay-minDelay)))
-			if child(t, args, logs, delay) {
+			a, delay := args, time.Duration(1+rng.Int64N(int64(early)))
+			if rng.IntN(4) > 0 {
+				a = append(append([]string{}, args...), selfKill, fmt.Sprint(float64(1+rng.Int64N(int64(late)))/float64(unit)))
+				delay = time.Minute // the child kills itself
+			}
+			if child(t, a, logs, delay) {
 				kills++
 			}
 		}
@@ -142,9 +157,9 @@ func clip(s string) string {
 func TestCrashLogsC(t *testing.T) {
 	t.Parallel()
 	bin := compile(t, "gcc", "c11", "c/test/crash_child.c")
-	argv := []string{bin, "--log-bytes", "4194304"}
+	argv := []string{bin, "--log-bytes", "4194304", "--ops", "1000"}
 	start := time.Now()
-	v, cuts, kills := crashRuns(t, argv, 30, 300*time.Microsecond, 3*time.Millisecond, 1, false, false)
+	v, cuts, kills := crashRuns(t, argv, 30, 2*time.Millisecond, 150*time.Microsecond, "--kill-after-us", time.Microsecond, 1, false, false)
 	t.Logf("30 histories, %d kills, %d torn records cut, %d violations, %v", kills, cuts, v, time.Since(start))
 	if kills < 30 {
 		t.Fatalf("only %d kills came before the child's end: the test proved little", kills)
@@ -153,7 +168,7 @@ func TestCrashLogsC(t *testing.T) {
 		t.Fatal("no kill left a torn record: the cut was never tried")
 	}
 	t.Run("bug", func(t *testing.T) {
-		v, _, _ := crashRuns(t, append(argv, "--k", "3", "--pause", "2000"), 30, 300*time.Microsecond, 3*time.Millisecond, 2, true, true)
+		v, _, _ := crashRuns(t, append(argv, "--k", "3", "--pause", "2000"), 30, 3*time.Millisecond, 300*time.Microsecond, "--kill-after-us", time.Microsecond, 2, true, true)
 		if v == 0 {
 			t.Fatal("the MwCAS without its redo record was not caught in 30 histories")
 		}
@@ -167,7 +182,7 @@ func TestCrashLogsPython(t *testing.T) {
 	py := tool(t, "python3")
 	sources(t, "python/pmlin_recorder.py", "python/test/crash_child.py")
 	argv := []string{py, "python/test/crash_child.py", "--log-bytes", "1048576"}
-	v, cuts, kills := crashRuns(t, argv, 6, 250*time.Millisecond, 700*time.Millisecond, 3, false, false)
+	v, cuts, kills := crashRuns(t, argv, 6, 500*time.Millisecond, 100*time.Millisecond, "--kill-after-ms", time.Millisecond, 3, false, false)
 	t.Logf("6 histories, %d kills, %d torn records cut, %d violations", kills, cuts, v)
 	if kills == 0 {
 		t.Fatal("no kill came before the child's end")
@@ -434,13 +449,13 @@ func TestBufferLogs(t *testing.T) {
 	bin := compile(t, "gcc", "c11", "c/test/crash_child.c")
 	dir := t.TempDir()
 	state, a, b := filepath.Join(dir, "state"), filepath.Join(dir, "a.log"), filepath.Join(dir, "b.log")
-	// Killed while its threads record: not before (zeroing the buffer
-	// takes a while), not after its end.
+	// Killed while its threads record (--ops: before its logs fill up).
 	recorded := false
 	for try := 0; try < 20 && !recorded; try++ {
 		os.Remove(a)
 		os.Remove(state)
-		killed := child(t, []string{bin, state, "--log-bytes", "1048576", "--buffer", a, "--generation", "1"}, "", time.Duration(5+2*try)*time.Millisecond)
+		killed := child(t, []string{bin, state, "--ops", "2000", "--log-bytes", "1048576", "--buffer", a, "--generation", "1",
+			"--kill-after-us", fmt.Sprint(100 + 50*try)}, "", time.Minute)
 		m, err := merge.Gather(a)
 		recorded = killed && err == nil && m.Stats().Ops > 10
 	}

@@ -229,6 +229,7 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 			strings.TrimSuffix(logName(t.log), "'s log"), recordName(t.kind), count(t.words, "word"), t.off))
 	}
 	ew := newEventWriter()
+	var events []int // the indexes in steps of the events, whose text ew renders
 	for l, recs := range g.logs {
 		for i := range recs {
 			r := &recs[i]
@@ -257,8 +258,9 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 			}
 			proc := int32(l - 1)
 			nsteps++
-			text, ret := ew.event(proc, r)
-			steps = append(steps, step{ts: r.ts, text: text, line: r.off, file: file, proc: proc, ret: ret})
+			ret := ew.event(proc, r)
+			events = append(events, len(steps))
+			steps = append(steps, step{ts: r.ts, line: r.off, file: file, proc: proc, ret: ret})
 			if p.procs[proc] == nil {
 				p.procs[proc] = &procInfo{file: file}
 			}
@@ -266,6 +268,9 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 				pending++
 			}
 		}
+	}
+	for i, text := range ew.lines() {
+		steps[events[i]].text = text
 	}
 	for i := range top {
 		addNote(top[i].text(), top[i].off)
@@ -334,10 +339,12 @@ func oneLine(s string) string {
 }
 
 // eventWriter renders records as event lines, with the history package's
-// Writer (one rendering of events for every history pmlin writes).
+// Writer (one rendering of events for every history pmlin writes), all of a
+// generation into one buffer.
 type eventWriter struct {
-	buf bytes.Buffer
-	w   *history.Writer
+	buf     bytes.Buffer
+	w       *history.Writer
+	a, b, c []uint64 // a cas's or a swap's addresses and values
 }
 
 func newEventWriter() *eventWriter {
@@ -346,30 +353,28 @@ func newEventWriter() *eventWriter {
 	return e
 }
 
-// event is the event line of a thread's record, and whether it is a
-// response. The reader checked each record's size against its kind.
-func (e *eventWriter) event(proc int32, r *record) (string, bool) {
+// event renders the event line of a thread's record, and says whether it
+// is a response. The reader checked each record's size against its kind.
+func (e *eventWriter) event(proc int32, r *record) bool {
 	k, w := int(r.n), r.payload
-	split := func(stride int) (a, b, c []uint64) {
-		a, b, c = make([]uint64, k), make([]uint64, k), make([]uint64, k)
+	split := func(stride int) {
+		e.a, e.b, e.c = e.a[:0], e.b[:0], e.c[:0]
 		for i := range k {
-			a[i], b[i] = w[stride*i], w[stride*i+1]
+			e.a, e.b = append(e.a, w[stride*i]), append(e.b, w[stride*i+1])
 			if stride == 3 {
-				c[i] = w[stride*i+2]
+				e.c = append(e.c, w[stride*i+2])
 			}
 		}
-		return a, b, c
 	}
-	ret := r.kind >= recRetValues
 	switch r.kind {
 	case recInvRead:
 		e.w.InvokeRead(proc, w[:k])
 	case recInvCAS:
-		a, x, n := split(3)
-		e.w.InvokeCAS(proc, a, x, n)
+		split(3)
+		e.w.InvokeCAS(proc, e.a, e.b, e.c)
 	case recInvSwap:
-		a, n, _ := split(2)
-		e.w.InvokeSwap(proc, a, n)
+		split(2)
+		e.w.InvokeSwap(proc, e.a, e.b)
 	case recRetValues:
 		e.w.ReturnRead(proc, w[:k])
 	case recRetOK:
@@ -379,8 +384,14 @@ func (e *eventWriter) event(proc int32, r *record) (string, bool) {
 	case recRetFailValues:
 		e.w.ReturnFailValues(proc, w[0], w[1:1+k])
 	}
+	return r.kind >= recRetValues
+}
+
+// lines is the events rendered so far, one string each, in order.
+func (e *eventWriter) lines() []string {
 	e.w.Flush()
-	s := strings.TrimSuffix(e.buf.String(), "\n")
-	e.buf.Reset()
-	return s, ret
+	if e.buf.Len() == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(e.buf.String(), "\n"), "\n")
 }

@@ -1,7 +1,6 @@
 package merge
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -237,47 +236,64 @@ func logName(l int) string {
 	return fmt.Sprintf("thread %d's log", l-1)
 }
 
+// logWords reads the words of one log of a file, in chunks: the reader
+// goes through a log once, word after word.
+type logWords struct {
+	f     *os.File
+	base  int64 // the log's first word in the file
+	words int64 // its size
+	buf   []byte
+	start int64 // the word buf begins with
+}
+
+// at is word pos of the log (pos < words).
+func (w *logWords) at(pos int64) (uint64, error) {
+	if i := pos - w.start; i >= 0 && 8*i+8 <= int64(len(w.buf)) {
+		return binary.LittleEndian.Uint64(w.buf[8*i:]), nil
+	}
+	n := min(w.words-pos, 8<<10) // 64 KiB at a time
+	if cap(w.buf) < int(8*n) {
+		w.buf = make([]byte, 8*n)
+	}
+	w.buf, w.start = w.buf[:8*n], pos
+	if _, err := w.f.ReadAt(w.buf, 8*(w.base+pos)); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(w.buf), nil
+}
+
 // readLog reads log l (words words from word base of f, seed its checks'
 // seed): its committed records, and the torn one that ends it, if any.
 func (g *genFile) readLog(f *os.File, l int, base, words int64, seed uint64) ([]record, *tornRecord, error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 8*base, 8*words), 16<<10)
-	var buf [8]byte
-	read := func() (uint64, error) {
-		if _, err := io.ReadFull(r, buf[:]); err != nil {
-			return 0, err
-		}
-		return binary.LittleEndian.Uint64(buf[:]), nil
-	}
+	wr := &logWords{f: f, base: base, words: words}
 	offset := func(pos int64) int64 { return 8 * (base + pos) }
 	damaged := func(pos int64, format string, args ...any) error {
 		return logError(g.path, offset(pos), "%s is damaged: %s (did the program write over its logs?)", logName(l), fmt.Sprintf(format, args...))
 	}
 	// zeros checks that nothing is written from pos on (lookAhead words).
-	zeros := func(pos int64, skip int64) error {
-		if _, err := r.Discard(int(8 * skip)); err != nil {
-			return nil // the end of the log
-		}
-		for i := int64(0); i < lookAhead && pos+i < words; i++ {
-			w, err := read()
+	zeros := func(pos int64) error {
+		for i := pos; i < pos+lookAhead && i < words; i++ {
+			w, err := wr.at(i)
 			if err != nil {
-				return nil
+				return err
 			}
 			if w != 0 {
-				return damaged(pos+i, "a word of data where no record was begun")
+				return damaged(i, "a word of data where no record was begun")
 			}
 		}
 		return nil
 	}
 	var recs []record
+	var arena []uint64 // the records' words, kept for their payloads
 	var pos int64
 	for pos < words {
-		head, err := read()
+		head, err := wr.at(pos)
 		if err != nil {
 			return nil, nil, err
 		}
 		if head == 0 {
 			// No record begins here: the log ends.
-			return recs, nil, zeros(pos+1, 0)
+			return recs, nil, zeros(pos + 1)
 		}
 		lo := head & 0xFFFFFFFF
 		kind, n := lo&0xFF, lo>>8
@@ -290,18 +306,21 @@ func (g *genFile) readLog(f *os.File, l int, base, words int64, seed uint64) ([]
 			if size == 0 || pos+size > words {
 				t.words, t.kind = 1, 0
 			}
-			return recs, t, zeros(pos+t.words, t.words-1)
+			return recs, t, zeros(pos + t.words)
 		}
 		if size == 0 || pos+size > words {
 			return nil, nil, damaged(pos, "a committed record of kind %d and size %d", kind, n)
 		}
-		ws := make([]uint64, size)
-		ws[0] = lo
+		at := len(arena)
+		arena = append(arena, lo)
 		for i := int64(1); i < size; i++ {
-			if ws[i], err = read(); err != nil {
+			w, err := wr.at(pos + i)
+			if err != nil {
 				return nil, nil, err
 			}
+			arena = append(arena, w)
 		}
+		ws := arena[at:]
 		if head>>32&0x7FFFFFFF != checkOf(seed, pos, ws) {
 			return nil, nil, damaged(pos, "its record does not check out")
 		}

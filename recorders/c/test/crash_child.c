@@ -23,16 +23,20 @@
  * operations until killed or done.
  *
  * Usage: crash_child STATE [--threads N] [--words N] [--k N] [--ops N]
- *          [--swaps PERCENT] [--pause N] [--seed N] [--bug] [--recover-only]
+ *          [--swaps PERCENT] [--pause N] [--kill-after-us N] [--seed N] [--bug] [--recover-only]
  *          [--log-bytes N] [--buffer FILE --generation N] [-o FILE]
  * -o: the history as the program itself writes it (pmlin_write), at its
- * end. Exit 0, 1 on a recording error, 2 on usage.
+ * end. It prints "running" once its threads are started; --kill-after-us
+ * N: then it kills itself with SIGKILL N microseconds later (a kill at a
+ * precise moment of the recording, which a parent's signal is not).
+ * Exit 0, 1 on a recording error, 2 on usage.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../pmlin.h"
 
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 
 #define MAX_K 8
 
@@ -41,6 +45,7 @@ enum { S_LOCK = 0, S_VALID = 1, S_K = 2, S_ADDRS = 3, S_NEW = 3 + MAX_K, S_WORDS
 
 typedef struct {
     int threads, words, k, ops, swaps, bug, recover_only, pause;
+    long kill_after_us; /* > 0: SIGKILL itself that long after its threads start */
     uint64_t seed, generation;
     size_t log_bytes;
     const char *state, *buffer, *out;
@@ -133,7 +138,6 @@ static void *worker(void *arg)
     uint64_t rng = cfg.seed * 1000003u + (uint64_t)id + cfg.generation * 7919u;
     uint64_t a[MAX_K], v[MAX_K], nw[MAX_K], seen[MAX_K];
     size_t k = (size_t)cfg.k, i, j;
-    pmlin_reserve(t, 4096, k);
     for (n = 0; n < cfg.ops; n++) {
         int ok = 1;
         uint64_t blamed = 0;
@@ -185,7 +189,7 @@ static void *worker(void *arg)
 static int usage(const char *msg)
 {
     fprintf(stderr,
-            "crash_child: %s\nusage: crash_child STATE [--threads N] [--words N] [--k N] [--ops N] [--swaps P] [--pause N] "
+            "crash_child: %s\nusage: crash_child STATE [--threads N] [--words N] [--k N] [--ops N] [--swaps P] [--pause N] [--kill-after-us N] "
             "[--seed N] [--bug] [--recover-only] [--log-bytes N] [--buffer FILE --generation N] [-o FILE]\n",
             msg);
     return 2;
@@ -224,6 +228,8 @@ static int parse(int argc, char **argv)
             cfg.k = atoi(argv[++i]);
         else if (!strcmp(a, "--ops"))
             cfg.ops = atoi(argv[++i]);
+        else if (!strcmp(a, "--kill-after-us"))
+            cfg.kill_after_us = atol(argv[++i]);
         else if (!strcmp(a, "--pause"))
             cfg.pause = atoi(argv[++i]);
         else if (!strcmp(a, "--swaps"))
@@ -287,8 +293,22 @@ int main(int argc, char **argv)
         vals[i] = st[S_WORDS + i];
     pmlin_ret_read(pmlin_thread_get(rec, cfg.threads), vals);
     if (!cfg.recover_only) {
+        /* Room for the first operations, its pages touched, before the
+         * threads start (pthread_create hands each handle over). */
+        for (i = 0; i < cfg.threads; i++)
+            pmlin_reserve(pmlin_thread_get(rec, i), 2048, (size_t)cfg.k);
         for (i = 0; i < cfg.threads; i++)
             pthread_create(&tid[i], NULL, worker, (void *)(intptr_t)i);
+        /* For a test that kills it while its threads record. */
+        printf("running\n");
+        fflush(stdout);
+        if (cfg.kill_after_us > 0) {
+            struct timespec d;
+            d.tv_sec = cfg.kill_after_us / 1000000;
+            d.tv_nsec = cfg.kill_after_us % 1000000 * 1000;
+            nanosleep(&d, NULL);
+            kill(getpid(), SIGKILL);
+        }
         for (i = 0; i < cfg.threads; i++)
             pthread_join(tid[i], NULL);
     }

@@ -13,13 +13,14 @@ all. --bug writes the words without the redo record.
 
 Usage: python3 crash_child.py STATE [--threads N] [--words N] [--k N]
     [--ops N] [--swaps PERCENT] [--seed N] [--bug] [--recover-only]
-    [--log-bytes N]      (the logs go to $PMLIN_LOG_DIR)
+    [--log-bytes N] [--kill-after-ms MS]      (the logs go to $PMLIN_LOG_DIR)
 """
 
 import argparse
 import mmap
 import os
 import random
+import signal
 import struct
 import sys
 import threading
@@ -108,6 +109,8 @@ def main(argv):
     p.add_argument("--bug", action="store_true")
     p.add_argument("--recover-only", action="store_true")
     p.add_argument("--log-bytes", type=int, default=0)
+    p.add_argument("--kill-after-ms", type=float, default=0,
+                   help="SIGKILL itself that long after its threads start")
     a = p.parse_args(argv)
     sys.setswitchinterval(1e-5)  # let the threads interleave
     rec = Recorder(a.threads + 1)  # the last one reads after recovery
@@ -123,6 +126,11 @@ def main(argv):
         ts = [threading.Thread(target=worker, args=(rec, st, i, a, rec.generation)) for i in range(a.threads)]
         for th in ts:
             th.start()
+        print("running", flush=True)  # for a test that kills it while its threads record
+        if a.kill_after_ms > 0:
+            # A kill at a precise moment of the recording.
+            time.sleep(a.kill_after_ms / 1000)
+            os.kill(os.getpid(), signal.SIGKILL)
         for th in ts:
             th.join()
     rec.close()
