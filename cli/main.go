@@ -166,6 +166,7 @@ the pmlin repository.`,
 	root.AddCommand(genCommand(e))
 	root.AddCommand(benchCommand(e))
 	root.AddCommand(mergeCommand(e))
+	root.AddCommand(gatherCommand(e))
 	root.AddCommand(convertCommand(e))
 	root.AddCommand(versionCommand(e))
 	err := root.ExecuteContext(ctx)

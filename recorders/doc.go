@@ -8,6 +8,12 @@
 // bug must not. Without gcc, g++ or python3 the tests skip, unless the
 // environment variable CI is set (as .ci/run does): then they fail.
 //
-// The duties of a recorder, the APIs and the log syntax of `pmlin merge`
-// are in recorders/README.md.
+// crash_test.go kills C and Python programs that record into log files
+// (the logs that survive a kill), restarts them, and gathers the logs with
+// package internal/merge (pmlin gather): every history must be well formed
+// and linearizable for a correct program, and a record torn by a kill must
+// be cut, never read as data.
+//
+// The duties of a recorder, the APIs, the log syntax of `pmlin merge`, and
+// the log files of `pmlin gather` are in recorders/README.md.
 package recorders

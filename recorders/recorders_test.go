@@ -376,8 +376,16 @@ init 5
 		err: "the clock went backwards"},
 	{name: "nothing recorded", script: "threads 2\nwrite\n",
 		err: "no operation was recorded"},
-	{name: "a crash at the time of a later step", script: "threads 1\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncrash\ninv-read 0 1\nwrite\n",
+	{name: "a crash at the time of a later step", script: "threads 1\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncrash\ninv-read 0 1\nret-read 0 0\nwrite\n",
 		err: "has the timestamp of a step of process 0"},
+	{name: "an operation pending at the end", script: "threads 2\nclock 1\ninv-read 0 1\ninv-read 1 1\nclock 2\nret-read 0 0\nwrite\n",
+		err: "its last operation (step 1) is pending at the end: record its response, or call"},
+	{name: "an operation cut off by a crash at the end",
+		script: "threads 2\nclock 1\ninv-read 0 1\ninv-read 1 1\nclock 2\nret-read 0 0\nclock 3\ncrash\nwrite\n",
+		want:   "pmlin-history v1\n0 inv read 1\n1 inv read 1\n0 ret 0\ncrash\n"},
+	{name: "comments at the top and where they are made",
+		script: "threads 2\ncomment first\nclock 1\ninv-read 0 1\nclock 2\nret-read 0 0\nclock 3\ncomment after a read\nclock 4\ninv-read 1 1\nclock 5\nret-read 1 0\nwrite\n",
+		want:   "pmlin-history v1\n# first\n0 inv read 1\n0 ret 0\n# after a read\n1 inv read 1\n1 ret 0\n"},
 	{name: "a crash while the clock stands still", script: "threads 1\nclock 5\ninv-read 0 1\nret-read 0 0\ncrash\nwrite\n",
 		err: "the clock does not advance"},
 }
@@ -405,7 +413,7 @@ func TestScripts(t *testing.T) {
 					t.Fatalf("err %v %s\ngot\n%s\nwant\n%s", err, stderr, out, sc.want)
 				}
 				log := out[cut:]
-				hist := sc.want[strings.Index(sc.want, "pmlin-history v1"):]
+				hist := withoutComments(sc.want[strings.Index(sc.want, "pmlin-history v1"):])
 				if got := withoutComments(mergeLog(t, "log", log)); got != hist {
 					t.Fatalf("pmlin merge of the log\n%s\ngives\n%s\nwant\n%s", log, got, hist)
 				}
@@ -491,6 +499,8 @@ int main(void)
     pthread_t th[2];
     int i;
     rec = pmlin_new(2);
+    if (pmlin_open_logs(rec, NULL, 65536) != 0)
+        fprintf(stderr, "%s\n", pmlin_error(rec));
     for (i = 0; i < 2; i++)
         if (pthread_create(&th[i], NULL, worker, (void *)(intptr_t)i) != 0)
             return 1;
@@ -518,6 +528,7 @@ int main(void)
 	}
 	sources(t, "c/pmlin.h")
 	dir := t.TempDir()
+	refused, gathered := 0, 0
 	for i, order := range orders {
 		var src strings.Builder
 		for _, inc := range order {
@@ -540,17 +551,44 @@ int main(void)
 			if _, stderr, err := run(t, "", argv...); err != nil {
 				t.Fatalf("%s, includes %v: %v\n%s", strings.Join(argv, " "), order, err, stderr)
 			}
-			out, stderr, err := run(t, "", bin)
-			if err != nil {
-				t.Fatalf("%s, includes %v: %v\n%s", c.std, order, err, stderr)
+			logs := filepath.Join(dir, name+".logs")
+			cmd := exec.Command(bin)
+			cmd.Env = append(os.Environ(), "PMLIN_LOG_DIR="+logs)
+			var o, e bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &o, &e
+			if err := cmd.Run(); err != nil {
+				t.Fatalf("%s, includes %v: %v\n%s", c.std, order, err, e.String())
 			}
+			out, stderr := o.String(), e.String()
 			p := filepath.Join(dir, name+".hist")
 			os.WriteFile(p, []byte(out), 0o644)
 			if res, err := check(t, p); err != nil || !res.Linearizable || res.Operations != 2 {
 				t.Fatalf("%s, includes %v: %v %+v\n%s", c.std, order, err, res, out)
 			}
+			// The log file: where POSIX is declared (pmlin.h first, a
+			// feature-test macro, C++), it must be there and gather to the
+			// history the program wrote.
+			posix := i == 0 || i == 5 || c.ext == "cpp"
+			if stderr != "" {
+				if posix || !strings.Contains(stderr, "pmlin_open_logs needs POSIX (open, ftruncate, mmap)") {
+					t.Fatalf("%s, includes %v: %s", c.std, order, stderr)
+				}
+				refused++
+				continue
+			}
+			gathered++
+			m, err := merge.Gather(logs)
+			if err != nil {
+				t.Fatalf("%s, includes %v: gather: %v", c.std, order, err)
+			}
+			var g strings.Builder
+			m.WriteTo(&g)
+			if withoutComments(g.String()) != withoutComments(out) {
+				t.Fatalf("%s, includes %v: gathered\n%s\nwritten\n%s", c.std, order, g.String(), out)
+			}
 		}
 	}
+	t.Logf("%d builds recorded into log files, %d said they need POSIX", gathered, refused)
 }
 
 // TestPythonThreadIndex: a thread index out of range (or not an int) is a
@@ -582,5 +620,79 @@ for i in (2, -1, "0", True, None):
 		"thread '0': this recorder has threads 0 to 1\nthread True: this recorder has threads 0 to 1\nthread None: this recorder has threads 0 to 1\n"
 	if out != want {
 		t.Fatalf("got\n%swant\n%s", out, want)
+	}
+}
+
+// TestCReserveAndValidate holds pmlin.h to two promises, with a program
+// that looks at a handle's private fields: pmlin_reserve allocates exactly
+// the room asked for (it used to round up to a power of two, up to twice
+// that) and touches its pages, so that recording 100,000 operations takes
+// no page fault (it used to take one per 4 KiB of log); and pmlin_write
+// refuses a log whose records do not check out (it used to write them as
+// they were: a stray write of the program became a history).
+func TestCReserveAndValidate(t *testing.T) {
+	t.Parallel()
+	const src = `
+#include "pmlin.h"
+#include <sys/resource.h>
+
+static long faults(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_minflt;
+}
+
+int main(void)
+{
+    pmlin_recorder *rec = pmlin_new(1);
+    pmlin_thread *t = pmlin_thread_get(rec, 0);
+    uint64_t a[2] = {1, 2}, v[2] = {0, 0};
+    long i, before;
+    if (pmlin_reserve(t, 100000, 2) != 0)
+        return 1;
+    printf("cap %zu words\n", t->cap);
+    before = faults();
+    for (i = 0; i < 100000; i++) {
+        pmlin_inv_read(t, 2, a);
+        pmlin_ret_read(t, v);
+    }
+    printf("%ld page faults\n", faults() - before);
+    t->buf[3] ^= 1; /* the second address of the first record */
+    if (pmlin_write(rec, stdout) == 0)
+        return 1;
+    printf("%s\n", pmlin_error(rec));
+    pmlin_free(rec);
+    return 0;
+}
+`
+	dir := t.TempDir()
+	file := filepath.Join(dir, "reserve.c")
+	os.WriteFile(file, []byte(src), 0o644)
+	header, _ := filepath.Abs("c")
+	sources(t, "c/pmlin.h")
+	bin := filepath.Join(dir, "reserve")
+	if _, stderr, err := run(t, "", tool(t, "gcc"), "-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", header, "-o", bin, file); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	out, stderr, err := run(t, "", bin)
+	if err != nil {
+		t.Fatalf("%v\n%s%s", err, out, stderr)
+	}
+	var cap, faults int
+	var msg string
+	lines := strings.SplitN(out, "\n", 3)
+	fmt.Sscanf(lines[0], "cap %d words", &cap)
+	fmt.Sscanf(lines[1], "%d page faults", &faults)
+	msg = lines[2]
+	// 100,000 operations of up to k = 2 words: 5 + 4k words each.
+	if want := 100000 * 13; cap != want {
+		t.Errorf("pmlin_reserve(t, 100000, 2) made room for %d words, want %d", cap, want)
+	}
+	if faults > 20 { // the log alone would take 2,500
+		t.Errorf("recording after pmlin_reserve took %d page faults", faults)
+	}
+	if !strings.Contains(msg, "thread 0's log is damaged at its word 0: the record there does not check out") {
+		t.Errorf("pmlin_write of a damaged log: %q", msg)
 	}
 }

@@ -68,16 +68,22 @@ type Stats struct {
 	// with the same timestamp: where the order between processes came from
 	// the tie rule, not from the clock.
 	Ties int64
+	// Of a Gather: the generations, those followed by a crash line, and
+	// the torn records cut.
+	generations, killed, cut int
 }
 
 // Merged is a set of logs, read, ordered and validated: ready to write.
 type Merged struct {
 	names       []string
+	bin         []bool // which logs are binary (gathered): positions are byte offsets
 	steps       []step
 	order       []int32 // indexes in steps, in history order
 	initDefault *initValue
 	initWords   map[uint64]initValue
 	stats       Stats
+	title       string   // the first comment of a gathered history
+	notes       []string // what Gather found, generation by generation
 }
 
 // Stats describe the merge.
@@ -85,6 +91,12 @@ func (m *Merged) Stats() Stats { return m.stats }
 
 // String says it in one line.
 func (s Stats) String() string {
+	if s.generations > 0 {
+		return fmt.Sprintf("%s (%d followed by a crash line), %s cut, %s, %s, %s, %s; %s between processes (invocations first)",
+			count(int64(s.generations), "generation"), s.killed,
+			count(int64(s.cut), "torn record"), count(int64(s.Processes), "process"), count(s.Ops, "operation"),
+			count(s.Crashes, "crash"), count(s.Events, "event"), count(s.Ties, "timestamp tie"))
+	}
 	return fmt.Sprintf("%s, %s, %s, %s, %s; %s between processes (invocations first)",
 		count(int64(s.Logs), "log"), count(int64(s.Processes), "process"), count(s.Ops, "operation"),
 		count(s.Crashes, "crash"), count(s.Events, "event"), count(s.Ties, "timestamp tie"))
@@ -113,12 +125,14 @@ func Read(logs []Log) (*Merged, error) {
 		}
 	}
 	m.stats.Logs, m.stats.Processes = len(logs), len(p.procs)
-	if err := p.crashTies(); err != nil {
+	if err := p.crashTies(0, len(m.steps)); err != nil {
 		return nil, err
 	}
-	if err := p.kway(); err != nil {
+	order, err := p.kway(0, len(m.steps))
+	if err != nil {
 		return nil, err
 	}
+	m.order = order
 	if err := p.alternation(); err != nil {
 		return nil, err
 	}
@@ -131,21 +145,26 @@ func Read(logs []Log) (*Merged, error) {
 	return m, nil
 }
 
-// crashTies rejects a step with the timestamp of a crash.
-func (p *parser) crashTies() error {
+// crashTies rejects a step with the timestamp of a crash (or of a
+// comment placed among the steps), among steps lo to hi.
+func (p *parser) crashTies(lo, hi int) error {
 	crashAt := map[uint64]int32{}
-	for i, s := range p.m.steps {
-		if s.proc < 0 {
+	for i := lo; i < hi; i++ {
+		if s := &p.m.steps[i]; s.proc < 0 {
 			crashAt[s.ts] = int32(i)
 		}
 	}
 	if len(crashAt) == 0 {
 		return nil
 	}
-	for _, s := range p.m.steps {
+	for _, s := range p.m.steps[lo:hi] {
 		if c, ok := crashAt[s.ts]; ok && s.proc >= 0 {
 			cs := p.m.steps[c]
-			return p.errorf(s.file, s.line, "this step of process %d has the timestamp %d of the crash at %s: a crash must come strictly between the steps before and after it", s.proc, s.ts, p.where(cs.file, cs.line))
+			what := "crash"
+			if cs.note {
+				what = "comment"
+			}
+			return p.errorf(s.file, s.line, "this step of process %d has the timestamp %d of the %s at %s: a %s must come strictly between the steps before and after it", s.proc, s.ts, what, p.where(cs.file, cs.line), what)
 		}
 	}
 	return nil
@@ -268,32 +287,46 @@ func (h *heads) Pop() any {
 	return x
 }
 
-// kway merges the processes' steps and the crashes by Order; it counts the
-// ties. Each crash is a stream of its own, given in the order of the logs
-// and their lines, so that crashes with one timestamp keep that order.
-func (p *parser) kway() error {
+// kway merges steps lo to hi (the processes' steps, the crashes and the
+// comments placed among them) by Order, and returns their indexes in
+// history order; it counts the ties. Each process's steps are a stream,
+// in the order they were read; each crash (or comment) is a stream of its
+// own, given in the order of the logs and their lines, so that crashes
+// with one timestamp keep that order.
+func (p *parser) kway(lo, hi int) ([]int32, error) {
 	m := p.m
-	steps := make([]Step, len(m.steps))
+	steps := make([]Step, hi-lo)
 	var streams [][]int32
-	for i, s := range m.steps {
-		steps[i] = Step{TS: s.ts, Proc: s.proc, Ret: s.ret}
-		if s.proc < 0 {
-			streams = append(streams, []int32{int32(i)})
+	byProc := map[int32]int{} // process -> its stream
+	for i := lo; i < hi; i++ {
+		s := &m.steps[i]
+		steps[i-lo] = Step{TS: s.ts, Proc: s.proc, Ret: s.ret}
+		k, ok := byProc[s.proc]
+		if s.proc < 0 || !ok {
+			k = len(streams)
+			streams = append(streams, nil)
+			if s.proc >= 0 {
+				byProc[s.proc] = k
+			}
 		}
-	}
-	for _, pi := range p.procs {
-		streams = append(streams, pi.steps)
+		streams[k] = append(streams[k], int32(i-lo))
 	}
 	order, ties, err := Order(steps, streams)
 	var te *TieError
 	if errors.As(err, &te) {
-		s, o := &m.steps[te.Step], &m.steps[te.Other]
-		return &history.Error{File: m.names[s.file], Line: s.line, Err: history.ErrCoarseClock,
-			Msg: tie.Message(s.proc, s.ts, o.proc, "its response at "+p.where(o.file, o.line))}
+		s, o := &m.steps[lo+int(te.Step)], &m.steps[lo+int(te.Other)]
+		he := m.errorAt(s.file, s.line, tie.Message(s.proc, s.ts, o.proc, "its response at "+p.where(o.file, o.line))).(*history.Error)
+		he.Err = history.ErrCoarseClock
+		return nil, he
 	}
-	m.order = order
+	if err != nil {
+		return nil, err
+	}
+	for i := range order {
+		order[i] += int32(lo)
+	}
 	m.stats.Ties += ties
-	return err
+	return order, nil
 }
 
 // alternation checks, in history order, that each process's operations do
@@ -305,6 +338,9 @@ func (p *parser) alternation() error {
 	lastCrash := int32(-1)
 	for _, i := range m.order {
 		s := &m.steps[i]
+		if s.note {
+			continue
+		}
 		m.stats.Events++
 		switch {
 		case s.proc < 0:
@@ -318,7 +354,7 @@ func (p *parser) alternation() error {
 		case !s.ret:
 			if inv, ok := pending[s.proc]; ok {
 				is := &m.steps[inv]
-				return p.errorf(s.file, s.line, "process %d invokes an operation while its operation at line %d (timestamp %d) is pending: one thread's operations must not overlap (a response is missing, or a timestamp is wrong)", s.proc, is.line, is.ts)
+				return p.errorf(s.file, s.line, "process %d invokes an operation while its operation at %s (timestamp %d) is pending: one thread's operations must not overlap (a response is missing, or a timestamp is wrong)", s.proc, m.at(is.file, is.line), is.ts)
 			}
 			pending[s.proc] = i
 			delete(interrupted, s.proc)
@@ -330,7 +366,7 @@ func (p *parser) alternation() error {
 			}
 			if inv, ok := interrupted[s.proc]; ok {
 				is, cs := &m.steps[inv], &m.steps[lastCrash]
-				return p.errorf(s.file, s.line, "process %d responds to its operation at line %d, but the crash at %s (timestamp %d) comes between them by timestamp", s.proc, is.line, p.where(cs.file, cs.line), cs.ts)
+				return p.errorf(s.file, s.line, "process %d responds to its operation at %s, but the crash at %s (timestamp %d) comes between them by timestamp", s.proc, m.at(is.file, is.line), p.where(cs.file, cs.line), cs.ts)
 			}
 			return p.errorf(s.file, s.line, "process %d responds with no pending operation", s.proc)
 		}
@@ -341,20 +377,39 @@ func (p *parser) alternation() error {
 // validate runs the merged history through the history reader, which
 // checks every rule of the format, and maps an error back to its log line.
 func (m *Merged) validate() error {
-	pr, pw := io.Pipe()
-	done := make(chan int64, 1)
-	go func() {
-		hdr, err := m.write(pw)
-		pw.CloseWithError(err)
-		done <- hdr
-	}()
-	r := history.NewReader(pr, "merged", history.Options{})
+	var r *history.Reader
+	var finish func() int64 // ends the reading, and says how many lines the header has
+	if size := m.size(); size <= 4<<20 {
+		// A small history (pmlin gather's, after a short run) is read from
+		// memory, with a buffer of its size rather than one of the longest
+		// line the reader accepts (a megabyte).
+		var b bytes.Buffer
+		b.Grow(int(size))
+		hdr, err := m.write(&b)
+		if err != nil {
+			return err
+		}
+		r = history.NewReader(bytes.NewReader(b.Bytes()), "merged", history.Options{})
+		finish = func() int64 { return hdr }
+	} else {
+		pr, pw := io.Pipe()
+		done := make(chan int64, 1)
+		go func() {
+			hdr, err := m.write(pw)
+			pw.CloseWithError(err)
+			done <- hdr
+		}()
+		r = history.NewReader(pr, "merged", history.Options{})
+		finish = func() int64 {
+			pr.CloseWithError(errors.New("validation stopped"))
+			return <-done
+		}
+	}
 	var err error
 	for err == nil {
 		_, err = r.Next()
 	}
-	pr.CloseWithError(errors.New("validation stopped"))
-	hdr := <-done
+	hdr := finish()
 	if err == io.EOF {
 		return nil
 	}
@@ -364,7 +419,7 @@ func (m *Merged) validate() error {
 	}
 	if k := he.Line - hdr - 1; k >= 0 && k < int64(len(m.order)) {
 		s := &m.steps[m.order[k]]
-		return &history.Error{File: m.names[s.file], Line: s.line, Msg: he.Msg}
+		return m.errorAt(s.file, s.line, he.Msg)
 	}
 	return &history.Error{File: m.allNames(), Msg: "merged history, line " + fmt.Sprint(he.Line) + ": " + he.Msg}
 }
@@ -389,7 +444,8 @@ func (m *Merged) WriteTo(w io.Writer) (int64, error) {
 // first event.
 func (m *Merged) write(w io.Writer) (int64, error) {
 	cw := &countWriter{w: w}
-	hw := history.NewWriter(cw)
+	var head bytes.Buffer // a Writer on memory buffers little
+	hw := history.NewWriter(&head)
 	hw.Comment(m.comment())
 	var def uint64
 	if m.initDefault != nil {
@@ -403,8 +459,11 @@ func (m *Merged) write(w io.Writer) (int64, error) {
 	if err := hw.Flush(); err != nil {
 		return 0, err
 	}
+	if _, err := cw.Write(head.Bytes()); err != nil {
+		return 0, err
+	}
 	hdr := cw.lines
-	bw := bufio.NewWriterSize(cw, 256<<10)
+	bw := bufio.NewWriterSize(cw, int(min(256<<10, m.size())))
 	for _, i := range m.order {
 		bw.WriteString(m.steps[i].text)
 		bw.WriteByte('\n')
@@ -413,6 +472,9 @@ func (m *Merged) write(w io.Writer) (int64, error) {
 }
 
 func (m *Merged) comment() string {
+	if m.title != "" {
+		return m.title
+	}
 	names := m.names
 	more := ""
 	if len(names) > 8 {
@@ -426,6 +488,16 @@ func (m *Merged) comment() string {
 	}, strings.Join(names, ", "))
 	return fmt.Sprintf("pmlin merge of %s (%s%s); %s between processes broken invocations first, then by process id",
 		count(int64(len(m.names)), "log"), list, more, count(m.stats.Ties, "timestamp tie"))
+}
+
+// size is about the bytes of the history's events (its lines after the
+// header), at least 4 KiB.
+func (m *Merged) size() int64 {
+	n := int64(4096)
+	for _, i := range m.order {
+		n += int64(len(m.steps[i].text)) + 1
+	}
+	return n
 }
 
 // countWriter counts bytes and lines.

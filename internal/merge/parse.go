@@ -13,14 +13,16 @@ import (
 	"github.com/pmlin/pmlin/history"
 )
 
-// step is one timestamped line of a log: an event of a process, or a crash.
+// step is one timestamped line of a log: an event of a process, a crash,
+// or a comment (gathered logs only).
 type step struct {
 	ts   uint64
-	text string // the event, fields joined by one space: "<p> inv ...", "crash"
-	line int64
+	text string // the event, fields joined by one space: "<p> inv ...", "crash", "# ..."
+	line int64  // the line, or in a binary log the byte offset of the record (-1: none)
 	file int32
-	proc int32 // -1: a crash
+	proc int32 // -1: a crash or a comment
 	ret  bool
+	note bool // a comment
 }
 
 // initValue is an initial value and where it was given.
@@ -46,12 +48,46 @@ type parser struct {
 }
 
 func (p *parser) errorf(file int32, line int64, format string, args ...any) error {
-	return &history.Error{File: p.m.names[file], Line: line, Msg: fmt.Sprintf(format, args...)}
+	return p.m.errorAt(file, line, fmt.Sprintf(format, args...))
 }
 
-func (p *parser) where(file int32, line int64) string {
-	return fmt.Sprintf("%s:%d", p.m.names[file], line)
+func (p *parser) where(file int32, line int64) string { return p.m.where(file, line) }
+
+// errorAt is an error at a line of a text log ("FILE:LINE: msg"), or at a
+// record of a binary log ("FILE: byte offset N: msg").
+func (m *Merged) errorAt(file int32, line int64, msg string) error {
+	switch {
+	case !m.binary(file):
+		return &history.Error{File: m.names[file], Line: line, Msg: msg}
+	case line >= 0:
+		return &history.Error{File: m.names[file], Msg: fmt.Sprintf("byte offset %d: %s", line, msg)}
+	}
+	return &history.Error{File: m.names[file], Msg: msg}
 }
+
+// where names a line of a text log ("FILE:LINE"), or a record of a binary
+// log ("FILE, byte offset N").
+func (m *Merged) where(file int32, line int64) string {
+	switch {
+	case !m.binary(file):
+		return fmt.Sprintf("%s:%d", m.names[file], line)
+	case line >= 0:
+		return fmt.Sprintf("%s, byte offset %d", m.names[file], line)
+	}
+	return m.names[file]
+}
+
+// at names a step of a process in a message about another step of that
+// process: "line N" (a process's steps are in one text log), or where it
+// is in a binary log (they span a generation's file each).
+func (m *Merged) at(file int32, line int64) string {
+	if m.binary(file) {
+		return m.where(file, line)
+	}
+	return fmt.Sprintf("line %d", line)
+}
+
+func (m *Merged) binary(file int32) bool { return int(file) < len(m.bin) && m.bin[file] }
 
 // read parses one log.
 func (p *parser) read(file int32, r io.Reader) error {
@@ -167,7 +203,7 @@ func (p *parser) step(file int32, line int64, text string, f []string, shaped bo
 	case pi.file != file:
 		return p.errorf(file, line, "process %d also has steps in %s: each process's steps must be in one log, in order", proc, p.where(pi.file, pi.lastLine))
 	case ts < pi.lastTS:
-		return p.errorf(file, line, "the clock goes backwards in process %d: %d after %d at line %d (a thread's timestamps must not decrease: use one global monotonic clock)", proc, ts, pi.lastTS, pi.lastLine)
+		return p.errorf(file, line, "the clock goes backwards in process %d: %d after %d at %s (a thread's timestamps must not decrease: use one global monotonic clock)", proc, ts, pi.lastTS, p.m.at(file, pi.lastLine))
 	}
 	pi.lastTS, pi.lastLine = ts, line
 	pi.steps = append(pi.steps, int32(len(p.m.steps)))
@@ -246,21 +282,34 @@ func (p *parser) init(file int32, line int64, f []string) error {
 		}
 		return p.errorf(file, line, "init: %v", err)
 	}
-	here := initValue{file: file, line: line}
 	if len(f) == 2 && !strings.Contains(f[1], "=") {
-		here.v = r.InitDefault()
-		if d := p.m.initDefault; d != nil && d.v != here.v {
-			return p.errorf(file, line, "the default initial value %d differs from %d given at %s", here.v, d.v, p.where(d.file, d.line))
-		}
-		p.m.initDefault = &here
-		return nil
+		v := r.InitDefault()
+		return p.initDefault(file, line, v)
 	}
 	for a, v := range r.InitWords() {
-		here.v = v
-		if old, ok := p.m.initWords[a]; ok && old.v != v {
-			return p.errorf(file, line, "the initial value %d of address %d differs from %d given at %s", v, a, old.v, p.where(old.file, old.line))
+		if err := p.initWord(file, line, a, v); err != nil {
+			return err
 		}
-		p.m.initWords[a] = here
 	}
+	return nil
+}
+
+// initDefault merges a default initial value with those of the other logs:
+// they must agree.
+func (p *parser) initDefault(file int32, line int64, v uint64) error {
+	if d := p.m.initDefault; d != nil && d.v != v {
+		return p.errorf(file, line, "the default initial value %d differs from %d given at %s", v, d.v, p.where(d.file, d.line))
+	}
+	p.m.initDefault = &initValue{v: v, file: file, line: line}
+	return nil
+}
+
+// initWord merges the initial value of address a with those of the other
+// logs: they must agree.
+func (p *parser) initWord(file int32, line int64, a, v uint64) error {
+	if old, ok := p.m.initWords[a]; ok && old.v != v {
+		return p.errorf(file, line, "the initial value %d of address %d differs from %d given at %s", v, a, old.v, p.where(old.file, old.line))
+	}
+	p.m.initWords[a] = initValue{v: v, file: file, line: line}
 	return nil
 }

@@ -44,6 +44,14 @@ The duties of a recorder (recorders/README.md has them in full):
   :class:`RecordingError`: no order of their lines would be honest (the
   clock is too coarse; recorders/README.md, rule 4, has the rule).
 
+A program that may be killed (crash testing: SIGKILL, then a restart that
+recovers) keeps its logs in a file mapping: ``rec.open_logs(dir)`` right
+after ``Recorder(...)``, before anything touches the state; each run of the
+program is a new generation of logs in ``dir``, and after the kills
+``pmlin gather dir`` writes one history (recorders/README.md, "Logs that
+survive a kill", which this module follows as the C header does: the same
+file format, the same order of writing and committing a record).
+
 What may run concurrently: the methods of a :class:`Thread` by its owner
 thread only (different Thread objects concurrently, freely); the methods
 of :class:`Recorder` only while no thread records (before ``start()`` and
@@ -55,13 +63,104 @@ goes backwards, ...) raises :class:`RecordingError` at once, in the
 thread that made it.
 """
 
+import mmap
 import os
+import struct
 import time
 
-__all__ = ["Recorder", "Thread", "RecordingError", "TAG_SHIFT"]
+__all__ = ["Recorder", "Thread", "RecordingError", "TAG_SHIFT", "LOG_BYTES_DEFAULT"]
 
 TAG_SHIFT = 32
-"""Tags are ``(pid + 1) << TAG_SHIFT | counter``, counter from 1."""
+"""Tags are ``(generation << 16 | pid + 1) << TAG_SHIFT | counter``,
+counter from 1; generation 0 for logs in memory, the log file's otherwise,
+so that a restarted program never hands out a tag of an earlier run."""
+
+LOG_BYTES_DEFAULT = 64 << 20
+"""The default room of each thread's log in a log file (a sparse file:
+pages cost nothing until written)."""
+
+# The file format of recorders/README.md, "The file format": the same
+# constants as recorders/c/pmlin.h.
+_MAGIC = 0x31474C4E494C4D50  # "PMLINLG1"
+_BYTE_ORDER = 0x0102030405060708
+_PAGE_WORDS = 512
+_HEAD_WORDS = 512
+_RECLOG_WORDS = 131072
+_ERR_WORDS = 64
+_ERR_TEXT = 400
+_MAX_N = 0xFFFFFF
+_COMMITTED = 1 << 63
+_K_OFF = 0xA0761D6478BD642F
+_K_LOG = 0xD6E8FEB86659FD93
+_M64 = (1 << 64) - 1
+_REC = {"read": 1, "cas": 2, "swap": 3, "values": 4, "ok": 5, "fail": 6, "fail_values": 7,
+        "error": 16, "comment": 17, "init": 18, "init_word": 19, "crash": 20, "close": 21}
+
+
+def _sum(h, first, words):
+    """Adds words, at positions first, first+1, ... of a record, to the sum
+    of its check: each word rotated left by 7 times its position,
+    exclusive-or'ed in."""
+    for i, w in enumerate(words, first):
+        r = 7 * i & 63
+        h ^= (w << r | w >> (64 - r)) & _M64
+    return h
+
+
+def _seal(h):
+    """The 31-bit check of a record from its sum."""
+    return ((h ^ h >> 32) * _K_LOG & _M64) >> 33
+
+
+class _Log:
+    """One log in a mapping (a thread's, or the recorder's own): appends
+    records in the order of recorders/README.md, "Logs that survive a
+    kill": the first word (kind and size, not committed), then the rest,
+    then the first word again with its check and the commit bit, last."""
+
+    def __init__(self, mem, base, words, seed):
+        self.mem, self.base, self.seed = mem, base, seed
+        self.cap = words - _ERR_WORDS  # the rest is kept for an error record
+        self.len = 0
+
+    def open(self, kind, n, words, payload):
+        """Starts a record of ``words`` words: its first word, then its
+        payload (after the timestamp's place); returns the partial sum of
+        its check, or None if it does not fit."""
+        if self.len + words > self.cap:
+            return None
+        lo = kind | n << 8
+        at = self.base + 8 * self.len
+        struct.pack_into("<Q", self.mem, at, lo)
+        if payload:
+            struct.pack_into("<%dQ" % len(payload), self.mem, at + 16, *payload)
+        return _sum(_sum((self.seed + self.len * _K_OFF) & _M64, 0, (lo,)), 2, payload)
+
+    def commit(self, kind, n, words, ts, h):
+        """Stamps and commits the record opened at the end of the log."""
+        at = self.base + 8 * self.len
+        struct.pack_into("<Q", self.mem, at + 8, ts)
+        h = _seal(_sum(h, 1, (ts,)))
+        struct.pack_into("<Q", self.mem, at, kind | n << 8 | h << 32 | _COMMITTED)
+        self.len += words
+
+    def put(self, kind, n, ts, payload):
+        h = self.open(kind, n, 2 + len(payload), payload)
+        if h is None:
+            return False
+        self.commit(kind, n, 2 + len(payload), ts, h)
+        return True
+
+    def put_text(self, kind, ts, text, reserve=False):
+        """A record holding text (a comment, an error): n is its length in
+        bytes. With reserve, in the room kept for an error record."""
+        b = text.encode("utf-8")[:_MAX_N]
+        b += b"\0" * (-len(b) % 8)
+        n = len(text.encode("utf-8")[:_MAX_N])
+        payload = struct.unpack("<%dQ" % (len(b) // 8), b)
+        if reserve:
+            self.cap += _ERR_WORDS
+        return self.put(_REC[kind], n, ts, list(payload))
 
 # Step kinds, as stored in a thread's list: (timestamp, kind, payload).
 _INV_READ, _INV_CAS, _INV_SWAP = "read", "cas", "swap"
@@ -94,10 +193,21 @@ class Thread:
         self._pending = None  # the pending invocation's (kind, addrs)
         self._last_ts = 0
         self._tags = 0
+        self._tag_base = (pid + 1) << TAG_SHIFT
+        self._log = None  # a _Log, once the recorder's logs are mapped
 
     def _fail(self, msg):
-        raise RecordingError(
-            "thread %d, step %d: %s" % (self.pid, len(self._steps) + 1, msg))
+        msg = "thread %d, step %d: %s" % (self.pid, len(self._steps) + 1, msg)
+        log, self._log = self._log, None  # the log ends with its error
+        if log is not None:
+            # So that pmlin gather refuses the log as write() would: the
+            # process may be killed before it writes anything.
+            log.put_text("error", self._last_ts, msg, reserve=True)
+        raise RecordingError(msg)
+
+    def _full(self):
+        self._fail("its log is full (%d bytes): give open_logs more room per thread"
+                   % (8 * (self._log.cap + _ERR_WORDS)))
 
     def _stamp(self):
         ts = self._rec._clock()
@@ -114,7 +224,7 @@ class Thread:
         self._tags += 1
         if self._tags >= 1 << TAG_SHIFT:
             self._fail("out of tags")
-        return (self.pid + 1) << TAG_SHIFT | self._tags
+        return self._tag_base | self._tags
 
     # ---- invocations: the timestamp is the last thing taken ----
 
@@ -128,8 +238,21 @@ class Thread:
             _u64(a, "address")
         if len(set(addrs)) != len(addrs):
             self._fail("an address appears twice in one operation")
+        if len(addrs) > _MAX_N:
+            self._fail("an operation on %d words: at most %d" % (len(addrs), _MAX_N))
+        log = self._log
+        if log is not None:
+            # Everything of the record but its timestamp before the clock
+            # is read, so that the recorded interval grows by little.
+            words = _flat(kind, payload)
+            h = log.open(_REC[kind], len(addrs), 2 + len(words), words)
+            if h is None:
+                self._full()
         self._pending = (kind, addrs)
-        self._steps.append((self._stamp(), kind, payload))
+        ts = self._stamp()
+        self._steps.append((ts, kind, payload))
+        if log is not None:
+            log.commit(_REC[kind], len(addrs), 2 + len(words), ts, h)
 
     def inv_read(self, addrs):
         """Invocation of a read of the distinct words ``addrs``."""
@@ -155,6 +278,13 @@ class Thread:
             self._fail("the response of a %s answers a pending %s" % (want, self._pending[0]))
         self._pending = None
         self._steps.append((ts, kind, payload))
+        if self._log is not None:
+            if kind == _RET_FAIL and len(payload) > 1:
+                rk, n = _REC["fail_values"], len(payload) - 1
+            else:
+                rk, n = _REC[kind], len(payload) if kind == _RET_VALUES else 0
+            if not self._log.put(rk, n, ts, list(payload)):
+                self._full()
 
     def _values(self, values):
         values = tuple(_u64(v, "value") for v in values)
@@ -190,6 +320,18 @@ class Thread:
         self._respond(_INV_CAS, _RET_FAIL, payload, ts)
 
 
+def _thread_words(thread_bytes):
+    """Each thread's log in words, whole pages (0: the default)."""
+    return ((thread_bytes or LOG_BYTES_DEFAULT) // 8 + _PAGE_WORDS - 1) // _PAGE_WORDS * _PAGE_WORDS
+
+
+def _flat(kind, payload):
+    """An invocation's payload as the words of its record."""
+    if kind == _INV_READ:
+        return list(payload)
+    return [w for word in payload for w in word]
+
+
 def _event(pid, kind, payload):
     """The text of one step of process pid (format v1, without newline)."""
     if kind == _INV_READ:
@@ -222,7 +364,12 @@ class Recorder:
         self._crashes = []
         self._init_default = None
         self._init_words = {}
-        self._comments = []
+        self._comments = []  # (timestamp, text); timestamp 0: at the top
+        self._log = None  # the recorder's own _Log, once mapped
+        self._mem = None  # the mapping open_logs made
+        self.generation = 0
+        """The generation of the mapped logs (1, 2, ...: the runs of the
+        program in one log directory); 0 while the logs are in memory."""
 
     def thread(self, i):
         """The log of thread i (process id i), 0 <= i < threads; any other
@@ -232,31 +379,160 @@ class Recorder:
                                  % (i, len(self._threads) - 1))
         return self._threads[i]
 
+    def _put(self, kind, n, ts, payload):
+        """A record in the recorder's own log, if mapped."""
+        if self._log is not None and not self._log.put(_REC[kind], n, ts, payload):
+            self._log.put_text("error", ts, "the recorder's own log: it is full (%d bytes): too many initial "
+                               "values, comments or crashes" % (8 * _RECLOG_WORDS), reserve=True)
+            self._log = None
+            raise RecordingError("the recorder's own log is full")
+
     def set_init(self, value):
-        """The initial value of every word (default 0)."""
+        """The initial value of every word (default 0): the state before the
+        first operation of the history (a restarted program that recovers
+        a state does not set it, or sets the same)."""
         self._init_default = _u64(value, "initial value")
+        self._put("init", 0, 0, [value])
 
     def set_init_word(self, addr, value):
         """The initial value of one word."""
         if addr in self._init_words:
             raise RecordingError("initial value given twice for address %d" % addr)
         self._init_words[_u64(addr, "address")] = _u64(value, "initial value")
+        self._put("init_word", 0, 0, [addr, value])
+
+    def _recorded(self):
+        return any(t._steps for t in self._threads) or bool(self._crashes)
+
+    def _between(self):
+        """A timestamp strictly after every step, crash and comment recorded
+        so far; with the default clock, later steps get later ones: the
+        place of a crash or a comment among the steps (README, rule 7)."""
+        last = max([t._last_ts for t in self._threads] + self._crashes[-1:]
+                   + [c[0] for c in self._comments[-1:]])
+        ts = self._tick(last)
+        if not self._custom_clock:
+            self._tick(ts)  # every later step gets a later timestamp
+        return ts
 
     def comment(self, text):
-        """A comment line at the top of the history (command, seed, ...)."""
-        self._comments.append(text.replace("\r", " ").replace("\n", " "))
+        """A comment line in the history (command, seed, ...): at the top if
+        nothing was recorded yet, else where it is made, after every step
+        recorded before it and before every step recorded after it (like a
+        crash). Call it while no thread records."""
+        text = text.replace("\r", " ").replace("\n", " ")
+        ts = self._between() if self._recorded() else 0
+        self._comments.append((ts, text))
+        if self._log is not None:
+            self._log.put_text("comment", ts, text)
 
     def crash(self):
-        """A full-system crash, between every step recorded so far and every
-        step recorded after it; every pending operation is interrupted.
-        Call it while no thread records."""
-        last = max([t._last_ts for t in self._threads] + self._crashes[-1:])
-        ts = self._tick(last)
+        """A full-system crash inside this process, between every step
+        recorded so far and every step recorded after it; every pending
+        operation is interrupted. Call it while no thread records. A crash
+        that kills the process needs no call: pmlin gather writes it."""
+        ts = self._between()
         for t in self._threads:
             t._pending = None
         self._crashes.append(ts)
-        if not self._custom_clock:
-            self._tick(ts)  # every later step gets a later timestamp
+        self._put("crash", 0, ts, [])
+
+    # ---- logs that survive a kill (README, "Logs that survive a kill") ----
+
+    def open_logs(self, dir=None, thread_bytes=0):
+        """Keeps the logs in a new file of directory ``dir`` (None: the
+        environment variable PMLIN_LOG_DIR), mapped shared, so that every
+        record committed before the process is killed is in the file. The
+        file is ``dir/gen-NNNNNN.pmlog``, NNNNNN the generation: one more
+        than the last one in dir (created exclusively); dir is created if
+        missing. ``thread_bytes`` is each thread's room (0: 64 MiB; the file
+        is sparse). Call it right after ``Recorder(...)``, before the
+        program touches the state it recovers and before anything is
+        recorded; ``pmlin gather dir`` turns the generations into one
+        history. Returns the file's path."""
+        self._may_open()
+        dir = dir or os.environ.get("PMLIN_LOG_DIR")
+        if not dir:
+            raise RecordingError("no log directory: give open_logs one, or set PMLIN_LOG_DIR")
+        thread_words = _thread_words(thread_bytes)
+        size = 8 * (_HEAD_WORDS + _RECLOG_WORDS + len(self._threads) * thread_words)
+        os.makedirs(dir, exist_ok=True)
+        gen = 1
+        while True:
+            path = os.path.join(dir, "gen-%06d.pmlog" % gen)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o644)
+                break
+            except FileExistsError:
+                gen += 1
+        try:
+            os.ftruncate(fd, size)
+            mem = mmap.mmap(fd, size)  # shared, readable and writable
+        finally:
+            os.close(fd)
+        self._mem = mem
+        self._lay_out(mem, gen, thread_words)
+        return path
+
+    def open_buffer(self, buf, generation):
+        """Keeps the logs in ``buf``, a writable buffer of the caller's (an
+        mmap of a file of its own, say), as generation ``generation`` (1 or
+        more), in the layout of a log file, so that a file holding the
+        buffer is a log pmlin gather reads. The buffer is zeroed; each
+        thread gets an equal part, whole pages."""
+        self._may_open()
+        if generation < 1:
+            raise RecordingError("open_buffer: the generation must be 1 or more")
+        fixed = _HEAD_WORDS + _RECLOG_WORDS
+        words = len(buf) // 8
+        thread_words = (words - fixed) // len(self._threads) // _PAGE_WORDS * _PAGE_WORDS if words > fixed else 0
+        if thread_words < 2 * _ERR_WORDS:
+            raise RecordingError("a buffer of %d bytes is too small for %d threads" % (len(buf), len(self._threads)))
+        used = 8 * (fixed + len(self._threads) * thread_words)
+        buf[:used] = bytes(used)
+        self._lay_out(buf, generation, thread_words)
+
+    def _may_open(self):
+        if self._log is not None or self._mem is not None:
+            raise RecordingError("the logs are open already")
+        if self._recorded():
+            raise RecordingError("open the logs before recording anything")
+
+    def _lay_out(self, mem, gen, thread_words):
+        n = len(self._threads)
+        if n >= 1 << 16 or (gen << 16 | n) >> (64 - TAG_SHIFT):
+            raise RecordingError("generation %d of %d threads does not fit in the tags" % (gen, n))
+        nonce = int.from_bytes(os.urandom(8), "little")
+        struct.pack_into("<11Q", mem, 8, 1, _BYTE_ORDER, gen, n, nonce, _HEAD_WORDS, _RECLOG_WORDS,
+                         thread_words, os.getpid(), self._clock(), TAG_SHIFT)
+        self._log = _Log(mem, 8 * _HEAD_WORDS, _RECLOG_WORDS, nonce)
+        for i, t in enumerate(self._threads):
+            t._log = _Log(mem, 8 * (_HEAD_WORDS + _RECLOG_WORDS + i * thread_words), thread_words,
+                          (nonce + (i + 1) * _K_LOG) & _M64)
+            t._tag_base = ((gen << 16) + i + 1) << TAG_SHIFT
+        self.generation = gen
+        struct.pack_into("<Q", mem, 0, _MAGIC)  # last: a file without it recorded nothing
+        if self._init_default is not None:
+            self._put("init", 0, 0, [self._init_default])
+        for a, v in self._init_words.items():
+            self._put("init_word", 0, 0, [a, v])
+        for ts, text in self._comments:
+            self._log.put_text("comment", ts, text)
+
+    def close(self):
+        """Ends the recording in the mapped logs (pmlin gather then writes no
+        crash line after this generation unless an operation was left
+        pending) and unmaps the file open_logs mapped. The history stays
+        in memory: write() and the others still work. Call it while no
+        thread records; without mapped logs it does nothing."""
+        if self._log is not None:
+            self._put("close", 0, self._clock(), [])
+        self._log = None
+        for t in self._threads:
+            t._log = None
+        if self._mem is not None:
+            self._mem.close()
+            self._mem = None
 
     def _tick(self, after):
         for _ in range(10 ** 6):
@@ -269,11 +545,20 @@ class Recorder:
         if not any(t._steps for t in self._threads):
             raise RecordingError("no operation was recorded: nothing to write "
                                  "(an empty history would prove nothing)")
+        for t in self._threads:
+            if t._pending is not None:
+                # A thread that stopped in the middle of an operation must
+                # say so with crash() (README, rule 7), not leave it for the
+                # history to read as cut off by a crash nobody recorded.
+                raise RecordingError(
+                    "thread %d: its last operation (step %d) is pending at the end: record its "
+                    "response, or call crash() to cut it off" % (t.pid, len(t._steps)))
 
     def _head(self, magic):
         yield magic
-        for c in self._comments:
-            yield "# " + c
+        for ts, c in self._comments:
+            if ts == 0 or magic == "pmlin-log v1":  # pmlin merge drops comments anyway
+                yield "# " + c
         if self._init_default:
             yield "init " + _value(self._init_default)
         words = sorted(self._init_words.items())
@@ -312,6 +597,8 @@ class Recorder:
             yield line
         pos = [0] * len(self._threads)
         c = 0
+        later = [cm for cm in self._comments if cm[0]]  # comments made while recording
+        m = 0
         while True:
             # The least (timestamp, invocation before response, a response
             # whose thread invokes again at its timestamp first, process
@@ -323,6 +610,11 @@ class Recorder:
                     k = (ts, kind not in _INVOCATIONS, not self._again(t._steps, pos[i]))
                     if key is None or k < key:
                         best, key = i, k
+            if m < len(later) and (best < 0 or later[m][0] < key[0]) and (
+                    c >= len(self._crashes) or later[m][0] < self._crashes[c]):
+                yield "# " + later[m][1]
+                m += 1
+                continue
             if c < len(self._crashes) and (best < 0 or self._crashes[c] <= key[0]):
                 if best >= 0 and self._crashes[c] == key[0]:
                     raise RecordingError(

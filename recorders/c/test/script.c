@@ -15,6 +15,7 @@
  *   ret-ok P
  *   ret-fail P A [V...]       with values: ret fail with values
  *   tag P                     print thread P's next tag
+ *   comment TEXT              a comment (at the top, or where it is made)
  *   crash
  *   write | log               write the history | the unmerged log to stdout
  *
@@ -62,6 +63,11 @@ int main(void)
             sscanf(line + off, "%d%n", &p, &off2);
             off += off2;
             t = pmlin_thread_get(r, p);
+        }
+        if (!strcmp(cmd, "comment")) {
+            if (pmlin_comment(r, line + off + 1) != 0)
+                goto fail;
+            continue;
         }
         cnt = numbers(line + off, v, 256);
         if (!strcmp(cmd, "clock")) {

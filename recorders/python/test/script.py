@@ -27,6 +27,9 @@ def main():
             if not f:
                 continue
             cmd, args = f[0], f[1:]
+            if cmd == "comment":
+                rec.comment(line.rstrip("\n")[len("comment "):])
+                continue
             if cmd == "threads":
                 rec = pmlin_recorder.Recorder(int(args[0]), clock=lambda: now[0])
                 continue
