@@ -1039,6 +1039,40 @@ static inline int pmlin_open_logs(pmlin_recorder *r, const char *dir, size_t thr
 #endif
 }
 
+/* pmlin_ready tells `pmlin fuzz --exec` that this start of the program is
+ * ready to be killed: it has opened its logs, recovered its state,
+ * recorded its read of it, and started its threads (README, "The
+ * protocol of pmlin fuzz --exec"). It writes the line "ready" to the file
+ * descriptor that the environment variable PMLIN_READY_FD names, and
+ * closes it; pmlin times its kill from then on. Without PMLIN_READY_FD
+ * (the program run by hand) it does nothing. Any thread may call it, once.
+ * 0, or -1 (errno set) if the descriptor cannot be written. */
+static inline int pmlin_ready(void)
+{
+    const char *s = getenv("PMLIN_READY_FD");
+    if (!s || !*s)
+        return 0;
+#ifdef PMLIN__POSIX
+    {
+        char *end;
+        long fd = strtol(s, &end, 10);
+        long n;
+        if (*end || fd < 0 || fd != (long)(int)fd) {
+            errno = EBADF;
+            return -1;
+        }
+        do
+            n = (long)write((int)fd, "ready\n", 6);
+        while (n < 0 && errno == EINTR);
+        close((int)fd);
+        return n == 6 ? 0 : -1;
+    }
+#else
+    errno = ENOSYS; /* no POSIX write: include pmlin.h first (above) */
+    return -1;
+#endif
+}
+
 /* ---- recording (hot path: one thread per handle) -------------------- */
 
 /* pmlin_reserve makes room for ops more operations of up to k words each

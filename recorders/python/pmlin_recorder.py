@@ -348,6 +348,24 @@ def _event(pid, kind, payload):
     return "%d ret fail %d%s" % (pid, payload[0], "".join(" " + _value(v) for v in payload[1:]))
 
 
+def ready():
+    """Tells ``pmlin fuzz --exec`` that this start of the program is ready
+    to be killed: it has opened its logs, recovered its state, recorded
+    its read of it, and started its threads (recorders/README.md, "The
+    protocol of pmlin fuzz --exec"). Writes the line ``ready`` to the file
+    descriptor that the environment variable PMLIN_READY_FD names, and
+    closes it; pmlin times its kill from then on. Without PMLIN_READY_FD
+    (the program run by hand) it does nothing."""
+    fd = os.environ.get("PMLIN_READY_FD")
+    if not fd:
+        return
+    fd = int(fd)
+    try:
+        os.write(fd, b"ready\n")
+    finally:
+        os.close(fd)
+
+
 class Recorder:
     """Records a history of ``threads`` threads, processes 0..threads-1.
 
