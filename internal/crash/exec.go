@@ -538,15 +538,45 @@ wait:
 	return s, nil
 }
 
-// groupGone waits until no process of the group pgid is left (they were
-// killed), at most 10 s.
+// groupGone waits until no process of the group pgid is left alive (they
+// were killed), at most 10 s.
 func groupGone(pgid int) error {
 	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		if !groupAlive(pgid) {
 			return nil
 		}
 	}
 	return fmt.Errorf("--exec: the processes of group %d were killed and are still there after 10 s", pgid)
+}
+
+// groupAlive reports whether a process of group pgid is alive. A zombie is
+// not: it has exited, and its memory with it; only its parent's wait is
+// missing, which for the orphaned children of a killed program is
+// PID 1's, and PID 1 may reap them late (in a container, a second later).
+func groupAlive(pgid int) bool {
+	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // no way to tell a zombie: wait for the reaper
+	}
+	for _, p := range procs {
+		if p.Name()[0] < '0' || p.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + p.Name() + "/stat")
+		i := bytes.LastIndexByte(b, ')') // after the command, which may hold anything
+		if err != nil || i < 0 {
+			continue // gone meanwhile
+		}
+		// pid (comm) state ppid pgrp ...
+		f := strings.Fields(string(b[i+1:]))
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // tail keeps the last tailBytes written to it: what a program said last.
