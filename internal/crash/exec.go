@@ -137,7 +137,8 @@ func (x Exec) Replays() string {
 }
 
 // Name is a short name of the program for file names: its file name, or
-// for an interpreter's command (python3 script.py) the script's, without
+// for an interpreter's command (python3 -B script.py) the script's (the
+// first argument after the interpreter's flags, if it is a path), without
 // its extension, in letters, digits, '.', '_' and '-'.
 func (x Exec) Name() string {
 	argv, _ := shellword.Split(x.Command)
@@ -145,8 +146,12 @@ func (x Exec) Name() string {
 		return "exec"
 	}
 	name := filepath.Base(argv[0])
-	if len(argv) > 1 && !strings.HasPrefix(argv[1], "-") && strings.ContainsAny(argv[1], "./") {
-		name = strings.TrimSuffix(filepath.Base(argv[1]), filepath.Ext(argv[1]))
+	i := 1
+	for i < len(argv) && strings.HasPrefix(argv[i], "-") {
+		i++
+	}
+	if i < len(argv) && strings.ContainsAny(argv[i], "./") {
+		name = strings.TrimSuffix(filepath.Base(argv[i]), filepath.Ext(argv[i]))
 	}
 	name = strings.Map(func(r rune) rune {
 		if r < 128 && (r == '.' || r == '_' || r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
@@ -598,4 +603,3 @@ func (t *tail) String() string {
 	}
 	return string(t.b)
 }
-

@@ -249,7 +249,9 @@ func TestExecCheck(t *testing.T) {
 	for cmd, name := range map[string]string{
 		"./persistent_mwcas --bug":             "persistent_mwcas",
 		"python3 ex/persistent_mwcas.py --bug": "persistent_mwcas",
-		"python3 -u ex/persistent_mwcas.py":    "python3",
+		"python3 -u -B ex/persistent_mwcas.py": "persistent_mwcas",
+		"python3 -m mod":                       "python3",
+		"prog --flag":                          "prog",
 		"'/opt/my prog/run me' x":              "run_me",
 		"/usr/bin/env":                         "env",
 	} {
