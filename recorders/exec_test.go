@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -166,5 +167,94 @@ func TestFuzzExecUsage(t *testing.T) {
 	}
 	if _, err := os.Stat("pmlin-out"); err == nil {
 		t.Error("a refused command made pmlin-out")
+	}
+}
+
+// TestCrashTestingGuide follows recorders/README.md, "Crash-testing your
+// C/C++ program", as a new user would, in an empty directory: the sh
+// block's gcc command builds the example, its pmlin commands run (in this
+// process: the block's go build of pmlin is this test's own build) and
+// exit as their comments say, and the first line of each output the
+// section shows is what they print (numbers aside). The correct
+// variant's --seconds is cut to 3 unless PMLIN_LONG is set.
+func TestCrashTestingGuide(t *testing.T) {
+	gcc := tool(t, "gcc")
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := readFile(t, "README.md")
+	_, sec, ok := strings.Cut(text, "\n## Crash-testing your C/C++ program\n")
+	if !ok {
+		t.Fatal("README.md has no section \"Crash-testing your C/C++ program\"")
+	}
+	sec, _, _ = strings.Cut(sec, "\n## ")
+	_, block, _ := strings.Cut(sec, "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	var shown []string // the first line of each output the section shows
+	for _, part := range strings.Split(sec, "\n\n")[1:] {
+		if strings.HasPrefix(part, "    pmlin fuzz: ") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(part, "    "), "\n")
+			shown = append(shown, first)
+		}
+	}
+	sources(t, "c/example/persistent_mwcas.c", "c/pmlin.h")
+	t.Chdir(t.TempDir())
+	number := regexp.MustCompile(`\d+(\.\d+)?`)
+	exitComment := regexp.MustCompile(`#.*\bexit (\d)`)
+	ran := 0
+	for _, line := range strings.Split(strings.TrimSpace(block), "\n") {
+		cmd, comment, _ := strings.Cut(line, "#")
+		args, err := shellword.Split(cmd)
+		if err != nil || len(args) == 0 {
+			t.Fatalf("README.md: %q: %v", line, err)
+		}
+		switch args[0] {
+		case "go": // go build -o pmlin ./cmd/pmlin: this test's own build
+			if strings.Join(args, " ") != "go build -o pmlin ./cmd/pmlin" {
+				t.Errorf("README.md: %q: not the build of pmlin this test stands for", line)
+			}
+		case "gcc":
+			for i, a := range args {
+				if strings.HasPrefix(a, "recorders/") {
+					args[i] = filepath.Join(root, a)
+				}
+			}
+			if _, e, err := run(t, "", append([]string{gcc}, args[1:]...)...); err != nil {
+				t.Fatalf("README.md: %q: %v\n%s", line, err, e)
+			}
+		case "./pmlin":
+			m := exitComment.FindStringSubmatch("#" + comment)
+			if m == nil {
+				t.Fatalf("README.md: %q: no \"exit N\" in its comment", line)
+			}
+			args = args[1:]
+			if !testenv.Long() && !strings.Contains(cmd, "--bug") {
+				for i := range args[:len(args)-1] {
+					if args[i] == "--seconds" {
+						args[i+1] = "3"
+					}
+				}
+			}
+			code, out, errs := pmlinCmd(t, args...)
+			if strconv.Itoa(code) != m[1] {
+				t.Fatalf("README.md: %q: exit %d, its comment says %s:\n%s%s", line, code, m[1], out, errs)
+			}
+			if ran < len(shown) {
+				want := "^" + number.ReplaceAllString(regexp.QuoteMeta(shown[ran]), `\d+(\.\d+)?`) + "$"
+				if first, _, _ := strings.Cut(out, "\n"); !regexp.MustCompile(want).MatchString(first) {
+					t.Errorf("README.md shows %q, %q printed %q", shown[ran], line, first)
+				}
+			}
+			ran++
+		default:
+			t.Fatalf("README.md: %q: a command this test does not know", line)
+		}
+	}
+	if ran != 2 || len(shown) != 2 {
+		t.Fatalf("README.md's guide: ran %d pmlin commands, shows %d outputs; want 2 and 2", ran, len(shown))
+	}
+	if kept, _ := filepath.Glob("pmlin-out/persistent_mwcas-run-*.replay.sh"); len(kept) != 1 {
+		t.Errorf("the guide's finding left %v, want one replay script in pmlin-out/", kept)
 	}
 }
