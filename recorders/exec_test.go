@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmlin/pmlin/cli"
 	"github.com/pmlin/pmlin/internal/shellword"
@@ -73,11 +74,12 @@ func testExecExample(t *testing.T, command string, runs int, bugSeconds string) 
 	t.Logf("correct: %d runs, %d crashes, %d operations clean", s.Runs, s.Crashes, s.Operations)
 
 	bug := command + " --bug"
+	began := time.Now()
 	code, s, said = fuzzExec(t, bug, "--seconds", bugSeconds, "--out", out)
 	if code != 1 || s.Violations != 1 || s.Finding == nil || s.Finding.Verdict.Linearizable == nil || *s.Finding.Verdict.Linearizable {
 		t.Fatalf("%s: exit %d, %d violations, want 1 and a finding not linearizable:\n%s", bug, code, s.Violations, said)
 	}
-	t.Logf("--bug caught in run %d", s.Runs)
+	t.Logf("--bug caught in run %d (%s)", s.Runs, time.Since(began))
 	f := s.Finding
 	base := strings.TrimSuffix(f.History, ".hist")
 	script := readFile(t, base+".replay.sh")
@@ -116,7 +118,7 @@ func testExecExample(t *testing.T, command string, runs int, bugSeconds string) 
 func TestFuzzExecC(t *testing.T) {
 	t.Parallel()
 	bin := compile(t, "gcc", "c11", "c/example/persistent_mwcas.c")
-	testExecExample(t, bin, testenv.Count(0, 8, 80), "15")
+	testExecExample(t, bin, testenv.Count(0, 6, 60), "15")
 
 	var total int64
 	for i := range 2 {
