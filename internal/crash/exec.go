@@ -482,12 +482,17 @@ func start(ctx context.Context, argv, env []string, role string, kill, timeout t
 	w.Close()
 	pid := cmd.Process.Pid
 	killGroup := func() { syscall.Kill(-pid, syscall.SIGKILL) }
-	ready := make(chan struct{})
+	// ready is closed when the start says it is ready, at saidAt (set
+	// before the close); read is closed when the pipe is read to its end.
+	ready, read := make(chan struct{}), make(chan struct{})
+	var saidAt time.Time
 	go func() {
+		defer close(read)
 		defer r.Close()
 		sc := bufio.NewScanner(r)
 		for sc.Scan() {
 			if strings.TrimSpace(sc.Text()) == ReadyLine {
+				saidAt = time.Now()
 				close(ready)
 				io.Copy(io.Discard, r)
 				return
@@ -531,6 +536,21 @@ wait:
 	killGroup()
 	if err := groupGone(pid); err != nil {
 		return nil, err
+	}
+	// A start that says it is ready and ends at once (it crashes by
+	// itself) may end before the loop above saw the line: the group gone,
+	// the pipe ends (unless a process that left the group holds it: then
+	// not waited for long), and the line counts.
+	if role == RoleRun && !s.ready {
+		select {
+		case <-read:
+		case <-time.After(time.Second):
+		}
+		select {
+		case <-ready:
+			s.ready, s.readyIn = true, saidAt.Sub(begun)
+		default:
+		}
 	}
 	var ee *exec.ExitError
 	if werr != nil && !errors.As(werr, &ee) {

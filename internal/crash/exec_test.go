@@ -165,6 +165,11 @@ func TestExecFailures(t *testing.T) {
 			t.Parallel()
 			cmd, dir := script(t, `echo x >> "$D/starts"`+"\n"+c.body+"\n")
 			x := execFor(cmd, 2)
+			if strings.Contains(c.name, "by itself") || strings.Contains(c.name, "after ready") {
+				// The kill comes seconds after ready (seed 1 draws 5.3 s
+				// of 10 s): the program's own end comes first.
+				x.KillWithin = 10 * time.Second
+			}
 			if c.timeout > 0 {
 				x.Timeout = c.timeout
 			}
