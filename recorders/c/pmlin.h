@@ -1312,6 +1312,40 @@ static inline void pmlin_ret_fail_values(pmlin_thread *t, uint64_t addr, const u
     pmlin__ret(t, PMLIN__RET_FAIL_VALS, ts, k, &addr, 1, values);
 }
 
+/* pmlin_ret_fail_unknown records that the pending cas failed without
+ * saying at which of its addresses: for a MwCAS that returns a bool. The
+ * history cannot say "one of its words differed" (README, rule 6), so:
+ * with k = 1 the failure blames the cas's only address, which is exact;
+ * with k > 1 the operation is withdrawn (its invocation taken out of the
+ * log) and the history leaves it out. That is sound, never a false alarm:
+ * it wrote nothing, and the real-time order of the other operations is
+ * that of their intervals, with or without it; but a failure of such a cas
+ * that should have succeeded is then not seen.
+ * The invocation is the log's last record (nothing else of this thread
+ * came after it). It is withdrawn in an order a kill may cut anywhere: its
+ * first word loses its commit bit (from then on a torn record, which a
+ * reader cuts), then its other words are zeroed, then its first word. */
+static inline void pmlin_ret_fail_unknown(pmlin_thread *t)
+{
+    uint64_t ts, *inv;
+    size_t k, off;
+    if (!pmlin__begin_ret(t, &ts, &k, PMLIN__INV_CAS))
+        return;
+    off = t->pending - 1;
+    inv = t->buf + off;
+    if (k == 1) {
+        pmlin__ret(t, PMLIN__RET_FAIL, ts, 0, inv + 2, 1, NULL);
+        return;
+    }
+    PMLIN__STORE_RELEASE(inv, inv[0] & 0xffffffffu);
+    PMLIN__COMPILER_BARRIER();
+    memset(inv + 1, 0, (t->len - off - 1) * sizeof *inv);
+    PMLIN__STORE_RELEASE(inv, (uint64_t)0);
+    t->len = off;
+    t->pending = 0;
+    t->steps--;
+}
+
 /* ---- crash ---------------------------------------------------------- */
 
 /* pmlin_crash records a full-system crash inside this process, between
