@@ -43,7 +43,10 @@
  * pmlin gather logs -o h.hist && pmlin check h.hist.
  *
  * Flags: --threads N (4) --words N (8) --k N (2) --ops N (operations per
- * thread and start, 100000) --seed N (without PMLIN_SEED) --bug.
+ * thread and start, 100000) --seed N (without PMLIN_SEED) --bug; --bool
+ * records each failure as a MwCAS that returns only a bool must, with
+ * pmlin_ret_fail_unknown (recorders/README.md, rule 6: with k > 1 the
+ * failed operation is left out of the history).
  * Exit 0, 1 on an error (said on standard error), 2 on usage.
  */
 #include "../pmlin.h" /* first: it asks for POSIX under -std=c11 */
@@ -63,7 +66,7 @@ struct state {
 
 static struct state *st;
 static pmlin_recorder *rec;
-static int threads = 4, words = 8, k = 2, ops = 100000, bug;
+static int threads = 4, words = 8, k = 2, ops = 100000, bug, boolean;
 static uint64_t seed = 1;
 
 static void lock(void)
@@ -161,6 +164,8 @@ static void *worker(void *arg)
         pmlin_inv_cas(t, (size_t)k, a, v, nv);
         if (mwcas(k, a, v, nv, &blamed))
             pmlin_ret_ok(t);
+        else if (boolean)
+            pmlin_ret_fail_unknown(t);
         else
             pmlin_ret_fail(t, blamed);
     }
@@ -190,7 +195,7 @@ static struct state *map_state(const char *dir)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: persistent_mwcas [--threads N] [--words N] [--k N] [--ops N] [--seed N] [--bug]\n"
+    fprintf(stderr, "usage: persistent_mwcas [--threads N] [--words N] [--k N] [--ops N] [--seed N] [--bug] [--bool]\n"
                     "run it under pmlin fuzz --exec (recorders/README.md), or set PMLIN_LOG_DIR and PMLIN_STATE_DIR\n");
     return 2;
 }
@@ -204,6 +209,8 @@ int main(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bug"))
             bug = 1;
+        else if (!strcmp(argv[i], "--bool"))
+            boolean = 1;
         else if (i + 1 < argc && !strcmp(argv[i], "--threads"))
             threads = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--words"))
