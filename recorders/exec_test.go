@@ -58,11 +58,12 @@ func fuzzExec(t *testing.T, command string, flags ...string) (int, fuzzSummary, 
 	return code, s, out + errs
 }
 
-// testExecExample fuzzes the example command: clean over runs runs, then
-// caught with --bug within bugSeconds; the finding's replay runs.
-func testExecExample(t *testing.T, command string, runs int, bugSeconds string) {
+// testExecExample fuzzes the example command with more flags: clean over
+// runs runs, then caught with --bug within bugSeconds; the finding's
+// replay runs.
+func testExecExample(t *testing.T, command string, runs int, bugSeconds string, more ...string) {
 	out := t.TempDir()
-	code, s, said := fuzzExec(t, command, "--runs", strconv.Itoa(runs), "--seconds", "120", "--out", out)
+	code, s, said := fuzzExec(t, command, append([]string{"--runs", strconv.Itoa(runs), "--seconds", "120", "--out", out}, more...)...)
 	if code != 0 || s.Runs != int64(runs) || s.Violations != 0 || s.Finding != nil {
 		t.Fatalf("correct %s: exit %d, %d runs, %d violations, want 0, %d, 0:\n%s", command, code, s.Runs, s.Violations, runs, said)
 	}
@@ -75,7 +76,7 @@ func testExecExample(t *testing.T, command string, runs int, bugSeconds string) 
 
 	bug := command + " --bug"
 	began := time.Now()
-	code, s, said = fuzzExec(t, bug, "--seconds", bugSeconds, "--out", out)
+	code, s, said = fuzzExec(t, bug, append([]string{"--seconds", bugSeconds, "--out", out}, more...)...)
 	if code != 1 || s.Violations != 1 || s.Finding == nil || s.Finding.Verdict.Linearizable == nil || *s.Finding.Verdict.Linearizable {
 		t.Fatalf("%s: exit %d, %d violations, want 1 and a finding not linearizable:\n%s", bug, code, s.Violations, said)
 	}
@@ -154,8 +155,9 @@ func TestFuzzExecPython(t *testing.T) {
 		t.Fatal(err)
 	}
 	sources(t, src, "python/pmlin_recorder.py")
-	// -B: nothing written into the source tree.
-	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15")
+	// -B: nothing written into the source tree. Three kills a run: each
+	// start of the interpreter costs a tenth of a second or more.
+	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
 }
 
 // TestFuzzExecUsage: --exec's flags are refused where they do not belong,
