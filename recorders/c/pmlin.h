@@ -17,6 +17,7 @@
  *     n[0] = pmlin_tag(t); n[1] = pmlin_tag(t);      // values never written before
  *     pmlin_inv_cas(t, 2, a, e, n);
  *     if (my_mwcas(2, a, e, n, &blamed)) pmlin_ret_ok(t); else pmlin_ret_fail(t, blamed);
+ *     // (a MwCAS that returns only a bool: pmlin_ret_fail_unknown(t), rule 6)
  *     // after joining the threads:
  *     if (pmlin_write_file(rec, "run.hist", 0) != 0) fprintf(stderr, "%s\n", pmlin_error(rec));
  *     pmlin_free(rec);
@@ -29,6 +30,8 @@
  * each run of the program is a new generation of logs in dir, and after
  * the kills `pmlin gather dir` writes one history: each generation's steps,
  * a crash line after every generation that was killed, the next one's.
+ * `pmlin fuzz --exec "PROGRAM"` does the kills and restarts itself
+ * (pmlin_ready; README, "Crash-testing your C/C++ program").
  *
  * recorders/README.md is the one home of the rules this header follows
  * (cited below by number): what a recorder must do (one global clock,
