@@ -8,12 +8,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/pmlin/pmlin/internal/shellword"
 )
 
 // The documents whose commands TestDocCommands holds to the code. The
 // shadowpmlin commands of the guide to a target of one's own are run by
 // examples/shadow's TestReadmeGuide.
-var commandDocs = []string{"README.md", "docs/fuzz.md", "docs/evidence.md", "docs/your-primitive.md", "internal/mutmwcas/README.md"}
+var commandDocs = []string{"README.md", "docs/fuzz.md", "docs/evidence.md", "docs/your-primitive.md", "internal/mutmwcas/README.md", "recorders/README.md"}
 
 // docCommand is one command a document shows: a line of a code block, or
 // an inline code span of the running text.
@@ -199,7 +201,13 @@ func docCommands(t *testing.T) []docCommand {
 // "other" (a program run on repository files, such as gcc or python3), or
 // "" (not a command: a history line, a fragment of prose).
 func commandKind(text string) (kind string, args []string) {
-	f := strings.Fields(text)
+	// Split as sh does where the text is one simple command (a quoted
+	// --exec "PROGRAM --flag" is one argument); a synopsis with [a|b] or
+	// a fragment is split at blanks.
+	f, err := shellword.Split(text)
+	if err != nil {
+		f = strings.Fields(text)
+	}
 	if len(f) == 0 {
 		return "", nil
 	}

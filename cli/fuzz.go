@@ -25,6 +25,7 @@ import (
 	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/jsonid"
+	"github.com/pmlin/pmlin/internal/shellword"
 )
 
 // fuzzJSON is the last line of pmlin fuzz --json (docs/cli-contract.md:
@@ -44,6 +45,9 @@ type fuzzJSON struct {
 	Target string        `json:"target"`
 	Mutant string        `json:"mutant"`
 	Mode   string        `json:"mode"`
+	// Exec is the program of --exec, as given (absent without it); Target
+	// is then a short name of it (crash.Exec.Name).
+	Exec string `json:"exec,omitempty"`
 	// Mix says what the runs drew from the campaign's mix (the text
 	// summary's "mix:" line; absent with --systematic), MixCounts counts
 	// it.
@@ -82,6 +86,7 @@ func fuzzCommand(e env) *cobra.Command {
 		ignore     []string
 		shard      string
 		cpuProf    string
+		ex         execFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "fuzz [flags]",
@@ -101,7 +106,15 @@ operations, crashes, violations, seconds (and more).
 --shard I/N runs only the campaign's runs i with i mod N = I (same seeds):
 N machines running shards 0..N-1 with the same flags run the campaign
 between them, and their --json summaries add up (deploy/ in the pmlin
-repository runs them as a Kubernetes Indexed Job).`,
+repository runs them as a Kubernetes Indexed Job).
+
+--exec "PROGRAM [ARGS]" crash-tests a program of one's own, in any language,
+that records itself with pmlin's recorders (recorders/README.md, "Crash-testing
+your C/C++ program"): each run starts it --crashes times and kills it with
+SIGKILL a delay drawn from the run's seed after it says it is ready, then
+starts it once more to recover and read its state back, gathers its logs and
+checks the history. Process crashes only: what it wrote to its file mappings
+survives a kill.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			mode, err := history.ParseMode(modeName)
@@ -111,9 +124,13 @@ repository runs them as a Kubernetes Indexed Job).`,
 			if seconds <= 0 && maxRuns <= 0 {
 				return &exitError{exitInput, fmt.Errorf("--seconds or --runs must be positive")}
 			}
+			x, err := ex.exec(cmd.Flags(), e.targets, c.Crashes, "systematic")
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
 			mix.KeepSet(cmd.Flags())
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
-				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix}
+				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix, Exec: x}
 			if fc.Shard, fc.Shards, err = parseShard(shard); err != nil {
 				return &exitError{exitInput, err}
 			}
@@ -141,11 +158,12 @@ repository runs them as a Kubernetes Indexed Job).`,
 	cmd.Flags().StringVar(&outDir, "out", "pmlin-out", "directory where a violating history, its report and the replay command are kept")
 	boundedVar(cmd.Flags(), &maxRuns, "runs", 0, 0, math.MaxInt64, "0: no limit", "stop after this many runs (0: no limit)")
 	boundedVar(cmd.Flags(), &jobs, "jobs", 0, 1, maxJobs, "leave --jobs out for the default",
-		fmt.Sprintf("runs at a time, 1 to %d (default: the number of CPUs with the deterministic scheduler, else 1)", maxJobs))
+		fmt.Sprintf("runs at a time, 1 to %d (default: the number of CPUs with the deterministic scheduler, else 1; 1 with --exec)", maxJobs))
 	cmd.Flags().StringSliceVar(&ignore, "ignore", nil, "anomaly kinds that do not count as violations (e.g. corrupt: see what the history alone exposes)")
 	cmd.Flags().StringVar(&shard, "shard", "", "run only the I-th of N disjoint slices of the campaign's runs (I/N, 0 <= I < N), so N machines share one campaign")
 	cmd.Flags().StringVar(&cpuProf, "cpuprofile", "", "write a CPU profile of the campaign to this file (for go tool pprof)")
 	cmd.Flags().BoolVar(&systematic, "systematic", false, "crash each seed's run at every region access in turn, under each policy (small workloads)")
+	ex.register(cmd.Flags())
 	return cmd
 }
 
@@ -189,8 +207,19 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	secs := st.Elapsed.Seconds()
 	out := fuzzJSON{Runs: st.Runs, Operations: st.Operations, Crashes: st.Crashes, Violations: st.Violations, Undecided: st.Undecided,
 		Seconds: round3(secs), OpsPerSec: round3(float64(st.Operations) / max(secs, 1e-9)), CrashesPerSec: round3(float64(st.Crashes) / max(secs, 1e-9)),
-		Seed: jsonid.Uint64(fc.Seed), Target: c.Target.Name, Mutant: c.Mutant, Mode: fc.Mode.String()}
-	if !fc.Systematic {
+		Seed: jsonid.Uint64(fc.Seed), Mode: fc.Mode.String()}
+	subject := ""
+	if x := fc.Exec; x != nil {
+		out.Target, out.Exec = x.Name(), x.Command
+		subject = "program " + x.Command
+	} else {
+		out.Target, out.Mutant = c.Target.Name, c.Mutant
+		subject = "target " + c.Target.Name
+		if c.Mutant != "" {
+			subject += " with planted bug " + c.Mutant
+		}
+	}
+	if !fc.Systematic && fc.Exec == nil {
 		out.Mix, out.MixCounts = st.Mix.String(st.Runs), &st.Mix
 		if fc.Mix.Stall > 0 && c.Target.Blocking {
 			out.Mix += fmt.Sprintf("; no thread stopped (progress check): target %s declares that it blocks", c.Target.Name)
@@ -203,10 +232,6 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	}
 	var text bytes.Buffer
 	w := io.Writer(&text)
-	subject := "target " + c.Target.Name
-	if c.Mutant != "" {
-		subject += " with planted bug " + c.Mutant
-	}
 	// An interrupted campaign did not spend its budget: it is not a pass.
 	out.Interrupted = found == nil && ctx.Err() != nil
 	switch {
@@ -220,8 +245,14 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 	}
 	fmt.Fprintf(w, "  %d runs, %d operations, %d crash cycles (recover + check) in %.1f s: %s ops/s, %s crash cycles/s\n",
 		st.Runs, st.Operations, st.Crashes, secs, human(out.OpsPerSec), human(out.CrashesPerSec))
-	fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
-		c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())
+	if x := fc.Exec; x != nil {
+		fmt.Fprintf(w, "  each run: %d starts of the program, each killed (SIGKILL) a delay drawn in [0, %v] after it said it was ready, then a start that recovers and reads back\n",
+			x.Kills, x.KillWithin)
+		fmt.Fprintf(w, "  process crashes only: what the program wrote to its file mappings survives a kill (no power failure)\n")
+	} else {
+		fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
+			c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())
+	}
 	if out.Mix != "" {
 		fmt.Fprintf(w, "  mix: %s\n", out.Mix)
 	}
@@ -229,7 +260,11 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
 	}
 	if found == nil {
-		fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck or blocked, every recovery succeeded\n", fc.Mode)
+		if fc.Exec != nil {
+			fmt.Fprintf(w, "  every history was linearizable (%s), every start of the program got ready in time and ended well or by its kill, every recovery succeeded\n", fc.Mode)
+		} else {
+			fmt.Fprintf(w, "  every history was linearizable (%s), no operation got stuck or blocked, every recovery succeeded\n", fc.Mode)
+		}
 		if out.Interrupted {
 			fmt.Fprintf(w, "  interrupted before its budget: not a pass (exit 2)\n")
 		}
@@ -288,12 +323,30 @@ func parseShard(s string) (shard, shards int64, err error) {
 // describes them on w. They are written even if ctx ends meanwhile: a
 // finding is not lost to a late Ctrl-C.
 func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.FuzzConfig, dir, prog string, rp replayProgram) (*findingJSON, error) {
-	seed := f.Config.Driver.Seed
-	stem := f.Config.Target.Name + "-"
-	if f.Config.Mutant != "" {
-		stem += f.Config.Mutant + "-"
+	var (
+		seed    uint64
+		stem    string
+		runArgs []string
+		replays string
+		rs      replaySetting
+	)
+	if x := f.Exec; x != nil {
+		// Named after the program; the replay runs it again in the
+		// directory the campaign ran in, where its path and arguments
+		// mean what they meant.
+		seed, replays = x.Seed, x.Exec.Replays()
+		stem = fmt.Sprintf("%s-run-%d", x.Exec.Name(), seed)
+		runArgs = append(append([]string{"run"}, x.Exec.Args(seed)...), "--force")
+		rs.dir, rs.notes = execReplay(x)
+	} else {
+		seed, replays = f.Config.Driver.Seed, f.Config.Replays()
+		stem = f.Config.Target.Name + "-"
+		if f.Config.Mutant != "" {
+			stem += f.Config.Mutant + "-"
+		}
+		stem += fmt.Sprintf("run-%d", seed)
+		runArgs = append(append([]string{"run"}, f.Config.Args()...), "--force")
 	}
-	stem += fmt.Sprintf("run-%d", seed)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -310,10 +363,9 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 	// The replay records into a file of its own (replaced on each replay),
 	// so the kept history survives a replay that differs (free scheduler).
 	again := base + ".replay.hist"
-	runArgs := append(append([]string{"run"}, f.Config.Args()...), "--force")
 	checkArgs := []string{"check", "--mode", fc.Mode.String()}
 	replay := shellJoin(append(append([]string{prog}, runArgs...), "-o", again)) + " && " + shellJoin(append(append([]string{prog}, checkArgs...), again))
-	script := replayScript(rp, prog, f.Config.Replays(), runArgs, filepath.Base(again), checkArgs)
+	script := replayScript(rp, prog, replays, runArgs, filepath.Base(again), checkArgs, rs)
 	vj := toJSON(f.Verdict)
 	files := []struct {
 		path string
@@ -342,7 +394,7 @@ func keepFinding(ctx context.Context, w io.Writer, f *crash.Finding, fc crash.Fu
 	for _, x := range extra {
 		fmt.Fprintf(w, "  %s   %s\n", x[0], x[1])
 	}
-	fmt.Fprintf(w, "replay (%s):\n  %s\nwhich runs:\n  %s\n", f.Config.Replays(), replayPath, replay)
+	fmt.Fprintf(w, "replay (%s):\n  %s\nwhich runs:\n  %s\n", replays, replayPath, replay)
 	return &findingJSON{Run: f.Index + 1, Seed: jsonid.Uint64(seed), AfterSeconds: round3(f.After.Seconds()), History: histPath, Report: reportPath,
 		Replay: replay, Verdict: vj}, nil
 }
@@ -411,21 +463,8 @@ func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [
 	return kept
 }
 
-// shellJoin renders args as one sh command line, quoting only the
-// arguments that need it.
-func shellJoin(args []string) string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = a
-		if a == "" || strings.ContainsFunc(a, func(r rune) bool { return !strings.ContainsRune(shellSafe, r) }) {
-			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-	}
-	return strings.Join(out, " ")
-}
-
-// shellSafe are the characters that need no quoting in sh.
-const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%"
+// shellJoin renders args as one sh command line (shellword.Join).
+func shellJoin(args []string) string { return shellword.Join(args) }
 
 func crashesText(c crash.Config, systematic bool) string {
 	if systematic {

@@ -76,19 +76,30 @@ func modulePath(gomod string) string {
 	return ""
 }
 
+// replaySetting is what a replay script of pmlin fuzz --exec adds: the
+// directory it runs in ("": any) and comment lines.
+type replaySetting struct {
+	dir   string
+	notes []string
+}
+
 // replayScript is a finding's replay script: it runs the replay command
 // (run, with -o its history AGAIN beside the script, then check), as
-// given by args (after the program), with the first program found of:
+// given by args (after the program), in rs.dir if set, with the first
+// program found of:
 // $PMLIN if set (a command line, split at blanks: PMLIN='go run
 // ./cmd/pmlin' in the repository), the program that wrote the script if
 // it is still there, name on the PATH, go run of the module the program
 // was built from. It works from any directory: its paths are the
 // script's own directory's.
-func replayScript(p replayProgram, name, replays string, runArgs []string, again string, checkArgs []string) string {
+func replayScript(p replayProgram, name, replays string, runArgs []string, again string, checkArgs []string, rs replaySetting) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#!/bin/sh\n")
 	fmt.Fprintf(&b, "# Kept by pmlin fuzz: re-records the history of the finding beside this script\n")
 	fmt.Fprintf(&b, "# into %s (%s) and checks it.\n", again, replays)
+	for _, n := range rs.notes {
+		fmt.Fprintf(&b, "# %s\n", n)
+	}
 	fmt.Fprintf(&b, "# The program it runs: $PMLIN if set (a command, split at blanks, e.g.\n")
 	fmt.Fprintf(&b, "# PMLIN='go run ./cmd/pmlin' in the repository); else the program that wrote\n")
 	fmt.Fprintf(&b, "# this script if it is still there; else %s on the PATH", name)
@@ -107,6 +118,10 @@ func replayScript(p replayProgram, name, replays string, runArgs []string, again
 			shellJoin([]string{filepath.Join(p.module, "go.mod")}), shellJoin([]string{p.module}), shellJoin([]string{p.pkg}))
 	}
 	fmt.Fprintf(&b, "else\n\techo \"$0: %s not found: set PMLIN to the pmlin to run (a path, or a command such as 'go run ./cmd/pmlin')\" >&2\n\texit 127\nfi\n", name)
+	if rs.dir != "" {
+		fmt.Fprintf(&b, "# The directory the campaign ran in: the program's path and arguments are as given there.\n")
+		fmt.Fprintf(&b, "cd %s || exit 2\n", shellJoin([]string{rs.dir}))
+	}
 	againPath := `"$here"/` + shellJoin([]string{again})
 	fmt.Fprintf(&b, "pmlin %s -o %s && pmlin %s %s\n", shellJoin(runArgs), againPath, shellJoin(checkArgs), againPath)
 	return b.String()

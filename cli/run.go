@@ -69,6 +69,7 @@ func runCommand(e env) *cobra.Command {
 		modeName string
 		format   string
 		force    bool
+		ex       execFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags]",
@@ -88,9 +89,25 @@ the analyzer could not decide (UNDECIDED is not a pass).
 The history ends with the line "end", or, when Ctrl-C stopped the run,
 "interrupted after N of M operations": pmlin check reports a history cut
 short. With -o, the file appears when the history is complete (or
-interrupted and saying so).`,
+interrupted and saying so).
+
+With --exec "PROGRAM [ARGS]" it runs a program of one's own instead: one run
+of pmlin fuzz --exec (killed --crashes times at delays drawn from --seed,
+then a recovering start; recorders/README.md), the gathered history written
+as above. The replay script of a finding of pmlin fuzz --exec runs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			x, err := ex.exec(cmd.Flags(), e.targets, c.Crashes, "format")
+			if err != nil {
+				return &exitError{exitInput, err}
+			}
+			if x != nil {
+				mode, err := history.ParseMode(modeName)
+				if err != nil {
+					return &exitError{exitInput, err}
+				}
+				return runExecOnce(cmd.Context(), e, x, c.Driver.Seed, runOut{outPath, force, false}, check || asJSON, asJSON, mode)
+			}
 			if err := c.Check(); err != nil { // before -o is created
 				return &exitError{exitInput, err}
 			}
@@ -111,6 +128,7 @@ interrupted and saying so).`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "check, and print the verdict as one JSON object (its anomalies include the run's own: stuck, corrupt, blocked)")
 	cmd.Flags().StringVar(&modeName, "mode", "strict", "completion rule for --check: strict, recoverable or durable")
 	cmd.Flags().StringVar(&format, "format", "text", "text, or binary: the workers' logs go to the file as they fill, with no merge (the least recording overhead; pmlin check reads it, pmlin convert turns it into text)")
+	ex.register(cmd.Flags())
 	return cmd
 }
 
@@ -242,11 +260,14 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 		writeRunAnomalies(w, v.Run.Anomalies)
 		fmt.Fprintf(w, "\nthe history up to there:\n")
 	}
-	if v.Check != nil {
+	switch {
+	case v.Check != nil:
 		if err := report.Text(w, name, v.Check); err != nil {
 			return err
 		}
-	} else {
+	case v.Undecided == nil: // pmlin fuzz --exec: logs that did not gather
+		fmt.Fprintf(w, "%s: NOT CHECKED: the run left no history to check (its anomalies above say why)\n", name)
+	default:
 		fmt.Fprintf(w, "%s: UNDECIDED (%s mode): %v\n", name, v.Mode, v.Undecided)
 	}
 	return nil

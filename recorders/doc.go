@@ -12,7 +12,9 @@
 // (the logs that survive a kill), restarts them, and gathers the logs with
 // package internal/merge (pmlin gather): every history must be well formed
 // and linearizable for a correct program, and a record torn by a kill must
-// be cut, never read as data.
+// be cut, never read as data. exec_test.go crash-fuzzes the persistent
+// MwCAS examples with pmlin fuzz --exec (package cli, in process) and runs
+// the README's guide "Crash-testing your C/C++ program" as it stands.
 //
 // The duties of a recorder, the APIs, the log syntax of `pmlin merge`, and
 // the log files of `pmlin gather` are in recorders/README.md.

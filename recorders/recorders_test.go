@@ -334,6 +334,37 @@ crash
 1 inv read 11
 1 ret 0x100000002
 `},
+	{name: "failures with the address unknown: one word blamed, more withdrawn",
+		// Rule 6's weaker rule: thread 1's cas of one word blames it;
+		// thread 0's cas of two words is left out, and its next read
+		// follows as if it had never been invoked.
+		script: `threads 2
+clock 1
+inv-cas 0 10:0:0x100000001 11:0:0x100000002
+clock 2
+inv-cas 1 12:0:0x200000001
+clock 3
+ret-fail 0
+clock 4
+ret-fail 1
+clock 5
+inv-read 0 10 11
+clock 6
+ret-read 0 0 0
+write
+`,
+		want: `pmlin-history v1
+1 inv cas 12:0:0x200000001
+1 ret fail 12
+0 inv read 10 11
+0 ret 0 0
+`},
+	{name: "a failure with the address unknown answers a cas only",
+		script: "threads 1\nclock 1\ninv-read 0 10 11\nret-fail 0\nwrite\n",
+		err:    "step 2: the response of a cas answers a pending read"},
+	{name: "a failure with the address unknown and nothing pending",
+		script: "threads 1\nclock 1\nret-fail 0\nwrite\n",
+		err:    "step 1: a response with no pending invocation"},
 	{name: "swaps and failures with values",
 		script: `threads 2
 init 5

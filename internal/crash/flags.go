@@ -32,7 +32,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Float64Var(&d.Reads, "reads", d.Reads, "probability that an operation is a read (the rest are cas, or swaps: --swaps)")
 	fs.Float64Var(&d.Swaps, "swaps", d.Swaps, "probability that an operation is a swap, its new values unique tags as a cas's (reads + swaps <= 1; the target must have a swap, see pmlin targets)")
 	fs.BoolVar(&d.FailValues, "fail-values", d.FailValues, "a failed cas reports the values it read, \"ret fail A V1 ... VK\" (the target must support it, see pmlin targets)")
-	fs.IntVar(&c.Crashes, "crashes", c.Crashes, "crashes per run, each at a seeded random region access")
+	fs.IntVar(&c.Crashes, "crashes", c.Crashes, "crashes per run, each at a seeded random region access (with --exec: kills of the program)")
 	fs.Int64Var(&c.CrashAt, "crash-at", c.CrashAt, "crash once, at this region access (deterministic scheduler; for systematic replays)")
 	fs.Var(newValue(&c.Policies, ParsePolicies, PolicyNames), "policy", "crash image policy: min, max, random, targeted, a comma-separated list, or mix (all four, one drawn per crash)")
 	fs.Float64Var(&c.RecoveryCrash, "recovery-crash", c.RecoveryCrash, "probability that a recovery is itself crashed at a random access and run again")

@@ -21,6 +21,10 @@ import (
 type FuzzConfig struct {
 	// Run is the template of every run; its Driver.Seed is replaced.
 	Run Config
+	// Exec, if set, is the program every run runs instead of Run's target
+	// (pmlin fuzz --exec): Run is then not used, and neither are
+	// Systematic and Mix.
+	Exec *Exec
 	// Seed is the campaign's seed: run i gets RunSeed(Seed, i).
 	Seed uint64
 	// Mode is the analyzer's completion rule for crashed operations.
@@ -74,13 +78,23 @@ type FuzzStats struct {
 type Finding struct {
 	// Index is the run's number in the campaign.
 	Index int64
-	// Config replays the run (pmlin run + Config.Args()).
+	// Config replays the run (pmlin run + Config.Args()); for a run of
+	// FuzzConfig.Exec, Exec does, and Config is the zero Config.
 	Config  Config
+	Exec    *ExecFinding
 	Verdict *Verdict
 	// History is the recorded history.
 	History []byte
 	// After is the campaign time when the run was started.
 	After time.Duration
+}
+
+// ExecFinding is a run of FuzzConfig.Exec with a violation: pmlin run +
+// Exec.Args(Seed) replays it, as far as Exec.Replays says.
+type ExecFinding struct {
+	Exec  Exec
+	Seed  uint64
+	Kills []ExecKill
 }
 
 // RunSeed is the seed of run i of a campaign with seed base: distinct
@@ -99,7 +113,15 @@ func RunSeed(base uint64, i int64) uint64 {
 // a violation is found (returned as the Finding).
 func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 	c := fc.Run
-	if err := c.Check(); err != nil {
+	if fc.Exec != nil {
+		if err := fc.Exec.Check(); err != nil {
+			return FuzzStats{}, nil, err
+		}
+		if fc.Systematic {
+			return FuzzStats{}, nil, errors.New("systematic crashes are not possible when a program is killed (--exec)")
+		}
+		fc.Mix = Mix{}
+	} else if err := c.Check(); err != nil {
 		return FuzzStats{}, nil, err
 	}
 	switch {
@@ -121,7 +143,7 @@ func Fuzz(ctx context.Context, fc FuzzConfig) (FuzzStats, *Finding, error) {
 	jobs := fc.Jobs
 	if jobs <= 0 {
 		jobs = 1
-		if c.Scheduler() == driver.Deterministic {
+		if c.Scheduler() == driver.Deterministic && fc.Exec == nil {
 			jobs = runtime.GOMAXPROCS(0)
 		}
 	}
@@ -173,6 +195,10 @@ type campaign struct {
 
 // work is one job: runs until the generator or the campaign stops.
 func (cp *campaign) work(ctx context.Context) {
+	if cp.fc.Exec != nil {
+		cp.workExec(ctx)
+		return
+	}
 	var sc scratch // the history in memory and the region, reused run after run
 	defer sc.close()
 	for ctx.Err() == nil {
@@ -193,9 +219,50 @@ func (cp *campaign) work(ctx context.Context) {
 			cp.fail(err)
 			return
 		}
-		if !cp.count(i, rc, d, v, &sc.rec, began) {
+		keep := func() *Finding {
+			var text bytes.Buffer
+			sc.rec.WriteTo(&text) // cannot fail
+			return &Finding{Index: i, Config: rc, Verdict: v, History: text.Bytes(), After: began}
+		}
+		if !cp.count(i, v, func(s *MixStats) { s.add(rc, d, v.Run) }, keep) {
 			sc.done = v.Analysis // the verdict is not kept
 		}
+	}
+}
+
+// workExec is one job of a campaign of FuzzConfig.Exec: each run a run
+// of the program (RunExec), in a directory of its own.
+func (cp *campaign) workExec(ctx context.Context) {
+	x := *cp.fc.Exec
+	for ctx.Err() == nil {
+		i, rc, _, ok, err := cp.gen.next(ctx)
+		if err != nil && ctx.Err() == nil {
+			cp.fail(err)
+			return
+		}
+		if !ok {
+			return
+		}
+		began := time.Since(cp.start)
+		seed := rc.Driver.Seed
+		out, err := RunExec(ctx, x, seed)
+		if ctx.Err() != nil || (out != nil && out.Run.Canceled) {
+			return
+		}
+		var v *Verdict
+		if err == nil {
+			v, err = out.Decide(ctx, cp.fc.Mode)
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			cp.fail(err)
+			return
+		}
+		cp.count(i, v, nil, func() *Finding {
+			return &Finding{Index: i, Exec: &ExecFinding{Exec: x, Seed: seed, Kills: out.Kills}, Verdict: v, History: out.History, After: began}
+		})
 	}
 }
 
@@ -207,13 +274,16 @@ func (cp *campaign) fail(err error) {
 	cp.stop()
 }
 
-// count adds run i to the totals; a violation stops the campaign and is
-// kept if it is the earliest run found. It reports whether v violates
-// (and may have been kept).
-func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history.Recording, began time.Duration) bool {
+// count adds run i to the totals (mix, if not nil, adds what it drew from
+// the campaign's mix); a violation stops the campaign and is kept (the
+// Finding keep makes) if it is the earliest run found. It reports whether
+// v violates (and may have been kept).
+func (cp *campaign) count(i int64, v *Verdict, mix func(*MixStats), keep func() *Finding) bool {
 	cp.mu.Lock()
 	defer cp.mu.Unlock()
-	cp.st.Mix.add(rc, d, v.Run)
+	if mix != nil {
+		mix(&cp.st.Mix)
+	}
 	cp.st.Runs++
 	cp.st.Operations += v.Run.Operations
 	cp.st.Crashes += int64(v.Run.Crashes)
@@ -224,9 +294,7 @@ func (cp *campaign) count(i int64, rc Config, d drawn, v *Verdict, hist *history
 	if v.violates(cp.fc.Ignore) {
 		cp.st.Violations++
 		if cp.found == nil || i < cp.found.Index {
-			var text bytes.Buffer
-			hist.WriteTo(&text) // cannot fail
-			cp.found = &Finding{Index: i, Config: rc, Verdict: v, History: text.Bytes(), After: began}
+			cp.found = keep()
 		}
 		cp.stop()
 		return true
@@ -320,6 +388,9 @@ func (g *generator) next(ctx context.Context) (int64, Config, drawn, bool, error
 			}
 			rc := g.c
 			rc.Driver.Seed = RunSeed(g.fc.Seed, i)
+			if g.fc.Exec != nil {
+				return i, rc, drawn{}, true, nil // the seed is all it needs
+			}
 			d := g.fc.Mix.draw(&rc)
 			d.optional = g.mix.apply(&rc, i)
 			return i, rc, d, true, nil

@@ -17,6 +17,7 @@
  *     n[0] = pmlin_tag(t); n[1] = pmlin_tag(t);      // values never written before
  *     pmlin_inv_cas(t, 2, a, e, n);
  *     if (my_mwcas(2, a, e, n, &blamed)) pmlin_ret_ok(t); else pmlin_ret_fail(t, blamed);
+ *     // (a MwCAS that returns only a bool: pmlin_ret_fail_unknown(t), rule 6)
  *     // after joining the threads:
  *     if (pmlin_write_file(rec, "run.hist", 0) != 0) fprintf(stderr, "%s\n", pmlin_error(rec));
  *     pmlin_free(rec);
@@ -29,6 +30,8 @@
  * each run of the program is a new generation of logs in dir, and after
  * the kills `pmlin gather dir` writes one history: each generation's steps,
  * a crash line after every generation that was killed, the next one's.
+ * `pmlin fuzz --exec "PROGRAM"` does the kills and restarts itself
+ * (pmlin_ready; README, "Crash-testing your C/C++ program").
  *
  * recorders/README.md is the one home of the rules this header follows
  * (cited below by number): what a recorder must do (one global clock,
@@ -1039,6 +1042,40 @@ static inline int pmlin_open_logs(pmlin_recorder *r, const char *dir, size_t thr
 #endif
 }
 
+/* pmlin_ready tells `pmlin fuzz --exec` that this start of the program is
+ * ready to be killed: it has opened its logs, recovered its state,
+ * recorded its read of it, and started its threads (README, "The
+ * protocol of pmlin fuzz --exec"). It writes the line "ready" to the file
+ * descriptor that the environment variable PMLIN_READY_FD names, and
+ * closes it; pmlin times its kill from then on. Without PMLIN_READY_FD
+ * (the program run by hand) it does nothing. Any thread may call it, once.
+ * 0, or -1 (errno set) if the descriptor cannot be written. */
+static inline int pmlin_ready(void)
+{
+    const char *s = getenv("PMLIN_READY_FD");
+    if (!s || !*s)
+        return 0;
+#ifdef PMLIN__POSIX
+    {
+        char *end;
+        long fd = strtol(s, &end, 10);
+        long n;
+        if (*end || fd < 0 || fd != (long)(int)fd) {
+            errno = EBADF;
+            return -1;
+        }
+        do
+            n = (long)write((int)fd, "ready\n", 6);
+        while (n < 0 && errno == EINTR);
+        close((int)fd);
+        return n == 6 ? 0 : -1;
+    }
+#else
+    errno = ENOSYS; /* no POSIX write: include pmlin.h first (above) */
+    return -1;
+#endif
+}
+
 /* ---- recording (hot path: one thread per handle) -------------------- */
 
 /* pmlin_reserve makes room for ops more operations of up to k words each
@@ -1276,6 +1313,40 @@ static inline void pmlin_ret_fail_values(pmlin_thread *t, uint64_t addr, const u
     if (!pmlin__begin_ret(t, &ts, &k, PMLIN__INV_CAS) || !pmlin__blamable(t, k, addr))
         return;
     pmlin__ret(t, PMLIN__RET_FAIL_VALS, ts, k, &addr, 1, values);
+}
+
+/* pmlin_ret_fail_unknown records that the pending cas failed without
+ * saying at which of its addresses: for a MwCAS that returns a bool. The
+ * history cannot say "one of its words differed" (README, rule 6), so:
+ * with k = 1 the failure blames the cas's only address, which is exact;
+ * with k > 1 the operation is withdrawn (its invocation taken out of the
+ * log) and the history leaves it out. That is sound, never a false alarm:
+ * it wrote nothing, and the real-time order of the other operations is
+ * that of their intervals, with or without it; but a failure of such a cas
+ * that should have succeeded is then not seen.
+ * The invocation is the log's last record (nothing else of this thread
+ * came after it). It is withdrawn in an order a kill may cut anywhere: its
+ * first word loses its commit bit (from then on a torn record, which a
+ * reader cuts), then its other words are zeroed, then its first word. */
+static inline void pmlin_ret_fail_unknown(pmlin_thread *t)
+{
+    uint64_t ts, *inv;
+    size_t k, off;
+    if (!pmlin__begin_ret(t, &ts, &k, PMLIN__INV_CAS))
+        return;
+    off = t->pending - 1;
+    inv = t->buf + off;
+    if (k == 1) {
+        pmlin__ret(t, PMLIN__RET_FAIL, ts, 0, inv + 2, 1, NULL);
+        return;
+    }
+    PMLIN__STORE_RELEASE(inv, inv[0] & 0xffffffffu);
+    PMLIN__COMPILER_BARRIER();
+    memset(inv + 1, 0, (t->len - off - 1) * sizeof *inv);
+    PMLIN__STORE_RELEASE(inv, (uint64_t)0);
+    t->len = off;
+    t->pending = 0;
+    t->steps--;
 }
 
 /* ---- crash ---------------------------------------------------------- */

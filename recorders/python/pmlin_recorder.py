@@ -144,6 +144,17 @@ class _Log:
         struct.pack_into("<Q", self.mem, at, kind | n << 8 | h << 32 | _COMMITTED)
         self.len += words
 
+    def withdraw(self, words):
+        """Takes the last record, of ``words`` words, out of the log, in an
+        order a kill may cut anywhere: the commit bit (the last byte of the
+        first word) cleared first, which leaves a torn record a reader
+        cuts; then the other words zeroed; then the first word."""
+        self.len -= words
+        at = self.base + 8 * self.len
+        struct.pack_into("<B", self.mem, at + 7, 0)
+        struct.pack_into("<%dQ" % (words - 1), self.mem, at + 8, *([0] * (words - 1)))
+        struct.pack_into("<Q", self.mem, at, 0)
+
     def put(self, kind, n, ts, payload):
         h = self.open(kind, n, 2 + len(payload), payload)
         if h is None:
@@ -286,6 +297,14 @@ class Thread:
             if not self._log.put(rk, n, ts, list(payload)):
                 self._full()
 
+    def _withdraw(self):
+        """Takes the pending invocation, the thread's last step, out of its
+        log (pmlin_ret_fail_unknown in pmlin.h)."""
+        _, kind, payload = self._steps.pop()
+        self._pending = None
+        if self._log is not None:
+            self._log.withdraw(2 + len(_flat(kind, payload)))
+
     def _values(self, values):
         values = tuple(_u64(v, "value") for v in values)
         if self._pending is not None and len(values) != len(self._pending[1]):
@@ -307,13 +326,24 @@ class Thread:
         ts = self._stamp()
         self._respond(_INV_CAS, _RET_OK, (), ts)
 
-    def ret_fail(self, addr, values=None):
+    def ret_fail(self, addr=None, values=None):
         """The pending cas failed, blaming ``addr``: one of its addresses
         that it saw hold another value than the expected one during the
         operation (not before it was invoked). With ``values``, also the
         values it read at each of its addresses, in order, from one atomic
-        snapshot (``ret fail <a> <v1> ... <vk>``)."""
+        snapshot (``ret fail <a> <v1> ... <vk>``). Without ``addr`` (a
+        primitive that returns only a bool): a cas of one word blames it;
+        one of more words is withdrawn, left out of the history
+        (recorders/README.md, rule 6)."""
         ts = self._stamp()
+        if addr is None:
+            if values is not None:
+                self._fail("a failure that reports values must name its address")
+            if self._pending is None or self._pending[0] != _INV_CAS or len(self._pending[1]) == 1:
+                addr = self._pending[1][0] if self._pending is not None else None
+            else:
+                self._withdraw()
+                return
         if self._pending is not None and addr not in self._pending[1]:
             self._fail("the failure blames address %r, which the cas does not name" % (addr,))
         payload = (addr,) if values is None else (addr,) + self._values(values)
@@ -346,6 +376,24 @@ def _event(pid, kind, payload):
     if kind == _RET_OK:
         return "%d ret ok" % pid
     return "%d ret fail %d%s" % (pid, payload[0], "".join(" " + _value(v) for v in payload[1:]))
+
+
+def ready():
+    """Tells ``pmlin fuzz --exec`` that this start of the program is ready
+    to be killed: it has opened its logs, recovered its state, recorded
+    its read of it, and started its threads (recorders/README.md, "The
+    protocol of pmlin fuzz --exec"). Writes the line ``ready`` to the file
+    descriptor that the environment variable PMLIN_READY_FD names, and
+    closes it; pmlin times its kill from then on. Without PMLIN_READY_FD
+    (the program run by hand) it does nothing."""
+    fd = os.environ.get("PMLIN_READY_FD")
+    if not fd:
+        return
+    fd = int(fd)
+    try:
+        os.write(fd, b"ready\n")
+    finally:
+        os.close(fd)
 
 
 class Recorder:

@@ -14,6 +14,7 @@
  *   ret-swap P V...
  *   ret-ok P
  *   ret-fail P A [V...]       with values: ret fail with values
+ *   ret-fail P                the address unknown (pmlin_ret_fail_unknown)
  *   tag P                     print thread P's next tag
  *   comment TEXT              a comment (at the top, or where it is made)
  *   crash
@@ -102,8 +103,10 @@ int main(void)
         } else if (!strcmp(cmd, "ret-fail")) {
             if (cnt > 1)
                 pmlin_ret_fail_values(t, v[0], v + 1);
-            else
+            else if (cnt == 1)
                 pmlin_ret_fail(t, v[0]);
+            else
+                pmlin_ret_fail_unknown(t);
         } else if (!strcmp(cmd, "tag")) {
             printf("0x%" PRIx64 "\n", pmlin_tag(t));
         } else if (!strcmp(cmd, "crash")) {

@@ -56,7 +56,10 @@ def main():
             elif cmd == "ret-ok":
                 t.ret_ok()
             elif cmd == "ret-fail":
-                t.ret_fail(v[0], v[1:] if len(v) > 1 else None)
+                if v:
+                    t.ret_fail(v[0], v[1:] if len(v) > 1 else None)
+                else:
+                    t.ret_fail()
             elif cmd == "tag":
                 print("0x%x" % t.tag())
             elif cmd == "crash":
