@@ -71,8 +71,16 @@ func Version(br *bufio.Reader) int {
 // column of the token to blame). Operations still pending at the end are
 // cut off by it.
 func ReadV2(in io.Reader, name string) (*model.History, error) {
-	r := &v2Reader{name: name, h: &model.History{Name: name}, objects: map[string]int{},
+	return newV2Reader(name).read(in)
+}
+
+func newV2Reader(name string) *v2Reader {
+	return &v2Reader{name: name, h: &model.History{Name: name}, objects: map[string]int{},
 		procs: map[int64]*v2Proc{}, implicit: -1}
+}
+
+// read reads the history in, line by line.
+func (r *v2Reader) read(in io.Reader) (*model.History, error) {
 	size := DefaultMaxLineBytes + 2
 	if n, ok := inMemory(in); ok {
 		size = min(size, max(n+1, 16)) // no line is longer than the input
@@ -85,7 +93,7 @@ func ReadV2(in io.Reader, name string) (*model.History, error) {
 			return nil, r.fail(ErrLimit, 0, "line longer than %d bytes (binary data or a missing newline?)", DefaultMaxLineBytes)
 		}
 		if err != nil && err != io.EOF {
-			return nil, &Error{File: name, Line: r.line + 1, Err: err, Msg: "read error: " + err.Error()}
+			return nil, &Error{File: r.name, Line: r.line + 1, Err: err, Msg: "read error: " + err.Error()}
 		}
 		if len(raw) == 0 && err == io.EOF {
 			break
@@ -122,6 +130,14 @@ type v2Reader struct {
 	procs        map[int64]*v2Proc
 	started      bool // an event was read: init lines are over
 	sawHeader    bool
+	headerLine   int64
+
+	// keep, for ConvertV2, has the lines that hold no event and no
+	// declaration kept: comments and blank lines as they are (in
+	// comments), init lines as the parameters each added (in inits).
+	keep     bool
+	comments map[int64]string
+	inits    map[int64][]model.Param
 }
 
 // v2Proc is what the reader keeps of a process.
@@ -159,6 +175,12 @@ func (r *v2Reader) readLine(raw string) error {
 	code = strings.TrimRight(code, " \t")
 	trimmed := strings.TrimLeft(code, " \t")
 	if trimmed == "" {
+		if r.keep {
+			if r.comments == nil {
+				r.comments = map[int64]string{}
+			}
+			r.comments[r.line] = strings.TrimLeft(raw, " \t")
+		}
 		return nil
 	}
 	if r.syntax == 0 {
@@ -199,7 +221,7 @@ func (r *v2Reader) readLine(raw string) error {
 func (r *v2Reader) headerVersion(version string, col int) error {
 	switch version {
 	case "v2":
-		r.sawHeader = true
+		r.sawHeader, r.headerLine = true, r.line
 		return nil
 	case "v1":
 		return r.fail(ErrSyntax, col, "this is a version 1 history (its header is %q), not version 2", "pmlin-history v1")
@@ -344,6 +366,12 @@ func (r *v2Reader) addInit(def bool, a, v uint64) error {
 		return r.fail(ErrIllFormed, 0, "%v", err)
 	}
 	o.Params = params
+	if r.keep {
+		if r.inits == nil {
+			r.inits = map[int64][]model.Param{}
+		}
+		r.inits[r.line] = append(r.inits[r.line], p)
+	}
 	return nil
 }
 

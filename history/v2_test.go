@@ -446,5 +446,75 @@ func fuzzV2(f *testing.F, jsonl bool) {
 			return
 		}
 		roundTripV2(t, h)
+		// Converted line for line, it is the same history, lines and all.
+		to := history.JSONL
+		if jsonl {
+			to = history.Text
+		}
+		var out bytes.Buffer
+		if _, err := history.ConvertV2(&out, bytes.NewReader(in), "fuzz", to); err != nil {
+			t.Fatalf("ConvertV2: %v", err)
+		}
+		h2, err := history.ReadV2(bytes.NewReader(out.Bytes()), "fuzz")
+		if err != nil || !reflect.DeepEqual(h, h2) {
+			t.Fatalf("ConvertV2 changed the history: %v\n%s", err, out.String())
+		}
 	})
+}
+
+// TestConvertV2 converts every version 2 history under testdata/v2 to the
+// other syntax and back: the history read is the same, lines included
+// (every operation keeps its line), and so are its comments.
+func TestConvertV2(t *testing.T) {
+	files, _ := filepath.Glob("testdata/v2/*")
+	for _, name := range files {
+		t.Run(filepath.Base(name), func(t *testing.T) {
+			in, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, err := history.ReadV2(bytes.NewReader(in), "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			from, to := history.Text, history.JSONL
+			if strings.HasSuffix(name, ".jsonl") {
+				from, to = to, from
+			}
+			var out bytes.Buffer
+			st, err := history.ConvertV2(&out, bytes.NewReader(in), name, to)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.From != from || st.Events != int64(h.Events) || st.Lines != int64(bytes.Count(in, []byte("\n"))) {
+				t.Errorf("stats %+v", st)
+			}
+			h2, err := history.ReadV2(bytes.NewReader(out.Bytes()), "x")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out.String())
+			}
+			if !reflect.DeepEqual(h, h2) {
+				t.Fatalf("converted:\n%+v\n%+v\n%s", *h, *h2, out.String())
+			}
+			var back bytes.Buffer
+			if _, err := history.ConvertV2(&back, bytes.NewReader(out.Bytes()), "x", from); err != nil {
+				t.Fatal(err)
+			}
+			var comments []string
+			for _, l := range strings.Split(string(in), "\n") {
+				if c := strings.TrimSpace(l); strings.HasPrefix(c, "#") {
+					comments = append(comments, c)
+				}
+			}
+			for _, c := range comments {
+				if !strings.Contains(out.String(), c) || !strings.Contains(back.String(), c) {
+					t.Errorf("comment %q lost", c)
+				}
+			}
+			h3, err := history.ReadV2(bytes.NewReader(back.Bytes()), "x")
+			if err != nil || !reflect.DeepEqual(h, h3) {
+				t.Fatalf("converted back: %v\n%s", err, back.String())
+			}
+		})
+	}
 }

@@ -24,70 +24,194 @@ func WriteV2(out io.Writer, h *model.History, syntax Format) error {
 	if syntax != Text && syntax != JSONL {
 		return notWritable("the syntax is text or JSON Lines, not %v", syntax)
 	}
-	w := bufio.NewWriter(out)
-	var b []byte
-	line := func() {
-		b = append(b, '\n')
-		w.Write(b)
-		b = b[:0]
-	}
-	if syntax == JSONL {
-		b = append(b, `{"header":"pmlin-history v2"}`...)
-	} else {
-		b = append(b, v2Header...)
-	}
-	line()
-	for _, o := range h.Objects {
-		if syntax == JSONL {
-			b = append(b, `{"object":`...)
-			b = strconv.AppendQuote(b, o.Name)
-			b = append(b, `,"model":`...)
-			b = strconv.AppendQuote(b, o.Model)
-			if len(o.Params) > 0 {
-				b = append(b, `,"params":{`...)
-				for i, p := range o.Params {
-					if i > 0 {
-						b = append(b, ',')
-					}
-					b = strconv.AppendQuote(b, p.Key)
-					b = append(b, ':')
-					b = strconv.AppendQuote(b, p.Value)
-				}
-				b = append(b, '}')
-			}
-			b = append(b, '}')
-		} else {
-			b = append(b, "object "...)
-			b = append(b, o.Name...)
-			b = append(b, ' ')
-			b = append(b, o.Model...)
-			for _, p := range o.Params {
-				b = append(b, ' ')
-				b = append(b, p.Key...)
-				b = append(b, '=')
-				b = append(b, p.Value...)
-			}
-		}
-		line()
+	w := &v2Writer{w: bufio.NewWriter(out), h: h, syntax: syntax, implicit: -1}
+	w.header()
+	for i := range h.Objects {
+		w.declare(i)
 	}
 	for _, ev := range events {
-		switch {
-		case ev.op < 0 && syntax == JSONL:
-			b = append(b, `{"crash":true}`...)
-		case ev.op < 0:
-			b = append(b, "crash"...)
-		case syntax == JSONL && !ev.ret:
-			b = appendJSONInv(b, h, &h.Ops[ev.op])
-		case syntax == JSONL:
-			b = appendJSONRet(b, h, &h.Ops[ev.op])
-		case !ev.ret:
-			b = appendTextInv(b, h, &h.Ops[ev.op])
-		default:
-			b = appendTextRet(b, &h.Ops[ev.op])
-		}
-		line()
+		w.event(ev)
 	}
-	return w.Flush()
+	return w.w.Flush()
+}
+
+// ConvertV2 converts the version 2 history in (either syntax) to syntax
+// to, line for line: every operation keeps its line, so reports of
+// either file name the same operations. Comments and blank lines stay as
+// they are; a comment at the end of a line that holds anything else is not
+// kept.
+func ConvertV2(out io.Writer, in io.Reader, name string, to Format) (ConvertStats, error) {
+	r := newV2Reader(name)
+	r.keep = true
+	h, err := r.read(in)
+	if err != nil {
+		return ConvertStats{}, err
+	}
+	st := ConvertStats{From: r.syntax, Events: int64(h.Events), Lines: r.line}
+	if _, err := v2Events(h); err != nil {
+		return st, err // (never: what ReadV2 reads is writable)
+	}
+	if to != Text && to != JSONL {
+		return st, notWritable("the syntax is text or JSON Lines, not %v", to)
+	}
+	w := &v2Writer{w: bufio.NewWriter(out), h: h, syntax: to, implicit: r.implicit}
+	type item struct {
+		ev   v2Event
+		decl int
+	}
+	at := make(map[int64]item, 2*len(h.Ops)+len(h.Objects)+len(h.Crashes))
+	for i, o := range h.Objects {
+		if o.Line > 0 {
+			at[o.Line] = item{decl: i}
+		}
+	}
+	for i, op := range h.Ops {
+		at[op.Line] = item{ev: v2Event{op: i}, decl: -1}
+		if op.RetLine > 0 {
+			at[op.RetLine] = item{ev: v2Event{op: i, ret: true}, decl: -1}
+		}
+	}
+	for _, c := range h.Crashes {
+		at[c.Line] = item{ev: v2Event{op: -1}, decl: -1}
+	}
+	for line := int64(1); line <= r.line; line++ {
+		if it, ok := at[line]; ok && it.decl >= 0 {
+			w.declare(it.decl)
+		} else if ok {
+			w.event(it.ev)
+		} else if line == r.headerLine {
+			w.header()
+		} else if params, ok := r.inits[line]; ok {
+			w.init(params)
+		} else {
+			w.b = append(w.b, r.comments[line]...)
+			w.line()
+		}
+	}
+	return st, w.w.Flush()
+}
+
+// v2Writer writes the lines of a version 2 history.
+type v2Writer struct {
+	w      *bufio.Writer
+	b      []byte
+	h      *model.History
+	syntax Format
+	// implicit is the object words that version 1 lines bring in
+	// without a declaration (ConvertV2), whose operations are written
+	// without its name; -1: none.
+	implicit int
+}
+
+func (w *v2Writer) line() {
+	w.b = append(w.b, '\n')
+	w.w.Write(w.b)
+	w.b = w.b[:0]
+}
+
+func (w *v2Writer) header() {
+	if w.syntax == JSONL {
+		w.b = append(w.b, `{"header":"pmlin-history v2"}`...)
+	} else {
+		w.b = append(w.b, v2Header...)
+	}
+	w.line()
+}
+
+func (w *v2Writer) declare(i int) {
+	o := &w.h.Objects[i]
+	b := w.b
+	if w.syntax == JSONL {
+		b = append(b, `{"object":`...)
+		b = strconv.AppendQuote(b, o.Name)
+		b = append(b, `,"model":`...)
+		b = strconv.AppendQuote(b, o.Model)
+		if len(o.Params) > 0 {
+			b = append(b, `,"params":{`...)
+			for i, p := range o.Params {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendQuote(b, p.Key)
+				b = append(b, ':')
+				b = strconv.AppendQuote(b, p.Value)
+			}
+			b = append(b, '}')
+		}
+		b = append(b, '}')
+	} else {
+		b = append(b, "object "...)
+		b = append(b, o.Name...)
+		b = append(b, ' ')
+		b = append(b, o.Model...)
+		for _, p := range o.Params {
+			b = append(b, ' ')
+			b = append(b, p.Key...)
+			b = append(b, '=')
+			b = append(b, p.Value...)
+		}
+	}
+	w.b = b
+	w.line()
+}
+
+// init writes version 1's init line that gave the object words the
+// parameters params: the default ("init") or initial values of addresses.
+func (w *v2Writer) init(params []model.Param) {
+	b := w.b
+	def := len(params) == 1 && params[0].Key == "init"
+	value := func(s string) model.Value {
+		v, _ := model.ParseValue(s) // (the reader wrote it)
+		return v
+	}
+	switch {
+	case w.syntax == Text && def:
+		b = append(b, "init "...)
+		b = append(b, params[0].Value...)
+	case w.syntax == Text:
+		b = append(b, "init"...)
+		for _, p := range params {
+			b = append(b, ' ')
+			b = append(b, p.Key...)
+			b = append(b, '=')
+			b = append(b, p.Value...)
+		}
+	case def:
+		b = append(b, `{"init":`...)
+		b = appendJSONValue(b, value(params[0].Value))
+		b = append(b, '}')
+	default:
+		b = append(b, `{"init":{`...)
+		for i, p := range params {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendQuote(b, p.Key)
+			b = append(b, ':')
+			b = appendJSONValue(b, value(p.Value))
+		}
+		b = append(b, "}}"...)
+	}
+	w.b = b
+	w.line()
+}
+
+func (w *v2Writer) event(ev v2Event) {
+	switch {
+	case ev.op < 0 && w.syntax == JSONL:
+		w.b = append(w.b, `{"crash":true}`...)
+	case ev.op < 0:
+		w.b = append(w.b, "crash"...)
+	case w.syntax == JSONL && !ev.ret:
+		w.b = appendJSONInv(w.b, w.h, &w.h.Ops[ev.op], w.implicit)
+	case w.syntax == JSONL:
+		w.b = appendJSONRet(w.b, w.h, &w.h.Ops[ev.op])
+	case !ev.ret:
+		w.b = appendTextInv(w.b, w.h, &w.h.Ops[ev.op], w.implicit)
+	default:
+		w.b = appendTextRet(w.b, &w.h.Ops[ev.op])
+	}
+	w.line()
 }
 
 // v2Event is one event of a model.History to write: an operation's
@@ -212,11 +336,16 @@ func checkWritableOp(h *model.History, op *model.Op) error {
 	return nil
 }
 
-func appendTextInv(b []byte, h *model.History, op *model.Op) []byte {
+// appendTextInv writes an invocation; one on object implicit (brought in
+// by version 1 lines) is written as version 1 writes it, without the
+// object's name.
+func appendTextInv(b []byte, h *model.History, op *model.Op, implicit int) []byte {
 	b = strconv.AppendInt(b, op.Proc, 10)
 	b = append(b, " inv "...)
-	b = append(b, h.Objects[op.Object].Name...)
-	b = append(b, ' ')
+	if op.Object != implicit {
+		b = append(b, h.Objects[op.Object].Name...)
+		b = append(b, ' ')
+	}
 	b = append(b, op.Name...)
 	stride := 1
 	if h.Objects[op.Object].Model == wordsModel {
@@ -271,13 +400,15 @@ func appendJSONValues(b []byte, vs []model.Value) []byte {
 // Names and parameters are quoted with strconv: for the printable ASCII
 // the format allows them, its quoting is JSON's.
 
-func appendJSONInv(b []byte, h *model.History, op *model.Op) []byte {
+func appendJSONInv(b []byte, h *model.History, op *model.Op, implicit int) []byte {
 	b = append(b, `{"p":`...)
 	b = strconv.AppendInt(b, op.Proc, 10)
 	b = append(b, `,"inv":`...)
 	b = strconv.AppendQuote(b, op.Name)
-	b = append(b, `,"object":`...)
-	b = strconv.AppendQuote(b, h.Objects[op.Object].Name)
+	if op.Object != implicit {
+		b = append(b, `,"object":`...)
+		b = strconv.AppendQuote(b, h.Objects[op.Object].Name)
+	}
 	switch {
 	case h.Objects[op.Object].Model != wordsModel:
 		if len(op.Args) > 0 {

@@ -22,7 +22,7 @@ var ceilings = map[string]int{
 	"cli":             9,
 	"deploy":          0,
 	"examples/shadow": 8,
-	"history":         212,
+	"history":         213,
 	"lockmwcas":       1,
 	"model":           90,
 	"mwcas":           1,
