@@ -321,7 +321,9 @@ func (r *v2Reader) declare(name string, nameCol int, modelName string, modelCol 
 		seen[p.Key] = true
 	}
 	if modelName == wordsModel {
-		if _, _, err := model.WordsInit(params); err != nil {
+		// The reader reads a words object's operations itself, and so
+		// its parameters: what they mean is the model's to say.
+		if _, err := model.Builtin(wordsModel)(params); err != nil {
 			return r.fail(ErrIllFormed, 0, "object %s: %v", name, err)
 		}
 	}
@@ -362,7 +364,7 @@ func (r *v2Reader) addInit(def bool, a, v uint64) error {
 	}
 	o := &r.h.Objects[i]
 	params := append(o.Params[:len(o.Params):len(o.Params)], p)
-	if _, _, err := model.WordsInit(params); err != nil {
+	if _, err := model.Builtin(wordsModel)(params); err != nil {
 		return r.fail(ErrIllFormed, 0, "%v", err)
 	}
 	o.Params = params
@@ -398,7 +400,7 @@ func (r *v2Reader) object(name string, col int) (int, error) {
 }
 
 // invoke checks and records an invocation of operation name on object obj
-// with its arguments (a words operation's as model.WordsInit's comment
+// with its arguments (a words operation's flattened as docs/history-format.md
 // says).
 func (r *v2Reader) invoke(p int64, obj int, name string, args []model.Value) error {
 	r.started = true

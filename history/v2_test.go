@@ -155,10 +155,6 @@ func TestV2Words(t *testing.T) {
 	if !reflect.DeepEqual(h, want) {
 		t.Fatalf("got\n%+v\nwant\n%+v", *h, *want)
 	}
-	def, words, err := model.WordsInit(h.Objects[0].Params)
-	if err != nil || def != 16 || !reflect.DeepEqual(words, map[uint64]uint64{1: 2, 3: 0x1000}) {
-		t.Fatalf("WordsInit = %d, %v, %v", def, words, err)
-	}
 	roundTripV2(t, h)
 }
 
@@ -227,18 +223,18 @@ func TestV2Errors(t *testing.T) {
 		{h + "object q queue cap=1 cap=2\n", "t:2: object q: parameter cap is given twice", history.ErrIllFormed},
 		{h + "object q queue Cap=1\n", "t:2: object q: a parameter's name starts with", history.ErrSyntax},
 		{h + "object q queue cap=\n", "t:2: object q: parameter cap has no value", history.ErrSyntax},
-		{h + "object w words init=x\n", "t:2: object w: a words object's parameter value \"x\" is not a number", history.ErrIllFormed},
+		{h + "object w words init=x\n", "t:2: object w: model words: init=x: \"x\" is not a value", history.ErrIllFormed},
 		{h + "object w words init=1 init=2\n", "t:2: object w: parameter init is given twice", history.ErrIllFormed},
-		{h + "object w words 0x1=1 1=2\n", "t:2: object w: initial value of address 1 is given twice", history.ErrIllFormed},
+		{h + "object w words 0x1=1 1=2\n", "t:2: object w: model words: the initial value of address 1 is given twice", history.ErrIllFormed},
 		{h + "1 inv read 1\n1 ret 0\nobject words words\n", "t:4:8: object words is declared after the version 1 line of line 2", history.ErrIllFormed},
 		{h + "object words queue\n1 inv read 1\n", "t:3: a version 1 line acts on the object words of model words, but words is a queue here (line 2)", history.ErrIllFormed},
 		{h + "1 inv q enq 1\n", "t:2:7: object q is not declared", history.ErrIllFormed},
 		{h + "1 inv q enq 1\nobject q queue\n", "t:2:7: object q is not declared", history.ErrIllFormed},
 		{h + "1 inv Q enq 1\n", "t:2:7: \"Q\" is not an object's name, nor read, cas or swap", history.ErrSyntax},
 		// Initial values (version 1's init lines: the object words).
-		{h + "init 1\ninit 2\n", "t:3: the default initial value is given twice", history.ErrIllFormed},
-		{h + "init 1=2 0x1=3\n", "t:2: initial value of address 1 is given twice", history.ErrIllFormed},
-		{h + "object words words init=3\ninit 4\n", "t:3: the default initial value is given twice", history.ErrIllFormed},
+		{h + "init 1\ninit 2\n", "t:3: model words: parameter init given twice", history.ErrIllFormed},
+		{h + "init 1=2 0x1=3\n", "t:2: model words: the initial value of address 1 is given twice", history.ErrIllFormed},
+		{h + "object words words init=3\ninit 4\n", "t:3: model words: parameter init given twice", history.ErrIllFormed},
 		{q + "1 inv q deq\ninit 1\n", "t:4: init after the first event", history.ErrIllFormed},
 		{h + "init 1=x\n", "t:2:8: initial value \"x\" is not a number", history.ErrSyntax},
 		{h + "init\n", "t:2: init needs a value", history.ErrSyntax},
@@ -313,7 +309,7 @@ func TestV2Errors(t *testing.T) {
 		{jh + `{"p":1,"inv":"read","words":[[1,0]]}` + "\n", "t:2: key \"words\" does not belong on a read line", history.ErrSyntax},
 		{jh + `{"p":1,"inv":"read","addrs":["ok"]}` + "\n", "t:2: address \"ok\" is not a number", history.ErrSyntax},
 		{jh + `{"p":1,"inv":"read","addrs":[1]}` + "\n" + `{"p":1,"ret":[1,2]}` + "\n", "t:3: process 1: the read of line 2 has 1 addresses but returns 2 values", history.ErrIllFormed},
-		{jh + `{"init":{"1":2,"1":3}}` + "\n", "t:2: initial value of address 1 is given twice", history.ErrIllFormed},
+		{jh + `{"init":{"1":2,"1":3}}` + "\n", "t:2: model words: the initial value of address 1 is given twice", history.ErrIllFormed},
 	} {
 		_, err := history.ReadV2(strings.NewReader(c.in), "t")
 		var he *history.Error
