@@ -514,3 +514,44 @@ func TestConvertV2(t *testing.T) {
 		})
 	}
 }
+
+// TestV2DocExamples reads every version 2 example of
+// docs/history-format.md (an indented block that starts with the
+// header): each is a well-formed history, and the text and JSON Lines
+// forms of the first example are testdata/v2/spec-example's.
+func TestV2DocExamples(t *testing.T) {
+	doc, err := os.ReadFile("../docs/history-format.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks []string
+	var cur []string
+	for _, l := range append(strings.Split(string(doc), "\n"), "") {
+		if body, ok := strings.CutPrefix(l, "    "); ok && (len(cur) > 0 || body == "pmlin-history v2" || body == `{"header":"pmlin-history v2"}`) {
+			cur = append(cur, body)
+			continue
+		}
+		if len(cur) > 0 {
+			blocks = append(blocks, strings.Join(cur, "\n")+"\n")
+			cur = nil
+		}
+	}
+	if len(blocks) < 3 {
+		t.Fatalf("%d examples", len(blocks))
+	}
+	spec := withoutLinesV2(readV2(t, "testdata/v2/spec-example.hist"))
+	specs := 0
+	for _, b := range blocks {
+		h, err := history.ReadV2(strings.NewReader(b), "doc")
+		if err != nil {
+			t.Errorf("%v\n%s", err, b)
+			continue
+		}
+		if reflect.DeepEqual(withoutLinesV2(h), spec) {
+			specs++
+		}
+	}
+	if specs != 2 { // the contract's, and its JSON Lines twin
+		t.Errorf("the spec example is %d of the doc's examples", specs)
+	}
+}

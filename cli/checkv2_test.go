@@ -1,0 +1,137 @@
+package cli
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// v2JSONOf decodes check --json's verdict of a version 2 history, refusing
+// any field the contract does not name.
+func v2JSONOf(t *testing.T, out string) v2Verdict {
+	t.Helper()
+	var v v2Verdict
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 {
+		t.Fatalf("not one verdict object: %v\n%s", err, out)
+	}
+	return v
+}
+
+// TestCheckV2Testdata: every version 2 history under history/testdata/v2,
+// text and JSON Lines, gets its verdict in every mode, with one object per
+// object of the file; the two that tell the modes apart are judged as
+// their comments say.
+func TestCheckV2Testdata(t *testing.T) {
+	files, _ := filepath.Glob("../history/testdata/v2/*")
+	if len(files) < 12 {
+		t.Fatalf("%d files", len(files))
+	}
+	// Exit status per mode: strict, recoverable, durable.
+	want := map[string][3]int{
+		"register-durable.hist":     {1, 1, 0},
+		"register-recoverable.hist": {1, 0, 0},
+	}
+	for _, f := range files {
+		for m, mode := range []string{"strict", "recoverable", "durable"} {
+			code, out, errs := pmlin(t, "", "check", "--json", "--mode", mode, f)
+			exp := want[filepath.Base(f)][m]
+			if code != exp {
+				t.Errorf("%s, %s: exit %d, want %d\n%s%s", f, mode, code, exp, out, errs)
+				continue
+			}
+			v := v2JSONOf(t, out)
+			if v.Version != 2 || v.Engine != "exact" || v.Mode.String() != mode || v.Linearizable != (exp == 0) || len(v.Objects) == 0 {
+				t.Errorf("%s, %s: %+v", f, mode, v)
+			}
+			if (len(v.Anomalies) > 0) == v.Linearizable {
+				t.Errorf("%s, %s: linearizable %v with %d anomalies", f, mode, v.Linearizable, len(v.Anomalies))
+			}
+		}
+	}
+}
+
+// TestCheckV2Violation: a queue's deq of a value never enqueued fails,
+// in text (the object's verdict, the explanation naming the lines) and
+// JSON (the anomaly's operations by line); the other object stays
+// linearizable; so does a history with the same operations, answered.
+func TestCheckV2Violation(t *testing.T) {
+	h := "pmlin-history v2\nobject q queue\nobject c counter\n1 inv q enq 1\n1 ret ok\n2 inv c add 1\n2 ret ok\n1 inv q deq\n1 ret 2\n"
+	f := writeFile(t, "bad.hist", h)
+	code, out, errs := pmlin(t, "", "check", f)
+	if code != 1 || errs != "" {
+		t.Fatalf("exit %d, %s", code, errs)
+	}
+	for _, s := range []string{"NOT LINEARIZABLE (strict mode, exact search)", "object q (queue): NOT LINEARIZABLE, 2 operations",
+		"object c (counter): linearizable, 1 operations", "anomaly 1: nonlinearizable, object q, operation", "deq -> 2 at line 8"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("no %q in\n%s", s, out)
+		}
+	}
+	code, out, _ = pmlin(t, h, "check", "--json", "-")
+	v := v2JSONOf(t, out)
+	if code != 1 || v.File != "<stdin>" || v.Linearizable || len(v.Anomalies) != 1 {
+		t.Fatalf("exit %d: %+v", code, v)
+	}
+	a := v.Anomalies[0]
+	if a.Kind != "nonlinearizable" || a.Object != "q" || a.Model != "queue" || a.Failing != 8 || len(a.Ops) == 0 || a.Ops[len(a.Ops)-1] != 8 || !a.Minimal {
+		t.Errorf("anomaly %+v", a)
+	}
+	if v.Objects[1].Name != "c" || !v.Objects[1].Linearizable || v.Objects[0].Linearizable || v.Objects[0].Verdict != "violation" {
+		t.Errorf("objects %+v", v.Objects)
+	}
+	good := strings.Replace(h, "1 ret 2", "1 ret 1", 1)
+	if code, out, errs := pmlin(t, good, "check", "-"); code != 0 || !strings.Contains(out, "<stdin>: LINEARIZABLE (strict mode, exact search)") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+}
+
+// TestCheckV2Errors: malformed input, an unknown model, an operation its
+// model does not have, a budget too small: exit 2, the file and line
+// named, in text and as the JSON error object.
+func TestCheckV2Errors(t *testing.T) {
+	for _, c := range []struct {
+		in, want, kind string
+		line           int64
+		args           []string
+	}{
+		{"pmlin-history v2\nobject q queue\n1 ret ok\n", "bad.hist:3: process 1 returns but has no pending operation", kindMalformed, 3, nil},
+		{"pmlin-history v2\nobject q quue\n1 inv q deq\n", `bad.hist:2: object q: unknown model "quue"`, kindMalformed, 2, nil},
+		{"pmlin-history v2\nobject q queue cap=x\n1 inv q deq\n", "bad.hist:2: object q: ", kindMalformed, 2, nil},
+		{"pmlin-history v2\nobject q queue\n1 inv q push 1\n", `bad.hist:3: process 1: queue has no operation "push"`, kindMalformed, 3, nil},
+		{"pmlin-history v2\nobject q queue\n1 inv q enq 1\n1 ret 5\n", "bad.hist:4: process 1: queue enq", kindMalformed, 4, nil},
+		{"pmlin-history v2\nobject q queue\n", "bad.hist: no operation", kindMalformed, 0, nil},
+		{"pmlin-history v2\nobject q queue\n1 inv q enq 1\n2 inv q enq 2\n1 ret ok\n2 ret ok\n3 inv q deq\n3 ret 2\n3 inv q deq\n3 ret 1\n",
+			"bad.hist:2: undecided: object q: explored 1 states, the budget", kindUndecided, 2, []string{"--budget", "1"}},
+		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --report, --dot and --shrink are for version 1 histories", kindIO, 0,
+			[]string{"--report", filepath.Join(t.TempDir(), "r.html")}},
+	} {
+		f := writeFile(t, "bad.hist", c.in)
+		code, out, errs := pmlin(t, "", append(append([]string{"check"}, c.args...), f)...)
+		if code != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: exit %d, %q, want %q", c.in, code, errs, c.want)
+			continue
+		}
+		code, out, _ = pmlin(t, "", append(append([]string{"check", "--json"}, c.args...), f)...)
+		if e := errorObject(t, out); code != 2 || e.Kind != c.kind || e.Line != c.line || !strings.HasSuffix(e.File, "bad.hist") {
+			t.Errorf("%q: exit %d, %+v", c.in, code, e)
+		}
+	}
+}
+
+// TestCheckV2AmongV1: a version 2 history checked beside version 1 ones,
+// each on its own, the exit status the worst; --exact takes a version 2
+// history to the same exact search.
+func TestCheckV2AmongV1(t *testing.T) {
+	v2 := writeFile(t, "q.hist", "pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret 5\n")
+	code, out, _ := pmlin(t, "", "check", "../examples/linearizable.hist", v2)
+	if code != 1 || !strings.Contains(out, "q.hist: NOT LINEARIZABLE (strict mode, exact search)") ||
+		!strings.Contains(out, "pmlin check: 2 files: 1 linearizable, 1 not linearizable, 0 with an error; exit status 1") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if code, out, _ := pmlin(t, "", "check", "--exact", v2); code != 1 || !strings.Contains(out, "exact search") {
+		t.Fatalf("--exact: exit %d\n%s", code, out)
+	}
+}
