@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/pmlin/pmlin/internal/report"
 )
 
 // v2JSONOf decodes check --json's verdict of a version 2 history, refusing
 // any field the contract does not name.
-func v2JSONOf(t *testing.T, out string) v2Verdict {
+func v2JSONOf(t *testing.T, out string) report.ObjectsVerdict {
 	t.Helper()
-	var v v2Verdict
+	var v report.ObjectsVerdict
 	dec := json.NewDecoder(strings.NewReader(out))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil || strings.Count(strings.TrimSpace(out), "\n") != 0 {
