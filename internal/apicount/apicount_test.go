@@ -17,7 +17,7 @@ var listNames = flag.Bool("apicount.names", false, "log every public name, not o
 // one, or adding a public package, is a decision about the public API, to
 // be argued in the commit that does it.
 var ceilings = map[string]int{
-	"":                68,
+	"":                75,
 	"analyzer":        195,
 	"cli":             9,
 	"deploy":          0,
