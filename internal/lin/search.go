@@ -3,6 +3,7 @@ package lin
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -160,7 +161,29 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		relink(x)
 	}
 
+	// The done set: a bitset with, beside it, the first byte not full
+	// (low) and the last byte not empty (high). Operations are in order of
+	// invocation and the search places them nearly in that order, so the
+	// done set is "everything before low" plus a few bytes: the memo's
+	// key holds only those, a few bytes instead of n/8.
 	bits := make([]byte, (n+7)/8)
+	low, high := 0, -1
+	set := func(j int32) {
+		b := int(j / 8)
+		bits[b] |= 1 << (j % 8)
+		high = max(high, b)
+		for low < len(bits) && bits[low] == 0xFF {
+			low++
+		}
+	}
+	unset := func(j int32) {
+		b := int(j / 8)
+		bits[b] &^= 1 << (j % 8)
+		low = min(low, b)
+		for high >= 0 && bits[high] == 0 {
+			high--
+		}
+	}
 	memo := map[string]struct{}{}
 	var buf []byte
 	var out outcome
@@ -168,12 +191,20 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	var memBytes, flushedMem, flushedStates int64
 	defer func() { sh.memory.Add(-flushedMem) }()
 	maxStates := opt.maxStates()
-	// fresh says whether the configuration (s, bits with op j done) is new,
-	// and records it.
+	// fresh says whether the configuration (s, the done set and op j) is
+	// new, and records it. The key: the state's key with its length (so
+	// that the rest cannot be mistaken for a part of it), low, and the
+	// bytes from low to high.
 	fresh := func(s any, j int32) bool {
-		bits[j/8] |= 1 << (j % 8)
-		buf = append(append(buf[:0], p.m.Key(s)...), bits...)
-		bits[j/8] &^= 1 << (j % 8)
+		set(j)
+		sk := p.m.Key(s)
+		buf = binary.AppendUvarint(buf[:0], uint64(len(sk)))
+		buf = append(buf, sk...)
+		buf = binary.AppendUvarint(buf, uint64(low))
+		if high >= low {
+			buf = append(buf, bits[low:high+1]...)
+		}
+		unset(j)
 		if _, seen := memo[string(buf)]; seen {
 			return false
 		}
@@ -237,7 +268,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 				}
 				if k := first(alts, 0, j); k >= 0 {
 					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state})
-					bits[j/8] |= 1 << (j % 8)
+					set(j)
 					state = alts[k]
 					lift(x)
 					cur = next[0]
@@ -265,11 +296,11 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			f := &stack[len(stack)-1]
 			j := entOp[f.ent]
 			unlift(f.ent)
-			bits[j/8] &^= 1 << (j % 8)
+			unset(j)
 			state = f.prev
 			if k := first(f.alts, f.idx+1, j); k >= 0 {
 				f.idx = k
-				bits[j/8] |= 1 << (j % 8)
+				set(j)
 				state = f.alts[k]
 				lift(f.ent)
 				cur = next[0]
