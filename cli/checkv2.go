@@ -48,12 +48,12 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, o checkOp
 	if len(h.Ops) == 0 {
 		return &exitError{exitInput, noOperation(name)}
 	}
-	if err := objcheck.Validate(h, nil); err != nil {
+	if err := objcheck.Validate(h, e.models); err != nil {
 		var oe *objcheck.Error
 		errors.As(err, &oe)
 		return &exitError{exitInput, &history.Error{File: name, Line: oe.Line, Err: history.ErrIllFormed, Msg: oe.Msg}}
 	}
-	opt := lin.Options{Mode: o.mode, MaxStates: int64(o.budget.states)}
+	opt := lin.Options{Mode: o.mode, MaxStates: int64(o.budget.states), Models: e.models}
 	if o.maxMemory > 0 {
 		// The memos are most of what a search holds; the rest (the
 		// history, the models' states) gets the other half.

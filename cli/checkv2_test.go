@@ -1,12 +1,16 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/model"
 )
 
 // v2JSONOf decodes check --json's verdict of a version 2 history, refusing
@@ -135,5 +139,57 @@ func TestCheckV2AmongV1(t *testing.T) {
 	}
 	if code, out, _ := pmlin(t, "", "check", "--exact", v2); code != 1 || !strings.Contains(out, "exact search") {
 		t.Fatalf("--exact: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckV2OwnModel: a pmlin of one's own (Command.Models) checks
+// objects of its own models, beside the built-in ones.
+func TestCheckV2OwnModel(t *testing.T) {
+	// "once": fire -> ok the first time, fail after.
+	once := func([]model.Param) (*model.Model, error) {
+		return &model.Model{
+			Init: func() []any { return []any{false} },
+			Step: func(s any, op *model.Op) []any {
+				fired := s.(bool)
+				switch {
+				case op.Status != model.Returned:
+					return []any{true}
+				case op.Results[0] == model.Sym(model.OK) && !fired, op.Results[0] == model.Sym(model.Fail) && fired:
+					return []any{true}
+				}
+				return nil
+			},
+			Key: func(s any) string { return fmt.Sprint(s) },
+			Validate: func(op *model.Op) error {
+				if op.Name != "fire" || len(op.Args) != 0 {
+					return fmt.Errorf("once has one operation, fire, without arguments")
+				}
+				return nil
+			},
+		}, nil
+	}
+	models := func(name string) model.Maker {
+		if name == "once" {
+			return once
+		}
+		return model.Builtin(name)
+	}
+	run := func(in string) (int, string, string) {
+		var out, errs bytes.Buffer
+		code := Command{Targets: testTargets, Models: models, Stdin: strings.NewReader(in), Stdout: &out, Stderr: &errs}.Run(context.Background(), []string{"check", "-"})
+		return code, out.String(), errs.String()
+	}
+	h := "pmlin-history v2\nobject o once\nobject q queue\n1 inv o fire\n2 inv o fire\n1 ret ok\n2 ret fail\n3 inv q deq\n3 ret empty\n"
+	if code, out, errs := run(h); code != 0 || !strings.Contains(out, "object o (once): linearizable") {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	if code, out, _ := run(strings.Replace(h, "2 ret fail", "2 ret ok", 1)); code != 1 || !strings.Contains(out, "object o (once): NOT LINEARIZABLE") {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if code, _, errs := run(h + "4 inv o shoot\n"); code != 2 || !strings.Contains(errs, "<stdin>:10: process 4: once has one operation") {
+		t.Fatalf("exit %d\n%s", code, errs)
+	}
+	if code, _, errs := pmlin(t, h, "check", "-"); code != 2 || !strings.Contains(errs, `<stdin>:2: object o: unknown model "once"`) {
+		t.Fatalf("the built-in pmlin: exit %d\n%s", code, errs)
 	}
 }
