@@ -516,13 +516,18 @@ func TestConvertV2(t *testing.T) {
 }
 
 // TestV2DocExamples reads every version 2 example of
-// docs/history-format.md (an indented block that starts with the
-// header): each is a well-formed history, and the text and JSON Lines
-// forms of the first example are testdata/v2/spec-example's.
+// docs/history-format.md and README.md (an indented block that starts
+// with the header): each is a well-formed history, and the contract's
+// example is testdata/v2/spec-example's, in text and JSON Lines in the
+// format's documentation, in text in the README.
 func TestV2DocExamples(t *testing.T) {
-	doc, err := os.ReadFile("../docs/history-format.md")
-	if err != nil {
-		t.Fatal(err)
+	var doc []byte
+	for _, name := range []string{"../docs/history-format.md", "../README.md"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc = append(append(doc, b...), '\n')
 	}
 	var blocks []string
 	var cur []string
@@ -551,7 +556,7 @@ func TestV2DocExamples(t *testing.T) {
 			specs++
 		}
 	}
-	if specs != 2 { // the contract's, and its JSON Lines twin
+	if specs != 3 {
 		t.Errorf("the spec example is %d of the doc's examples", specs)
 	}
 }
