@@ -33,13 +33,17 @@ func sniffVersion(in io.Reader) (io.Reader, int) {
 	return br, history.Version(br)
 }
 
+// errV2Outputs is the usage error of --report, --dot or --shrink with a
+// version 2 history, known only once the file is open.
+var errV2Outputs = errors.New("--report, --dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation")
+
 // runCheckV2 decides a version 2 history (docs/history-format.md, "Version
 // 2") with the exact checker for any model, object by object, and prints
 // its verdict: each object's, and the explanation of each object that no
 // order explains.
 func runCheckV2(ctx context.Context, e env, in io.Reader, name string, o checkOptions) error {
 	if o.outs.any() {
-		return &exitError{exitInput, fmt.Errorf("%s: --report, --dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation", name)}
+		return &exitError{exitInput, fmt.Errorf("%s: %w", name, errV2Outputs)}
 	}
 	h, err := history.ReadV2(in, name)
 	if err != nil {
