@@ -57,7 +57,7 @@ binary history the byte offset) or a usage error (nothing is kept).`,
 
 func runConvert(ctx context.Context, e env, in, to, out string, force bool) error {
 	if to != "text" && to != "binary" && to != "jsonl" {
-		return &exitError{exitInput, fmt.Errorf("--to %q: text, jsonl (version 2 histories) or binary (version 1)", to)}
+		return &exitError{exitInput, fmt.Errorf("--to %q: text or binary (a version 1 history), text or jsonl (a version 2 history)", to)}
 	}
 	toFile := out != "" && out != "-"
 	if toFile && in != "-" && sameFile(in, out) {
