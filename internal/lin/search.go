@@ -45,12 +45,14 @@ type outcome struct {
 }
 
 // frame is one placed operation: its call entry, the states it may lead
-// to, which of them is being tried, and the state before it.
+// to, which of them is being tried, and the state before it; or an
+// optional operation left out when its window closed.
 type frame struct {
-	ent  int32
-	alts []any
-	idx  int
-	prev any
+	ent     int32
+	alts    []any
+	idx     int
+	prev    any
+	leftOut bool
 }
 
 // memoOverhead is the memory a memo entry takes beyond its key's bytes:
@@ -66,12 +68,13 @@ const memoOverhead = 48
 // state. The search is depth first; it never explores a configuration
 // twice, since whether one can be completed depends on nothing else.
 //
-// An optional operation is tried like any other, with one more
-// alternative: left out (the state unchanged). Leaving it out at its
-// first chance is as good as later, since a left-out operation constrains
-// nothing; the memo merges the orders that reach the same configuration.
-// An unbounded one has no window end: once only those are left, the
-// history is explained.
+// An optional operation is tried like any other, with the results the
+// model allows; it is left out only when its window closes before it took
+// effect (an unbounded one: never explicitly; what is left when every
+// window has closed is left out). Leaving out at the last moment is as
+// good as earlier, since a left-out operation constrains nothing, and it
+// spares the search the configurations where it was left out early, which
+// the undecided configuration already covers.
 func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
 	n := len(p.ops)
 	// entries: 1..2n at most; 0 is the head.
@@ -263,9 +266,6 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			if !isRet[x] {
 				j := entOp[x]
 				alts := p.m.Step(state, opOf(j))
-				if optional[j] {
-					alts = append(alts[:len(alts):len(alts)], state)
-				}
 				if k := first(alts, 0, j); k >= 0 {
 					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state})
 					set(j)
@@ -277,37 +277,53 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 				cur = next[x]
 				continue
 			}
-			// A window closes before its operation could be placed:
-			// backtrack.
+			// A window closes before its operation took effect. An
+			// optional one is left out now: as good as earlier, since a
+			// left-out operation constrains nothing.
+			if j := entOp[x]; optional[j] && fresh(state, j) {
+				stack = append(stack, frame{ent: callOf[j], prev: state, leftOut: true})
+				set(j)
+				lift(callOf[j])
+				cur = next[0]
+				continue
+			}
+			// Otherwise: backtrack.
 			if len(stack) > len(out.deepest) || out.failing < 0 {
 				out.deepest = out.deepest[:0]
 				out.left = out.left[:0]
 				for _, f := range stack {
-					j := entOp[f.ent]
-					out.deepest = append(out.deepest, p.ops[j])
-					out.left = append(out.left, optional[j] && f.idx == len(f.alts)-1) // left out is the last alternative
+					out.deepest = append(out.deepest, p.ops[entOp[f.ent]])
+					out.left = append(out.left, f.leftOut)
 				}
 				out.state = state
 				out.failing = p.ops[entOp[x]]
 			}
-			if len(stack) == 0 {
-				break
+			resumed := false
+			for len(stack) > 0 && !resumed {
+				f := &stack[len(stack)-1]
+				j := entOp[f.ent]
+				unlift(f.ent)
+				unset(j)
+				state = f.prev
+				if k := first(f.alts, f.idx+1, j); k >= 0 {
+					f.idx = k
+					set(j)
+					state = f.alts[k]
+					lift(f.ent)
+					cur, resumed = next[0], true
+					continue
+				}
+				stack = stack[:len(stack)-1]
+				if !f.leftOut {
+					// Try the entries after its invocation. After a left-out
+					// operation, the window that closed is there again: back
+					// further.
+					cur, resumed = next[f.ent], true
+				}
 			}
-			f := &stack[len(stack)-1]
-			j := entOp[f.ent]
-			unlift(f.ent)
-			unset(j)
-			state = f.prev
-			if k := first(f.alts, f.idx+1, j); k >= 0 {
-				f.idx = k
-				set(j)
-				state = f.alts[k]
-				lift(f.ent)
-				cur = next[0]
-				continue
+			if !resumed {
+				break // nothing left to try from this initial state
 			}
-			stack = stack[:len(stack)-1]
-			cur = next[f.ent]
 		}
 		// This initial state cannot explain the part; the memo stays valid
 		// for the next one, since its keys hold the state.
