@@ -59,10 +59,11 @@ type frame struct {
 // the string header and the map's slot.
 const memoOverhead = 48
 
-// search decides one part by Lowe's just-in-time linearisation ("Testing
-// for linearizability", Section 3: the Wing-Gong search that only tries
-// operations that may be linearised next, with a memo of configurations,
-// Section 3.2). Entries are the part's invocations and the ends of its
+// search decides one part by the Wing & Gong search with Lowe's memo of
+// configurations (Lowe, "Testing for linearizability", Section 3, the
+// search that only tries operations that may be linearised first, and
+// Section 3.1, the graph search: the "WGL" search Porcupine implements).
+// Entries are the part's invocations and the ends of its
 // windows in real-time order, in a doubly linked list; a configuration is
 // the set of operations done (taken effect or left out) with the model's
 // state. The search is depth first; it never explores a configuration
