@@ -55,10 +55,6 @@ type frame struct {
 	leftOut bool
 }
 
-// memoOverhead is the memory a memo entry takes beyond its key's bytes:
-// the string header and the map's slot.
-const memoOverhead = 48
-
 // search decides one part by the Wing & Gong search with Lowe's memo of
 // configurations (Lowe, "Testing for linearizability", Section 3, the
 // search that only tries operations that may be linearised first, and
@@ -188,11 +184,11 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			high--
 		}
 	}
-	memo := map[string]struct{}{}
+	seen := newMemo()
 	var buf []byte
 	var out outcome
 	out.failing = -1
-	var memBytes, flushedMem, flushedStates int64
+	var flushedMem, flushedStates int64
 	defer func() { sh.memory.Add(-flushedMem) }()
 	maxStates := opt.maxStates()
 	// fresh says whether the configuration (s, the done set and op j) is
@@ -209,12 +205,10 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			buf = append(buf, bits[low:high+1]...)
 		}
 		unset(j)
-		if _, seen := memo[string(buf)]; seen {
+		if !seen.add(buf) {
 			return false
 		}
-		memo[string(buf)] = struct{}{}
 		out.states++
-		memBytes += int64(len(buf)) + memoOverhead
 		return true
 	}
 	first := func(alts []any, from int, j int32) int {
@@ -236,6 +230,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sh.states.Add(out.states - flushedStates)
 		flushedStates = out.states
+		memBytes := seen.bytes()
 		sh.memory.Add(memBytes - flushedMem)
 		flushedMem = memBytes
 		if out.states > maxStates {
