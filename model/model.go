@@ -45,6 +45,10 @@ type Model struct {
 	Partition func(ops []*Op) [][]int
 	// Describe writes a state in the model's terms, for explanations.
 	Describe func(s any) string
+	// Expect, if not nil, returns the results op would return in state s
+	// (nil if it has none there, or several), for explanations: "it
+	// returns 0x100001 there".
+	Expect func(s any, op *Op) []Value
 }
 
 // Maker makes a model from an object's declaration parameters
