@@ -43,6 +43,7 @@ func makeRegister(ps []Param) (*Model, error) {
 			"cas":   {"vv", one(false, OK, Fail)},
 		}),
 		Describe: func(s any) string { return "register holding " + s.(Value).String() },
+		ReadOnly: func(op *Op) bool { return op.Name == "read" || op.Results[0].Sym == Fail },
 		Expect: func(s any, op *Op) []Value {
 			v := s.(Value)
 			switch {
@@ -102,6 +103,7 @@ func makeCounter(ps []Param) (*Model, error) {
 			"fetchadd": {"n", one(true)},
 		}),
 		Describe: func(s any) string { return "counter at " + Number(s.(uint64)).String() },
+		ReadOnly: func(op *Op) bool { return op.Name == "get" },
 		Expect: func(s any, op *Op) []Value {
 			if op.Name == "add" {
 				return []Value{Sym(OK)}
@@ -184,6 +186,7 @@ func makeQueue(o order) Maker {
 				}
 				return names.model + " holding " + list(s.(string), "[]") + " (" + names.front + ")"
 			},
+			ReadOnly: func(op *Op) bool { return op.Results[0].Sym == Fail || op.Results[0].Sym == Empty },
 			Expect: func(s any, op *Op) []Value {
 				q := s.(string)
 				switch {
@@ -254,6 +257,7 @@ func makeSet(ps []Param) (*Model, error) {
 		Describe: func(s any) string {
 			return "set holding " + list(s.(string), "{}")
 		},
+		ReadOnly: func(op *Op) bool { return op.Name == "contains" || op.Results[0].Sym == False },
 		Expect: func(s any, op *Op) []Value {
 			_, present := find(s.(string), vlen, op.Args[0])
 			if present == (op.Name != "add") {
@@ -340,6 +344,17 @@ func makeMap(ps []Param) (*Model, error) {
 			}
 			b.WriteString("}")
 			return b.String()
+		},
+		ReadOnly: func(op *Op) bool {
+			switch op.Name {
+			case "get":
+				return true
+			case "remove":
+				return op.Results[0].Sym == Nil
+			case "putifabsent":
+				return op.Results[0].Sym != Nil
+			}
+			return false
 		},
 		Expect: func(s any, op *Op) []Value {
 			m := s.(string)

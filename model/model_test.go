@@ -203,7 +203,8 @@ func TestPartitions(t *testing.T) {
 
 // TestExpectAgreesWithStep: in random states of every built-in model with
 // Expect, the results Expect gives are valid and possible (Step has a next
-// state for them).
+// state for them), and an operation ReadOnly calls read-only with them
+// leaves the state as it was.
 func TestExpectAgreesWithStep(t *testing.T) {
 	vocab := map[string][]struct {
 		name  string
@@ -251,8 +252,12 @@ func TestExpectAgreesWithStep(t *testing.T) {
 			if err := m.Validate(known); err != nil {
 				t.Fatalf("%s in %s: Expect gives %v: %v", name, m.Describe(s), exp, err)
 			}
-			if len(m.Step(s, known)) == 0 {
+			after := m.Step(s, known)
+			if len(after) == 0 {
 				t.Fatalf("%s %s %v in %s: Expect gives %v, which Step refuses", name, op.Name, op.Args, m.Describe(s), exp)
+			}
+			if m.ReadOnly != nil && m.ReadOnly(known) && (len(after) != 1 || m.Key(after[0]) != m.Key(s)) {
+				t.Fatalf("%s %s %v -> %v in %s: read-only, but it changes the state", name, op.Name, op.Args, exp, m.Describe(s))
 			}
 			checked++
 			next := m.Step(s, op)

@@ -48,6 +48,7 @@ func makeWords(ps []Param) (*Model, error) {
 		Partition: wordComponents,
 		Describe:  w.describe,
 		Expect:    w.expect,
+		ReadOnly:  func(op *Op) bool { return op.Name == "read" || op.Name == "cas" && op.Results[0].Sym == Fail },
 	}, nil
 }
 

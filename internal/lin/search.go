@@ -52,7 +52,9 @@ type frame struct {
 	alts    []any
 	idx     int
 	prev    any
+	prevKey string
 	leftOut bool
+	forced  bool // an operation without effect, placed at once
 }
 
 // search decides one part by the Wing & Gong search with Lowe's memo of
@@ -82,7 +84,9 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 	ents := make([]ent, 0, 2*n)
 	optional := make([]bool, n)
+	readOnly := make([]bool, n)
 	for j, i := range p.ops {
+		readOnly[j] = p.m.ReadOnly != nil && h.Ops[i].Status == model.Returned && p.m.ReadOnly(&h.Ops[i])
 		ents = append(ents, ent{pos: h.Ops[i].Call, op: int32(j)})
 		if bounds[i] != unbounded {
 			ents = append(ents, ent{pos: bounds[i], ret: true, op: int32(j)})
@@ -195,9 +199,8 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	// new, and records it. The key: the state's key with its length (so
 	// that the rest cannot be mistaken for a part of it), low, and the
 	// bytes from low to high.
-	fresh := func(s any, j int32) bool {
+	fresh := func(sk string, j int32) bool {
 		set(j)
-		sk := p.m.Key(s)
 		buf = binary.AppendUvarint(buf[:0], uint64(len(sk)))
 		buf = append(buf, sk...)
 		buf = binary.AppendUvarint(buf, uint64(low))
@@ -211,13 +214,13 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		out.states++
 		return true
 	}
-	first := func(alts []any, from int, j int32) int {
+	first := func(alts []any, from int, j int32) (int, string) {
 		for k := from; k < len(alts); k++ {
-			if fresh(alts[k], j) {
-				return k
+			if sk := p.m.Key(alts[k]); fresh(sk, j) {
+				return k, sk
 			}
 		}
-		return -1
+		return -1, ""
 	}
 	opOf := func(j int32) *model.Op { return &h.Ops[p.ops[j]] }
 	var stack []frame
@@ -247,7 +250,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 
 	for _, init := range p.m.Init() {
-		state := init
+		state, stateKey := init, p.m.Key(init)
 		cur := next[0]
 		for {
 			if steps++; steps&1023 == 0 && !check() {
@@ -262,58 +265,79 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			if !isRet[x] {
 				j := entOp[x]
 				alts := p.m.Step(state, opOf(j))
-				if k := first(alts, 0, j); k >= 0 {
-					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state})
+				if readOnly[j] && len(alts) == 1 && p.m.Key(alts[0]) == stateKey {
+					// An operation that changes no state it can return its
+					// results in (Model.ReadOnly), and that may take effect
+					// now, takes effect now, without the alternative of
+					// placing it later: any order that places it later stays
+					// one when it moves here (nothing that must precede it
+					// is left, and it changes nothing for what it jumps
+					// over). So if this fails, so does this configuration.
+					// (Without effect here is not enough: a write of the
+					// value already there has an effect elsewhere.)
+					if fresh(stateKey, j) {
+						stack = append(stack, frame{ent: x, prev: state, prevKey: stateKey, forced: true})
+						set(j)
+						lift(x)
+						cur = next[0]
+						continue
+					}
+				} else {
+					if k, sk := first(alts, 0, j); k >= 0 {
+						stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state, prevKey: stateKey})
+						set(j)
+						state, stateKey = alts[k], sk
+						lift(x)
+						cur = next[0]
+						continue
+					}
+					cur = next[x]
+					continue
+				}
+			} else {
+				// A window closes before its operation took effect. An
+				// optional one is left out now: as good as earlier, since
+				// a left-out operation constrains nothing.
+				if j := entOp[x]; optional[j] && fresh(stateKey, j) {
+					stack = append(stack, frame{ent: callOf[j], prev: state, prevKey: stateKey, leftOut: true})
 					set(j)
-					state = alts[k]
-					lift(x)
+					lift(callOf[j])
 					cur = next[0]
 					continue
 				}
-				cur = next[x]
-				continue
-			}
-			// A window closes before its operation took effect. An
-			// optional one is left out now: as good as earlier, since a
-			// left-out operation constrains nothing.
-			if j := entOp[x]; optional[j] && fresh(state, j) {
-				stack = append(stack, frame{ent: callOf[j], prev: state, leftOut: true})
-				set(j)
-				lift(callOf[j])
-				cur = next[0]
-				continue
-			}
-			// Otherwise: backtrack.
-			if len(stack) > len(out.deepest) || out.failing < 0 {
-				out.deepest = out.deepest[:0]
-				out.left = out.left[:0]
-				for _, f := range stack {
-					out.deepest = append(out.deepest, p.ops[entOp[f.ent]])
-					out.left = append(out.left, f.leftOut)
+				if len(stack) > len(out.deepest) || out.failing < 0 {
+					out.deepest = out.deepest[:0]
+					out.left = out.left[:0]
+					for _, f := range stack {
+						out.deepest = append(out.deepest, p.ops[entOp[f.ent]])
+						out.left = append(out.left, f.leftOut)
+					}
+					out.state = state
+					out.failing = p.ops[entOp[x]]
 				}
-				out.state = state
-				out.failing = p.ops[entOp[x]]
 			}
+			// Backtrack.
 			resumed := false
 			for len(stack) > 0 && !resumed {
 				f := &stack[len(stack)-1]
 				j := entOp[f.ent]
 				unlift(f.ent)
 				unset(j)
-				state = f.prev
-				if k := first(f.alts, f.idx+1, j); k >= 0 {
+				state, stateKey = f.prev, f.prevKey
+				if k, sk := first(f.alts, f.idx+1, j); k >= 0 {
 					f.idx = k
 					set(j)
-					state = f.alts[k]
+					state, stateKey = f.alts[k], sk
 					lift(f.ent)
 					cur, resumed = next[0], true
 					continue
 				}
 				stack = stack[:len(stack)-1]
-				if !f.leftOut {
+				if !f.leftOut && !f.forced {
 					// Try the entries after its invocation. After a left-out
-					// operation, the window that closed is there again: back
-					// further.
+					// operation, the window that closed is there again; after
+					// a forced one, the configuration before it failed too:
+					// back further.
 					cur, resumed = next[f.ent], true
 				}
 			}
