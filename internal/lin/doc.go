@@ -27,7 +27,10 @@
 // takes effect with any result the model allows, or is left out when its
 // window closes (as late as possible, in the spirit of Lowe's
 // just-in-time linearisation, Section 4: leaving out earlier gains
-// nothing). The searches run on
+// nothing). An operation the model calls read-only (Model.ReadOnly) is
+// placed as soon as it may, never later: any order that places it later
+// stays one when it moves there (the reduction package exact makes for
+// reads and failed CAS). The searches run on
 // GOMAXPROCS goroutines. Each has a budget of states; all of them
 // together a bound on the memory their memos hold: beyond either, the
 // answer is Undecided with the reason, never a guess.
