@@ -200,3 +200,71 @@ func TestPartitions(t *testing.T) {
 		t.Errorf("map: %v", got)
 	}
 }
+
+// TestExpectAgreesWithStep: in random states of every built-in model with
+// Expect, the results Expect gives are valid and possible (Step has a next
+// state for them), and an operation ReadOnly calls read-only with them
+// leaves the state as it was.
+func TestExpectAgreesWithStep(t *testing.T) {
+	vocab := map[string][]struct {
+		name  string
+		arity int
+	}{
+		"register": {{"read", 0}, {"write", 1}, {"cas", 2}},
+		"counter":  {{"add", 1}, {"get", 0}, {"fetchadd", 1}},
+		"queue":    {{"enq", 1}, {"deq", 0}},
+		"stack":    {{"push", 1}, {"pop", 0}},
+		"pqueue":   {{"insert", 1}, {"removemin", 0}},
+		"set":      {{"add", 1}, {"remove", 1}, {"contains", 1}},
+		"map":      {{"put", 2}, {"get", 1}, {"remove", 1}, {"putifabsent", 2}},
+		"words":    {{"read", 2}, {"cas", 6}, {"swap", 4}},
+	}
+	checked := 0
+	for name, ops := range vocab {
+		var ps []Param
+		if name == "queue" || name == "stack" {
+			ps = []Param{{"cap", "3"}}
+		}
+		m := must(t, name, ps...)
+		s := m.Init()[0]
+		seed := uint64(len(name))
+		rnd := func(n int) int {
+			seed = seed*6364136223846793005 + 1442695040888963407
+			return int(seed>>33) % n
+		}
+		for range 300 {
+			o := ops[rnd(len(ops))]
+			op := &Op{Name: o.name, Status: Unknown}
+			for j := range o.arity {
+				op.Args = append(op.Args, Number(uint64(rnd(3))))
+				if name == "words" && j == o.arity/2 {
+					op.Args[j] = Number(uint64(1 + rnd(3))) // the second word: distinct from the first (0)
+				}
+			}
+			if name == "words" {
+				op.Args[0] = Number(0)
+			}
+			exp := m.Expect(s, op)
+			if exp == nil {
+				t.Fatalf("%s %s: no expectation", name, op.Name)
+			}
+			known := &Op{Name: op.Name, Args: op.Args, Results: exp, Status: Returned}
+			if err := m.Validate(known); err != nil {
+				t.Fatalf("%s in %s: Expect gives %v: %v", name, m.Describe(s), exp, err)
+			}
+			after := m.Step(s, known)
+			if len(after) == 0 {
+				t.Fatalf("%s %s %v in %s: Expect gives %v, which Step refuses", name, op.Name, op.Args, m.Describe(s), exp)
+			}
+			if m.ReadOnly != nil && m.ReadOnly(known) && (len(after) != 1 || m.Key(after[0]) != m.Key(s)) {
+				t.Fatalf("%s %s %v -> %v in %s: read-only, but it changes the state", name, op.Name, op.Args, exp, m.Describe(s))
+			}
+			checked++
+			next := m.Step(s, op)
+			s = next[rnd(len(next))]
+		}
+	}
+	if checked != 8*300 {
+		t.Fatalf("%d checked", checked)
+	}
+}

@@ -176,6 +176,9 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 		if m == nil || m.Init == nil || m.Step == nil || m.Key == nil || m.Validate == nil {
 			return nil, nil, fmt.Errorf("%s: model %s lacks Init, Step, Key or Validate", where, obj.Model)
 		}
+		if len(m.Init()) == 0 {
+			return nil, nil, fmt.Errorf("%s: model %s has no initial state", where, obj.Model)
+		}
 		models[k] = m
 		res.Objects[k] = ObjectResult{Object: k, Name: obj.Name, Model: obj.Model}
 	}

@@ -38,6 +38,9 @@ var modelCases = []modelCase{
 	{"register unknown write seen", "object r register\n1 inv r write 5\n1 ret ?\n2 inv r read\n2 ret 5\n3 inv r read\n3 ret 5", L},
 	{"register unknown write maybe not", "object r register\n1 inv r write 5\n1 ret ?\n2 inv r read\n2 ret 0", L},
 	{"register unknown write at most once", "object r register\n1 inv r write 5\n1 ret ?\n2 inv r read\n2 ret 5\n2 inv r write 6\n2 ret ok\n2 inv r read\n2 ret 5", V},
+	{"register write of the value already there, placed late", "object r register\n1 inv r write 0\n2 inv r write 5\n2 ret ok\n1 ret ok\n3 inv r read\n3 ret 0", L},
+	{"register read placed late", "object r register\n1 inv r read\n2 inv r write 5\n2 ret ok\n1 ret 5", L},
+	{"map unknown put of the value already there, placed late", "object m map\n1 inv m put 1 0\n1 ret nil\n1 inv m put 1 0\n2 inv m put 1 5\n2 ret 0\n1 ret ?\n3 inv m get 1\n3 ret 0", L},
 	// counter
 	{"counter", "object c counter init=10\n1 inv c add 5\n1 ret ok\n1 inv c fetchadd 2\n1 ret 15\n2 inv c get\n2 ret 17", L},
 	{"counter lost add", "object c counter\n1 inv c add 5\n1 ret ok\n2 inv c get\n2 ret 0", V},

@@ -34,9 +34,15 @@ type Explanation struct {
 	// effect after Prefix; Impossible says that its results are
 	// impossible in State (else they are possible there, but no order of
 	// what is left then works).
-	Failing    OpRef  `json:"failing"`
-	Impossible bool   `json:"impossible"`
-	Sentence   string `json:"sentence"`
+	Failing    OpRef `json:"failing"`
+	Impossible bool  `json:"impossible"`
+	// Expected is what Failing would return in State, when the model
+	// says (Model.Expect), and Origins the operations of the longest
+	// order that put those values there (the last one holding each value
+	// among its arguments).
+	Expected string  `json:"expected,omitempty"`
+	Origins  []OpRef `json:"origins,omitempty"`
+	Sentence string  `json:"sentence"`
 }
 
 // OpRef names one operation of the history.
@@ -121,6 +127,29 @@ func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *
 	e.Failing = ref(h, out.failing)
 	e.State = describe(p.m, out.state)
 	e.Impossible = len(p.m.Step(out.state, &h.Ops[out.failing])) == 0
+	if e.Impossible && p.m.Expect != nil {
+		exp := p.m.Expect(out.state, &h.Ops[out.failing])
+		var vs []string
+		for _, v := range exp {
+			vs = append(vs, v.String())
+			if v.Sym != model.Num {
+				continue
+			}
+		origin:
+			for k := len(out.deepest) - 1; k >= 0; k-- {
+				if out.left[k] {
+					continue
+				}
+				for _, a := range h.Ops[out.deepest[k]].Args {
+					if a == v {
+						e.Origins = append(e.Origins, ref(h, out.deepest[k]))
+						break origin
+					}
+				}
+			}
+		}
+		e.Expected = strings.Join(vs, " ")
+	}
 	e.Sentence = e.sentence()
 	return e
 }
@@ -157,9 +186,20 @@ func (e *Explanation) sentence() string {
 		fmt.Fprintf(&b, " (leaving out %s)", strings.Join(left, ", "))
 	}
 	f := e.Failing
-	if e.Impossible {
+	switch {
+	case e.Impossible && e.Expected != "":
+		fmt.Fprintf(&b, "; then %s at %s must take effect, and it cannot: there it returns %s", f.Op, f.at(), e.Expected)
+		var from []string
+		for _, r := range e.Origins {
+			from = append(from, fmt.Sprintf("%s at %s", r.Op, r.at()))
+		}
+		if len(from) > 0 {
+			fmt.Fprintf(&b, " (from %s)", strings.Join(from, ", "))
+		}
+		b.WriteString(".")
+	case e.Impossible:
 		fmt.Fprintf(&b, "; then %s at %s must take effect, and it cannot return that there.", f.Op, f.at())
-	} else {
+	default:
 		fmt.Fprintf(&b, "; %s at %s must take effect next, and it can, but then no order of the rest works.", f.Op, f.at())
 	}
 	return b.String()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pmlin/pmlin/model"
@@ -50,6 +51,13 @@ object r register
 	}
 	if e.State != "queue holding [0x100001 0x100002] (front first)" {
 		t.Errorf("state %q", e.State)
+	}
+	if e.Expected != "0x100001" || len(e.Origins) != 1 || e.Origins[0].Line != 3 {
+		t.Errorf("expected %q from %+v, want 0x100001 from line 3", e.Expected, e.Origins)
+	}
+	const want = "then deq -> 0x100002 at line 9 must take effect, and it cannot: there it returns 0x100001 (from enq 0x100001 -> ok at line 3)."
+	if !strings.HasSuffix(e.Sentence, want) {
+		t.Errorf("sentence %q does not end with %q", e.Sentence, want)
 	}
 	t.Log(e.Text())
 	b, err := json.Marshal(res)

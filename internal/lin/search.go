@@ -45,33 +45,35 @@ type outcome struct {
 }
 
 // frame is one placed operation: its call entry, the states it may lead
-// to, which of them is being tried, and the state before it.
+// to, which of them is being tried, and the state before it; or an
+// optional operation left out when its window closed.
 type frame struct {
-	ent  int32
-	alts []any
-	idx  int
-	prev any
+	ent     int32
+	alts    []any
+	idx     int
+	prev    any
+	prevKey string
+	leftOut bool
+	forced  bool // an operation without effect, placed at once
 }
 
-// memoOverhead is the memory a memo entry takes beyond its key's bytes:
-// the string header and the map's slot.
-const memoOverhead = 48
-
-// search decides one part by Lowe's just-in-time linearisation ("Testing
-// for linearizability", Section 3: the Wing-Gong search that only tries
-// operations that may be linearised next, with a memo of configurations,
-// Section 3.2). Entries are the part's invocations and the ends of its
+// search decides one part by the Wing & Gong search with Lowe's memo of
+// configurations (Lowe, "Testing for linearizability", Section 3, the
+// search that only tries operations that may be linearised first, and
+// Section 3.1, the graph search: the "WGL" search Porcupine implements).
+// Entries are the part's invocations and the ends of its
 // windows in real-time order, in a doubly linked list; a configuration is
 // the set of operations done (taken effect or left out) with the model's
 // state. The search is depth first; it never explores a configuration
 // twice, since whether one can be completed depends on nothing else.
 //
-// An optional operation is tried like any other, with one more
-// alternative: left out (the state unchanged). Leaving it out at its
-// first chance is as good as later, since a left-out operation constrains
-// nothing; the memo merges the orders that reach the same configuration.
-// An unbounded one has no window end: once only those are left, the
-// history is explained.
+// An optional operation is tried like any other, with the results the
+// model allows; it is left out only when its window closes before it took
+// effect (an unbounded one: never explicitly; what is left when every
+// window has closed is left out). Leaving out at the last moment is as
+// good as earlier, since a left-out operation constrains nothing, and it
+// spares the search the configurations where it was left out early, which
+// the undecided configuration already covers.
 func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
 	n := len(p.ops)
 	// entries: 1..2n at most; 0 is the head.
@@ -82,7 +84,9 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 	ents := make([]ent, 0, 2*n)
 	optional := make([]bool, n)
+	readOnly := make([]bool, n)
 	for j, i := range p.ops {
+		readOnly[j] = p.m.ReadOnly != nil && h.Ops[i].Status == model.Returned && p.m.ReadOnly(&h.Ops[i])
 		ents = append(ents, ent{pos: h.Ops[i].Call, op: int32(j)})
 		if bounds[i] != unbounded {
 			ents = append(ents, ent{pos: bounds[i], ret: true, op: int32(j)})
@@ -184,20 +188,19 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			high--
 		}
 	}
-	memo := map[string]struct{}{}
+	seen := newMemo()
 	var buf []byte
 	var out outcome
 	out.failing = -1
-	var memBytes, flushedMem, flushedStates int64
+	var flushedMem, flushedStates int64
 	defer func() { sh.memory.Add(-flushedMem) }()
 	maxStates := opt.maxStates()
 	// fresh says whether the configuration (s, the done set and op j) is
 	// new, and records it. The key: the state's key with its length (so
 	// that the rest cannot be mistaken for a part of it), low, and the
 	// bytes from low to high.
-	fresh := func(s any, j int32) bool {
+	fresh := func(sk string, j int32) bool {
 		set(j)
-		sk := p.m.Key(s)
 		buf = binary.AppendUvarint(buf[:0], uint64(len(sk)))
 		buf = append(buf, sk...)
 		buf = binary.AppendUvarint(buf, uint64(low))
@@ -205,21 +208,19 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			buf = append(buf, bits[low:high+1]...)
 		}
 		unset(j)
-		if _, seen := memo[string(buf)]; seen {
+		if !seen.add(buf) {
 			return false
 		}
-		memo[string(buf)] = struct{}{}
 		out.states++
-		memBytes += int64(len(buf)) + memoOverhead
 		return true
 	}
-	first := func(alts []any, from int, j int32) int {
+	first := func(alts []any, from int, j int32) (int, string) {
 		for k := from; k < len(alts); k++ {
-			if fresh(alts[k], j) {
-				return k
+			if sk := p.m.Key(alts[k]); fresh(sk, j) {
+				return k, sk
 			}
 		}
-		return -1
+		return -1, ""
 	}
 	opOf := func(j int32) *model.Op { return &h.Ops[p.ops[j]] }
 	var stack []frame
@@ -232,6 +233,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sh.states.Add(out.states - flushedStates)
 		flushedStates = out.states
+		memBytes := seen.bytes()
 		sh.memory.Add(memBytes - flushedMem)
 		flushedMem = memBytes
 		if out.states > maxStates {
@@ -248,7 +250,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 
 	for _, init := range p.m.Init() {
-		state := init
+		state, stateKey := init, p.m.Key(init)
 		cur := next[0]
 		for {
 			if steps++; steps&1023 == 0 && !check() {
@@ -263,51 +265,85 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			if !isRet[x] {
 				j := entOp[x]
 				alts := p.m.Step(state, opOf(j))
-				if optional[j] {
-					alts = append(alts[:len(alts):len(alts)], state)
+				if readOnly[j] && len(alts) == 1 && p.m.Key(alts[0]) == stateKey {
+					// An operation that changes no state it can return its
+					// results in (Model.ReadOnly), and that may take effect
+					// now, takes effect now, without the alternative of
+					// placing it later: any order that places it later stays
+					// one when it moves here (nothing that must precede it
+					// is left, and it changes nothing for what it jumps
+					// over). So if this fails, so does this configuration.
+					// (Without effect here is not enough: a write of the
+					// value already there has an effect elsewhere.)
+					if fresh(stateKey, j) {
+						stack = append(stack, frame{ent: x, prev: state, prevKey: stateKey, forced: true})
+						set(j)
+						lift(x)
+						cur = next[0]
+						continue
+					}
+				} else {
+					if k, sk := first(alts, 0, j); k >= 0 {
+						stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state, prevKey: stateKey})
+						set(j)
+						state, stateKey = alts[k], sk
+						lift(x)
+						cur = next[0]
+						continue
+					}
+					cur = next[x]
+					continue
 				}
-				if k := first(alts, 0, j); k >= 0 {
-					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state})
+			} else {
+				// A window closes before its operation took effect. An
+				// optional one is left out now: as good as earlier, since
+				// a left-out operation constrains nothing.
+				if j := entOp[x]; optional[j] && fresh(stateKey, j) {
+					stack = append(stack, frame{ent: callOf[j], prev: state, prevKey: stateKey, leftOut: true})
 					set(j)
-					state = alts[k]
-					lift(x)
+					lift(callOf[j])
 					cur = next[0]
 					continue
 				}
-				cur = next[x]
-				continue
-			}
-			// A window closes before its operation could be placed:
-			// backtrack.
-			if len(stack) > len(out.deepest) || out.failing < 0 {
-				out.deepest = out.deepest[:0]
-				out.left = out.left[:0]
-				for _, f := range stack {
-					j := entOp[f.ent]
-					out.deepest = append(out.deepest, p.ops[j])
-					out.left = append(out.left, optional[j] && f.idx == len(f.alts)-1) // left out is the last alternative
+				if len(stack) > len(out.deepest) || out.failing < 0 {
+					out.deepest = out.deepest[:0]
+					out.left = out.left[:0]
+					for _, f := range stack {
+						out.deepest = append(out.deepest, p.ops[entOp[f.ent]])
+						out.left = append(out.left, f.leftOut)
+					}
+					out.state = state
+					out.failing = p.ops[entOp[x]]
 				}
-				out.state = state
-				out.failing = p.ops[entOp[x]]
 			}
-			if len(stack) == 0 {
-				break
+			// Backtrack.
+			resumed := false
+			for len(stack) > 0 && !resumed {
+				f := &stack[len(stack)-1]
+				j := entOp[f.ent]
+				unlift(f.ent)
+				unset(j)
+				state, stateKey = f.prev, f.prevKey
+				if k, sk := first(f.alts, f.idx+1, j); k >= 0 {
+					f.idx = k
+					set(j)
+					state, stateKey = f.alts[k], sk
+					lift(f.ent)
+					cur, resumed = next[0], true
+					continue
+				}
+				stack = stack[:len(stack)-1]
+				if !f.leftOut && !f.forced {
+					// Try the entries after its invocation. After a left-out
+					// operation, the window that closed is there again; after
+					// a forced one, the configuration before it failed too:
+					// back further.
+					cur, resumed = next[f.ent], true
+				}
 			}
-			f := &stack[len(stack)-1]
-			j := entOp[f.ent]
-			unlift(f.ent)
-			unset(j)
-			state = f.prev
-			if k := first(f.alts, f.idx+1, j); k >= 0 {
-				f.idx = k
-				set(j)
-				state = f.alts[k]
-				lift(f.ent)
-				cur = next[0]
-				continue
+			if !resumed {
+				break // nothing left to try from this initial state
 			}
-			stack = stack[:len(stack)-1]
-			cur = next[f.ent]
 		}
 		// This initial state cannot explain the part; the memo stays valid
 		// for the next one, since its keys hold the state.

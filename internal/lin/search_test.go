@@ -151,6 +151,18 @@ func TestUserModel(t *testing.T) {
 	if _, err := Check(context.Background(), parse(t, "object r lossy"), Options{}); err == nil {
 		t.Errorf("a user's model found without Options.Models")
 	}
+	// a model without initial states is an error, not a violation
+	barren := func(string) model.Maker {
+		return func([]model.Param) (*model.Model, error) {
+			m := *lossy
+			m.Init = func() []any { return nil }
+			return &m, nil
+		}
+	}
+	_, err := Check(context.Background(), parse(t, "object r lossy\n1 inv r read\n1 ret 0"), Options{Models: barren})
+	if err == nil || !strings.Contains(err.Error(), "test.hist:1: object r: model lossy has no initial state") {
+		t.Errorf("a model without initial states: %v", err)
+	}
 }
 
 // randomMap is a random history of a map with a few keys and values:
