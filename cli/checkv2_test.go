@@ -128,6 +128,24 @@ func TestCheckV2Errors(t *testing.T) {
 	}
 }
 
+// TestCheckV2MemoryBound: the searches' memos are bounded by half of
+// --max-memory; past it the object is undecided (exit 2), never guessed.
+func TestCheckV2MemoryBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("pmlin-history v2\nobject x register\n")
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&b, "1 inv x write %d\n1 ret ok\n2 inv x read\n2 ret %d\n", i, i)
+	}
+	f := writeFile(t, "big.hist", b.String())
+	if code, out, errs := pmlin(t, "", "check", f); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	code, _, errs := pmlin(t, "", "check", "--max-memory", "64K", f)
+	if code != 2 || !strings.Contains(errs, "big.hist:2: undecided: object x: the searches' memos would take more than 32768 bytes") {
+		t.Fatalf("exit %d, %s", code, errs)
+	}
+}
+
 // TestCheckV2AmongV1: a version 2 history checked beside version 1 ones,
 // each on its own, the exit status the worst; --exact takes a version 2
 // history to the same exact search.
