@@ -95,6 +95,10 @@ func TestCheckObjectsModes(t *testing.T) {
 		if len(mh.Ops) != 4 || len(mh.Crashes) != 1 || mh.Ops[0].Name != "write" || mh.Ops[0].Crash != 0 || !strings.Contains(text.String(), "crash  # crash 0") {
 			t.Errorf("the history as checked:\n%s", text.String())
 		}
+		var direct bytes.Buffer
+		if _, err := h.WriteTo(&direct); err != nil || direct.String() != text.String() {
+			t.Errorf("History.WriteTo: %v\n%s", err, direct.String())
+		}
 		var rep bytes.Buffer
 		if err := res.WriteReport(&rep); err != nil || !strings.Contains(rep.String(), "object x (register)") {
 			t.Errorf("report: %v\n%s", err, rep.String())
