@@ -92,17 +92,18 @@ func (r *v2Reader) jsonLine(line string) error {
 	if line[0] != '{' {
 		return r.fail(ErrSyntax, 0, "expected a JSON object (this history is JSON Lines: its header is one)")
 	}
-	if k, dup := repeatedKey([]byte(line)); dup {
-		return r.fail(ErrSyntax, 0, "key %q appears twice on the line", k)
-	}
 	var j v2JSON
 	dec := json.NewDecoder(strings.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&j); err != nil {
 		return r.jsonError(err, line)
 	}
-	if dec.More() {
-		return r.fail(ErrSyntax, 0, "more than one JSON value on the line")
+	if rest := strings.TrimSpace(line[dec.InputOffset():]); rest != "" {
+		// (Decoder.More says false before a stray '}' or ']'.)
+		return r.fail(ErrSyntax, 0, "more than one JSON value on the line (%q after the object)", clipString(rest))
+	}
+	if k, dup := repeatedTopKey(line); dup {
+		return r.fail(ErrSyntax, 0, "key %q appears twice on the line", k)
 	}
 	if !r.sawHeader {
 		if j.Header == nil {
@@ -157,6 +158,55 @@ func (r *v2Reader) jsonLine(line string) error {
 		return r.jsonRet(p, &j)
 	}
 	return r.fail(ErrSyntax, 0, `process %d: a line has exactly one of "inv" and "ret"`, p)
+}
+
+// repeatedTopKey finds a key that appears twice in the top-level object
+// of a line that is valid JSON (the decoder took it): encoding/json would
+// keep the last value silently, and it matches keys without regard to
+// case, so keys are compared so too. A scan by hand: a decoder's tokens
+// cost a formatted error per member (most of the time of a line).
+func repeatedTopKey(line string) (string, bool) {
+	var seen [8]string
+	keys := seen[:0]
+	depth, wantKey := 0, false
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case '{', '[':
+			depth++
+			wantKey = c == '{' && depth == 1
+		case '}', ']':
+			depth--
+		case ',':
+			wantKey = depth == 1
+		case '"':
+			j := i + 1
+			for ; j < len(line) && line[j] != '"'; j++ {
+				if line[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(line) {
+				return "", false // (not valid JSON: the decoder said so first)
+			}
+			if wantKey {
+				k := line[i : j+1]
+				if strings.IndexByte(k, '\\') >= 0 {
+					json.Unmarshal([]byte(k), &k) // (valid JSON: it unquotes)
+				} else {
+					k = k[1 : len(k)-1]
+				}
+				for _, o := range keys {
+					if strings.EqualFold(o, k) {
+						return k, true
+					}
+				}
+				keys = append(keys, k)
+				wantKey = false
+			}
+			i = j
+		}
+	}
+	return "", false
 }
 
 // jsonError says why the decoder refused a line, in pmlin's words.
