@@ -290,6 +290,8 @@ func TestV2Errors(t *testing.T) {
 		{jh + `{"object":"q","model":"queue","params":{"model":1,"object":"[{\"model\":2}]"}}` + "\n" + `{"p":1,"inv":"enq","object":"q","args":[1]}` + "\n{\"p\":1,\"ret\":[\"ok\"]}\n1 inv\n", "t:5: expected a JSON object", history.ErrSyntax},
 		{jh + `{"object":"q","model":"queue"` + "\n", "t:2: the JSON ends before its object or string does", history.ErrSyntax},
 		{jh + `{"object":"q","model":7}` + "\n", "t:2: \"model\" is a number, expected a string naming it", history.ErrSyntax},
+		{jh + `{"crash":true,"P":1}` + "\n", "t:2: unknown key \"P\" (a version 2 line's keys are header, object", history.ErrSyntax},
+		{jh + `{"Crash":true}` + "\n", "t:2: unknown key \"Crash\"", history.ErrSyntax},
 		{jh + `{"crash":true}}` + "\n", "t:2: more than one JSON value on the line (\"}\" after the object)", history.ErrSyntax},
 		{jh + `{"crash":true,"init":0}` + "\n", "t:2: a JSON line is exactly one of", history.ErrSyntax},
 		{jh + `{"crash":false}` + "\n", "t:2: a crash line is {\"crash\":true}", history.ErrSyntax},

@@ -105,6 +105,9 @@ func (r *v2Reader) jsonLine(line string) error {
 	if k, dup := repeatedTopKey(line); dup {
 		return r.fail(ErrSyntax, 0, "key %q appears twice on the line", k)
 	}
+	if k, ok := inexactKey(line); ok {
+		return r.fail(ErrSyntax, 0, "unknown key %q (a version 2 line's keys are %s, in lower case)", k, strings.Join(v2JSONKeys, ", "))
+	}
 	if !r.sawHeader {
 		if j.Header == nil {
 			return r.noHeader()
@@ -160,14 +163,11 @@ func (r *v2Reader) jsonLine(line string) error {
 	return r.fail(ErrSyntax, 0, `process %d: a line has exactly one of "inv" and "ret"`, p)
 }
 
-// repeatedTopKey finds a key that appears twice in the top-level object
-// of a line that is valid JSON (the decoder took it): encoding/json would
-// keep the last value silently, and it matches keys without regard to
-// case, so keys are compared so too. A scan by hand: a decoder's tokens
-// cost a formatted error per member (most of the time of a line).
-func repeatedTopKey(line string) (string, bool) {
-	var seen [8]string
-	keys := seen[:0]
+// topKeys calls f with each key of the top-level object of a line that is
+// valid JSON (the decoder took it), unquoted, until f says stop. A scan by
+// hand: a decoder's tokens cost a formatted error per member (most of the
+// time of a line).
+func topKeys(line string, f func(k string) (stop bool)) {
 	depth, wantKey := 0, false
 	for i := 0; i < len(line); i++ {
 		switch c := line[i]; c {
@@ -186,7 +186,7 @@ func repeatedTopKey(line string) (string, bool) {
 				}
 			}
 			if j >= len(line) {
-				return "", false // (not valid JSON: the decoder said so first)
+				return // (not valid JSON: the decoder said so first)
 			}
 			if wantKey {
 				k := line[i : j+1]
@@ -195,18 +195,44 @@ func repeatedTopKey(line string) (string, bool) {
 				} else {
 					k = k[1 : len(k)-1]
 				}
-				for _, o := range keys {
-					if strings.EqualFold(o, k) {
-						return k, true
-					}
+				if f(k) {
+					return
 				}
-				keys = append(keys, k)
 				wantKey = false
 			}
 			i = j
 		}
 	}
-	return "", false
+}
+
+// repeatedTopKey finds a key that appears twice in a line's top-level
+// object: encoding/json would keep the last value silently, and it matches
+// keys without regard to case, so keys are compared so too.
+func repeatedTopKey(line string) (dup string, found bool) {
+	var seen [8]string
+	keys := seen[:0]
+	topKeys(line, func(k string) bool {
+		for _, o := range keys {
+			if strings.EqualFold(o, k) {
+				dup, found = k, true
+				return true
+			}
+		}
+		keys = append(keys, k)
+		return false
+	})
+	return dup, found
+}
+
+// inexactKey finds a key that encoding/json took for one of v2JSON's
+// without being it ("P" for "p"): a key is one of them exactly.
+func inexactKey(line string) (bad string, found bool) {
+	topKeys(line, func(k string) bool {
+		found = !contains1(v2JSONKeys, k)
+		bad = k
+		return found
+	})
+	return bad, found
 }
 
 // jsonError says why the decoder refused a line, in pmlin's words.
