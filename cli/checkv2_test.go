@@ -140,9 +140,15 @@ func TestCheckV2MemoryBound(t *testing.T) {
 	if code, out, errs := pmlin(t, "", "check", f); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	code, _, errs := pmlin(t, "", "check", "--max-memory", "64K", f)
-	if code != 2 || !strings.Contains(errs, "big.hist:2: undecided: object x: the searches' memos would take more than 32768 bytes") {
+	code, _, errs := pmlin(t, "", "check", "--max-memory", "100K", f)
+	if code != 2 || !strings.Contains(errs, "big.hist:2: undecided: object x: the searches' memos would take more than 51200 bytes") {
 		t.Fatalf("exit %d, %s", code, errs)
+	}
+	// A history whose size says it cannot fit is refused before it is read.
+	code, out, errs := pmlin(t, "", "check", "--json", "--max-memory", "16K", f)
+	if e := errorObject(t, out); code != 2 || e.Kind != kindUndecided || e.Line != 0 || !strings.Contains(e.Message, "too large for the memory available: checking it needs about") ||
+		!strings.Contains(errs, "(estimated from its size), and --max-memory allows 16 KiB") {
+		t.Fatalf("exit %d, %+v, %s", code, e, errs)
 	}
 }
 
