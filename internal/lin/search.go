@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -22,7 +23,8 @@ type shared struct {
 // part is one unit of search: some operations of one object (all of
 // them, or one partition), with their windows.
 type part struct {
-	obj   int
+	obj   int   // its first object
+	objs  []int // its objects: several when process order joins them
 	m     *model.Model
 	ops   []int // indexes in History.Ops, in order of invocation
 	label string
@@ -50,6 +52,11 @@ type frame struct {
 	alts []any
 	idx  int
 	prev any
+	// drop: the cut-off operations, not done yet, that the operation's
+	// taking effect leaves out (processOrder); dropped: whether the
+	// alternative being tried did.
+	drop    []int32
+	dropped bool
 }
 
 // memoOverhead is the memory a memo entry takes beyond its key's bytes:
@@ -70,7 +77,10 @@ const memoOverhead = 48
 // first chance is as good as later, since a left-out operation constrains
 // nothing; the memo merges the orders that reach the same configuration.
 // An unbounded one has no window end: once only those are left, the
-// history is explained.
+// history is explained. In recoverable mode an operation that takes effect
+// leaves out the cut-off operations of its process that had to precede it
+// and did not (processOrder): they are marked done with it, so that the
+// memo's configurations still say everything that matters.
 func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
 	n := len(p.ops)
 	// entries: 1..2n at most; 0 is the head.
@@ -160,7 +170,42 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		relink(x)
 	}
 
+	// before[j]: the cut-off operations that must take effect before j, if
+	// they take effect at all.
+	before := make([][]int32, n)
+	if opt.Mode == history.Recoverable {
+		for x, chain := range processOrder(h, p.ops) {
+			for _, j := range chain {
+				before[j] = append(before[j], int32(x))
+			}
+		}
+	}
+
 	bits := make([]byte, (n+7)/8)
+	done := func(j int32) bool { return bits[j/8]&(1<<(j%8)) != 0 }
+	// drops are the operations that j's taking effect would leave out now.
+	drops := func(j int32) []int32 {
+		var d []int32
+		for _, x := range before[j] {
+			if !done(x) {
+				d = append(d, x)
+			}
+		}
+		return d
+	}
+	set := func(x int32, on bool) {
+		if on {
+			bits[x/8] |= 1 << (x % 8)
+		} else {
+			bits[x/8] &^= 1 << (x % 8)
+		}
+	}
+	setBits := func(j int32, drop []int32, on bool) {
+		set(j, on)
+		for _, x := range drop {
+			set(x, on)
+		}
+	}
 	memo := map[string]struct{}{}
 	var buf []byte
 	var out outcome
@@ -168,12 +213,12 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	var memBytes, flushedMem, flushedStates int64
 	defer func() { sh.memory.Add(-flushedMem) }()
 	maxStates := opt.maxStates()
-	// fresh says whether the configuration (s, bits with op j done) is new,
-	// and records it.
-	fresh := func(s any, j int32) bool {
-		bits[j/8] |= 1 << (j % 8)
+	// fresh says whether the configuration (s, bits with op j and drop
+	// done) is new, and records it.
+	fresh := func(s any, j int32, drop []int32) bool {
+		setBits(j, drop, true)
 		buf = append(append(buf[:0], p.m.Key(s)...), bits...)
-		bits[j/8] &^= 1 << (j % 8)
+		setBits(j, drop, false)
 		if _, seen := memo[string(buf)]; seen {
 			return false
 		}
@@ -182,13 +227,47 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		memBytes += int64(len(buf)) + memoOverhead
 		return true
 	}
-	first := func(alts []any, from int, j int32) int {
+	// leftOut says whether alternative k of op j leaves it out: the last
+	// one of an optional operation.
+	leftOut := func(j int32, alts []any, k int) bool { return optional[j] && k == len(alts)-1 }
+	first := func(alts []any, from int, j int32, drop []int32) int {
 		for k := from; k < len(alts); k++ {
-			if fresh(alts[k], j) {
+			d := drop
+			if leftOut(j, alts, k) {
+				d = nil
+			}
+			if fresh(alts[k], j, d) {
 				return k
 			}
 		}
 		return -1
+	}
+	// place does op j's alternative k of frame f; unplace undoes it, in
+	// the reverse order of the list's unlinks.
+	place := func(f *frame) {
+		j := entOp[f.ent]
+		f.dropped = len(f.drop) > 0 && !leftOut(j, f.alts, f.idx)
+		var d []int32
+		if f.dropped {
+			d = f.drop
+		}
+		setBits(j, d, true)
+		lift(f.ent)
+		for _, x := range d {
+			lift(callOf[x])
+		}
+	}
+	unplace := func(f *frame) {
+		j := entOp[f.ent]
+		var d []int32
+		if f.dropped {
+			d = f.drop
+		}
+		for k := len(d) - 1; k >= 0; k-- {
+			unlift(callOf[d[k]])
+		}
+		unlift(f.ent)
+		setBits(j, d, false)
 	}
 	opOf := func(j int32) *model.Op { return &h.Ops[p.ops[j]] }
 	var stack []frame
@@ -235,11 +314,11 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 				if optional[j] {
 					alts = append(alts[:len(alts):len(alts)], state)
 				}
-				if k := first(alts, 0, j); k >= 0 {
-					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state})
-					bits[j/8] |= 1 << (j % 8)
+				drop := drops(j)
+				if k := first(alts, 0, j, drop); k >= 0 {
+					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state, drop: drop})
+					place(&stack[len(stack)-1])
 					state = alts[k]
-					lift(x)
 					cur = next[0]
 					continue
 				}
@@ -264,14 +343,12 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			}
 			f := &stack[len(stack)-1]
 			j := entOp[f.ent]
-			unlift(f.ent)
-			bits[j/8] &^= 1 << (j % 8)
+			unplace(f)
 			state = f.prev
-			if k := first(f.alts, f.idx+1, j); k >= 0 {
+			if k := first(f.alts, f.idx+1, j, f.drop); k >= 0 {
 				f.idx = k
-				bits[j/8] |= 1 << (j % 8)
+				place(f)
 				state = f.alts[k]
-				lift(f.ent)
 				cur = next[0]
 				continue
 			}
