@@ -211,9 +211,8 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 	// Removing one operation can make another necessary or unnecessary
 	// (histories are not monotone: without its enq, a deq is wrong), so
-	// the single removals repeat until none succeeds.
-	for n, removed := max(1, len(cur)/2), true; n > 1 || removed; n = max(1, n/2) {
-		removed = false
+	// the passes of single removals repeat until one removes nothing.
+	pass := func(n int) (removed bool) {
 		for i := 0; i+n <= len(cur) && len(cur) > 1; {
 			cand := append(append([]int(nil), cur[:i]...), cur[i+n:]...)
 			if violates(cand) {
@@ -222,7 +221,10 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 				i += n
 			}
 		}
-		if !minimal {
+		return removed
+	}
+	for n := max(1, len(cur)/2); minimal; n = max(1, n/2) {
+		if !pass(n) && n == 1 {
 			break
 		}
 	}
