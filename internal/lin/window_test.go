@@ -171,6 +171,21 @@ crash
 2 inv q deq
 2 ret 3
 1 inv q enq 3`, [3]Verdict{V, V, V}},
+		// A read of its process that could be placed at once (read-only,
+		// returning what the register holds now) must not be: placed now it
+		// would leave out the crashed write, which has to take effect after
+		// the write of 7 and before the read.
+		{"read-only placed at once would leave out a crashed op", `object r register
+1 inv r write 5
+crash
+1 inv r read
+3 inv r write 7
+3 ret ok
+2 inv r read
+2 ret 5
+2 inv r write 0
+2 ret ok
+1 ret 0`, [3]Verdict{V, L, L}},
 		{"unknown result: whatever the model allows", `object c counter
 1 inv c fetchadd 2
 1 ret ?
