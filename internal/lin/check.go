@@ -138,7 +138,7 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 			// the object of the operation that could not take effect.
 			o := &res.Objects[h.Ops[out.failing].Object]
 			if o.Verdict != Violation {
-				o.Verdict = Violation
+				o.Verdict, o.Reason = Violation, "" // its other parts may have been stopped
 				o.Explanation = explain(ctx, h, p, bounds, &opt, out)
 			}
 		case Undecided:
@@ -453,13 +453,32 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 			}
 		}()
 	}
+	// Once a part of an object is a violation, the object's verdict cannot
+	// change: its other parts (those of that object alone) stop.
+	objCtx := make([]context.Context, len(h.Objects))
+	objStop := make([]context.CancelFunc, len(h.Objects))
+	for o := range objCtx {
+		objCtx[o], objStop[o] = context.WithCancel(ctx)
+		defer objStop[o]()
+	}
 	work := make(chan int)
 	for range max(1, min(runtime.GOMAXPROCS(0), len(parts))) {
 		done.Add(1)
 		go func() {
 			defer done.Done()
 			for k := range work {
-				outs[k] = search(ctx, h, parts[k], bounds, opt, sh)
+				pctx := ctx
+				if p := parts[k]; len(p.objs) == 1 {
+					pctx = objCtx[p.objs[0]]
+				}
+				if pctx.Err() != nil {
+					outs[k] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
+				} else {
+					outs[k] = search(pctx, h, parts[k], bounds, opt, sh)
+				}
+				if outs[k].verdict == Violation {
+					objStop[h.Ops[outs[k].failing].Object]()
+				}
 				mu.Lock()
 				finished++
 				mu.Unlock()
