@@ -110,7 +110,8 @@ const PrefixShown = 16
 // of the search that found it, and its operations shrunk (unless
 // opt.NoShrink).
 func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) *Explanation {
-	e := &Explanation{Object: h.Objects[p.obj].Name, Model: h.Objects[p.obj].Model}
+	obj := &h.Objects[h.Ops[out.failing].Object]
+	e := &Explanation{Object: obj.Name, Model: obj.Model}
 	ops := p.ops
 	if !opt.NoShrink {
 		ops, e.Minimal = shrink(ctx, h, p, bounds, opt, out)
