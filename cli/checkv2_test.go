@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -217,4 +218,45 @@ func TestCheckV2OwnModel(t *testing.T) {
 	if code, _, errs := pmlin(t, h, "check", "-"); code != 2 || !strings.Contains(errs, `<stdin>:2: object o: unknown model "once"`) {
 		t.Fatalf("the built-in pmlin: exit %d\n%s", code, errs)
 	}
+}
+
+// TestCheckV2WordsAgreesWithExact: version 1 histories put in a version 2
+// file (the header changed, every line kept: they act on the object
+// words) get, from the exact search for any model, the verdict that
+// pmlin check --exact gives the version 1 file, in every mode.
+func TestCheckV2WordsAgreesWithExact(t *testing.T) {
+	var files []string
+	for _, g := range []string{"../examples/*.hist", "../history/testdata/*.hist", "../analyzer/testdata/chains/*.hist", "../analyzer/testdata/opodis/*.hist"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	if len(files) < 15 {
+		t.Fatalf("%d files", len(files))
+	}
+	verdicts := map[int]int{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v2 strings.Builder
+		v2.WriteString("pmlin-history v2\n")
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if !strings.HasPrefix(l, "pmlin-history") {
+				v2.WriteString(l)
+			}
+		}
+		for _, mode := range []string{"strict", "recoverable", "durable"} {
+			want, _, _ := pmlin(t, "", "check", "--exact", "--mode", mode, f)
+			code, out, errs := pmlin(t, v2.String(), "check", "--mode", mode, "-")
+			if code != want {
+				t.Errorf("%s, %s: exit %d as version 2, %d by check --exact\n%s%s", f, mode, code, want, out, errs)
+			}
+			verdicts[code]++
+		}
+	}
+	if verdicts[0] == 0 || verdicts[1] == 0 {
+		t.Errorf("verdicts %v: the files do not tell the checkers apart", verdicts)
+	}
+	t.Logf("exit statuses %v over %d files", verdicts, len(files))
 }
