@@ -297,7 +297,7 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 		for i := range all {
 			all[i] = i
 		}
-		for x, chain := range processOrder(h, all) {
+		for x, chain := range processOrder(h, all, nil) {
 			for _, y := range chain {
 				root[find(groupOf[x])] = find(groupOf[y])
 			}
@@ -474,7 +474,7 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 				if pctx.Err() != nil {
 					outs[k] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
 				} else {
-					outs[k] = search(pctx, h, parts[k], bounds, opt, sh)
+					outs[k] = decide(pctx, h, parts[k], bounds, opt, sh)
 				}
 				if outs[k].verdict == Violation {
 					objStop[h.Ops[outs[k].failing].Object]()
