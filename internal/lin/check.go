@@ -149,6 +149,20 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 			}
 		}
 	}
+	// The other objects of a violating part joined by process order have
+	// no answer of their own: searched alone, each might be explained.
+	for k, p := range parts {
+		if outs[k].verdict != Violation {
+			continue
+		}
+		blamed := &h.Objects[h.Ops[outs[k].failing].Object]
+		for _, obj := range p.objs {
+			if o := &res.Objects[obj]; o.Verdict == Linearizable {
+				o.Verdict = Undecided
+				o.Reason = fmt.Sprintf("searched with object %s, which is not linearizable, because recoverable process order links them", blamed.Name)
+			}
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

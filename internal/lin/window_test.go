@@ -1,6 +1,7 @@
 package lin
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -252,5 +253,40 @@ crash
 	// A sub-history's own order: without op 3, op 0's chain ends nowhere.
 	if got := processOrder(h, []int{0, 1, 2}, nil); !slices.Equal(got[0], []int{1}) || got[1] != nil {
 		t.Errorf("sub-history: %v", got)
+	}
+}
+
+// TestJoinedObjectsAnswer: when objects searched together because of
+// process order fail, the object of the failing operation is the
+// violation and the others are undecided, not linearizable: no search
+// of their own answered for them.
+func TestJoinedObjectsAnswer(t *testing.T) {
+	h := parse(t, `object a register
+object b register
+object c register
+1 inv a write 1
+crash
+1 inv b write 2
+1 ret ok
+2 inv b read
+2 ret 2
+2 inv a read
+2 ret 0
+2 inv a read
+2 ret 1
+3 inv c read
+3 ret 0`)
+	res, err := Check(context.Background(), h, Options{Mode: history.Recoverable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Verdict{"a": Violation, "b": Undecided, "c": Linearizable}
+	for _, o := range res.Objects {
+		if o.Verdict != want[o.Name] {
+			t.Errorf("object %s: %v (%s), want %v", o.Name, o.Verdict, o.Reason, want[o.Name])
+		}
+	}
+	if res.Verdict != Violation {
+		t.Errorf("verdict %v", res.Verdict)
 	}
 }
