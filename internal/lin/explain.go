@@ -230,7 +230,7 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sub := *p
 		sub.ops = ops
-		o := search(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
+		o := decide(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
 		budget -= o.states
 		if o.verdict == Undecided {
 			minimal = false
