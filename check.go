@@ -13,6 +13,7 @@ import (
 	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/shrink"
+	"github.com/pmlin/pmlin/model"
 )
 
 // Kind is the kind of an operation: Read, CAS or Swap (package history's).
@@ -53,6 +54,11 @@ const (
 	// Pending: no response; the operation was cut off by the first crash
 	// after its call, or by the end of the history.
 	Pending
+	// Unknown: an operation on an object (History.Objects) that was
+	// answered, but whose outcome is not known (Jepsen's :info; "ret ?"
+	// in the format): it may or may not have taken effect, at any time
+	// after its call.
+	Unknown
 )
 
 func (o Outcome) String() string {
@@ -65,16 +71,31 @@ func (o Outcome) String() string {
 		return "failed"
 	case Pending:
 		return "pending"
+	case Unknown:
+		return "unknown"
 	}
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
 
 // Operation is one operation of a History: who called what when, and how
-// it ended (Porcupine's Operation, for multi-word reads and cas).
+// it ended (Porcupine's Operation, for multi-word reads and cas, or for
+// objects of any model).
+//
+// An operation on the word array has a Kind and the fields from Addrs to
+// FailAddr; an operation of a history of objects (History.Objects) has
+// Object, Name, Args and Results instead, and ends Returned, Unknown or
+// Pending.
 type Operation struct {
 	// Process is the calling thread's id, 0 to 2^31-1.
 	Process int
-	Kind    Kind
+	// Object is the object it acts on (an index in History.Objects), Name
+	// the operation ("enq"), Args its arguments and Results, when
+	// Returned, what it returned, as its model says
+	// (docs/history-format.md, "The built-in models of version 2").
+	Object        int
+	Name          string
+	Args, Results []model.Value
+	Kind          Kind
 	// Addrs are the words, distinct, in the operation's own order; the
 	// slices below are parallel to it.
 	Addrs []uint64
@@ -95,8 +116,15 @@ type Operation struct {
 	FailAddr uint64
 }
 
-// History is what Check judges.
+// History is what Check judges: operations on the word array of version 1
+// (read, cas, swap), or, when Objects is not nil, on objects of any model.
 type History struct {
+	// Objects are the objects of a history of objects: each with its name
+	// (for messages), its model (Options.Models finds it) and the model's
+	// parameters. An object of model "words" takes read, cas and swap
+	// with their arguments flattened (docs/history-format.md, "The
+	// built-in models of version 2").
+	Objects []model.Object
 	// Init is the initial value of every word not in InitWords.
 	Init      uint64
 	InitWords map[uint64]uint64
@@ -114,6 +142,10 @@ type Options struct {
 	Name string
 	// MaxAnomalies bounds the anomalies listed per kind (default 20).
 	MaxAnomalies int
+	// Models finds the maker of a model of History.Objects by name; nil:
+	// model.Builtin. A model of one's own goes here (wrap model.Builtin
+	// to keep the built-in ones).
+	Models func(name string) model.Maker
 }
 
 // Result is a verdict on a History.
@@ -139,8 +171,9 @@ type Result struct {
 	Hint string
 
 	name string
-	a    *analyzer.Analysis // nil for an exact verdict
-	v    *report.Verdict    // the exact verdict, if it is one
+	a    *analyzer.Analysis     // nil for an exact verdict
+	v    *report.Verdict        // the exact verdict, if it is one
+	ov   *report.ObjectsVerdict // the verdict on a history of objects
 	lay  *layout
 }
 
@@ -200,6 +233,9 @@ func (e *Error) Unwrap() error { return e.Err }
 func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 	if opts.Name == "" {
 		opts.Name = "history"
+	}
+	if h.Objects != nil {
+		return checkObjects(ctx, h, opts)
 	}
 	lay, err := lay(h)
 	if err != nil {
@@ -261,6 +297,9 @@ func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.U
 // For an exact verdict (Engine "exact") it holds the verdict, the mode and
 // the number of operations only.
 func (r *Result) Verdict() *analyzer.Result {
+	if r.ov != nil {
+		return &analyzer.Result{Linearizable: r.Linearizable, Mode: r.Mode, Operations: int64(r.ov.Operations)}
+	}
 	if r.a == nil {
 		return &analyzer.Result{Linearizable: r.Linearizable, Mode: r.Mode, Operations: r.v.Operations}
 	}
@@ -271,7 +310,7 @@ func (r *Result) Verdict() *analyzer.Result {
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 
 // WriteHistory writes the history as it was checked, in text format v1
-// (History.WriteTo).
+// (History.WriteTo), or version 2 for a history of objects.
 func (r *Result) WriteHistory(w io.Writer) error {
 	_, err := w.Write(r.lay.text)
 	return err
@@ -280,6 +319,9 @@ func (r *Result) WriteHistory(w io.Writer) error {
 // WriteReport writes the verdict for a person: pmlin check's text report,
 // then the hint if there is one.
 func (r *Result) WriteReport(w io.Writer) error {
+	if r.ov != nil {
+		return r.ov.Text(w)
+	}
 	if r.a == nil {
 		return report.ExactText(w, r.name, r.v)
 	}
@@ -309,13 +351,20 @@ func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
 
 // WriteTo writes h in text format v1, as Check reads it: steps merged by
 // timestamp (package doc), each invocation line ending with "# op I" and
-// each crash line with "# crash K". An error is an *Error.
+// each crash line with "# crash K"; a history of objects in version 2.
+// An error is an *Error.
 func (h History) WriteTo(w io.Writer) (int64, error) {
-	lay, err := lay(h)
+	var l *layout
+	var err error
+	if h.Objects != nil {
+		_, l, _, err = layObjects(h, "history")
+	} else {
+		l, err = lay(h)
+	}
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(lay.text)
+	n, err := w.Write(l.text)
 	return int64(n), err
 }
 

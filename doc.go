@@ -18,6 +18,29 @@
 // Package pmlintest wraps Check for tests: on failure it keeps the history
 // and an HTML report as test artifacts.
 //
+// # Objects of any data type
+//
+// A History with Objects is a history of objects of any sequential data
+// type (docs/history-format.md, "Version 2"): each object has a name, a
+// model (a queue, a map, a register, ...: package model's built-in ones,
+// or one of the caller's own, found by Options.Models) and its
+// parameters; each operation names its object (an index in Objects), its
+// operation, its arguments and, when it returned, its results, or ends
+// Unknown (answered, outcome not known: Jepsen's :info) or Pending (cut
+// off). Timestamps, ties and crashes are as below. The exact checker for
+// any model (Lowe's just-in-time linearisation with memoisation, per
+// object and per partition, internal/lin) decides it in the three modes;
+// Result.Witness and each Anomaly (kind "nonlinearizable", one per object
+// no order explains) name a minimal set of the caller's operations, and
+// WriteHistory writes the history as checked in version 2 text.
+//
+//	h := pmlin.History{
+//		Objects:    []model.Object{{Name: "q", Model: "queue"}},
+//		Operations: ops, // Object 0, Name "enq"/"deq", Args, Results, Call, Return, Outcome
+//		Crashes:    crashes,
+//	}
+//	res, err := pmlin.Check(ctx, h, pmlin.Options{Mode: pmlin.Durable})
+//
 // # Timestamps, ties and crashes
 //
 // Timestamps are int64s of one clock shared by every process, in any unit;

@@ -43,21 +43,32 @@ func lay(h History) (*layout, error) {
 		}
 		hops[i] = op
 	}
-	crashes := slices.Clone(h.Crashes)
-	slices.Sort(crashes)
-	byProc, err := perProcess(ops, crashes)
+	order, err := merged(ops, h.Crashes)
 	if err != nil {
 		return nil, err
 	}
-	if err := crashTies(ops, h.Crashes); err != nil {
+	return render(h, hops, order)
+}
+
+// merged checks the operations' times (one process's operations do not
+// overlap; crashes) and merges their steps by timestamp (merge.Order,
+// which refuses a tie no order of lines can state honestly): step s of the
+// order is operation s/2's invocation (s even) or response (s odd), or,
+// from 2n on, crash s-2n. An operation with a response is any but Pending.
+func merged(ops []Operation, crashes []int64) ([]int32, error) {
+	sorted := slices.Clone(crashes)
+	slices.Sort(sorted)
+	byProc, err := perProcess(ops, sorted)
+	if err != nil {
 		return nil, err
 	}
-	// Steps: operation i's invocation is 2i, its response 2i+1; crash k
-	// is 2n+k.
+	if err := crashTies(ops, crashes); err != nil {
+		return nil, err
+	}
 	n := len(ops)
-	steps := make([]merge.Step, 2*n+len(h.Crashes))
+	steps := make([]merge.Step, 2*n+len(crashes))
 	var streams [][]int32
-	for k, c := range h.Crashes {
+	for k, c := range crashes {
 		steps[2*n+k] = merge.Step{TS: key(c), Proc: -1}
 		streams = append(streams, []int32{int32(2*n + k)})
 	}
@@ -82,10 +93,7 @@ func lay(h History) (*layout, error) {
 		return nil, &Error{Op: i, Crash: -1, Err: history.ErrCoarseClock,
 			Msg: "its response: " + tie.Message(int32(ops[i].Process), ops[i].Return, int32(ops[j].Process), fmt.Sprintf("operation %d's response", j))}
 	}
-	if err != nil {
-		return nil, err
-	}
-	return render(h, hops, order)
+	return order, err
 }
 
 // key maps a signed timestamp to an unsigned one of the same order.
@@ -95,6 +103,8 @@ func key(ts int64) uint64 { return uint64(ts) ^ 1<<63 }
 func convert(i int, o *Operation) (history.Op, error) {
 	k := len(o.Addrs)
 	switch {
+	case o.Object != 0 || o.Name != "" || o.Args != nil || o.Results != nil:
+		return history.Op{}, opError(i, history.ErrSyntax, "has an object's operation (Object, Name, Args, Results) in a history of the word array: a history of objects has History.Objects")
 	case o.Process < 0 || o.Process > history.MaxProc:
 		return history.Op{}, opError(i, history.ErrSyntax, "process %d is not in 0 .. %d", o.Process, history.MaxProc)
 	case !kindKnown(o.Kind):

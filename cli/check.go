@@ -36,7 +36,9 @@ func checkCommand(e env) *cobra.Command {
 		Short: "Decide whether recorded histories are linearizable",
 		Long: `check reads histories (text v1 or its JSON Lines twin, detected
 automatically; - is standard input; the format is docs/history-format.md in
-the pmlin repository) and decides whether each is linearizable. Exit status:
+the pmlin repository) and decides whether each is linearizable. A version 2
+history (header "pmlin-history v2": objects of any data type) is decided
+object by object by the exact search for any model, in the same modes. Exit status:
 0 linearizable, 1 not linearizable, 2 malformed input, an input that breaks an
 assumption of the method, a history with no operation (a recorder's mistake,
 not a pass), an undecided history, one that needs more memory than the check
@@ -231,6 +233,10 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		return &exitError{exitInput, err}
 	}
 	defer closeIn()
+	in, version := sniffVersion(in)
+	if version == 2 {
+		return runCheckV2(ctx, e, in, name, size, o)
+	}
 	// The outputs re-read the input: keep a copy of one that cannot be
 	// read again (standard input, a named pipe, a process substitution
 	// such as /dev/fd/63, whose reopening waits for a writer that never

@@ -86,6 +86,8 @@ func describe(err error, file, fallback string) checkErrorJSON {
 		d.Kind, d.Message = kindUndecided, "interrupted"
 	case errors.As(err, &pe):
 		d.Kind = kindIO
+	case errors.Is(err, errV2Outputs):
+		d.Kind, d.Message = kindUsage, errV2Outputs.Error()
 	}
 	return d
 }

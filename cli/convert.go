@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,11 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 )
+
+// sniffSize is how much of an input is looked at for its version
+// (history.Version): leading comments longer than this make a version 2
+// history read as version 1, which then refuses its header.
+const sniffSize = 64 << 10
 
 // convertCommand converts a history between the syntaxes the Reader reads
 // (text, JSON Lines, binary) and those pmlin writes (text, binary).
@@ -30,6 +36,10 @@ operations: the header, init lines, comments and blank lines are kept where
 they were (a comment at the end of an event line is not). A binary history
 converted to text is the text pmlin would have recorded, byte for byte.
 
+A version 2 history (objects of any data type) converts between text and
+JSON Lines (--to jsonl), line for line; the binary history is version 1
+only.
+
 The history goes to -o FILE (never overwritten without --force; never the
 input) or standard output (binary only if it is not a terminal). Exit status:
 0 converted; 2 the input is malformed (the message names the line, or for a
@@ -39,15 +49,15 @@ binary history the byte offset) or a usage error (nothing is kept).`,
 			return runConvert(cmd.Context(), e, args[0], to, out, force)
 		},
 	}
-	cmd.Flags().StringVar(&to, "to", "text", "the syntax to write: text or binary")
+	cmd.Flags().StringVar(&to, "to", "text", "the syntax to write: text, jsonl (a version 2 history) or binary (a version 1 history)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output (never overwritten without --force)")
 	cmd.Flags().BoolVar(&force, "force", false, "overwrite --output if it exists")
 	return cmd
 }
 
 func runConvert(ctx context.Context, e env, in, to, out string, force bool) error {
-	if to != "text" && to != "binary" {
-		return &exitError{exitInput, fmt.Errorf("--to %q: text or binary", to)}
+	if to != "text" && to != "binary" && to != "jsonl" {
+		return &exitError{exitInput, fmt.Errorf("--to %q: text or binary (a version 1 history), text or jsonl (a version 2 history)", to)}
 	}
 	toFile := out != "" && out != "-"
 	if toFile && in != "-" && sameFile(in, out) {
@@ -66,8 +76,26 @@ func runConvert(ctx context.Context, e env, in, to, out string, force bool) erro
 		defer f.Close()
 		src, name = f, in
 	}
+	br := bufio.NewReaderSize(src, sniffSize)
+	src = br
+	v2 := history.Version(br) == 2
+	switch {
+	case v2 && to == "binary":
+		return &exitError{exitInput, fmt.Errorf("%s: the binary history is version 1 only: a version 2 history converts to text or JSON Lines (--to jsonl)", name)}
+	case !v2 && to == "jsonl":
+		return &exitError{exitInput, fmt.Errorf("%s: --to jsonl writes version 2 histories; a version 1 history converts to text or binary", name)}
+	}
 	var st history.ConvertStats
 	write := func(w io.Writer) error {
+		if v2 {
+			syntax := history.Text
+			if to == "jsonl" {
+				syntax = history.JSONL
+			}
+			var err error
+			st, err = history.ConvertV2(w, src, name, syntax)
+			return err
+		}
 		var dst history.EventWriter = history.NewWriter(w)
 		if to == "binary" {
 			dst = history.NewBinaryWriter(w)

@@ -64,3 +64,44 @@ func TestRunBinaryConvert(t *testing.T) {
 		t.Fatalf("--to json: exit %d, %s", code, errs)
 	}
 }
+
+// TestConvertV2: a version 2 history converts between text and JSON Lines
+// line for line (and back to the same text); the binary history and JSON
+// Lines output are refused for the version they do not hold; malformed
+// input is refused with its line, nothing written.
+func TestConvertV2(t *testing.T) {
+	src, err := os.ReadFile("../history/testdata/v2/words.hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := writeFile(t, "w.hist", string(src))
+	code, jsonl, errs := pmlin(t, "", "convert", "--to", "jsonl", in)
+	if code != 0 || !strings.Contains(errs, "text -> jsonl") || !strings.Contains(jsonl, "\n"+`{"header":"pmlin-history v2"}`+"\n") {
+		t.Fatalf("exit %d, %s\n%s", code, errs, jsonl)
+	}
+	if n, m := strings.Count(jsonl, "\n"), strings.Count(string(src), "\n"); n != m {
+		t.Fatalf("%d lines from %d", n, m)
+	}
+	// Back to text: the text as pmlin writes it (init 10=0x5 becomes
+	// init 10=5), which is also what text converts to.
+	_, text, _ := pmlin(t, "", "convert", in)
+	code, back, errs := pmlin(t, jsonl, "convert", "-")
+	if code != 0 || back != text || len(back) < len(src)-10 {
+		t.Fatalf("back to text: exit %d, %s\n%s", code, errs, back)
+	}
+	if code, _, errs := pmlin(t, "", "convert", "--to", "binary", in); code != 2 || !strings.Contains(errs, "the binary history is version 1 only") {
+		t.Fatalf("--to binary: exit %d, %s", code, errs)
+	}
+	v1 := writeFile(t, "v1.hist", "1 inv read 1\n1 ret 0\n")
+	if code, _, errs := pmlin(t, "", "convert", "--to", "jsonl", v1); code != 2 || !strings.Contains(errs, "--to jsonl writes version 2 histories") {
+		t.Fatalf("--to jsonl of version 1: exit %d, %s", code, errs)
+	}
+	bad := writeFile(t, "bad.hist", "pmlin-history v2\nobject q queue\n1 inv r deq\n")
+	dst := filepath.Join(t.TempDir(), "out.jsonl")
+	if code, _, errs := pmlin(t, "", "convert", "--to", "jsonl", bad, "-o", dst); code != 2 || !strings.Contains(errs, "bad.hist:3:7: object r is not declared") {
+		t.Fatalf("malformed: exit %d, %s", code, errs)
+	}
+	if _, err := os.Stat(dst); err == nil {
+		t.Fatal("a failed conversion left its output")
+	}
+}

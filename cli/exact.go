@@ -49,6 +49,10 @@ func runExact(ctx context.Context, e env, path string, o checkOptions) error {
 		return &exitError{exitInput, err}
 	}
 	defer closeIn()
+	in, version := sniffVersion(in)
+	if version == 2 {
+		return runCheckV2(ctx, e, in, name, size, o)
+	}
 	h, read, err := readWhole(in, name, size, o)
 	// A recording cut short is decided as far as it goes (ReadAll), then
 	// said to be cut short (exit 2).

@@ -1,6 +1,7 @@
 // Package cli is the pmlin command line: it checks recorded histories
 // (pmlin check) by the precedence-multigraph method of Cepeda et al.
-// (OPODIS 2019), records histories from persistent primitives (targets,
+// (OPODIS 2019), and histories of objects of any data type (format version
+// 2) by the exact search for any model (internal/lin), records histories from persistent primitives (targets,
 // package target) while crashing them (pmlin run, and the main job, pmlin
 // fuzz), lists the targets and their planted bugs (pmlin targets, pmlin
 // mutants), writes large synthetic histories (pmlin gen), runs the
@@ -25,6 +26,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -63,6 +65,9 @@ type env struct {
 	child func(spec string) *exec.Cmd
 	// replay is how a finding's replay script finds this program.
 	replay replayProgram
+	// models finds the model of a version 2 history's object by name
+	// (nil: model.Builtin).
+	models func(name string) model.Maker
 }
 
 // Main runs the pmlin command line on the process's arguments, with the
@@ -101,6 +106,13 @@ type Command struct {
 	// crash.ChildMain with the same targets. Nil: this executable,
 	// re-executed with the hidden subcommand "internal-worker SPEC".
 	Child func(spec string) *exec.Cmd
+	// Models finds the model of a version 2 history's object by name, for
+	// pmlin check; nil: model.Builtin. A pmlin of one's own checks its own
+	// models so (wrap model.Builtin to keep the built-in ones):
+	//
+	//	os.Exit(cli.Command{Models: myModels, Targets: ...,
+	//		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}.Run(ctx, os.Args[1:]))
+	Models func(name string) model.Maker
 
 	// replay is how a finding's replay script finds this program (Main
 	// sets it; in process, the script finds $PMLIN or Name on the PATH).
@@ -110,7 +122,7 @@ type Command struct {
 // Run runs the command line on args and returns its exit status
 // (docs/cli-contract.md).
 func (c Command) Run(ctx context.Context, args []string) int {
-	e := env{stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, prog: c.Name, targets: c.Targets, child: c.Child, replay: c.replay}
+	e := env{stdin: c.Stdin, stdout: c.Stdout, stderr: c.Stderr, prog: c.Name, targets: c.Targets, child: c.Child, replay: c.replay, models: c.Models}
 	if e.stdin == nil {
 		e.stdin = strings.NewReader("")
 	}

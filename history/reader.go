@@ -527,6 +527,12 @@ func (r *Reader) header(version string) error {
 	if r.started || r.sawMagic || len(r.initWords) > 0 || r.initDefaultSet || r.promise != 0 {
 		return r.fail(ErrIllFormed, nil, "the pmlin-history header must be the first line that is not blank or a comment")
 	}
+	if version == "v2" {
+		// A version 2 history is read whole into a model.History
+		// (ReadV2): pmlin check and pmlin convert tell it by its header
+		// (Version); this streaming Reader is version 1's.
+		return r.fail(ErrSyntax, nil, "unsupported history version %q here: this is a version 2 history, which pmlin check and pmlin convert read (history.ReadV2 in Go); this reader takes version 1", version)
+	}
 	if version != "v1" {
 		return r.fail(ErrSyntax, nil, "unsupported history version %q (this pmlin reads v1)", version)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin"
+	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmlintest"
 )
 
@@ -140,5 +141,42 @@ func TestCheckCannotJudge(t *testing.T) {
 	pmlintest.Check(f, h, pmlin.Options{})
 	if len(f.msgs) != 1 || !strings.Contains(f.msgs[0], "operation 2: a cas cannot end Outcome(0)") || len(kept(f.msgs[0])) != 0 {
 		t.Fatalf("%v", f.msgs)
+	}
+}
+
+// TestCheckObjects: a history of objects (pmlin.History.Objects) fails
+// the test the same way, keeping the history as checked (version 2 text,
+// each invocation naming its index) and the report; there is no HTML
+// report of a history of objects.
+func TestCheckObjects(t *testing.T) {
+	n := model.Number
+	h := pmlin.History{
+		Objects: []model.Object{{Name: "s", Model: "stack"}},
+		Operations: []pmlin.Operation{
+			{Process: 1, Name: "push", Args: []model.Value{n(1)}, Call: 10, Return: 20, Outcome: pmlin.Returned, Results: []model.Value{model.Sym(model.OK)}},
+			{Process: 1, Name: "push", Args: []model.Value{n(2)}, Call: 30, Return: 40, Outcome: pmlin.Returned, Results: []model.Value{model.Sym(model.OK)}},
+			{Process: 2, Name: "pop", Call: 50, Return: 60, Outcome: pmlin.Returned, Results: []model.Value{n(1)}},
+		},
+	}
+	f := &errT{TB: t}
+	res := pmlintest.Check(f, h, pmlin.Options{Name: "stack"})
+	if res == nil || res.Linearizable || len(f.msgs) != 1 {
+		t.Fatalf("%+v %v", res, f.msgs)
+	}
+	msg := f.msgs[0]
+	files := kept(msg)
+	if !strings.Contains(msg, "stack: NOT LINEARIZABLE") || !strings.Contains(msg, "object s (stack): NOT LINEARIZABLE") || len(files) != 2 {
+		t.Fatalf("%s", msg)
+	}
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		if filepath.Ext(p) == ".hist" && !strings.Contains(string(b), "2 inv s pop  # op 2") {
+			t.Fatalf("%s:\n%s", p, b)
+		}
+	}
+	h.Operations[2].Results = []model.Value{n(2)}
+	f = &errT{TB: t}
+	if res := pmlintest.Check(f, h, pmlin.Options{}); res == nil || !res.Linearizable || len(f.msgs) != 0 {
+		t.Fatalf("%+v %v", res, f.msgs)
 	}
 }

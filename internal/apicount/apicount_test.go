@@ -17,12 +17,12 @@ var listNames = flag.Bool("apicount.names", false, "log every public name, not o
 // one, or adding a public package, is a decision about the public API, to
 // be argued in the commit that does it.
 var ceilings = map[string]int{
-	"":                68,
+	"":                75,
 	"analyzer":        195,
-	"cli":             9,
+	"cli":             10,
 	"deploy":          0,
 	"examples/shadow": 8,
-	"history":         209,
+	"history":         213,
 	"lockmwcas":       1,
 	"model":           90,
 	"mwcas":           1,

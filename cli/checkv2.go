@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/lin"
+	"github.com/pmlin/pmlin/internal/objcheck"
+	"github.com/pmlin/pmlin/internal/report"
+)
+
+// sniffVersion tells the version of the history in (history.Version) and
+// returns the reader to read it from: in itself for a regular file, whose
+// first bytes are read in place (a version 1 history then goes on exactly
+// as before), else a buffered reader over it.
+func sniffVersion(in io.Reader) (io.Reader, int) {
+	if f, ok := in.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			head := make([]byte, sniffSize)
+			n, _ := f.ReadAt(head, 0)
+			return in, history.Version(bufio.NewReaderSize(bytes.NewReader(head[:n]), sniffSize))
+		}
+	}
+	br := bufio.NewReaderSize(in, sniffSize)
+	return br, history.Version(br)
+}
+
+// errV2Outputs is the usage error of --report, --dot or --shrink with a
+// version 2 history, known only once the file is open.
+var errV2Outputs = errors.New("--report, --dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation")
+
+// v2ReadMemory is the low end of what a version 2 history of size bytes
+// holds once read (history.ReadV2), for a refusal before reading it: on
+// 200,000 operations, 1.5 bytes per byte of JSON Lines and 6 per byte of
+// text stay live. The JSON Lines figure, so that only what cannot fit is
+// refused; the searches' memos are bounded apart (half of the bound).
+func v2ReadMemory(size int64) int64 { return size * 3 / 2 }
+
+// runCheckV2 decides a version 2 history (docs/history-format.md, "Version
+// 2") with the exact checker for any model, object by object, and prints
+// its verdict: each object's, and the explanation of each object that no
+// order explains.
+func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int64, o checkOptions) error {
+	if o.outs.any() {
+		return &exitError{exitInput, fmt.Errorf("%s: %w", name, errV2Outputs)}
+	}
+	if need := v2ReadMemory(size); o.maxMemory > 0 && need > o.maxMemory {
+		return &exitError{exitInput, &analyzer.MemoryError{File: name, Need: need, Limit: o.maxMemory, Source: o.memorySource, Estimated: true}}
+	}
+	h, err := history.ReadV2(in, name)
+	if err != nil {
+		return &exitError{exitInput, err}
+	}
+	if len(h.Ops) == 0 {
+		return &exitError{exitInput, noOperation(name)}
+	}
+	if err := objcheck.Validate(h, e.models); err != nil {
+		var oe *objcheck.Error
+		errors.As(err, &oe)
+		return &exitError{exitInput, &history.Error{File: name, Line: oe.Line, Err: history.ErrIllFormed, Msg: oe.Msg}}
+	}
+	opt := lin.Options{Mode: o.mode, MaxStates: int64(o.budget.states), Models: e.models}
+	if o.maxMemory > 0 {
+		// The memos are most of what a search holds; the rest (the
+		// history, the models' states) gets the other half.
+		opt.MaxMemory = o.maxMemory / 2
+	}
+	if e.stderrTTY {
+		opt.Progress = func(p lin.Progress) {
+			fmt.Fprintf(e.stderr, "\rpmlin check: %s: %d states, %d of %d searches done ", name, p.States, p.PartsDone, p.Parts)
+		}
+	}
+	cctx := ctx
+	if o.budget.time > 0 {
+		var cancel context.CancelFunc
+		cctx, cancel = context.WithTimeout(ctx, o.budget.time)
+		defer cancel()
+	}
+	res, err := lin.Check(cctx, h, opt)
+	if opt.Progress != nil {
+		fmt.Fprint(e.stderr, "\r\033[K")
+	}
+	switch {
+	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
+		return &exitError{exitInput, &analyzer.UndecidedError{File: name, Line: h.Ops[0].Line,
+			Msg: fmt.Sprintf("the search ran past its budget of %v (--budget)", o.budget.time)}}
+	case err != nil:
+		return &exitError{exitInput, err}
+	case res.Verdict == lin.Undecided:
+		for _, or := range res.Objects {
+			if or.Verdict == lin.Undecided {
+				return &exitError{exitInput, &analyzer.UndecidedError{File: name, Line: objcheck.ObjectLine(h, or.Object),
+					Msg: or.Reason + " (--budget, --max-memory)"}}
+			}
+		}
+	}
+	v := report.NewObjectsVerdict(h, name, res)
+	if o.asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetEscapeHTML(false) // "deq -> 5", not "deq -\u003e 5"
+		if err := enc.Encode(v); err != nil {
+			return &exitError{exitInput, err}
+		}
+	} else if err := v.Text(e.stdout); err != nil {
+		return &exitError{exitInput, err}
+	}
+	if !v.Linearizable {
+		return &exitError{exitViolated, nil}
+	}
+	return nil
+}

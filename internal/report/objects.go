@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/lin"
+	"github.com/pmlin/pmlin/model"
+)
+
+// ObjectsVerdict is a verdict on a version 2 history (objects of any
+// model, internal/lin), as pmlin check prints it in JSON
+// (docs/cli-contract.md, "Version 2 histories") and the Go API in text: the
+// fields of a version 1 verdict that mean something here, and the objects.
+type ObjectsVerdict struct {
+	File         string          `json:"file"`
+	Linearizable bool            `json:"linearizable"`
+	Mode         history.Mode    `json:"mode"`
+	Operations   int             `json:"operations"`
+	Engine       string          `json:"engine"`
+	Version      int             `json:"version"`
+	Processes    int             `json:"processes"`
+	Crashes      int             `json:"crashes"`
+	States       int64           `json:"states"`
+	Objects      []ObjectVerdict `json:"objects"`
+	Anomalies    []ObjectAnomaly `json:"anomalies"`
+}
+
+// ObjectVerdict is one object's verdict.
+type ObjectVerdict struct {
+	Name         string `json:"name"`
+	Model        string `json:"model"`
+	Line         int64  `json:"line"` // of its declaration; 0: brought in by version 1 lines
+	Operations   int    `json:"operations"`
+	Linearizable bool   `json:"linearizable"`
+	// Verdict: "linearizable", "violation" or "undecided" (with Reason:
+	// beside a violation of another object, an object may stay undecided).
+	Verdict    string `json:"verdict"`
+	Reason     string `json:"reason,omitempty"`
+	Partitions int    `json:"partitions"`
+}
+
+// ObjectAnomaly is an object whose operations no order explains.
+type ObjectAnomaly struct {
+	Kind   string `json:"kind"` // "nonlinearizable"
+	Object string `json:"object"`
+	Model  string `json:"model"`
+	// Ops are the lines of the invocations of a set of the object's
+	// operations that no order explains (minimal when Minimal).
+	Ops     []int64  `json:"ops"`
+	Minimal bool     `json:"minimal"`
+	Words   []uint64 `json:"words"` // a words object's addresses among Ops; empty otherwise
+	// Explanation is the sentence; Failing the line of the operation that
+	// could not take effect; State the model's state before it, after
+	// the longest order found (Prefix, its last operations, of
+	// PrefixLen).
+	Explanation string           `json:"explanation"`
+	Failing     int64            `json:"failing"`
+	State       string           `json:"state"`
+	PrefixLen   int              `json:"prefix_len"`
+	Prefix      []ObjectOp       `json:"prefix"`
+	Witness     []ObjectOp       `json:"witness"`
+	expl        *lin.Explanation // for Text
+}
+
+// ObjectOp is one operation in an explanation.
+type ObjectOp struct {
+	Line    int64  `json:"line"`
+	Proc    int64  `json:"proc"`
+	Op      string `json:"op"`
+	LeftOut bool   `json:"left_out,omitempty"`
+}
+
+func objectOps(refs []lin.OpRef) []ObjectOp {
+	out := make([]ObjectOp, len(refs))
+	for i, r := range refs {
+		out[i] = ObjectOp{Line: r.Line, Proc: r.Proc, Op: r.Op, LeftOut: r.LeftOut}
+	}
+	return out
+}
+
+// NewObjectsVerdict is the verdict res of lin.Check on h, the file name.
+func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsVerdict {
+	procs := map[int64]bool{}
+	for i := range h.Ops {
+		procs[h.Ops[i].Proc] = true
+	}
+	v := &ObjectsVerdict{File: name, Linearizable: res.Verdict == lin.Linearizable, Mode: res.Mode,
+		Operations: len(h.Ops), Engine: "exact", Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
+		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}}
+	for _, or := range res.Objects {
+		v.Objects = append(v.Objects, ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
+			Operations: or.Ops, Linearizable: or.Verdict == lin.Linearizable, Verdict: or.Verdict.String(),
+			Reason: or.Reason, Partitions: or.Parts})
+		x := or.Explanation
+		if or.Verdict != lin.Violation || x == nil {
+			continue
+		}
+		a := ObjectAnomaly{Kind: "nonlinearizable", Object: or.Name, Model: or.Model, Minimal: x.Minimal, Words: []uint64{},
+			Explanation: x.Sentence, Failing: x.Failing.Line, State: x.State, PrefixLen: x.PrefixLen,
+			Prefix: objectOps(x.Prefix), Witness: objectOps(x.Ops), expl: x}
+		for _, r := range x.Ops {
+			a.Ops = append(a.Ops, r.Line)
+			if op := &h.Ops[r.Index]; or.Model == "words" {
+				a.Words = appendAddrs(a.Words, op)
+			}
+		}
+		v.Anomalies = append(v.Anomalies, a)
+	}
+	return v
+}
+
+// appendAddrs adds the addresses of a words operation (every stride-th
+// argument, model/words.go) not there yet.
+func appendAddrs(addrs []uint64, op *model.Op) []uint64 {
+	stride := map[string]int{"cas": 3, "swap": 2}[op.Name]
+	stride = max(stride, 1)
+	for i := 0; i < len(op.Args); i += stride {
+		a := op.Args[i].N
+		found := false
+		for _, b := range addrs {
+			found = found || a == b
+		}
+		if !found {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// Text writes the verdict for a person: the verdict, a line per object,
+// then each violation's explanation.
+func (v *ObjectsVerdict) Text(w io.Writer) error {
+	var b strings.Builder
+	verdict := "LINEARIZABLE"
+	if !v.Linearizable {
+		verdict = "NOT LINEARIZABLE"
+	}
+	fmt.Fprintf(&b, "%s: %s (%s mode, exact search)\n", v.File, verdict, v.Mode)
+	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
+		v.Operations, v.Processes, v.Crashes, len(v.Objects), v.States)
+	for _, o := range v.Objects {
+		what := map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
+		if o.Reason != "" {
+			what += " (" + o.Reason + ")"
+		}
+		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations\n", o.Name, o.Model, what, o.Operations)
+	}
+	for i, a := range v.Anomalies {
+		at := "operations at lines"
+		if len(a.Ops) == 1 {
+			at = "operation at line"
+		}
+		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s %s\n", i+1, a.Object, at, lines(a.Ops))
+		for _, l := range strings.Split(strings.TrimRight(a.expl.Text(), "\n"), "\n") {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// lines writes line numbers separated by spaces.
+func lines(ls []int64) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = fmt.Sprint(l)
+	}
+	return strings.Join(s, " ")
+}

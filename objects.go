@@ -1,0 +1,184 @@
+package pmlin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/lin"
+	"github.com/pmlin/pmlin/internal/objcheck"
+	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/model"
+)
+
+// checkObjects is Check of a history of objects: its steps merged by
+// timestamp as a word array's are, laid out as a version 2 history, and
+// decided by the exact checker for any model (internal/lin), object by
+// object.
+func checkObjects(ctx context.Context, h History, opts Options) (*Result, error) {
+	mh, lay, byModel, err := layObjects(h, opts.Name)
+	if err != nil {
+		return nil, err
+	}
+	if err := objcheck.Validate(mh, opts.Models); err != nil {
+		var oe *objcheck.Error
+		errors.As(err, &oe)
+		e := &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed, Msg: oe.Msg}
+		if oe.Op >= 0 {
+			e.Op = byModel[oe.Op]
+		}
+		return nil, e
+	}
+	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed, Msg: err.Error()}
+	}
+	if res.Verdict == lin.Undecided {
+		for _, or := range res.Objects {
+			if or.Verdict == lin.Undecided {
+				ue := &analyzer.UndecidedError{File: opts.Name, Line: objcheck.ObjectLine(mh, or.Object), Msg: or.Reason, Operations: int64(len(mh.Ops))}
+				return nil, &Error{Op: -1, Crash: -1, Err: ue, Msg: "undecided: " + or.Reason}
+			}
+		}
+	}
+	out := &Result{Linearizable: res.Verdict == lin.Linearizable, Mode: opts.Mode, Engine: report.EngineExact,
+		name: opts.Name, ov: report.NewObjectsVerdict(mh, opts.Name, res), lay: lay}
+	for _, or := range res.Objects {
+		x := or.Explanation
+		if or.Verdict != lin.Violation || x == nil {
+			continue
+		}
+		an := Anomaly{Kind: analyzer.Kind("nonlinearizable"), Explanation: x.Sentence}
+		for _, r := range x.Ops {
+			an.Ops = append(an.Ops, byModel[r.Index])
+		}
+		if out.Witness == nil {
+			out.Witness = an.Ops
+		}
+		out.Anomalies = append(out.Anomalies, an)
+	}
+	return out, nil
+}
+
+// firstEventLine is the line of the first event of a history laid out by
+// layObjects: after the header and a line per object.
+func firstEventLine(h *model.History) int { return 2 + len(h.Objects) }
+
+// layObjects checks a history of objects' operations, merges their steps by
+// timestamp and lays them out as a version 2 history named name, whose
+// text (history.WriteV2, each invocation line ending with "# op I", each
+// crash line with "# crash K") the lines of its operations refer to;
+// byModel maps an operation of the version 2 history (in order of
+// invocation) to the caller's index.
+func layObjects(h History, name string) (mh *model.History, lay *layout, byModel []int, err error) {
+	ops := h.Operations
+	if len(ops) == 0 {
+		return nil, nil, nil, &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed,
+			Msg: "no operation: an empty history proves nothing (did the recorder record anything?)"}
+	}
+	if h.Init != 0 || h.InitWords != nil {
+		return nil, nil, nil, &Error{Op: -1, Crash: -1, Err: history.ErrSyntax,
+			Msg: "a history of objects gives initial values as its objects' parameters (a words object's init=V, A=V), not as Init and InitWords"}
+	}
+	for i := range ops {
+		o := &ops[i]
+		switch {
+		case o.Kind != 0 || o.Addrs != nil || o.Expected != nil || o.New != nil || o.Values != nil || o.FailAddr != 0:
+			return nil, nil, nil, opError(i, history.ErrSyntax, "has the word array's fields (Kind, Addrs, ...) in a history of objects: an object's operation has Object, Name, Args and Results")
+		case o.Process < 0 || o.Process > history.MaxProc:
+			return nil, nil, nil, opError(i, history.ErrSyntax, "process %d is not in 0 .. %d", o.Process, history.MaxProc)
+		case o.Object < 0 || o.Object >= len(h.Objects):
+			return nil, nil, nil, opError(i, history.ErrSyntax, "acts on object %d, and History.Objects has %d", o.Object, len(h.Objects))
+		case o.Outcome == Returned && len(o.Results) == 0:
+			return nil, nil, nil, opError(i, history.ErrIllFormed, "returned no result (an operation that returned has its Results; Unknown: its outcome is not known)")
+		case o.Outcome != Returned && o.Outcome != Unknown && o.Outcome != Pending:
+			return nil, nil, nil, opError(i, history.ErrIllFormed, "an operation on an object ends Returned, Unknown or Pending, not %v", o.Outcome)
+		case o.Outcome != Returned && o.Results != nil:
+			return nil, nil, nil, opError(i, history.ErrIllFormed, "has Results but ended %v", o.Outcome)
+		case o.Outcome != Pending && o.Return < o.Call:
+			return nil, nil, nil, opError(i, history.ErrIllFormed, "returns at %d, before its call at %d", o.Return, o.Call)
+		}
+	}
+	order, err := merged(ops, h.Crashes)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	mh = &model.History{Name: name, Objects: make([]model.Object, len(h.Objects)), Events: len(order)}
+	base := int64(firstEventLine(mh))
+	for i, o := range h.Objects {
+		mh.Objects[i] = o
+		mh.Objects[i].Line = int64(2 + i)
+	}
+	n := len(ops)
+	index := make([]int, n) // the caller's index -> mh.Ops's
+	pending := map[int]int{}
+	crashOf := make([]int, len(h.Crashes))
+	for p, s := range order {
+		line := base + int64(p)
+		switch i := int(s) / 2; {
+		case int(s) >= 2*n:
+			c := len(mh.Crashes)
+			crashOf[int(s)-2*n] = c
+			mh.Crashes = append(mh.Crashes, model.Crash{Pos: p, Line: line})
+			for proc, k := range pending {
+				mh.Ops[k].Crash = c
+				delete(pending, proc)
+			}
+		case s%2 == 0:
+			o := &ops[i]
+			index[i] = len(mh.Ops)
+			pending[o.Process] = len(mh.Ops)
+			mh.Ops = append(mh.Ops, model.Op{Proc: int64(o.Process), Object: o.Object, Name: o.Name, Args: o.Args,
+				Status: model.CutOff, Call: p, Return: -1, Crash: -1, Line: line})
+		default:
+			o, op := &ops[i], &mh.Ops[index[i]]
+			delete(pending, o.Process)
+			op.Return, op.RetLine = p, line
+			op.Status, op.Results = model.Returned, o.Results
+			if o.Outcome == Unknown {
+				op.Status = model.Unknown
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := history.WriteV2(&b, mh, history.Text); err != nil {
+		return nil, nil, nil, &Error{Op: -1, Crash: -1, Err: history.ErrSyntax, Msg: err.Error()}
+	}
+	lay = &layout{invLine: make([]int64, n), byLine: make(map[int64]lineOf, 2*n+len(h.Crashes))}
+	for i := range ops {
+		op := &mh.Ops[index[i]]
+		lay.invLine[i] = op.Line
+		lay.byLine[op.Line] = lineOf{op: i, crash: -1}
+		if op.RetLine > 0 {
+			lay.byLine[op.RetLine] = lineOf{op: i, crash: -1, ret: true}
+		}
+	}
+	for k, c := range crashOf {
+		lay.byLine[mh.Crashes[c].Line] = lineOf{op: -1, crash: k}
+	}
+	// The text, each invocation and crash line naming the caller's
+	// operation or crash.
+	var text []byte
+	for line, l := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
+		at, ok := lay.byLine[int64(line+1)]
+		switch {
+		case ok && at.op >= 0 && !at.ret:
+			l = append(bytes.TrimSuffix(l, []byte("\n")), "  # op "+strconv.Itoa(at.op)+"\n"...)
+		case ok && at.crash >= 0:
+			l = append(bytes.TrimSuffix(l, []byte("\n")), "  # crash "+strconv.Itoa(at.crash)+"\n"...)
+		}
+		text = append(text, l...)
+	}
+	lay.text = text
+	byModel = make([]int, len(mh.Ops))
+	for i, k := range index {
+		byModel[k] = i
+	}
+	return mh, lay, byModel, nil
+}
