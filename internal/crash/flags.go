@@ -196,6 +196,7 @@ func (v *value[T]) Set(s string) error {
 // RegisterFlags binds m's shares to flags of pmlin fuzz.
 func (m *Mix) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&m.Shapes, "mix-shapes", m.Shapes, "share of runs whose words, k and target layout parameters (e.g. one data word per cache line) are drawn from their seed, unless set by a flag")
+	fs.Float64Var(&m.Crowd, "mix-crowd", m.Crowd, "share of the runs without a shape of their own that crowd k >= 3 words per operation (up to the descriptor capacity) onto k to 2k words, with the target's parameters drawn as for a shape")
 	fs.Float64Var(&m.Stall, "mix-stall", m.Stall, "share of runs that stop a thread in each segment to check that the others still finish (progress check; see --stall)")
 	fs.Float64Var(&m.Lone, "mix-lone", m.Lone, "share of the runs of --mix-stall that have two threads, the stopped one and one live (unless --threads is set): nobody else can finish the stopped one's work for the live one")
 	fs.Float64Var(&m.Late, "mix-late", m.Late, "share of runs that hold writes back until others wrote the same word (late-write policy; see --late)")
