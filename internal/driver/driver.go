@@ -257,7 +257,7 @@ func (s *Stuck) String() string {
 		return fmt.Sprintf("%s ran for %v without a region access (%s), after %d accesses: it loops outside the region, where no scheduler can run the other workers and no crash can stop it; a wait must be a loop of region accesses",
 			op, s.Quiet.Round(time.Millisecond), s.Where, s.Accesses)
 	case s.Stalled != nil:
-		return fmt.Sprintf("%s made %d region accesses without returning while %s; its last access was a %s of region word %d: it waits for the stopped process instead of finishing on its own (helping), so the target is not lock-free. A target that blocks by design declares it (target.Target.Blocking), and a wait that is part of a lock-free design (memory reclamation) is marked with pmem.Worker.Wait",
+		return fmt.Sprintf("%s made %d region accesses without returning, and no operation of another live process returned meanwhile, while %s; its last access was a %s of region word %d: it waits for the stopped process instead of finishing on its own (helping), so the target is not lock-free. A target that blocks by design declares it (target.Target.Blocking), and a wait that is part of a lock-free design (memory reclamation) calls pmem.Worker.Wait once per round of its loop",
 			op, s.Accesses, s.Stalled, s.LastKind, s.LastOff)
 	}
 	return fmt.Sprintf("%s made %d region accesses without returning, while the scheduler kept running it; its last access was a %s of region word %d",
