@@ -168,10 +168,17 @@ func (w *Worker) Fence() error {
 // move on. It reads and writes nothing, but it is an access: the hook
 // sees it (AccessWait, offset 0), so that a scheduler can run another
 // worker, and it fails once a crash has been requested, so that a crash
-// stops the waiting worker. A wait loop that loads a word instead is fine
-// too; Wait tells a progress check (pmlin's stalled thread, package
-// driver) that this worker waits on purpose, not because it failed to
-// help an operation of the worker it waits for. After the hook it yields
+// stops the waiting worker. A wait loop calls it once per round: the
+// loads of a round (those since the worker's last access other than a
+// load: a scan of hazard slots, a re-read of a lock or an epoch) and the
+// Wait that closes it tell a progress check (pmlin's stopped or held
+// thread, package driver) that this worker waits on purpose, not because
+// it failed to help an operation of the worker it waits for: they do not
+// count as the worker's steps, and it waits until its next access other
+// than a load. A loop that only loads, never calling Wait, is counted
+// step by step, as a spin that should help instead. So call Wait only
+// where the design waits for another worker it cannot help (a lock, a
+// descriptor a reclamation scheme holds back). After the hook it yields
 // the processor (runtime.Gosched), so that the workers it waits for run,
 // unless the hook is an ExclusiveHook: such a hook has run the others
 // already (a scheduler that runs one worker at a time), and a yield to the

@@ -106,17 +106,36 @@
 //
 // # Progress
 //
-// pmlin fuzz checks more than linearizability: with the deterministic
+// pmlin fuzz checks more than linearizability. With the deterministic
 // scheduler it stops a worker for good right after one of its writes
 // inside an operation (the progress check, --stall), and holds workers
-// back before a CAS (late writes, --late); an operation of another worker
-// that then makes --stall-accesses region accesses without returning is
-// reported "stuck", naming the stopped worker. That is what lock-freedom
-// promises: a worker that stops does not stop the others. A target whose
-// operations wait for another worker by design (a lock) declares it with
-// Target.Blocking and is never stopped or held; a lock-free target marks
-// the waits its design has (an allocator waiting for reclamation) with
-// pmem.Worker.Wait, which do not count towards the bound.
+// back before a CAS until the others have changed that word, or brought
+// its expected value back (late writes, --late; a late write lands on a
+// word that moved on, as a descheduled helper's does). Meanwhile the
+// others must keep completing operations: an operation that makes
+// --stall-accesses of its own region accesses while no operation of
+// another live worker returns is reported "stuck", naming the stopped or
+// held worker; every return restarts the count of the operations in
+// progress. The bound is 10,000 or 16·k², whichever is larger (k is
+// Config.MaxK), so a correct operation of O(k²) steps, such as a read
+// that looks each of its words up in a descriptor's entries, has room;
+// a retry because others keep winning is overtaken by their returns. That
+// is lock-freedom: a worker that stops does not stop the others.
+//
+// A target whose operations wait for another worker by design (a lock)
+// declares it with Target.Blocking and is never stopped or held. A
+// lock-free target may still wait where its design blocks: reclamation
+// waiting for memory that a stopped worker keeps (an epoch it has not
+// left, a hazard slot it has not cleared). Such a wait loop calls
+// pmem.Worker.Wait once per round: the Wait and the loads of its round
+// (a scan of the hazard slots, a re-read of an epoch) are not counted,
+// and once every live worker waits so, the stopped or held one is let
+// go. A loop that only loads, never calling Wait, is counted step by
+// step, as a spin that should help instead; and a Wait where the worker
+// could help (finish the operation it waits for) hides exactly the bug
+// the check is for. Steps on volatile state shared outside the region
+// are marked with pmem.Worker.Volatile (above): late-write runs switch
+// workers there.
 //
 // # Linking a target into pmlin
 //

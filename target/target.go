@@ -39,7 +39,10 @@ type Ops interface {
 	// call.
 	CAS(worker int, words []Word) (ok bool, failedAddr uint64, err error)
 	// Read reads the values at addrs into out[:len(addrs)] as one atomic
-	// snapshot.
+	// snapshot. The addresses are distinct and below Config.Words; the
+	// workload's reads have at most Config.MaxK of them, but a run ends
+	// with a read of every word, as worker 0 once the others are done:
+	// len(addrs) = Config.Words, which may exceed MaxK (out has room).
 	Read(worker int, addrs []uint64, out []uint64) error
 }
 
@@ -97,9 +100,14 @@ type Instance interface {
 type Config struct {
 	// Words is the number of data words: addresses 0 .. Words-1.
 	Words uint64
-	// Workers bounds the worker ids of operations: 0 .. Workers-1.
+	// Workers bounds the worker ids of operations: 0 .. Workers-1. It is
+	// the run's --threads: one worker per thread, and Recover and the
+	// final read run as worker 0 (per-worker state, such as a share of a
+	// descriptor pool, is sized by it).
 	Workers int
-	// MaxK is the largest number of words of an operation (1 .. MaxK).
+	// MaxK is the largest number of words of a CAS, a swap or a read of
+	// the workload (1 .. MaxK): the run's --k. Only the final read of
+	// every word is larger (Ops.Read).
 	MaxK int
 	// Mutant is "" (the correct code) or the name of one of the target's
 	// Mutants.

@@ -187,7 +187,10 @@ func (e *emulated) crash(seg segment) (string, error) {
 		return "", err
 	}
 	how := "image policy " + p.String()
-	if !seg.crashed {
+	switch {
+	case seg.failed:
+		how += " (where an operation's error stopped the run)"
+	case !seg.crashed:
 		how += " (at the end of the segment: the workload finished before the crash point)"
 	}
 	return how, nil

@@ -50,7 +50,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Int64Var(&d.StuckAccesses, "stuck-accesses", d.StuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
 	fs.Float64Var(&d.Late, "late", d.Late, "deterministic scheduler: probability that a thread's CAS inside an operation is held back until the others have changed that word (late-write policy; also switches at the target's volatile scheduling points)")
 	fs.Float64Var(&c.LateCrash, "late-crash", c.LateCrash, "with --late: probability that a segment crashes where a late write was changed and the change is not yet durable (right before the fence that would make it durable), instead of at a random access")
-	fs.Int64Var(&d.StallAccesses, "stall-accesses", d.StallAccesses, "while --stall has stopped a thread, an operation of another that makes this many region accesses (declared waits not counted) without returning is reported stuck")
+	fs.Int64Var(&d.StallAccesses, "stall-accesses", d.StallAccesses, "while --stall has stopped a thread (or --late holds one), an operation of another that makes this many region accesses while no other operation returns is reported stuck (declared waits and the loads of their rounds not counted); 0: 10,000 or 16 k^2, whichever is larger")
 	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation; deterministic: a thread that keeps the turn this long without a region access that hands it on, or a new operation, is blocked")
 	fs.Var(newValue(&c.CrashMode, ParseCrashMode, CrashMode.String), "crash-mode", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
 	fs.StringVar(&c.Mutant, "mutant", c.Mutant, "planted bug of the target to run instead of its correct code (see pmlin mutants)")
@@ -196,6 +196,7 @@ func (v *value[T]) Set(s string) error {
 // RegisterFlags binds m's shares to flags of pmlin fuzz.
 func (m *Mix) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&m.Shapes, "mix-shapes", m.Shapes, "share of runs whose words, k and target layout parameters (e.g. one data word per cache line) are drawn from their seed, unless set by a flag")
+	fs.Float64Var(&m.Crowd, "mix-crowd", m.Crowd, "share of the runs without a shape of their own that crowd k >= 3 words per operation (up to the descriptor capacity) onto k to 2k words, with the target's parameters drawn as for a shape")
 	fs.Float64Var(&m.Stall, "mix-stall", m.Stall, "share of runs that stop a thread in each segment to check that the others still finish (progress check; see --stall)")
 	fs.Float64Var(&m.Lone, "mix-lone", m.Lone, "share of the runs of --mix-stall that have two threads, the stopped one and one live (unless --threads is set): nobody else can finish the stopped one's work for the live one")
 	fs.Float64Var(&m.Late, "mix-late", m.Late, "share of runs that hold writes back until others wrote the same word (late-write policy; see --late)")

@@ -27,6 +27,15 @@ type Mix struct {
 	// Shapes is the share of runs with a shape drawn from their seed:
 	// words and k, and every target parameter that lists Fuzz values.
 	Shapes float64
+	// Crowd is the share of the runs without a shape of their own that
+	// take a crowded one instead (crowd): k >= 3, up to target.MaxK,
+	// on k to 2k words, and the target parameters drawn as for a shape
+	// (a small descriptor pool among them). What only a third word
+	// exposes (a helper late at one word while the operation fails at a
+	// later one and rolls the first back, then a reuse of its
+	// descriptor) is out of reach of the default k = 2, and a shape has
+	// k >= 3 in only 40 % of its runs, among many words.
+	Crowd float64
 	// Stall is the share of runs whose every segment stops a thread
 	// (Config.Stall 1): deterministic scheduler, targets that do not
 	// declare themselves Blocking.
@@ -69,6 +78,7 @@ type Mix struct {
 // Defaults of the mix (DefaultMix) and of the runs under fire.
 const (
 	DefaultMixShapes = 0.3
+	DefaultMixCrowd  = 0.2
 	DefaultMixStall  = 0.5
 	DefaultMixLone   = 0.5
 	DefaultMixFire   = 0.2
@@ -84,7 +94,7 @@ const (
 
 // DefaultMix is pmlin fuzz's mix.
 func DefaultMix() Mix {
-	return Mix{Shapes: DefaultMixShapes, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Late: DefaultMixLate, LateCrash: DefaultMixLateCrash, Optional: true}
+	return Mix{Shapes: DefaultMixShapes, Crowd: DefaultMixCrowd, Stall: DefaultMixStall, Lone: DefaultMixLone, Fire: DefaultMixFire, Late: DefaultMixLate, LateCrash: DefaultMixLateCrash, Optional: true}
 }
 
 // Check reports a mix that cannot be used.
@@ -92,7 +102,7 @@ func (m Mix) Check() error {
 	for _, x := range []struct {
 		name string
 		v    float64
-	}{{"shapes", m.Shapes}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}, {"late", m.Late}, {"late-crash", m.LateCrash}} {
+	}{{"shapes", m.Shapes}, {"crowd", m.Crowd}, {"stall", m.Stall}, {"lone", m.Lone}, {"fire", m.Fire}, {"late", m.Late}, {"late-crash", m.LateCrash}} {
 		if !(x.v >= 0 && x.v <= 1) {
 			return fmt.Errorf("mix: %s share %v (a probability)", x.name, x.v)
 		}
@@ -102,7 +112,7 @@ func (m Mix) Check() error {
 
 // drawn is what a run drew from the mix.
 type drawn struct {
-	shaped, stalled, lone, fire, swept, late, lateCrash, optional bool
+	shaped, crowded, stalled, lone, fire, swept, late, lateCrash, optional bool
 }
 
 // draw makes run c (whose seed is set) take what the mix draws for it.
@@ -114,6 +124,10 @@ func (m Mix) draw(c *Config) drawn {
 	shape, stall, fire, sweep := rng.Float64(), rng.Float64(), rng.Float64(), rng.Float64()
 	if shape < m.Shapes {
 		d.shaped = m.shape(c, rng)
+	} else if crowd := rand.New(rand.NewPCG(c.Driver.Seed, 0xc40d)); crowd.Float64() < m.Crowd {
+		// A stream of its own: the runs that do not take it replay as
+		// before it existed.
+		d.crowded = m.crowd(c, crowd)
 	}
 	if stall < m.Stall && !m.Keep["stall"] && c.Scheduler() == driver.Deterministic && !c.Target.Blocking {
 		c.Stall, d.stalled = 1, true
@@ -183,6 +197,36 @@ func (m Mix) shape(c *Config, rng *rand.Rand) bool {
 		changed = true
 	}
 	d.Words = max(d.Words, uint64(d.K)) // a k the user set
+	drew := m.params(c, rng)
+	return changed || drew
+}
+
+// crowd draws a crowded shape for c, unless the user set its words or k:
+// k is 3 in half of these runs, 4 to 8 in 45 %, up to target.MaxK in 5 %;
+// the words k to 2k, so that nearly every operation meets another, fails
+// or helps; the target parameters as for a shape (params).
+func (m Mix) crowd(c *Config, rng *rand.Rand) bool {
+	if m.Keep["words"] || m.Keep["k"] {
+		return false
+	}
+	d := &c.Driver
+	switch r := rng.Float64(); {
+	case r < 0.5:
+		d.K = 3
+	case r < 0.95:
+		d.K = 4 + rng.IntN(5)
+	default:
+		d.K = 9 + rng.IntN(target.MaxK-8)
+	}
+	d.Words = uint64(d.K + rng.IntN(d.K+1))
+	m.params(c, rng)
+	return true
+}
+
+// params draws the target parameters of c that list Fuzz values and that
+// the user did not set, and reports whether it drew one.
+func (m Mix) params(c *Config, rng *rand.Rand) bool {
+	changed := false
 	cloned := false
 	for _, p := range c.Target.Params {
 		if len(p.Fuzz) == 0 || m.Keep[p.Name] {
@@ -211,6 +255,10 @@ type MixStats struct {
 	KMin, KMax         int                         `json:"-"`
 	KWords             int64                       `json:"k_words"`
 	Params             map[string]map[string]int64 `json:"params,omitempty"`
+	// Crowded runs took a crowded shape (Mix.Crowd), of k from
+	// CrowdKMin to CrowdKMax.
+	Crowded              int64 `json:"crowded"`
+	CrowdKMin, CrowdKMax int   `json:"-"`
 	// Stalled runs stopped a thread in each segment; Stalls counts the
 	// segments in which one was stopped.
 	Stalled int64 `json:"stalled"`
@@ -277,6 +325,14 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	if d.optional {
 		s.Optional++
 	}
+	if d.crowded {
+		k := c.Driver.K
+		if s.Crowded == 0 || k < s.CrowdKMin {
+			s.CrowdKMin = k
+		}
+		s.CrowdKMax = max(s.CrowdKMax, k)
+		s.Crowded++
+	}
 	if !d.shaped {
 		return
 	}
@@ -342,6 +398,9 @@ func (s MixStats) String(runs int64) string {
 			shape += "; " + name + " " + strings.Join(vs, ", ")
 		}
 		parts = append(parts, shape+")")
+	}
+	if s.Crowded > 0 {
+		parts = append(parts, fmt.Sprintf("%s crowded (k %d-%d on k to 2k words)", pct(s.Crowded, runs), s.CrowdKMin, s.CrowdKMax))
 	}
 	if s.Stalled > 0 {
 		parts = append(parts, fmt.Sprintf("%s with a thread stopped in each segment (progress check: %d stops; %s of these runs with one live thread)",

@@ -135,6 +135,7 @@ type segment struct {
 	driver.MergeStats
 	accesses int64 // region accesses of the workload, where counted
 	crashed  bool  // at its crash point (else the workload finished first)
+	failed   bool  // stopped by an operation's error (afterAssertion)
 	stalled  bool  // the progress check stopped a worker (driver.Stall)
 	holds    int64 // the late-write policy held workers
 	// late is where a late crash fell (nil: none did).
@@ -236,6 +237,8 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 			rem[i] = max(0, rem[i]-int(seg.InvokedBy[i]))
 		}
 		switch {
+		case seg.anomaly != nil && seg.anomaly.Kind == Corrupt && c.CrashMode == Emulated:
+			return afterAssertion(ctx, rs, seg, rec, reader, res)
 		case seg.anomaly != nil:
 			res.Anomalies = append(res.Anomalies, *seg.anomaly)
 			return nil
@@ -264,6 +267,22 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 	}
 	rec.Read(reader, rv.addrs, rv.vals)
 	return nil
+}
+
+// afterAssertion ends a run whose operation failed with an error of the
+// target's own (an assertion, a corrupt descriptor: seg.anomaly, Corrupt)
+// as a crash would: the region crashes where the error stopped the
+// segment, recovers, and what recovery left is read back and recorded.
+// So the history is judged, with --ignore corrupt too, up to that point
+// and with the state the failed operation left (cut off, as by a crash),
+// not only by the error; the anomaly says so.
+func afterAssertion(ctx context.Context, rs rounds, seg segment, rec *driver.Recorder, reader int32, res *Result) error {
+	a := *seg.anomaly
+	a.Explanation += fmt.Sprintf("; the run stopped there: the history up to line %d is judged, then the region crashed (line %d), recovered, and what recovery left was read back", rec.Lines(), rec.Lines()+1)
+	res.Anomalies = append(res.Anomalies, a)
+	seg.failed = true
+	_, err := crashRound(ctx, rs, seg, rec, reader, res)
+	return err
 }
 
 // crashRound records the crash that ends a segment (at its crash point,

@@ -59,7 +59,15 @@ const (
 	DefaultSeed          = 1
 	DefaultStuckAccesses = 100_000
 	DefaultStuckAfter    = 2 * time.Second
+	// DefaultStallAccesses is the least stall bound of a run that sets
+	// none (Config.StallBound).
 	DefaultStallAccesses = 10_000
+	// StallPerK2 is the stall bound of a run that sets none, per k^2
+	// (Config.StallBound): a correct operation may cost O(k^2) region
+	// accesses (a read that scans a descriptor's k entries, three words
+	// each, for each of its k words makes 3k^2), and the bound leaves it
+	// five times that.
+	StallPerK2 = 16
 )
 
 // StickBySeed, as Config.Stick (any negative value), lets the seed choose
@@ -104,9 +112,11 @@ type Config struct {
 	// StuckAfter is the wall-clock bound of the free scheduler.
 	StuckAfter time.Duration
 	// StallAccesses replaces StuckAccesses for the operations of the other
-	// workers while the progress check has stopped one (CrashPoint.Stall):
-	// an operation that makes this many accesses (declared waits not
-	// counted) without returning waits for the stopped worker.
+	// workers while the progress check has stopped one (CrashPoint.Stall)
+	// or the late-write policy holds one: an operation that makes this
+	// many accesses (the rounds of declared waits not counted) while no
+	// other operation returns waits for the stopped worker (stall.go). 0
+	// sets the bound by the run's shape (StallBound).
 	StallAccesses int64
 	// Late (deterministic scheduler) is the late-write policy's
 	// probability that a worker's CAS inside an operation is held back
@@ -121,8 +131,20 @@ type Config struct {
 // the deterministic scheduler with the stick probability chosen by the seed.
 func DefaultConfig() Config {
 	return Config{Threads: DefaultThreads, Words: DefaultWords, K: DefaultK, Reads: DefaultReads, Seed: DefaultSeed,
-		Sched: Deterministic, Stick: StickBySeed, StuckAccesses: DefaultStuckAccesses, StuckAfter: DefaultStuckAfter,
-		StallAccesses: DefaultStallAccesses}
+		Sched: Deterministic, Stick: StickBySeed, StuckAccesses: DefaultStuckAccesses, StuckAfter: DefaultStuckAfter}
+}
+
+// StallBound is the stall bound of the run (see StallAccesses): the one
+// set, else DefaultStallAccesses or StallPerK2 k^2, whichever is larger
+// (10,000 up to k = 25). Only k enters it: the other workers' steps that
+// make an operation retry or help (more threads, more contention) end in
+// operations of theirs that return, and each return restarts the count
+// (stall.go); the number of words does not make an operation longer.
+func (c Config) StallBound() int64 {
+	if c.StallAccesses > 0 {
+		return c.StallAccesses
+	}
+	return max(DefaultStallAccesses, StallPerK2*int64(c.K)*int64(c.K))
 }
 
 // Check reports a configuration that cannot run.
@@ -148,8 +170,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("late = %v (a probability)", c.Late)
 	case !(c.Stick <= 1):
 		return fmt.Errorf("stick = %v (a probability, or negative: chosen by the seed)", c.Stick)
-	case c.StuckAccesses < 1 || c.StallAccesses < 1:
-		return errors.New("the stuck bounds must be positive")
+	case c.StuckAccesses < 1 || c.StallAccesses < 0:
+		return errors.New("the stuck bounds must be positive (the stall bound 0: by the run's shape)")
 	case c.StuckAfter < 0:
 		return fmt.Errorf("stuck-after = %v (not negative)", c.StuckAfter)
 	case c.Sched != Deterministic && c.Sched != Free:

@@ -45,6 +45,7 @@ type Driver struct {
 	crashWorker int   // free: the worker whose crashAt-th access crashes
 	crashAction func()
 	stallAt     int64 // deterministic: CrashPoint.Stall
+	stallBound  int64 // deterministic: Config.StallBound
 	lateCrash   bool  // deterministic: CrashPoint.Late
 	silent      int   // the worker a watchdog found silent (-1: none)
 	segAccesses int64 // deterministic: accesses of the segment
@@ -105,7 +106,7 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if err != nil {
 		return nil, err
 	}
-	d := &Driver{cfg: c, target: ops, region: r, rec: rec, clk: clk}
+	d := &Driver{cfg: c, target: ops, region: r, rec: rec, clk: clk, stallBound: c.StallBound()}
 	if err := d.optional(); err != nil {
 		return nil, err
 	}
@@ -256,7 +257,7 @@ func (s *Stuck) String() string {
 		return fmt.Sprintf("%s ran for %v without a region access (%s), after %d accesses: it loops outside the region, where no scheduler can run the other workers and no crash can stop it; a wait must be a loop of region accesses",
 			op, s.Quiet.Round(time.Millisecond), s.Where, s.Accesses)
 	case s.Stalled != nil:
-		return fmt.Sprintf("%s made %d region accesses without returning while %s; its last access was a %s of region word %d: it waits for the stopped process instead of finishing on its own (helping), so the target is not lock-free. A target that blocks by design declares it (target.Target.Blocking), and a wait that is part of a lock-free design (memory reclamation) is marked with pmem.Worker.Wait",
+		return fmt.Sprintf("%s made %d region accesses without returning, and no operation of another live process returned meanwhile, while %s; its last access was a %s of region word %d: it waits for the stopped process instead of finishing on its own (helping), so the target is not lock-free. A target that blocks by design declares it (target.Target.Blocking), and a wait that is part of a lock-free design (memory reclamation) calls pmem.Worker.Wait once per round of its loop",
 			op, s.Accesses, s.Stalled, s.LastKind, s.LastOff)
 	}
 	return fmt.Sprintf("%s made %d region accesses without returning, while the scheduler kept running it; its last access was a %s of region word %d",
@@ -733,9 +734,7 @@ func (d *Driver) now() int64 {
 // boundaries). It reports whether the worker yielded.
 func (d *Driver) point(w int) bool {
 	if s := d.det; s != nil {
-		if s.stalled >= 0 {
-			s.notWaiting(w)
-		}
+		s.notWaiting(w)
 		s.yield(w)
 		return true
 	}
@@ -878,6 +877,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			// TestReopenFindsUnpersistedNew. The next segment starts from
 			// a clean state anyway.
 			ws.inOp = false
+			if s := d.det; s != nil && (s.stalled >= 0 || s.holding()) {
+				s.returned(w)
+			}
 		}
 		if !d.back(w) {
 			return // abandoned: the log is the watchdog's

@@ -62,9 +62,9 @@ import (
 //     wait for the stopped worker forever.
 //
 // While a worker is held, the progress check's rule holds (see stall.go):
-// an operation of another worker that makes StallAccesses region accesses
-// without returning (declared waits not counted) waits for the held one,
-// and is reported stuck naming it. The policy draws from a stream of its
+// an operation of another worker that makes the stall bound of region
+// accesses while no other operation returns (the rounds of declared waits
+// not counted) waits for the held one, and is reported stuck naming it. The policy draws from a stream of its
 // own, so the scheduler's own stream of choices is not shifted by it.
 // Scheduling points on volatile state are switching points only in these
 // runs: elsewhere they are ignored, so the histories of the other runs
@@ -212,11 +212,12 @@ func (h *hold) changed(r *pmem.Region) bool {
 	return h.need == 0
 }
 
-// lateStep is the policy at worker w's access of kind and off (state ws),
-// after the crash and stall rules. It reports whether the access's
+// lateStep is the policy at worker w's access of kind and off (state ws,
+// which waited by design before it if was), after the crash and stall
+// rules. It reports whether the access's
 // scheduling point was taken here (the worker held and back, or the turn
 // handed to a worker whose hold ended): then the access is made at once.
-func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64) bool {
+func (s *detSched) lateStep(w int, ws *wstate, was bool, kind pmem.AccessKind, off uint64) bool {
 	l := s.late
 	casOld, casKnown := l.casOld, l.casKnown && kind == pmem.AccessCAS
 	l.casKnown = false
@@ -236,7 +237,7 @@ func (s *detSched) lateStep(w int, ws *wstate, kind pmem.AccessKind, off uint64)
 	}
 	allWait := false
 	if len(l.held) > 0 {
-		allWait = l.waitStep(ws, kind, len(s.live))
+		allWait = l.waitStep(was, kind, len(s.live))
 	}
 	for i := 0; i < len(l.held); i++ {
 		h := l.held[i]
@@ -315,8 +316,13 @@ func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 	for _, x := range s.live {
 		// Counted from the first hold: a count reset at every new hold
 		// would let a spin go on forever while the holds come and go.
-		if o := &d.ws[x]; o.inOp && (len(l.held) == 1 || o.limit != d.cfg.StallAccesses) {
-			o.opAcc, o.limit = 0, d.cfg.StallAccesses
+		if o := &d.ws[x]; o.inOp && (len(l.held) == 1 || o.limit != d.stallBound) {
+			o.opAcc, o.limit, o.round = 0, d.stallBound, 0
+		}
+		if len(l.held) == 1 && s.stalled < 0 {
+			// What the workers did before the hold is no wait of its
+			// rule (a stall's rule keeps its own).
+			d.ws[x].waiting = false
 		}
 	}
 	s.handOver(w, s.pick(-1))
@@ -332,6 +338,7 @@ func (s *detSched) unhold(i int) {
 	h.st.Released = true
 	l.held = append(l.held[:i], l.held[i+1:]...)
 	s.live = append(s.live, h.w)
+	s.d.ws[h.w].waiting = false // it was held at a write or a volatile step
 	if s.stalled < 0 && len(l.held) == 0 {
 		for _, x := range s.live {
 			s.d.ws[x].limit = s.d.cfg.StuckAccesses
@@ -340,25 +347,23 @@ func (s *detSched) unhold(i int) {
 }
 
 // waitStep counts the declared waits (Worker.Wait) of the live workers
-// (live of them; ws makes this access, of kind) in a row while a worker
-// is held, and says whether they all wait by design now: lateAllWait
-// waits each in a row, no other access in between (a waiting worker hands
-// the turn to another, so a worker that does not wait breaks the row
-// soon; a step on volatile state is neither). A declared wait, and a
-// step on volatile state, do not count towards the stuck rule, as while
-// a worker is stalled (stall.go): a worker that waits for memory the held
-// one keeps from being reclaimed is not stuck, an operation that spins
-// instead of helping is.
-func (l *late) waitStep(ws *wstate, kind pmem.AccessKind, live int) bool {
-	switch kind {
-	case pmem.AccessVolatile:
-		// Not a region access: a wait loop may step on volatile state
-		// (pmwcas's allocator tries to advance the epoch before each wait),
-		// and such a step neither counts nor breaks the row.
-		ws.opAcc--
+// (live of them) in a row while a worker is held, and says whether they
+// all wait by design now: lateAllWait waits each in a row, with no access
+// in between but the loads of a worker that waits by design (was: the
+// worker making this access, of kind, did), which are the rounds of its
+// wait loop (a waiting worker hands the turn to another, so a worker
+// that does not wait breaks the row soon). A step on volatile state
+// neither counts nor breaks the row: a wait loop may step on volatile
+// state (pmwcas's allocator tries to advance the epoch before each wait).
+// The waits and their rounds do not count towards the stuck rule, as
+// while a worker is stalled (wstate.declared): a worker that waits for
+// memory the held one keeps from being reclaimed is not stuck, an
+// operation that spins instead of helping is.
+func (l *late) waitStep(was bool, kind pmem.AccessKind, live int) bool {
+	switch {
+	case kind == pmem.AccessVolatile, kind == pmem.AccessLoad && was:
 		return false
-	case pmem.AccessWait:
-		ws.opAcc--
+	case kind == pmem.AccessWait:
 		l.waits++
 		return l.waits >= int64(lateAllWait*live)
 	}

@@ -27,11 +27,14 @@ type wstate struct {
 	lastKind pmem.AccessKind
 	lastOff  uint64
 	yield    *rand.Rand // free: seeded yields
-	// waiting (deterministic, while a worker is stalled): the worker's
-	// last access was a declared wait (pmem.Worker.Wait).
+	// waiting (deterministic, while a worker is stalled or held): the
+	// worker waits by design, its last access other than a load being a
+	// declared wait (pmem.Worker.Wait); round counts the loads since its
+	// last access other than a load (declared).
 	waiting bool
+	round   int64
 	// limit (deterministic) is the stuck bound of the current operation:
-	// StuckAccesses, or StallAccesses from the stall on.
+	// StuckAccesses, or the stall bound from the stall on.
 	limit int64
 	// beat (free) publishes the worker's progress to the watchdog and
 	// says who owns its log: a count<<2 | where, the count going up every
@@ -126,12 +129,10 @@ type detSched struct {
 	*crew
 	// The progress check (stall.go): the worker that makes the segment's
 	// stallAt-th access (0: none) inside an operation is stopped, stalled
-	// (-1: none) until released; waiters counts the live workers whose
-	// last access was a declared wait meanwhile.
+	// (-1: none) until released.
 	stallAt int64
 	stalled int
 	stall   *Stall
-	waiters int
 	// late is the late-write policy (late.go; nil: off); lc the late
 	// crash (latecrash.go; nil: off).
 	late *late
@@ -204,9 +205,10 @@ func (s *detSched) took() {
 // the counters) is published before the target runs.
 func (d *Driver) invoked(w int) {
 	if s := d.det; s != nil {
-		d.ws[w].limit = d.cfg.StuckAccesses
+		ws := &d.ws[w]
+		ws.limit, ws.round = d.cfg.StuckAccesses, 0
 		if s.stalled >= 0 || s.holding() {
-			d.ws[w].limit = d.cfg.StallAccesses
+			ws.limit = d.stallBound
 		}
 		s.took()
 		return
@@ -310,9 +312,11 @@ func (s *detSched) resumedErr() error {
 }
 
 // special is the part of Access that applies from the segment's access
-// slowFrom on: the crash point, the late crash, the progress check's rules
-// (stall.go) and the late-write policy's (late.go), at worker w's access
-// of kind and off (state ws; prev: the kind of its access before). done:
+// slowFrom on: the crash point, the late crash, the rule of declared waits
+// while a worker is stopped or held (wstate.declared), the progress
+// check's rules (stall.go) and the late-write policy's (late.go), at
+// worker w's access of kind and off (state ws; prev: the kind of its
+// access before). done:
 // the access ends there, with err (a crash; or the scheduling point was
 // taken there, the worker stopped or held, and back, and the access is
 // made at once); else the scheduler makes its choice.
@@ -321,10 +325,14 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 	if d.segAccesses == d.crashAt {
 		return true, d.crashHere()
 	}
+	was := ws.waiting
+	if s.stalled >= 0 || s.holding() {
+		ws.declared(kind)
+	}
 	if s.lc != nil && s.lc.phase != lcIdle || s.stalled >= 0 || s.stallAt > 0 && d.segAccesses >= s.stallAt {
 		// (a call of its own: the values it needs afterwards are saved
 		// on this path only)
-		if done, err := s.lateCrashOrStall(w, ws, prev, kind, off); done {
+		if done, err := s.lateCrashOrStall(w, ws, was, prev, kind, off); done {
 			return true, err
 		}
 	}
@@ -332,15 +340,15 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 	case l == nil:
 	case l.idle(w, kind):
 		l.casKnown = false // all lateStep would do
-	case s.lateStep(w, ws, kind, off):
+	case s.lateStep(w, ws, was, kind, off):
 		return true, s.resumedErr()
 	}
 	return false, nil
 }
 
 // lateCrashOrStall is special's late crash and progress check, when one
-// of them may apply.
-func (s *detSched) lateCrashOrStall(w int, ws *wstate, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
+// of them may apply (was: ws waited by design before this access).
+func (s *detSched) lateCrashOrStall(w int, ws *wstate, was bool, prev, kind pmem.AccessKind, off uint64) (done bool, err error) {
 	d := s.d
 	if s.lc != nil && s.lc.phase != lcIdle && s.lc.step(d.region, d.pids[w], w, kind, off) {
 		return true, d.crashHere()

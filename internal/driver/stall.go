@@ -20,34 +20,41 @@ import (
 // scheduled again until it is released. Right after a write is where a
 // stop hurts most: the worker has just published something (a descriptor,
 // a dirty value, a lock) that the others may have to finish for it.
-// Meanwhile every operation of the other workers, the ones in progress at
-// the stall and the ones invoked after it, must return within
-// StallAccesses of its own region accesses (counted from the stall), so
-// an operation that waits for the stopped one, spinning on its descriptor
-// instead of helping it, is reported stuck, naming the stopped worker and
-// where it stopped.
 //
 // What is checked, precisely: with one worker stopped for good inside an
 // operation and the others interleaved by the seeded scheduler (not run
-// solo), every operation of the others returns within StallAccesses of
-// its own accesses. Lock-freedom implies this for any operation that does
-// not starve; since the scheduler's choices are random, an operation of a
-// lock-free target that keeps losing races for StallAccesses accesses is
-// vanishingly unlikely, so a report is a wait for the stopped worker. It
-// is more than obstruction-freedom asks (that an operation running alone
-// finishes): the others run interleaved, and an obstruction-free target
-// whose live workers livelock each other would be reported too.
+// solo), the others keep completing operations: no operation of theirs
+// makes the stall bound (Config.StallBound) of its own region accesses,
+// counted from the stall, while no operation of another live worker
+// returns. Each return restarts the count of every operation in progress.
+// That is lock-freedom (some operation always completes) measured in the
+// others' operations, not in accesses: an operation that retries because
+// the others keep changing its words (a double collect) is overtaken by
+// operations that return, as lock-freedom allows, and is not reported
+// however long it takes; an operation that waits for the stopped worker,
+// spinning on its descriptor instead of helping it, is reported stuck,
+// naming the stopped worker and where it stopped, once the others have
+// finished their share or wait too. The bound is for one operation's own
+// steps between two returns, so it grows with k (a correct operation may
+// make O(k^2) accesses). It is more than obstruction-freedom asks (that
+// an operation running alone finishes): the others run interleaved, and
+// an obstruction-free target whose live workers livelock each other is
+// reported too.
 //
 // Waits by design are outside the property. A target that blocks (locks)
 // declares it (target.Target.Blocking) and is never stalled. A lock-free
-// target may still wait on purpose where its design blocks, as epoch-based
-// reclamation does when a worker's descriptors all wait for the stopped
-// worker to leave its epoch: it marks those waits (pmem.Worker.Wait). A
-// declared wait does not count towards the stuck rule while a worker is
-// stalled, and once every live worker waits by design the stopped worker
-// is released (else nobody could move). It is also released when the
-// others have finished their share of the segment, or the region crashed:
-// then it finishes its operation and the segment goes on as usual.
+// target may still wait on purpose where its design blocks, as
+// reclamation does when a descriptor is held back by the stopped worker
+// (an epoch it has not left, a hazard slot it has not cleared): it marks
+// those waits (pmem.Worker.Wait). A wait loop is rounds of loads, each
+// round closed by a declared wait: the wait and the loads of its round
+// (those since the worker's last access other than a load) do not count
+// towards the bound (wstate.declared), and the worker waits by design
+// until its next access other than a load. Once every live worker waits
+// by design the stopped worker is released (else nobody could move). It
+// is also released when the others have finished their share of the
+// segment, or the region crashed: then it finishes its operation and the
+// segment goes on as usual.
 
 // Stall says where the progress check stopped a worker.
 type Stall struct {
@@ -109,14 +116,53 @@ func (s *detSched) stop(w int, kind pmem.AccessKind, off uint64) {
 		Access: ws.opAcc, AtKind: kind, AtOff: off, worker: w}
 	s.stalled = w
 	s.drop(w)
-	s.waiters = 0
 	for _, x := range s.live {
-		d.ws[x].waiting = false
-		if o := &d.ws[x]; o.inOp {
-			o.opAcc, o.limit = 0, d.cfg.StallAccesses // counted from the stall
+		o := &d.ws[x]
+		o.waiting, o.round = false, 0
+		if o.inOp {
+			o.opAcc, o.limit = 0, d.stallBound // counted from the stall
 		}
 	}
 	s.handOver(w, s.pick(-1))
+}
+
+// declared is the rule of declared waits at the worker's access of kind
+// while another worker is stopped or held: a declared wait
+// (pmem.Worker.Wait) and the loads of its round, those since the worker's
+// last access other than a load, do not count towards the stuck bound,
+// nor does a step on volatile state, which is no region access; from a
+// declared wait on, the worker waits by design until its next access
+// other than a load (a step on volatile state, such as an attempt to
+// advance an epoch, ends the wait too). So a wait loop that scans the
+// hazard slots of the others, or any words, and waits once per scan
+// waits, while a loop that spins on loads and never declares a wait is
+// counted access by access. Wait declares that the worker could not help:
+// a loop that waits for an operation it could finish (a descriptor it
+// could help) and declares it hides a progress bug from the check.
+func (ws *wstate) declared(kind pmem.AccessKind) {
+	switch kind {
+	case pmem.AccessLoad:
+		ws.round++
+	case pmem.AccessWait:
+		ws.opAcc -= ws.round + 1
+		ws.round, ws.waiting = 0, true
+	case pmem.AccessVolatile:
+		ws.opAcc--
+		ws.waiting = false
+	default:
+		ws.round, ws.waiting = 0, false
+	}
+}
+
+// returned is worker w's operation returning while another worker is
+// stopped or held: the others' operations in progress start counting
+// again (the others make progress, see above).
+func (s *detSched) returned(w int) {
+	for _, x := range s.live {
+		if o := &s.d.ws[x]; x != w && o.inOp {
+			o.opAcc, o.round = 0, 0
+		}
+	}
 }
 
 // drop takes worker w out of the live workers.
@@ -129,33 +175,30 @@ func (s *detSched) drop(w int) {
 	}
 }
 
-// stalledStep is an access of a live worker (state ws) while another is
-// stalled: a declared wait does not count towards the stuck rule, and
-// when every live worker waits by design the stalled one is released.
+// stalledStep is an access of kind of a live worker (state ws, which
+// declared has applied the access to) while another is stalled: when
+// every live worker waits by design the stalled one is released.
 func (s *detSched) stalledStep(ws *wstate, kind pmem.AccessKind) {
-	switch {
-	case kind == pmem.AccessWait:
-		ws.opAcc--
-		if !ws.waiting {
-			ws.waiting = true
-			s.waiters++
-			if s.waiters >= len(s.live) {
-				s.release()
-			}
-		}
-	case ws.waiting:
-		ws.waiting = false
-		s.waiters--
+	if kind == pmem.AccessWait && s.allWait() {
+		s.release()
 	}
 }
 
-// notWaiting is worker w, between operations while another is stalled: it
-// no longer waits.
-func (s *detSched) notWaiting(w int) {
-	if ws := &s.d.ws[w]; ws.waiting {
-		ws.waiting = false
-		s.waiters--
+// allWait reports whether every live worker waits by design. It counts
+// them afresh: a worker's flag may go up or down where no count would
+// follow it (held by the late-write policy, or between two regimes).
+func (s *detSched) allWait() bool {
+	for _, x := range s.live {
+		if !s.d.ws[x].waiting {
+			return false
+		}
 	}
+	return true
+}
+
+// notWaiting is worker w between operations: it no longer waits.
+func (s *detSched) notWaiting(w int) {
+	s.d.ws[w].waiting = false
 }
 
 // leftStall is worker w leaving the live workers (its share done, or the
@@ -163,7 +206,7 @@ func (s *detSched) notWaiting(w int) {
 // by design, or none is left, the stalled worker is released.
 func (s *detSched) leftStall(w int) {
 	s.notWaiting(w)
-	if s.waiters >= len(s.live) {
+	if s.allWait() {
 		s.release()
 	}
 }
@@ -176,7 +219,6 @@ func (s *detSched) release() {
 		ws.waiting = false
 		ws.limit = s.d.cfg.StuckAccesses
 	}
-	s.waiters = 0
 	s.live = append(s.live, s.stalled)
 	s.stalled = -1
 	s.stall.Released = true

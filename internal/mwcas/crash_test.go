@@ -296,6 +296,7 @@ func ExampleMutants() {
 		fmt.Println(m.Name)
 	}
 	// Output:
+	// descriptor-reused-early
 	// descriptor-unflushed
 	// dirty-spurious-failure
 	// phase2-unflushed

@@ -83,6 +83,19 @@ const (
 	// have replaced the same value, the fork of the OPODIS paper's Figure
 	// 10 (no crash needed).
 	mutSwapStaleOld
+	// mutDescriptorReusedEarly: the descriptor of a failed MwCAS goes
+	// back to its owner's free list at once, without waiting for the
+	// workers inside an operation to leave the epoch it was retired in
+	// (its words were rolled back, so nobody seems to need it). Exposed
+	// by a helper still at work on it: it read the descriptor's entries
+	// and status, is descheduled (or held by the late-write policy), and
+	// the owner fills the descriptor with its next operation; the
+	// helper's RDCSS then lands over the value a word got back, a pointer
+	// to a descriptor that no longer names that word (ABA on reuse): a
+	// stale pointer nobody can complete (stuck, a livelock), or the new
+	// operation's values in a word it never named (cycles, forks). Small
+	// pools reuse often; no crash is needed.
+	mutDescriptorReusedEarly
 	mutCount
 )
 
@@ -128,17 +141,18 @@ type Mutant struct {
 }
 
 var mutantTable = [mutCount]Mutant{
-	mutDirtySpuriousFailure: {"dirty-spurious-failure", "phase 1 takes its expected value with the dirty bit set as a mismatch and fails (the OPODIS paper's bug)"},
-	mutReadDirtyUnpersisted: {"read-dirty-unpersisted", "a persistent read uses a dirty word or dirty status without flushing it first"},
-	mutDescriptorUnflushed:  {"descriptor-unflushed", "the descriptor is not flushed before its pointer is installed in the words"},
-	mutStatusUnpersisted:    {"status-unpersisted", "the decided status is not persisted before phase 2"},
-	mutRecoveryWrongWay:     {"recovery-wrong-way", "recovery rolls succeeded operations back and the others forward"},
-	mutRecoverySkipsRDCSS:   {"recovery-skips-rdcss", "recovery leaves RDCSS pointers in the words"},
-	mutStatusWithoutCAS:     {"status-without-cas", "the status is written with a plain store instead of a CAS from undecided"},
-	mutReadSingleCollect:    {"read-single-collect", "the multi-word read takes a single collect (no double collect)"},
-	mutPhase2Unflushed:      {"phase2-unflushed", "phase 2 writes the final values without dirty bit or flush"},
-	mutWordsUnpersisted:     {"words-unpersisted", "installed descriptor pointers are not persisted before the status is decided"},
-	mutSwapStaleOld:         {"swap-stale-old", "a swap returns the values it read before installing its descriptor, not the ones it displaced (the fork of the OPODIS paper's Figure 10)"},
+	mutDirtySpuriousFailure:  {"dirty-spurious-failure", "phase 1 takes its expected value with the dirty bit set as a mismatch and fails (the OPODIS paper's bug)"},
+	mutReadDirtyUnpersisted:  {"read-dirty-unpersisted", "a persistent read uses a dirty word or dirty status without flushing it first"},
+	mutDescriptorUnflushed:   {"descriptor-unflushed", "the descriptor is not flushed before its pointer is installed in the words"},
+	mutStatusUnpersisted:     {"status-unpersisted", "the decided status is not persisted before phase 2"},
+	mutRecoveryWrongWay:      {"recovery-wrong-way", "recovery rolls succeeded operations back and the others forward"},
+	mutRecoverySkipsRDCSS:    {"recovery-skips-rdcss", "recovery leaves RDCSS pointers in the words"},
+	mutStatusWithoutCAS:      {"status-without-cas", "the status is written with a plain store instead of a CAS from undecided"},
+	mutReadSingleCollect:     {"read-single-collect", "the multi-word read takes a single collect (no double collect)"},
+	mutPhase2Unflushed:       {"phase2-unflushed", "phase 2 writes the final values without dirty bit or flush"},
+	mutWordsUnpersisted:      {"words-unpersisted", "installed descriptor pointers are not persisted before the status is decided"},
+	mutSwapStaleOld:          {"swap-stale-old", "a swap returns the values it read before installing its descriptor, not the ones it displaced (the fork of the OPODIS paper's Figure 10)"},
+	mutDescriptorReusedEarly: {"descriptor-reused-early", "a failed cas's descriptor is reused at once, without epoch-based reclamation's grace period: a late helper installs a stale pointer to it after its owner's cleanup (ABA on reuse)"},
 }
 
 // Mutants lists the planted bugs, sorted by name.

@@ -320,7 +320,11 @@ func (m *PMwCAS) cas(worker int, words []Word, read []uint64) (ok bool, failedAd
 	defer w.exit()
 	w.initDescriptor(d, 0)
 	st := w.run(d)
-	w.retire(d)
+	if m.mut == mutDescriptorReusedEarly && state(st) == stFailed {
+		w.free = append(w.free, d)
+	} else {
+		w.retire(d)
+	}
 	if state(st) == stSucceeded {
 		return true, 0, nil
 	}
