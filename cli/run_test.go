@@ -101,7 +101,7 @@ func TestMutantsCommand(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		n    int
-	}{{[]string{"mutants"}, 11}, {[]string{"mutants", "--target", "lockmwcas"}, 6}, {[]string{"targets"}, 2}} {
+	}{{[]string{"mutants"}, 12}, {[]string{"mutants", "--target", "lockmwcas"}, 6}, {[]string{"targets"}, 2}} {
 		code, out, _ := pmlin(t, "", tc.args...)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if code != 0 || len(lines) != tc.n {
