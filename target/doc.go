@@ -33,7 +33,10 @@
 //  5. It reads region word DataOffset(a) of every data word a directly,
 //     and records those values as a read by a process of its own: what
 //     recovery left, not what an operation of the target would make of
-//     it. Then the workers go on; at the end, a Read of every word.
+//     it. A target that cleans lazily (its words may still hold descriptor
+//     pointers or marks after Recover) implements Decoder instead: each
+//     word is read through Decode, which may only load. Then the workers
+//     go on; at the end, a Read of every word.
 //
 // The harness, not the target, writes the history: the invocations and
 // responses of the workers' operations, the "crash" line, the comments

@@ -73,9 +73,24 @@ type FailReporter interface {
 	CASReport(worker int, words []Word, read []uint64) (ok bool, failedAddr uint64, err error)
 }
 
+// Decoder is an Instance whose data words, once Recover has returned, may
+// hold an encoding of their value rather than the value itself: a design
+// that cleans lazily (a descriptor pointer, a dirty or owner mark left for
+// the next operation to resolve) need not clean eagerly in Recover to be
+// tested. It is optional: without it, the harness reads DataOffset(a)
+// as the value.
+type Decoder interface {
+	// Decode returns the value of data word a that recovery left, as the
+	// next operation would see it, by loads alone: it runs as the given
+	// worker (the harness passes 0) after Recover, and a Decode that
+	// changes a word of the region is a finding (it would repair what it
+	// should only read).
+	Decode(worker int, a uint64) (uint64, error)
+}
+
 // Instance is a primitive living on a region: its operations, its
-// recovery, and where its data words are. It may also implement Swapper
-// and FailReporter.
+// recovery, and where its data words are. It may also implement Swapper,
+// FailReporter and Decoder.
 type Instance interface {
 	Ops
 	// Recover repairs the region after a crash image replaced its
@@ -92,7 +107,8 @@ type Instance interface {
 	// DataOffset is the region word that holds data word a (0 <= a <
 	// Config.Words) once Recover has returned: the harness reads it there
 	// directly, without an operation that would help or clean what
-	// recovery left, to record exactly what recovery produced.
+	// recovery left, to record exactly what recovery produced. (A Decoder
+	// is read through Decode instead.)
 	DataOffset(a uint64) uint64
 }
 

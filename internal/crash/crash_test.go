@@ -166,9 +166,9 @@ func TestDataLayout(t *testing.T) {
 		if _, err := in.Recover(0); err != nil {
 			t.Fatal(tg.Name, err)
 		}
-		_, vals, err := rawRead(r, in, 20)
-		if err != nil {
-			t.Fatal(err)
+		_, vals, finding, err := rawRead(r, in, 20)
+		if err != nil || finding != nil {
+			t.Fatal(err, finding)
 		}
 		for a, v := range vals {
 			want := map[int]uint64{13: 0x77, 2: 0x55}[a]

@@ -301,7 +301,7 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 // succeeded.
 func (e *emulated) read(ctx context.Context, rv recovery) (recovery, error) {
 	var err error
-	rv.addrs, rv.vals, err = rawRead(e.r, e.in, e.c.Driver.Words)
+	rv.addrs, rv.vals, rv.err, err = rawRead(e.r, e.in, e.c.Driver.Words)
 	return rv, err
 }
 

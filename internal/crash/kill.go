@@ -428,7 +428,7 @@ func (k *killer) recover(ctx context.Context) (recovery, error) {
 	if err != nil || rv.err != nil {
 		return rv, err
 	}
-	rv.addrs, rv.vals, err = rawRead(r, in, k.c.Driver.Words)
+	rv.addrs, rv.vals, rv.err, err = rawRead(r, in, k.c.Driver.Words)
 	if cerr := r.Close(); err == nil {
 		err = cerr
 	}

@@ -2,6 +2,7 @@ package crash
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -327,17 +328,40 @@ func (rv recovery) findingKind() analyzer.Kind {
 
 // rawRead reads every data word directly, where the recovered instance
 // says it is (no operation of the target, which could help or clean what
-// recovery left behind).
-func rawRead(r *pmem.Region, in target.Instance, words uint64) (addrs, vals []uint64, err error) {
+// recovery left behind), or through its Decode (target.Decoder), which may
+// only load. A Decode that fails with an error of the target's own, or
+// changes the region, is a finding (the recovery's err); err is the run's.
+func rawRead(r *pmem.Region, in target.Instance, words uint64) (addrs, vals []uint64, finding, err error) {
 	addrs = allAddrs(words)
 	vals = make([]uint64, words)
+	dec, decodes := in.(target.Decoder)
+	var before []uint64
+	if decodes {
+		before = r.Snapshot()
+	}
 	w := r.Worker(0)
 	for a := range words {
-		if vals[a], err = w.Load(in.DataOffset(a)); err != nil {
-			return nil, nil, err
+		if decodes {
+			vals[a], err = dec.Decode(0, a)
+			if err != nil && !errors.Is(err, pmem.ErrCrashed) {
+				return nil, nil, fmt.Errorf("the target's Decode of data word %d after recovery failed: %w", a, err), nil
+			}
+		} else {
+			vals[a], err = w.Load(in.DataOffset(a))
+		}
+		if err != nil {
+			return nil, nil, nil, err
 		}
 	}
-	return addrs, vals, nil
+	if decodes {
+		after := r.Snapshot()
+		for off := range before {
+			if before[off] != after[off] {
+				return nil, nil, fmt.Errorf("the target's Decode changed region word %d after recovery (%s to %s): it must only read what recovery left", off, history.FormatValue(before[off]), history.FormatValue(after[off])), nil
+			}
+		}
+	}
+	return addrs, vals, nil, nil
 }
 
 // allAddrs are the addresses 0 .. n-1.
