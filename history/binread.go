@@ -10,9 +10,10 @@ import (
 	"unsafe"
 
 	"github.com/pmlin/pmlin/internal/tie"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
-// binReader decodes a binary history (binary.go) for a Reader: it reads
+// binReader decodes a binary history (internal/wire) for a Reader: it reads
 // the blocks in order, checks each as it comes (so that errors come in
 // file order, naming the byte offset), and merges the streams of a
 // section by timestamp. Each event it hands to the Reader's own checks
@@ -71,19 +72,19 @@ func (r *Reader) binFail(off int64, format string, args ...any) error {
 // sniffBinary sets the Reader up for a binary history if the input starts
 // with its magic.
 func (r *Reader) sniffBinary() (bool, error) {
-	head, _ := r.br.Peek(len(BinaryMagic))
-	if len(head) < 6 || !bytes.HasPrefix(head, []byte(BinaryMagic[:6])) {
+	head, _ := r.br.Peek(len(wire.Magic))
+	if len(head) < 6 || !bytes.HasPrefix(head, []byte(wire.Magic[:6])) {
 		return false, nil
 	}
 	// The one place the version is told apart: what differs is the stream
 	// records' head (streamHead).
-	v1 := string(head) == binaryMagicV1
-	if string(head) != BinaryMagic && !v1 {
-		return true, r.binFail(0, "a binary history of another version (%q); this pmlin reads %q and %q", head[6:], binaryMagicV1[6:], BinaryMagic[6:])
+	v1 := string(head) == wire.MagicV1
+	if string(head) != wire.Magic && !v1 {
+		return true, r.binFail(0, "a binary history of another version (%q); this pmlin reads %q and %q", head[6:], wire.MagicV1[6:], wire.Magic[6:])
 	}
-	r.br.Discard(len(BinaryMagic))
+	r.br.Discard(len(wire.Magic))
 	r.format = Binary
-	r.bin = &binReader{r: r, off: int64(len(BinaryMagic)), v1: v1}
+	r.bin = &binReader{r: r, off: int64(len(wire.Magic)), v1: v1}
 	return true, nil
 }
 
@@ -106,21 +107,21 @@ func (b *binReader) readBlock() (*binBlock, error) {
 	length := binary.LittleEndian.Uint64(b.hdr[8:])
 	blk := &binBlock{typ: int(h & 0xff), flags: int(h & 0xffff00), field: uint32(h >> 32), off: off}
 	switch {
-	case blk.typ < BlockSerial || blk.typ > BlockEnd:
+	case blk.typ < wire.BlockSerial || blk.typ > wire.BlockEnd:
 		return nil, r.binFail(off, "unknown block type %d", blk.typ)
-	case blk.flags&^BlockLast != 0 || blk.flags != 0 && blk.typ != BlockStream:
+	case blk.flags&^wire.BlockLast != 0 || blk.flags != 0 && blk.typ != wire.BlockStream:
 		return nil, r.binFail(off, "block flags %#x are not defined for a block of type %d", blk.flags>>8, blk.typ)
-	case blk.field != 0 && blk.typ != BlockStream:
+	case blk.field != 0 && blk.typ != wire.BlockStream:
 		return nil, r.binFail(off, "bits 32-63 of the header of a block of type %d must be zero", blk.typ)
-	case length > maxBinaryBlockLen:
-		return nil, r.binFail(off, "a block of %d words: at most %d are accepted", length, maxBinaryBlockLen)
-	case blk.typ == BlockEnd && length != 1:
+	case length > wire.MaxBlockWords:
+		return nil, r.binFail(off, "a block of %d words: at most %d are accepted", length, wire.MaxBlockWords)
+	case blk.typ == wire.BlockEnd && length != 1:
 		return nil, r.binFail(off, "an end block holds one word, not %d", length)
 	}
 	if blk.payload, err = b.readWords(int(length)); err != nil {
 		return nil, err
 	}
-	b.sawEnd = blk.typ == BlockEnd
+	b.sawEnd = blk.typ == wire.BlockEnd
 	return blk, nil
 }
 
@@ -170,9 +171,9 @@ func byteView(words []uint64) []byte {
 func (b *binReader) streamHead(p []uint64, pos int) (kind, k int, ts uint64, head int) {
 	h := p[pos]
 	if b.v1 {
-		return int(h & 0xff), int(h >> 8 & recKMask), p[pos+1], 2
+		return wire.SerialKind(h), wire.SerialK(h), p[pos+1], 2
 	}
-	return StreamKind(h), StreamK(h), StreamStamp(h), 1
+	return wire.StreamKind(h), wire.StreamK(h), wire.StreamStamp(h), 1
 }
 
 // checkRecords checks that a block's payload is whole records of kinds
@@ -190,7 +191,7 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			return r.binFail(at, "a record is cut short by the end of its block")
 		}
 		h := p[pos]
-		kind, k, hi := int(h&0xff), int(h>>8&recKMask), h>>32
+		kind, k, hi := wire.SerialKind(h), wire.SerialK(h), wire.SerialProc(h)
 		var t uint64 // a stream record's timestamp
 		if stream {
 			kind, k, t, _ = b.streamHead(p, pos)
@@ -199,22 +200,22 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			}
 		}
 		switch {
-		case kind < RecInvRead || kind > maxRecKind || stream && kind > RecRetFailValues:
+		case kind < wire.RecInvRead || kind > wire.MaxRecKind || stream && kind > wire.RecRetFailValues:
 			return r.binFail(at, "unknown record kind %d", kind)
-		case kind == RecCrash && (k != 0 || hi != 0):
+		case kind == wire.RecCrash && (k != 0 || hi != 0):
 			return r.binFail(at, "a crash record has k %d and bits 32-63 %#x; both must be zero", k, hi)
-		case kind == RecText && hi != 0:
+		case kind == wire.RecText && hi != 0:
 			return r.binFail(at, "bits 32-63 of a text record must be zero")
-		case kind == RecText && k > r.opts.MaxLineBytes:
+		case kind == wire.RecText && k > r.opts.MaxLineBytes:
 			return r.binFail(at, "a text line of %d bytes; at most %d are accepted", k, r.opts.MaxLineBytes)
-		case kind < RecCrash && (k < 1 || k > r.opts.MaxWords):
+		case kind < wire.RecCrash && (k < 1 || k > r.opts.MaxWords):
 			return r.binFail(at, "a record of %d words; from 1 to %d are accepted", k, r.opts.MaxWords)
-		case kind < RecCrash && stream && hi != 0:
+		case kind < wire.RecCrash && stream && hi != 0:
 			return r.binFail(at, "bits 32-63 of a stream record must be zero")
-		case kind < RecCrash && hi > MaxProc:
+		case kind < wire.RecCrash && hi > MaxProc:
 			return r.binFail(at, "process id %d is over %d", hi, MaxProc)
 		}
-		n := head + RecWords(kind, k)
+		n := head + wire.RecWords(kind, k)
 		if pos+n > len(p) {
 			return r.binFail(at, "a record is cut short by the end of its block")
 		}
@@ -224,7 +225,7 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			}
 			*ts = t
 		}
-		if kind == RecText {
+		if kind == wire.RecText {
 			if err := b.checkText(p[pos+1:pos+n], k, at); err != nil {
 				return err
 			}
@@ -320,13 +321,13 @@ func (b *binReader) next() (*Event, error) {
 func (b *binReader) startBlock(blk *binBlock) error {
 	r := b.r
 	switch blk.typ {
-	case BlockSerial:
+	case wire.BlockSerial:
 		b.lastSec = nil
 		if err := b.checkRecords(blk.payload, blk.off+16, false, nil); err != nil {
 			return err
 		}
 		b.serial, b.spos, b.serialOff = blk.payload, 0, blk.off+16
-	case BlockSection:
+	case wire.BlockSection:
 		b.lastSec = nil
 		sec := &binSection{streams: make([]binStream, len(blk.payload)), waiting: len(blk.payload)}
 		seen := make(map[uint64]bool, len(blk.payload))
@@ -341,12 +342,12 @@ func (b *binReader) startBlock(blk *binBlock) error {
 			sec.streams[i].proc = int32(p)
 		}
 		b.sec = sec
-	case BlockStream:
+	case wire.BlockStream:
 		if s := b.lastSec; s != nil && int(blk.field) < len(s.streams) {
 			return r.binFail(blk.off, "a block of the stream of process %d after its last block", s.streams[blk.field].proc)
 		}
 		return r.binFail(blk.off, "a stream block outside a section")
-	case BlockEnd:
+	case wire.BlockEnd:
 		if got := blk.payload[0]; got != uint64(r.line) {
 			return r.binFail(blk.off, "the end block counts %d lines, the blocks before it hold %d: blocks are missing or repeated", got, r.line)
 		}
@@ -406,11 +407,11 @@ func (b *binReader) head(s *binStream) (tie.Head, bool) {
 	}
 	p := s.blocks[0]
 	kind, k, ts, head := b.streamHead(p, s.pos)
-	hd := tie.Head{TS: ts, Ret: !IsInvocation(kind)}
+	hd := tie.Head{TS: ts, Ret: !wire.IsInvocation(kind)}
 	if !hd.Ret {
 		return hd, true
 	}
-	next, np := s.pos+head+RecWords(kind, k), p
+	next, np := s.pos+head+wire.RecWords(kind, k), p
 	if next == len(p) {
 		if len(s.blocks) == 1 {
 			return hd, s.last // the last record, or the next is unread
@@ -418,7 +419,7 @@ func (b *binReader) head(s *binStream) (tie.Head, bool) {
 		next, np = 0, s.blocks[1] // queued blocks are not empty
 	}
 	nkind, _, nts, _ := b.streamHead(np, next)
-	hd.Again = IsInvocation(nkind) && nts == ts
+	hd.Again = wire.IsInvocation(nkind) && nts == ts
 	return hd, true
 }
 
@@ -434,7 +435,7 @@ func (b *binReader) readInSection() error {
 	if err != nil {
 		return err
 	}
-	if blk.typ != BlockStream {
+	if blk.typ != wire.BlockStream {
 		for i := range sec.streams {
 			sec.streams[i].last = true
 		}
@@ -453,7 +454,7 @@ func (b *binReader) readInSection() error {
 	if err := b.checkRecords(blk.payload, blk.off+16, true, &s.ts); err != nil {
 		return err
 	}
-	if blk.flags&BlockLast != 0 {
+	if blk.flags&wire.BlockLast != 0 {
 		s.last = true
 		sec.waiting--
 	}
@@ -471,7 +472,7 @@ func (b *binReader) readInSection() error {
 func (b *binReader) takeStream(s *binStream) (*Event, error) {
 	p := s.blocks[0]
 	kind, k, _, head := b.streamHead(p, s.pos)
-	n := head + RecWords(kind, k)
+	n := head + wire.RecWords(kind, k)
 	ev, err := b.event(s.proc, kind, k, p[s.pos+head:s.pos+n], s.offs[0]+8*int64(s.pos))
 	s.pos += n
 	if s.pos == len(p) {
@@ -487,19 +488,19 @@ func (b *binReader) nextSerial() (*Event, error) {
 	p := b.serial[b.spos:]
 	at := b.serialOff + 8*int64(b.spos)
 	h := p[0]
-	kind, k, proc := int(h&0xff), int(h>>8&recKMask), int32(h>>32)
-	n := 1 + RecWords(kind, k)
+	kind, k, proc := wire.SerialKind(h), wire.SerialK(h), int32(wire.SerialProc(h))
+	n := 1 + wire.RecWords(kind, k)
 	b.spos += n
 	if b.spos == len(b.serial) {
 		b.recycle(b.serial)
 		b.serial, b.spos = nil, 0
 	}
 	switch kind {
-	case RecCrash:
+	case wire.RecCrash:
 		b.r.line++
 		b.r.raw = nil
 		return b.r.crashEvent(), nil
-	case RecText:
+	case wire.RecText:
 		return nil, b.textLine(textBytes(p[1:n], k), at)
 	}
 	return b.event(proc, kind, k, p[1:n], at)
@@ -539,11 +540,11 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 	r.raw = nil
 	ev := r.clearEvent()
 	switch kind {
-	case RecInvRead:
+	case wire.RecInvRead:
 		ev.Op = Read
 		ev.Addrs = append(ev.Addrs, p...)
 		return r.invoke(proc)
-	case RecInvCAS:
+	case wire.RecInvCAS:
 		ev.Op = CAS
 		for i := 0; i < len(p); i += 3 {
 			ev.Addrs = append(ev.Addrs, p[i])
@@ -551,7 +552,7 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 			ev.New = append(ev.New, p[i+2])
 		}
 		return r.invoke(proc)
-	case RecInvSwap:
+	case wire.RecInvSwap:
 		ev.Op = Swap
 		for i := 0; i < len(p); i += 2 {
 			ev.Addrs = append(ev.Addrs, p[i])
@@ -568,14 +569,14 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 	}
 	var resp response
 	switch kind {
-	case RecRetValues:
+	case wire.RecRetValues:
 		ev.Values = append(ev.Values, p...)
 		resp.kind = retValues
-	case RecRetOK:
+	case wire.RecRetOK:
 		resp.kind = retOK
-	case RecRetFail:
+	case wire.RecRetFail:
 		resp.kind, resp.failAddr = retFail, p[0]
-	case RecRetFailValues:
+	case wire.RecRetFailValues:
 		ev.Values = append(ev.Values, p[1:]...)
 		resp.kind, resp.failAddr = retFail, p[0]
 	}

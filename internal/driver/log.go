@@ -8,12 +8,13 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/tie"
+	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/target"
 )
 
 // A worker's log is a flat array of 64-bit words holding records:
 //
-//	head    kind | k<<4 | ts<<12 (history.StreamHead), ts the timestamp
+//	head    kind | k<<4 | ts<<12 (wire.StreamHead), ts the timestamp
 //	        (the free scheduler's clock, or the deterministic scheduler's
 //	        logical clock), below 2^52 (see stampErr)
 //	payload inv read: k addresses; inv cas: k (address, expected, new)
@@ -22,16 +23,16 @@ import (
 //	        blamed address; ret fail values: the blamed address and k
 //	        values
 //
-// These are the stream records of the binary history (history/binary.go),
+// These are the stream records of the binary history (internal/wire),
 // so that a binary recording writes the logs to the file as they are.
 const (
-	recInvRead       = history.RecInvRead
-	recInvCAS        = history.RecInvCAS
-	recInvSwap       = history.RecInvSwap
-	recRetRead       = history.RecRetValues // of a read or a swap
-	recRetOK         = history.RecRetOK
-	recRetFail       = history.RecRetFail
-	recRetFailValues = history.RecRetFailValues
+	recInvRead       = wire.RecInvRead
+	recInvCAS        = wire.RecInvCAS
+	recInvSwap       = wire.RecInvSwap
+	recRetRead       = wire.RecRetValues // of a read or a swap
+	recRetOK         = wire.RecRetOK
+	recRetFail       = wire.RecRetFail
+	recRetFailValues = wire.RecRetFailValues
 )
 
 const recHeader = 1 // words before the payload
@@ -41,14 +42,14 @@ const recHeader = 1 // words before the payload
 const _ = uint8(target.MaxK)
 
 // recKind, recK and recTS decode a record's head word.
-func recKind(h uint64) int  { return history.StreamKind(h) }
-func recK(h uint64) int     { return history.StreamK(h) }
-func recTS(h uint64) uint64 { return history.StreamStamp(h) }
+func recKind(h uint64) int  { return wire.StreamKind(h) }
+func recK(h uint64) int     { return wire.StreamK(h) }
+func recTS(h uint64) uint64 { return wire.StreamStamp(h) }
 
 func recWords(kind, k int) int {
 	switch kind {
 	case recInvRead, recInvCAS, recInvSwap, recRetRead, recRetOK, recRetFail, recRetFailValues:
-		return recHeader + history.RecWords(kind, k)
+		return recHeader + wire.RecWords(kind, k)
 	}
 	return -1
 }
@@ -72,12 +73,12 @@ type wlog struct {
 
 	// What the segment logged so far, counted as the records commit
 	// (a binary recording's statistics: no merge counts them).
-	counts   [history.RecRetFailValues + 1]int64 // by kind
-	lastKind int                                 // of the last record
-	lastTS   uint64                              // of the last record
-	invTS    uint64                              // of the last invocation
-	tag      uint64                              // the largest tag counter of a cas or swap logged
-	chunkEv  int64                               // records in buf
+	counts   [wire.RecRetFailValues + 1]int64 // by kind
+	lastKind int                              // of the last record
+	lastTS   uint64                           // of the last record
+	invTS    uint64                           // of the last invocation
+	tag      uint64                           // the largest tag counter of a cas or swap logged
+	chunkEv  int64                            // records in buf
 	// marks index buf for lastInvLines (see chunkMark), a mark every
 	// markEvery operations; only in a log handed to a dumper.
 	marks []chunkMark
@@ -117,10 +118,10 @@ var maxRecord = opWords(target.MaxK)
 // record returns where the log's next record starts, with its head word
 // stored; the caller stores the payload (recPut) and calls commitRecord.
 // The log must have room (reserve), and ts must be at most
-// history.MaxStamp (the worker checks each stamp it takes: stampErr).
+// wire.MaxStamp (the worker checks each stamp it takes: stampErr).
 func (l *wlog) record(kind, k int, ts int64) unsafe.Pointer {
 	r := unsafe.Add(unsafe.Pointer(unsafe.SliceData(l.buf)), 8*l.n)
-	*(*uint64)(r) = history.StreamHead(kind, k, uint64(ts))
+	*(*uint64)(r) = wire.StreamHead(kind, k, uint64(ts))
 	return r
 }
 
@@ -326,7 +327,7 @@ func (c *cursor) again(ts uint64) bool {
 		}
 		recs, next = c.chunks[j], 0
 	}
-	return history.IsInvocation(recKind(recs[next])) && recTS(recs[next]) == ts
+	return wire.IsInvocation(recKind(recs[next])) && recTS(recs[next]) == ts
 }
 
 // head is the kind and timestamp of the next record; a chunk walked to its
@@ -379,14 +380,14 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 			return st, fmt.Errorf("log of process %d: %w", procs[i], err)
 		}
 		chunked[i] = [][]uint64{l}
-		var counts [history.RecRetFailValues + 1]int64
+		var counts [wire.RecRetFailValues + 1]int64
 		lastKind := 0
 		for pos := 0; pos < len(l); {
 			kind, kk := recKind(l[pos]), recK(l[pos])
 			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
 			counts[kind]++
 			lastKind = kind
-			if history.IsInvocation(kind) {
+			if wire.IsInvocation(kind) {
 				last[i] = invStamp{ts: recTS(l[pos]), ok: true}
 			}
 			pos += recWords(kind, kk)
@@ -529,7 +530,7 @@ func (m *merger) run(below uint64, all bool) error {
 			hd := &heads[i]
 			if hd.stale {
 				kind, ts, ok := cs[i].head(m.done)
-				ret := !history.IsInvocation(kind)
+				ret := !wire.IsInvocation(kind)
 				*hd = mergeHead{h: tie.Head{TS: ts, Ret: ret, Again: ok && ret && cs[i].again(ts)}, ok: ok}
 			}
 			if hd.ok && (best < 0 || tie.Compare(hd.h, heads[best].h) < 0) {
