@@ -50,7 +50,7 @@ type binBlock struct {
 type binSection struct {
 	streams []binStream
 	waiting int       // streams whose last block has not come
-	ties    tie.Watch // timestamps restart in every section
+	merge   tie.Merge // of its streams; timestamps restart in every section
 }
 
 type binStream struct {
@@ -330,6 +330,7 @@ func (b *binReader) startBlock(blk *binBlock) error {
 	case wire.BlockSection:
 		b.lastSec = nil
 		sec := &binSection{streams: make([]binStream, len(blk.payload)), waiting: len(blk.payload)}
+		sec.merge.Reset(len(blk.payload))
 		seen := make(map[uint64]bool, len(blk.payload))
 		for i, p := range blk.payload {
 			if p > MaxProc {
@@ -359,42 +360,44 @@ func (b *binReader) startBlock(blk *binBlock) error {
 // section has none left. The streams are merged by the tie rule of
 // recorders/README.md (rule 4: package internal/tie), which looks at a
 // response's next record too: a stream whose head is a response waits
-// for that record (or its last block).
+// for that record (or its last block), and the merge reads blocks while a
+// stream waits.
 func (b *binReader) nextMerged() (ev *Event, done bool, err error) {
 	sec := b.sec
 	for {
-		best := -1
-		var bestHd tie.Head
-		ready := true
-		for i := range sec.streams {
-			s := &sec.streams[i]
-			hd, ok := b.head(s)
-			if !ok {
-				if !s.last {
-					ready = false
-					break
-				}
-				continue
+		i, hd, st := sec.merge.Next()
+		switch st {
+		case tie.End:
+			return nil, true, nil
+		case tie.Wait:
+			if err := b.readInSection(); err != nil {
+				return nil, false, err
 			}
-			if best < 0 || tie.Compare(hd, bestHd) < 0 {
-				best, bestHd = i, hd
-			}
+			continue
 		}
-		if ready {
-			if best < 0 {
-				return nil, true, nil
-			}
-			s := &sec.streams[best]
-			if c, clash := sec.ties.Place(s.proc, bestHd, b.r.line+1); clash {
-				b.r.line++
-				return nil, false, b.r.fail(ErrCoarseClock, nil, "%s", tie.Message(s.proc, bestHd.TS, c.Proc, fmt.Sprintf("its response at line %d", c.At)))
-			}
-			ev, err := b.takeStream(s)
-			return ev, false, err
+		s := &sec.streams[i]
+		if c, clash := sec.merge.Place(i, b.r.line+1); clash {
+			b.r.line++
+			return nil, false, b.r.fail(ErrCoarseClock, nil, "%s", tie.Message(s.proc, hd.TS, sec.streams[c.Stream].proc, fmt.Sprintf("its response at line %d", c.At)))
 		}
-		if err := b.readInSection(); err != nil {
-			return nil, false, err
-		}
+		ev, err := b.takeStream(s)
+		b.setHead(i)
+		return ev, false, err
+	}
+}
+
+// setHead tells the section's merge the head of stream i (head): a step,
+// the end of the stream, or that it waits for a block.
+func (b *binReader) setHead(i int) {
+	s := &b.sec.streams[i]
+	hd, ok := b.head(s)
+	switch {
+	case ok:
+		b.sec.merge.Set(i, hd)
+	case s.last:
+		b.sec.merge.Done(i)
+	default:
+		b.sec.merge.Wait(i)
 	}
 }
 
@@ -438,6 +441,7 @@ func (b *binReader) readInSection() error {
 	if blk.typ != wire.BlockStream {
 		for i := range sec.streams {
 			sec.streams[i].last = true
+			b.setHead(i)
 		}
 		sec.waiting = 0
 		b.pending = blk
@@ -464,6 +468,7 @@ func (b *binReader) readInSection() error {
 	} else {
 		b.recycle(blk.payload)
 	}
+	b.setHead(i)
 	return nil
 }
 

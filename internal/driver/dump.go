@@ -483,26 +483,31 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 }
 
 // replayTies merges records of equal timestamps as mergeChunks and the
-// reader of a binary history do (tie.Compare, then the lower log) and
-// returns how many come out before the last record of log w.
+// reader of a binary history do (tie.Merge) and returns how many come out
+// before the last record of log w.
 func replayTies(ties [][]bool, w int) int64 {
 	pos := make([]int, len(ties))
-	head := func(j int) tie.Head {
+	var m tie.Merge
+	m.Reset(len(ties))
+	head := func(j int) {
 		t, x := ties[j], pos[j]
-		return tie.Head{Ret: !t[x], Again: !t[x] && x+1 < len(t) && t[x+1]}
+		if x == len(t) {
+			m.Done(j)
+			return
+		}
+		m.Set(j, tie.Head{Ret: !t[x], Again: !t[x] && x+1 < len(t) && t[x+1]})
+	}
+	for j := range ties {
+		head(j)
 	}
 	var n int64
 	for {
-		best := -1
-		for j, t := range ties {
-			if pos[j] < len(t) && (best < 0 || tie.Compare(head(j), head(best)) < 0) {
-				best = j
-			}
-		}
-		if best == w && pos[w] == len(ties[w])-1 {
+		j, _, _ := m.Next()
+		if j == w && pos[w] == len(ties[w])-1 {
 			return n
 		}
-		pos[best]++
+		pos[j]++
 		n++
+		head(j)
 	}
 }

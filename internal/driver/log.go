@@ -442,7 +442,14 @@ func (m *merger) ordered(records int) bool {
 	clear(order)
 	n, last := 0, uint64(0)
 	for i := range m.cs {
-		for _, c := range m.cs[i].chunks {
+		cs := &m.cs[i]
+		for j := -1; j < len(cs.chunks); j++ {
+			// The chunk at the head (add loaded it), from the head on,
+			// then those queued.
+			c := cs.recs[min(cs.pos, len(cs.recs)):]
+			if j >= 0 {
+				c = cs.chunks[j]
+			}
 			for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
 				t := recTS(c[pos])
 				if t-1 >= uint64(len(order)) || order[t-1] != 0 {
@@ -480,8 +487,7 @@ type merger struct {
 	k              int
 	cs             []cursor
 	vs             []validator
-	heads          []mergeHead // cs[i]'s head, as run last saw it
-	ties           tie.Watch
+	merge          tie.Merge // of the logs: each a stream, done while it has no record queued
 	st             MergeStats
 	done           func([]uint64) // a chunk merged to its end
 	addrs, exp, nw []uint64
@@ -493,17 +499,12 @@ type merger struct {
 
 func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger {
 	recording, _ := rc.ew.(*history.Recording)
-	return &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), heads: make([]mergeHead, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
-}
-
-// mergeHead is a cursor's head record as run saw it: only the cursor
-// written from, or given a chunk, has a new one (stale), so run looks up
-// one head per record written instead of every log's (with four workers,
-// 47 M to 31 M instructions in run and head for fuzz --jobs 1 --runs 100,
-// callgrind).
-type mergeHead struct {
-	h         tie.Head
-	ok, stale bool
+	m := &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
+	m.merge.Reset(len(procs))
+	for i := range procs {
+		m.merge.Done(i) // no record yet
+	}
+	return m
 }
 
 // add validates chunk, the next of log i, and queues it.
@@ -512,8 +513,23 @@ func (m *merger) add(i int, chunk []uint64) error {
 		return fmt.Errorf("log of process %d: %w", m.procs[i], err)
 	}
 	m.cs[i].chunks = append(m.cs[i].chunks, chunk)
-	m.heads[i].stale = true
+	m.setHead(i)
 	return nil
+}
+
+// setHead tells the merge log i's head record. A response's next record
+// may not be queued yet: it is taken for none (not an invocation at the
+// response's timestamp), which is what it will be when the response is
+// written (see run).
+func (m *merger) setHead(i int) {
+	c := &m.cs[i]
+	kind, ts, ok := c.head(m.done)
+	if !ok {
+		m.merge.Done(i)
+		return
+	}
+	ret := !wire.IsInvocation(kind)
+	m.merge.Set(i, tie.Head{TS: ts, Ret: ret, Again: ret && c.again(ts)})
 }
 
 // run writes the records with timestamps below below (all of them, with
@@ -523,29 +539,17 @@ func (m *merger) add(i int, chunk []uint64) error {
 // record after it in its log if that one has the same timestamp, which
 // the tie rule looks at. The error is a tie no order states honestly.
 func (m *merger) run(below uint64, all bool) error {
-	cs, heads := m.cs, m.heads
 	for {
-		best := -1
-		for i := range heads {
-			hd := &heads[i]
-			if hd.stale {
-				kind, ts, ok := cs[i].head(m.done)
-				ret := !wire.IsInvocation(kind)
-				*hd = mergeHead{h: tie.Head{TS: ts, Ret: ret, Again: ok && ret && cs[i].again(ts)}, ok: ok}
-			}
-			if hd.ok && (best < 0 || tie.Compare(hd.h, heads[best].h) < 0) {
-				best = i
-			}
-		}
-		if best < 0 || !all && heads[best].h.TS >= below {
+		i, hd, st := m.merge.Next()
+		if st != tie.Step || !all && hd.TS >= below {
 			return nil
 		}
-		if c, clash := m.ties.Place(m.procs[best], heads[best].h, m.rc.lines+1); clash {
+		if c, clash := m.merge.Place(i, m.rc.lines+1); clash {
 			return &coarseClockError{msg: fmt.Sprintf("driver: line %d of the history: %s", m.rc.lines+1,
-				tie.Message(m.procs[best], heads[best].h.TS, c.Proc, fmt.Sprintf("its response at line %d", c.At)))}
+				tie.Message(m.procs[i], hd.TS, m.procs[c.Stream], fmt.Sprintf("its response at line %d", c.At)))}
 		}
-		m.write(best)
-		heads[best].stale = true
+		m.write(i)
+		m.setHead(i)
 	}
 }
 
