@@ -184,7 +184,7 @@ type Step struct {
 // every caller that orders steps by timestamp (package pmlin's Check):
 // streams are the indexes in steps of each process's steps in the order
 // the process took them, and of each crash on its own. It runs the merge
-// of package internal/tie (tie.Merge: the least head by tie.Compare), its
+// of package internal/tie (tie.Merge: the earliest head, by tie class), its
 // streams ranked by process id, then in the order given, so that a tie
 // goes to the lower process id, then to the stream given first. So each
 // process's own order is kept whatever its timestamps. It returns the
