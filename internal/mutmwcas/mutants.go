@@ -89,13 +89,16 @@ var mutants = []Mutant{
 		Anchor: "if state(w.load(l.status(d))) != stUndecided {", Replace: "if state(w.load(l.status(d))) == stUndecided {",
 		Desc: "phase 1 gives up while the status is undecided"},
 	{Name: "p1-no-rdcss", Kind: kDelete, File: fAlg,
-		Anchor: "if w.cas(off, old, rdcssPtr(d, s)) {", Replace: "if w.cas(off, old, descPtr(d)|DirtyBit) {",
+		Anchor: "landed := w.cas(off, old, rdcssPtr(d, s))", Replace: "landed := w.cas(off, old, descPtr(d)|DirtyBit)",
 		Desc:       "phase 1 installs the descriptor pointer with a plain CAS, not an RDCSS",
 		Equivalent: "the plain CAS writes the value the RDCSS completes to (descPtr|DirtyBit) and differs only when the status is decided between the worker's status check and its CAS: a late install. With a succeeded status that CAS cannot land (the word held old, then the pointer, then new, and old never comes back: new values and swap tags are unique, and a rollback restores the value its own descriptor displaced, a later one), so only a failed descriptor gets a stray pointer, on a word that holds its old value. Every phase 1 runs inside run, so the installer's own phase 2 (status failed) puts old back, dirty, and persists it before it leaves its operation; meanwhile its epoch keeps the descriptor from reuse, and whoever meets the pointer helps it to the same old value. A crash meanwhile: the status was decided before the stray CAS, so recovery finds failed (or undecided, not yet durable) and rolls the word back to old, the value it held"},
+	// Not equivalent since install persists the undo of a late RDCSS: the
+	// isRDCSS case of the next iteration completes it after install's
+	// check, and an undo made there is never made durable
+	// (TestLateInstallerPersistsUndo, "by the installer").
 	{Name: "p1-no-complete-own", Kind: kHelp, File: fAlg,
-		Anchor: "\t\t\tif w.cas(off, old, rdcssPtr(d, s)) {\n\t\t\t\tw.completeInstall(d, s)\n", Replace: "\t\t\tif w.cas(off, old, rdcssPtr(d, s)) {\n\t\t\t\t_ = s\n",
-		Desc:       "phase 1 does not complete its own RDCSS right away",
-		Equivalent: "the next load of the word sees the RDCSS pointer (or what a helper made of it) and the isRDCSS case completes it: the same steps one iteration later"},
+		Anchor: "\tif landed {\n\t\tw.completeInstall(d, s)\n", Replace: "\tif landed {\n\t\t_ = s\n",
+		Desc: "phase 1 does not complete its own RDCSS right away"},
 	{Name: "p1-mine-dirty", Kind: kDirty, File: fAlg,
 		Anchor: "case v&^DirtyBit == mine:", Replace: "case v == mine:",
 		Desc: "phase 1 does not recognise its own pointer while it carries the dirty bit"},
@@ -179,14 +182,14 @@ var mutants = []Mutant{
 		Desc:       "a completed RDCSS installs the pointer without the dirty bit",
 		Equivalent: "as for p1-clean-skipped: no reader distinguishes a dirty pointer from a clean one, and phase 1 flushes every installed word before deciding whatever its bit"},
 	{Name: "rdcss-undo-new", Kind: kOffByOne, File: fAlg,
-		Anchor: "if w.cas(off, ptr, w.load(l.entry(d, s)+1)) {", Replace: "if w.cas(off, ptr, w.load(l.entry(d, s)+2)) {",
+		Anchor: "w.cas(off, ptr, w.load(l.entry(d, s)+1))", Replace: "w.cas(off, ptr, w.load(l.entry(d, s)+2))",
 		Desc: "an RDCSS undone after the decision puts the new value in the word"},
 	{Name: "rdcss-undo-no-flush", Kind: kFlush, File: fAlg,
-		Anchor: "\t\t// recovery to the wrong operation.\n\t\tw.flush(off)\n", Replace: "\t\t// recovery to the wrong operation.\n\t\t_ = off\n",
-		Desc: "an undone RDCSS is not flushed before the worker leaves its epoch"},
+		Anchor: "\tif landed && v&^DirtyBit != descPtr(d) {\n\t\tw.flush(off)\n", Replace: "\tif landed && v&^DirtyBit != descPtr(d) {\n\t\t_ = off\n",
+		Desc: "the installer of a late RDCSS does not flush its undo before it leaves its epoch"},
 	{Name: "rdcss-undo-no-fence", Kind: kFence, File: fAlg,
-		Anchor: "\t\t// recovery to the wrong operation.\n\t\tw.flush(off)\n\t\tw.fence()\n", Replace: "\t\t// recovery to the wrong operation.\n\t\tw.flush(off)\n\t\t// no fence\n",
-		Desc: "an undone RDCSS is flushed but not fenced"},
+		Anchor: "\t\tw.flush(off)\n\t\tw.fence()\n\t}\n\treturn v\n", Replace: "\t\tw.flush(off)\n\t\t// no fence\n\t}\n\treturn v\n",
+		Desc: "the installer of a late RDCSS flushes its undo but does not fence it"},
 
 	// --- phase 2 ---
 	{Name: "p2-negated", Kind: kNegate, File: fAlg,

@@ -94,10 +94,7 @@ slots:
 				// Decided by a helper: nothing more may land.
 				return
 			}
-			if w.cas(off, old, rdcssPtr(d, s)) {
-				w.completeInstall(d, s)
-			}
-			v := w.load(off)
+			v := w.install(d, s, off, old)
 			switch {
 			case v&^DirtyBit == mine:
 				continue slots
@@ -140,6 +137,38 @@ slots:
 		}
 	}
 	w.decide(d, outcome)
+}
+
+// install is phase 1's RDCSS of slot s of descriptor d: if the word at off
+// holds old, it gets a pointer to the slot, which is then completed
+// (completeInstall). It returns what the word holds afterwards.
+//
+// If the RDCSS landed, this worker makes sure, before it can leave its
+// epoch, that the word durably no longer holds the pointer. An RDCSS lands
+// late when its worker read the status undecided and was descheduled
+// before its CAS while the descriptor failed and rolled the word back to
+// old. completeInstall then undoes it, here or in any worker that meets
+// the pointer first, and that worker may have entered its epoch after the
+// descriptor was retired: its epoch does not keep the descriptor from
+// reuse, and it may be descheduled before its undo is durable. This
+// worker's epoch does (it began before the status was read undecided). A
+// stale RDCSS pointer in a crash image after the reuse would send
+// recovery to an operation that no longer names the word, with the value
+// to restore gone (TestLateInstallerPersistsUndo). So unless the word
+// holds the descriptor pointer, which phase 2 (run next) replaces and
+// persists, the flush and fence below make whatever replaced the RDCSS
+// pointer durable.
+func (w *wstate) install(d, s, off, old uint64) uint64 {
+	landed := w.cas(off, old, rdcssPtr(d, s))
+	if landed {
+		w.completeInstall(d, s)
+	}
+	v := w.load(off)
+	if landed && v&^DirtyBit != descPtr(d) {
+		w.flush(off)
+		w.fence()
+	}
+	return v
 }
 
 // installSwap installs swap descriptor d in the word of slot s over
@@ -196,7 +225,9 @@ func (w *wstate) installSwap(d, s uint64) bool {
 		w.fence()
 		if w.cas(off, v, rdcssPtr(d, s)) {
 			// The status stays undecided until this slot is frozen, so
-			// the RDCSS lands and the field keeps v: freeze it.
+			// the RDCSS lands and the field keeps v: freeze it. (So
+			// completeInstall puts the descriptor pointer in: there is
+			// no undo to make durable, as install does.)
 			w.completeInstall(d, s)
 			w.cas(field, v, v|frozenBit)
 			return true
@@ -227,7 +258,9 @@ func (w *wstate) decide(d, outcome uint64) {
 
 // completeInstall finishes the RDCSS of slot s of descriptor d: the word gets
 // the descriptor pointer if the status is still undecided, and its old value
-// back otherwise.
+// back otherwise. The undo is left for the RDCSS's installer to make
+// durable (install): until then its epoch keeps the descriptor from reuse,
+// and a crash lets recovery undo the pointer again from the descriptor.
 func (w *wstate) completeInstall(d, s uint64) {
 	l := &w.m.l
 	if d >= l.descs || s >= l.maxK {
@@ -239,13 +272,7 @@ func (w *wstate) completeInstall(d, s uint64) {
 		w.cas(off, ptr, descPtr(d)|DirtyBit)
 		return
 	}
-	if w.cas(off, ptr, w.load(l.entry(d, s)+1)) {
-		// Make the undo durable before this worker leaves its epoch: once
-		// the descriptor is reused, a durable stale RDCSS pointer would send
-		// recovery to the wrong operation.
-		w.flush(off)
-		w.fence()
-	}
+	w.cas(off, ptr, w.load(l.entry(d, s)+1))
 }
 
 // phase2 writes the final value of every word of d (new if st succeeded, old

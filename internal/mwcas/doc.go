@@ -25,10 +25,13 @@
 //     epoch-based reclamation): descriptors live in the region, in a pool
 //     partitioned among workers, and a descriptor is reused only after every
 //     worker that could still hold a pointer to it has left the epoch in
-//     which it was retired. The global epoch is a Go atomic, not region
-//     memory; its advance marks a scheduling point (pmem.Worker.Volatile)
-//     between the load and the CAS, so the harness's deterministic
-//     scheduler can interleave advancers there.
+//     which it was retired. A worker whose RDCSS lands after the status was
+//     decided makes the undo of its pointer durable before it leaves,
+//     whoever undid it: a worker that entered after the retirement may
+//     have. The global epoch is a Go atomic, not region memory; its
+//     advance marks a scheduling point (pmem.Worker.Volatile) between the
+//     load and the CAS, so the harness's deterministic scheduler can
+//     interleave advancers there.
 //   - Recovery (the paper's section on recovery): every data word is
 //     scanned; a word holding a descriptor pointer takes the new value if the
 //     descriptor's durable status is succeeded and the old value otherwise, a

@@ -99,31 +99,54 @@ func TestPhase2CompletesLateRDCSS(t *testing.T) {
 	}
 }
 
-// TestUndoneRDCSSDurable: an RDCSS undone after its descriptor was decided
-// must be durable before the undoer leaves its epoch. The schedule, by
-// hand, on words 0 and 1 of one cache line (word 8 on another), one
-// descriptor per worker:
+// hookFunc is an access hook made of a function.
+type hookFunc func(w int, kind pmem.AccessKind, off uint64) error
+
+func (f hookFunc) Access(w int, kind pmem.AccessKind, off uint64) error { return f(w, kind, off) }
+
+var errStopped = errors.New("worker stopped for good")
+
+// TestLateInstallerPersistsUndo: a worker whose RDCSS lands late must make
+// its undo durable before it leaves its epoch, whoever undid it: the undoer
+// may have entered after the descriptor was retired, so that its epoch
+// does not hold the descriptor back, and it may stop before its undo is
+// durable (or not persist it at all). The schedule, on words 0 and 1 of
+// one cache line (word 8 on another), one descriptor per worker (found by
+// pmlin fuzz --seed 1000, run 28925, with late crashes):
 //
 //  1. a helper (worker 2) of the owner's MwCAS of words 0 and 1 reads the
-//     status at slot 0 (undecided) and is descheduled;
+//     status at slot 0 (undecided) and is descheduled before its CAS;
 //  2. the owner (worker 0) installs slot 0, fails at word 1, rolls word 0
-//     back; the helper's late CAS then puts its RDCSS pointer in word 0;
-//  3. worker 1's MwCAS of word 1 flushes and fences that line: the RDCSS
+//     back, retires the descriptor and leaves; the epoch moves on;
+//  3. the helper's CAS lands: word 0 holds its RDCSS pointer;
+//  4. worker 1's MwCAS of word 1 flushes and fences that line: the RDCSS
 //     pointer is durable;
-//  4. worker 1 reads word 0: it undoes the RDCSS (flush and fence) and
-//     leaves; the helper finishes without writing word 0; the owner
-//     retires the descriptor;
-//  5. the owner's next MwCAS (words 8 and 9) reuses the descriptor;
-//  6. crash (only what was flushed and fenced survives), recovery.
+//  5. worker 1 reads word 0, in an epoch later than the retirement: it
+//     undoes the RDCSS and is stopped for good at its next flush, if it
+//     makes one (in the variant "by the installer", it does not read, and
+//     the helper undoes its RDCSS itself);
+//  6. the helper's completion CAS fails (the undo came first); it finishes
+//     its phase 1 and its phase 2 and leaves;
+//  7. the owner's next MwCAS (words 8 and 9) reuses the descriptor: no
+//     epoch holds it back;
+//  8. crash, with an image that keeps the line of word 0 up to the RDCSS
+//     pointer (a legal image, unless someone made the undo durable) and
+//     every other store; recovery.
 //
-// Without the undo's flush (mutant rdcss-undo-no-flush) or its fence
-// (rdcss-undo-no-fence: the read makes no other fence before it leaves)
-// the crash image holds the stale RDCSS pointer, to a descriptor that now
-// names word 8: recovery refuses the image, or would restore a foreign
-// value. Fuzz campaigns of a minute miss it: the late RDCSS, a flush of
-// its line, the descriptor's reuse before the line is flushed again and a
-// crash in that window rarely come together.
-func TestUndoneRDCSSDurable(t *testing.T) {
+// If nobody made the undo durable, the image holds a stale RDCSS pointer
+// to a descriptor that now names word 8: recovery refuses it ("word 0
+// holds an RDCSS pointer to descriptor 0 slot 0, which names another
+// word"), and no record of the value to restore is left.
+func TestLateInstallerPersistsUndo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		reader bool
+	}{{"by a reader", true}, {"by the installer", false}} {
+		t.Run(tc.name, func(t *testing.T) { lateInstallerPersistsUndo(t, tc.reader) })
+	}
+}
+
+func lateInstallerPersistsUndo(t *testing.T, reader bool) {
 	m, r := lateStart(t, Config{Words: 12, MaxWorkers: 3, DescriptorsPerWorker: 1, MaxK: 2})
 	if m.l.data(0)/pmem.LineWords != m.l.data(1)/pmem.LineWords || m.l.data(0)/pmem.LineWords == m.l.data(8)/pmem.LineWords {
 		t.Fatal("layout: words 0 and 1 must share a line, word 8 not")
@@ -137,44 +160,91 @@ func TestUndoneRDCSSDurable(t *testing.T) {
 	late.enter()
 	owner.initDescriptor(d, 0)
 	off0 := m.l.data(0)
-	// 1, 2.
-	if state(late.load(m.l.status(d))) != stUndecided {
-		t.Fatal("status decided before phase 1")
-	}
-	if st := owner.run(d); state(st) != stFailed {
-		t.Fatalf("status %#x, want failed", st)
-	}
-	if !late.cas(off0, 10, rdcssPtr(d, 0)) {
-		t.Fatal("the late RDCSS did not land")
-	}
-	// 3, 4.
-	if ok, _, err := m.CAS(1, []Word{{Addr: 1, Old: 11, New: 31}}); err != nil || !ok {
-		t.Fatalf("worker 1's MwCAS of word 1: %v %v", ok, err)
-	}
-	got := []uint64{0}
-	if err := m.Read(1, []uint64{0}, got); err != nil || got[0] != 10 {
-		t.Fatalf("worker 1 read %d (%v), want 10", got[0], err)
-	}
-	late.completeInstall(d, 0) // the rest of its phase 1 and its phase 2
-	late.phase2(d, late.pstatus(d))
+	var (
+		descheduled, landed, reading, stopped bool
+		stray                                 uint64 // what the helper's CAS put in word 0
+		upto                                  uint64 // the stores to word 0's line before the undo
+		n                                     int
+	)
+	r.SetHook(hookFunc(func(w int, kind pmem.AccessKind, off uint64) error {
+		if n++; n > 10_000 {
+			return errSpin
+		}
+		switch {
+		case w == 1 && reading && (stopped || kind == pmem.AccessFlush):
+			stopped = true // 5: stopped at its flush
+			return errStopped
+		case w == 2 && kind == pmem.AccessCAS && off == off0 && !descheduled:
+			// 1: the helper's next access is its RDCSS CAS. 2:
+			descheduled = true
+			if st := owner.run(d); state(st) != stFailed {
+				t.Errorf("status %#x, want failed", st)
+			}
+			owner.retire(d)
+			owner.exit()
+			e := m.epoch.Load()
+			owner.tryAdvance()
+			if m.epoch.Load() == e {
+				t.Error("the epoch did not move on")
+			}
+		case w == 2 && descheduled && !landed && r.Peek(off0) != 10:
+			// 3: the CAS landed (its RDCSS pointer, which the checks
+			// below do not insist on: what matters is that recovery
+			// finds what a correct PMwCAS leaves); before the helper's
+			// next access, 4:
+			landed, stray = true, r.Peek(off0)
+			if ok, _, err := m.CAS(1, []Word{{Addr: 1, Old: 11, New: 31}}); err != nil || !ok {
+				t.Errorf("worker 1's MwCAS of word 1: %v %v", ok, err)
+			}
+			if v, err := r.Durable(off0); err != nil || v != stray {
+				t.Errorf("word 0 durably holds %#x (%v), want the helper's %#x", v, err, stray)
+			}
+			upto = r.LineStores(off0)
+			if !reader {
+				break
+			}
+			// 5.
+			reading = true
+			got := []uint64{0}
+			if err := m.Read(1, []uint64{0}, got); err != nil && !errors.Is(err, errStopped) || err == nil && got[0] != 10 {
+				t.Errorf("worker 1 read %d (%v), want 10", got[0], err)
+			}
+			if v := r.Peek(off0); v&^DirtyBit != 10 {
+				t.Errorf("word 0 holds %#x after worker 1's read, want 10 (dirty or not)", v)
+			}
+		}
+		return nil
+	}))
+	// 1, 6: the helper helps the owner's descriptor.
+	err := func() (err error) {
+		defer catch(&err)
+		late.help(d)
+		return nil
+	}()
 	late.exit()
-	owner.retire(d)
-	owner.exit()
-	// 5: the owner has one descriptor; it comes back.
-	if ok, _, err := m.CAS(0, []Word{{Addr: 8, Old: 0, New: 40}, {Addr: 9, Old: 0, New: 41}}); err != nil || !ok {
+	r.SetHook(nil)
+	if err != nil || !landed {
+		t.Fatalf("the helper: %v (its CAS landed: %v)", err, landed)
+	}
+	// 7: the owner has one descriptor.
+	r.SetHook(&accessLimit{left: 10_000})
+	ok, _, err := m.CAS(0, []Word{{Addr: 8, Old: 0, New: 40}, {Addr: 9, Old: 0, New: 41}})
+	r.SetHook(nil)
+	if err != nil || !ok {
 		t.Fatalf("the owner's next MwCAS: %v %v", ok, err)
 	}
 	if a := owner.load(m.l.entry(d, 0)); a != 8 {
 		t.Fatalf("descriptor %d was not reused (slot 0 names word %d)", d, a)
 	}
-	// 6.
-	if err := r.Crash(pmem.PolicyMin, nil); err != nil {
+	// 8.
+	if err := r.CrashKeeping(off0, upto); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := m.Recover(0); err != nil {
 		t.Fatalf("recovery after the crash: %v", err)
 	}
 	want := []uint64{10, 31, 40, 41}
+	got := []uint64{0}
 	for i, a := range []uint64{0, 1, 8, 9} {
 		if err := m.Read(0, []uint64{a}, got); err != nil || got[0] != want[i] {
 			t.Fatalf("word %d holds %d after recovery (%v), want %d", a, got[0], err, want[i])

@@ -536,7 +536,9 @@ func (w *wstate) retire(d uint64) {
 // outside the worker's epoch. A descriptor retired at epoch e is reusable once
 // every worker inside an operation has announced an epoch later than e: such
 // a worker entered after the descriptor's words were cleaned, so it holds no
-// pointer to it.
+// pointer to it. (It may have met one meanwhile, an RDCSS that landed late,
+// but the late installer entered before e, and leaves only once that
+// pointer is durably gone: see install.)
 func (w *wstate) alloc() uint64 {
 	for {
 		if n := len(w.free); n > 0 {
