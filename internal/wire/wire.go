@@ -76,26 +76,24 @@ const (
 )
 
 // RecWords is the number of payload words of a record of kind with k words
-// (-1 for an unknown kind).
+// (-1 for an unknown kind). Every reader asks it of every record: tables,
+// not a switch, so that it inlines.
 func RecWords(kind, k int) int {
-	switch kind {
-	case RecInvRead, RecRetValues:
-		return k
-	case RecInvCAS:
-		return 3 * k
-	case RecRetOK, RecCrash:
-		return 0
-	case RecRetFail:
-		return 1
-	case RecInvSwap:
-		return 2 * k
-	case RecRetFailValues:
-		return 1 + k
-	case RecText:
+	if kind == RecText {
 		return (k + 7) / 8
 	}
-	return -1
+	if uint(kind) >= uint(len(recPerK)) {
+		return -1
+	}
+	return int(recPerK[kind])*k + int(recFixed[kind])
 }
+
+// recPerK and recFixed are RecWords of the kinds but text: words per k, and
+// words besides (-1 marks an unknown kind).
+var (
+	recPerK  = [16]int8{RecInvRead: 1, RecInvCAS: 3, RecRetValues: 1, RecInvSwap: 2, RecRetFailValues: 1}
+	recFixed = [16]int8{0: -1, RecRetFail: 1, RecRetFailValues: 1, 10: -1, 11: -1, 12: -1, 13: -1, 14: -1, 15: -1}
+)
 
 // IsInvocation reports whether a record kind is an invocation.
 func IsInvocation(kind int) bool {

@@ -28,3 +28,22 @@ func TestSerialHead(t *testing.T) {
 		}
 	}
 }
+
+// TestRecWords: the payload of each kind (docs/history-format.md), at k 5;
+// an unknown kind is -1.
+func TestRecWords(t *testing.T) {
+	want := map[int]int{RecInvRead: 5, RecInvCAS: 15, RecRetValues: 5, RecRetOK: 0, RecRetFail: 1, RecInvSwap: 10,
+		RecRetFailValues: 6, RecCrash: 0, RecText: 1}
+	for kind := -1; kind <= 20; kind++ {
+		w, known := want[kind]
+		if !known {
+			w = -1
+		}
+		if got := RecWords(kind, 5); got != w {
+			t.Errorf("RecWords(%d, 5) = %d, want %d", kind, got, w)
+		}
+	}
+	if got := RecWords(RecText, 17); got != 3 {
+		t.Errorf("RecWords(RecText, 17) = %d, want 3", got)
+	}
+}
