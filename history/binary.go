@@ -113,10 +113,16 @@ func (w *BinaryWriter) Header(initDefault uint64, init map[uint64]uint64) {
 // TextLine writes a line kept as text: a comment, a blank line, the header
 // or an init line of the text format (no newline).
 func (w *BinaryWriter) TextLine(line []byte) {
-	p := w.rec(wire.RecText, len(line), 0)
-	clear(p)
-	for i, c := range line {
-		p[i/8] |= uint64(c) << (8 * (i % 8))
+	packText(w.rec(wire.RecText, len(line), 0), line)
+}
+
+// packText fills p, a text record's payload, with line: its bytes in
+// little-endian order, zero padding.
+func packText(p []uint64, line []byte) {
+	for i := range p {
+		var w [8]byte
+		copy(w[:], line[min(8*i, len(line)):])
+		p[i] = binary.LittleEndian.Uint64(w[:])
 	}
 }
 

@@ -252,12 +252,16 @@ func (b *binReader) checkText(words []uint64, k int, at int64) error {
 }
 
 // textBytes is the text of a text record of k bytes.
-func textBytes(words []uint64, k int) []byte {
-	out := make([]byte, k)
-	for i := range out {
-		out[i] = byte(words[i/8] >> (8 * (i % 8)))
+func textBytes(words []uint64, k int) []byte { return appendText(make([]byte, 0, k), words, k) }
+
+// appendText appends the text of a text record of k bytes to b: its
+// words in little-endian order, the padding cut.
+func appendText(b []byte, words []uint64, k int) []byte {
+	n := len(b)
+	for _, w := range words {
+		b = binary.LittleEndian.AppendUint64(b, w)
 	}
-	return out
+	return b[:n+k]
 }
 
 // recycle keeps a consumed block's buffer for the next blocks.
