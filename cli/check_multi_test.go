@@ -12,6 +12,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // TestCheckNoOperationFails: a history without any operation is a
@@ -97,7 +98,7 @@ func TestCheckJSONErrors(t *testing.T) {
 func coarseBinary(t *testing.T) string {
 	t.Helper()
 	rec := func(kind int, ts uint64, payload ...uint64) []uint64 {
-		return append([]uint64{history.StreamHead(kind, 1, ts)}, payload...)
+		return append([]uint64{wire.StreamHead(kind, 1, ts)}, payload...)
 	}
 	stream := func(recs ...[]uint64) (out []uint64) {
 		for _, r := range recs {
@@ -109,8 +110,8 @@ func coarseBinary(t *testing.T) string {
 	w := history.NewBinaryWriter(&b)
 	w.Header(0, nil)
 	w.BeginSection([]int32{0, 1})
-	w.StreamBlock(0, stream(rec(history.RecInvCAS, 10, 1, 0, 5), rec(history.RecRetOK, 10), rec(history.RecInvRead, 10, 1), rec(history.RecRetValues, 10, 5)), true)
-	w.StreamBlock(1, stream(rec(history.RecInvRead, 10, 1), rec(history.RecRetValues, 10, 0), rec(history.RecInvRead, 10, 1), rec(history.RecRetValues, 10, 0)), true)
+	w.StreamBlock(0, stream(rec(wire.RecInvCAS, 10, 1, 0, 5), rec(wire.RecRetOK, 10), rec(wire.RecInvRead, 10, 1), rec(wire.RecRetValues, 10, 5)), true)
+	w.StreamBlock(1, stream(rec(wire.RecInvRead, 10, 1), rec(wire.RecRetValues, 10, 0), rec(wire.RecInvRead, 10, 1), rec(wire.RecRetValues, 10, 0)), true)
 	w.EndSection(8)
 	if err := w.Flush(); err != nil {
 		t.Fatal(err)

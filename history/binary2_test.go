@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // streamRecs builds stream records of either version: each record is its
@@ -32,14 +33,14 @@ func streamRecs(v1 bool, recs ...[]uint64) []uint64 {
 // (ties broken as the format says, timestamps up to the largest a version
 // 2 record holds, k = 255).
 func TestBinaryVersionsReadAlike(t *testing.T) {
-	const top = history.MaxStamp
-	addrs := make([]uint64, history.MaxStreamK)
-	vals := make([]uint64, history.MaxStreamK)
+	const top = wire.MaxStamp
+	addrs := make([]uint64, wire.MaxStreamK)
+	vals := make([]uint64, wire.MaxStreamK)
 	for i := range addrs {
 		addrs[i] = uint64(100 + i)
 	}
 	wide := func(kind int, ts uint64, pay []uint64) []uint64 {
-		return append([]uint64{uint64(kind), history.MaxStreamK, ts}, pay...)
+		return append([]uint64{uint64(kind), wire.MaxStreamK, ts}, pay...)
 	}
 	r := func(kind, k int, ts uint64, pay ...uint64) []uint64 {
 		return append([]uint64{uint64(kind), uint64(k), ts}, pay...)
@@ -49,12 +50,12 @@ func TestBinaryVersionsReadAlike(t *testing.T) {
 		if !v1 {
 			f = newBin2()
 		}
-		return f.block(history.BlockSection, 0, 0, 5, 3).
-			block(history.BlockStream, 0, 1, streamRecs(v1, r(history.RecInvRead, 1, 10, 1), r(history.RecRetValues, 1, 20, 0))...).
-			block(history.BlockStream, 0, 0, streamRecs(v1, r(history.RecInvCAS, 2, 5, 2, 0, 0x600000001, 3, 0, 0x600000002), r(history.RecRetFailValues, 2, 10, 3, 0, 0x999))...).
-			block(history.BlockStream, history.BlockLast, 1, streamRecs(v1, r(history.RecInvSwap, 1, 20, 4, 0x400000001), r(history.RecRetValues, 1, top, 0))...).
-			block(history.BlockStream, history.BlockLast, 0, streamRecs(v1, r(history.RecInvCAS, 1, 20, 1, 0, 0x600000003), r(history.RecRetOK, 1, 30),
-				wide(history.RecInvRead, top-1, addrs), wide(history.RecRetValues, top, vals))...).
+		return f.block(wire.BlockSection, 0, 0, 5, 3).
+			block(wire.BlockStream, 0, 1, streamRecs(v1, r(wire.RecInvRead, 1, 10, 1), r(wire.RecRetValues, 1, 20, 0))...).
+			block(wire.BlockStream, 0, 0, streamRecs(v1, r(wire.RecInvCAS, 2, 5, 2, 0, 0x600000001, 3, 0, 0x600000002), r(wire.RecRetFailValues, 2, 10, 3, 0, 0x999))...).
+			block(wire.BlockStream, wire.BlockLast, 1, streamRecs(v1, r(wire.RecInvSwap, 1, 20, 4, 0x400000001), r(wire.RecRetValues, 1, top, 0))...).
+			block(wire.BlockStream, wire.BlockLast, 0, streamRecs(v1, r(wire.RecInvCAS, 1, 20, 1, 0, 0x600000003), r(wire.RecRetOK, 1, 30),
+				wide(wire.RecInvRead, top-1, addrs), wide(wire.RecRetValues, top, vals))...).
 			end(10)
 	}
 	v1, err := convert(t, build(true), false)
@@ -89,23 +90,23 @@ func TestBinaryErrorsV2(t *testing.T) {
 	// section block: header, length, one id) + 16 (its header) = 48.
 	const at = 48
 	sec := func(recs ...uint64) []byte {
-		return newBin2().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, history.BlockLast, 0, recs...).end(2)
+		return newBin2().block(wire.BlockSection, 0, 0, 1).block(wire.BlockStream, wire.BlockLast, 0, recs...).end(2)
 	}
-	read := srec2(history.RecInvRead, 1, 5)
+	read := srec2(wire.RecInvRead, 1, 5)
 	for _, tc := range []struct {
 		name string
 		in   []byte
 		at   int
 		want string
 	}{
-		{"k zero", sec(srec2(history.RecInvRead, 0, 5)), at, "a record of 0 words"},
-		{"k zero in a response", sec(read, 7, srec2(history.RecRetOK, 0, 6)), at + 16, "a record of 0 words"},
+		{"k zero", sec(srec2(wire.RecInvRead, 0, 5)), at, "a record of 0 words"},
+		{"k zero in a response", sec(read, 7, srec2(wire.RecRetOK, 0, 6)), at + 16, "a record of 0 words"},
 		{"kind zero", sec(srec2(0, 1, 5), 7), at, "unknown record kind 0"},
-		{"crash in stream", sec(srec2(history.RecCrash, 1, 5)), at, "unknown record kind 8"},
-		{"text in stream", sec(srec2(history.RecText, 1, 5), 7), at, "unknown record kind 9"},
+		{"crash in stream", sec(srec2(wire.RecCrash, 1, 5)), at, "unknown record kind 8"},
+		{"text in stream", sec(srec2(wire.RecText, 1, 5), 7), at, "unknown record kind 9"},
 		{"kind 15", sec(srec2(15, 1, 5), 7), at, "unknown record kind 15"},
-		{"back in time", sec(read, 7, srec2(history.RecRetValues, 1, 4), 0), at + 16, "back in time (timestamp 4 after 5)"},
-		{"cut record", sec(srec2(history.RecInvRead, 2, 5), 7), at, "cut short by the end of its block"},
+		{"back in time", sec(read, 7, srec2(wire.RecRetValues, 1, 4), 0), at + 16, "back in time (timestamp 4 after 5)"},
+		{"cut record", sec(srec2(wire.RecInvRead, 2, 5), 7), at, "cut short by the end of its block"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := history.ReadAll(bytes.NewReader(tc.in), "h.pmlb")
@@ -117,24 +118,10 @@ func TestBinaryErrorsV2(t *testing.T) {
 		})
 	}
 	// k above the reader's bound, which is below 255 here.
-	r := history.NewReader(bytes.NewReader(sec(srec2(history.RecInvRead, 3, 5), 1, 2, 3)), "h.pmlb", history.Options{MaxWords: 2})
+	r := history.NewReader(bytes.NewReader(sec(srec2(wire.RecInvRead, 3, 5), 1, 2, 3)), "h.pmlb", history.Options{MaxWords: 2})
 	_, err := r.Next()
 	if err == nil || !strings.Contains(err.Error(), "from 1 to 2") || !strings.Contains(err.Error(), fmt.Sprintf("byte offset %d,", at)) {
 		t.Fatalf("k 3 with at most 2: %v", err)
-	}
-}
-
-// TestStreamHead: the head word's fields at their bounds, and nothing
-// spills from one into another.
-func TestStreamHead(t *testing.T) {
-	for _, c := range []struct {
-		kind, k int
-		ts      uint64
-	}{{1, 1, 0}, {7, history.MaxStreamK, history.MaxStamp}, {4, 1, history.MaxStamp}, {2, history.MaxStreamK, 0}, {3, 17, 1 << 40}} {
-		h := history.StreamHead(c.kind, c.k, c.ts)
-		if history.StreamKind(h) != c.kind || history.StreamK(h) != c.k || history.StreamStamp(h) != c.ts {
-			t.Fatalf("%+v: head %#x decodes as %d %d %d", c, h, history.StreamKind(h), history.StreamK(h), history.StreamStamp(h))
-		}
 	}
 }
 
@@ -144,18 +131,18 @@ func TestStreamHead(t *testing.T) {
 // invoke again at one timestamp are refused (ErrCoarseClock, not
 // malformed), naming the line.
 func TestBinaryCoarseClock(t *testing.T) {
-	inv := func(ts uint64) []uint64 { return []uint64{history.RecInvRead, 1, ts, 1} }
-	ret := func(ts uint64) []uint64 { return []uint64{history.RecRetValues, 1, ts, 0} }
-	cas := func(ts uint64) []uint64 { return []uint64{history.RecInvCAS, 1, ts, 1, 0, 0x100000001} }
-	ok := func(ts uint64) []uint64 { return []uint64{history.RecRetOK, 1, ts} }
+	inv := func(ts uint64) []uint64 { return []uint64{wire.RecInvRead, 1, ts, 1} }
+	ret := func(ts uint64) []uint64 { return []uint64{wire.RecRetValues, 1, ts, 0} }
+	cas := func(ts uint64) []uint64 { return []uint64{wire.RecInvCAS, 1, ts, 1, 0, 0x100000001} }
+	ok := func(ts uint64) []uint64 { return []uint64{wire.RecRetOK, 1, ts} }
 	// Process 1 returns at 10, at the end of a block, and reads again at
 	// 10; process 0 writes over [10, 10]: process 1's second read must
 	// come before process 0's return, though process 0's stream is listed
 	// first.
-	f := newBin2().block(history.BlockSection, 0, 0, 0, 1).
-		block(history.BlockStream, 0, 1, streamRecs(false, inv(5), ret(10))...).
-		block(history.BlockStream, history.BlockLast, 0, streamRecs(false, cas(10), ok(10))...).
-		block(history.BlockStream, history.BlockLast, 1, streamRecs(false, inv(10), ret(20))...)
+	f := newBin2().block(wire.BlockSection, 0, 0, 0, 1).
+		block(wire.BlockStream, 0, 1, streamRecs(false, inv(5), ret(10))...).
+		block(wire.BlockStream, wire.BlockLast, 0, streamRecs(false, cas(10), ok(10))...).
+		block(wire.BlockStream, wire.BlockLast, 1, streamRecs(false, inv(10), ret(20))...)
 	got, err := convert(t, f.end(6), false)
 	if err != nil {
 		t.Fatal(err)
@@ -165,9 +152,9 @@ func TestBinaryCoarseClock(t *testing.T) {
 		t.Fatalf("got\n%swant\n%s", got, want)
 	}
 	// Both return and invoke again at 10.
-	f = newBin2().block(history.BlockSection, 0, 0, 0, 1).
-		block(history.BlockStream, history.BlockLast, 0, streamRecs(false, cas(10), ok(10), inv(10), ret(10))...).
-		block(history.BlockStream, history.BlockLast, 1, streamRecs(false, inv(10), ret(10), inv(10), ret(10))...)
+	f = newBin2().block(wire.BlockSection, 0, 0, 0, 1).
+		block(wire.BlockStream, wire.BlockLast, 0, streamRecs(false, cas(10), ok(10), inv(10), ret(10))...).
+		block(wire.BlockStream, wire.BlockLast, 1, streamRecs(false, inv(10), ret(10), inv(10), ret(10))...)
 	_, err = convert(t, f.end(8), false)
 	var he *history.Error
 	if !errors.As(err, &he) || !errors.Is(err, history.ErrCoarseClock) || errors.Is(err, history.ErrMalformed) || he.Line != 5 ||

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // convert converts in to text (binary false) or to a binary history.
@@ -88,7 +89,7 @@ func newBin() *binFile { return &binFile{b: []byte(binaryMagicV1)} }
 
 // newBin2 starts a version 2 file, whose stream records start with one
 // word (srec2).
-func newBin2() *binFile { return &binFile{b: []byte(history.BinaryMagic)} }
+func newBin2() *binFile { return &binFile{b: []byte(wire.Magic)} }
 
 func (f *binFile) words(ws ...uint64) *binFile {
 	for _, w := range ws {
@@ -101,18 +102,18 @@ func (f *binFile) block(typ, flags int, field uint32, payload ...uint64) *binFil
 	return f.words(uint64(typ)|uint64(flags)|uint64(field)<<32, uint64(len(payload))).words(payload...)
 }
 
-func (f *binFile) end(lines uint64) []byte { return f.block(history.BlockEnd, 0, 0, lines).b }
+func (f *binFile) end(lines uint64) []byte { return f.block(wire.BlockEnd, 0, 0, lines).b }
 
-func rec(kind, k int) uint64 { return history.RecHeader(kind, k, 0) }
+func rec(kind, k int) uint64 { return wire.SerialHead(kind, k, 0) }
 
-func srec(kind, k int, proc int32) uint64 { return history.RecHeader(kind, k, proc) }
+func srec(kind, k int, proc int32) uint64 { return wire.SerialHead(kind, k, proc) }
 
 // srec2 is the head word of a version 2 stream record.
-func srec2(kind, k int, ts uint64) uint64 { return history.StreamHead(kind, k, ts) }
+func srec2(kind, k int, ts uint64) uint64 { return wire.StreamHead(kind, k, ts) }
 
 // text is a text record of s.
 func text(s string) []uint64 {
-	out := []uint64{rec(history.RecText, len(s))}
+	out := []uint64{rec(wire.RecText, len(s))}
 	for i := 0; i < len(s); i += 8 {
 		var w [8]byte
 		copy(w[:], s[i:])
@@ -125,8 +126,8 @@ func text(s string) []uint64 {
 // timestamp, invocations first on equal timestamps, then the stream
 // listed first; blocks of the streams in any order.
 func TestBinarySections(t *testing.T) {
-	inv := func(ts, a uint64) []uint64 { return []uint64{rec(history.RecInvRead, 1), ts, a} }
-	ret := func(ts, v uint64) []uint64 { return []uint64{rec(history.RecRetValues, 1), ts, v} }
+	inv := func(ts, a uint64) []uint64 { return []uint64{rec(wire.RecInvRead, 1), ts, a} }
+	ret := func(ts, v uint64) []uint64 { return []uint64{rec(wire.RecRetValues, 1), ts, v} }
 	cat := func(rs ...[]uint64) (out []uint64) {
 		for _, r := range rs {
 			out = append(out, r...)
@@ -134,13 +135,13 @@ func TestBinarySections(t *testing.T) {
 		return out
 	}
 	f := newBin().
-		block(history.BlockSerial, 0, 0, srec(history.RecInvRead, 1, 9), 1, srec(history.RecRetValues, 1, 9), 0).
-		block(history.BlockSection, 0, 0, 5, 3). // stream 0 is process 5, stream 1 process 3
-		block(history.BlockStream, 0, 1, cat(inv(10, 1), ret(20, 0))...).
-		block(history.BlockStream, 0, 0, cat(inv(5, 2), ret(10, 0))...).
-		block(history.BlockStream, history.BlockLast, 1, cat(inv(20, 3))...).
-		block(history.BlockStream, 0, 0, cat(inv(20, 4), ret(30, 0))...).
-		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0))
+		block(wire.BlockSerial, 0, 0, srec(wire.RecInvRead, 1, 9), 1, srec(wire.RecRetValues, 1, 9), 0).
+		block(wire.BlockSection, 0, 0, 5, 3). // stream 0 is process 5, stream 1 process 3
+		block(wire.BlockStream, 0, 1, cat(inv(10, 1), ret(20, 0))...).
+		block(wire.BlockStream, 0, 0, cat(inv(5, 2), ret(10, 0))...).
+		block(wire.BlockStream, wire.BlockLast, 1, cat(inv(20, 3))...).
+		block(wire.BlockStream, 0, 0, cat(inv(20, 4), ret(30, 0))...).
+		block(wire.BlockSerial, 0, 0, srec(wire.RecCrash, 0, 0))
 	got, err := convert(t, f.end(10), false)
 	if err != nil {
 		t.Fatal(err)
@@ -165,10 +166,10 @@ crash
 // streams of a section, merged and written as the contract spells them.
 func TestBinarySectionSwaps(t *testing.T) {
 	f := newBin().
-		block(history.BlockSection, 0, 0, 1, 2).
-		block(history.BlockStream, 0, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 0x100000002).
-		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 0x200000001, rec(history.RecRetFailValues, 1), 8, 10, 0x100000001).
-		block(history.BlockStream, history.BlockLast, 0, rec(history.RecRetValues, 2), 6, 0, 0)
+		block(wire.BlockSection, 0, 0, 1, 2).
+		block(wire.BlockStream, 0, 0, rec(wire.RecInvSwap, 2), 3, 10, 0x100000001, 11, 0x100000002).
+		block(wire.BlockStream, wire.BlockLast, 1, rec(wire.RecInvCAS, 1), 4, 10, 0, 0x200000001, rec(wire.RecRetFailValues, 1), 8, 10, 0x100000001).
+		block(wire.BlockStream, wire.BlockLast, 0, rec(wire.RecRetValues, 2), 6, 0, 0)
 	got, err := convert(t, f.end(4), false)
 	if err != nil {
 		t.Fatal(err)
@@ -193,47 +194,47 @@ func TestBinarySectionSwaps(t *testing.T) {
 // TestBinaryErrors: damaged or impossible binary histories are refused
 // with an error that says what and where, never a panic.
 func TestBinaryErrors(t *testing.T) {
-	read1 := []uint64{srec(history.RecInvRead, 1, 1), 7}
+	read1 := []uint64{srec(wire.RecInvRead, 1, 1), 7}
 	for _, tc := range []struct {
 		name string
 		in   []byte
 		want string
 	}{
 		{"version", []byte("\x89PMLINB3rest"), "another version"},
-		{"no end", newBin().block(history.BlockSerial, 0, 0, read1...).b, "cut short"},
-		{"cut block", newBin().block(history.BlockSerial, 0, 0, read1...).b[:20], "cut short"},
-		{"end count", newBin().block(history.BlockSerial, 0, 0, read1...).end(2), "counts 2 lines"},
+		{"no end", newBin().block(wire.BlockSerial, 0, 0, read1...).b, "cut short"},
+		{"cut block", newBin().block(wire.BlockSerial, 0, 0, read1...).b[:20], "cut short"},
+		{"end count", newBin().block(wire.BlockSerial, 0, 0, read1...).end(2), "counts 2 lines"},
 		{"block type", newBin().block(9, 0, 0).end(0), "unknown block type 9"},
-		{"block flags", newBin().block(history.BlockSerial, history.BlockLast, 0).end(0), "flags"},
-		{"huge block", newBin().words(history.BlockSerial, 1<<40).b, "at most"},
-		{"stream outside", newBin().block(history.BlockStream, 0, 0).end(0), "outside a section"},
-		{"unknown stream", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 1).end(0), "stream 1 in a section of 1"},
-		{"two streams", newBin().block(history.BlockSection, 0, 0, 1, 1).end(0), "two streams"},
-		{"proc over", newBin().block(history.BlockSection, 0, 0, 1<<31).end(0), "over"},
-		{"after last", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, history.BlockLast, 0).block(history.BlockStream, 0, 0).end(0), "after its last block"},
-		{"back in time", newBin().block(history.BlockSection, 0, 0, 1).
-			block(history.BlockStream, 0, 0, rec(history.RecInvRead, 1), 5, 1).
-			block(history.BlockStream, 0, 0, rec(history.RecRetValues, 1), 4, 0).end(2), "back in time"},
-		{"record kind", newBin().block(history.BlockSerial, 0, 0, 77).end(1), "unknown record kind 77"},
-		{"crash in stream", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 0, rec(history.RecCrash, 0), 1).end(1), "unknown record kind 8"},
-		{"k zero", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvRead, 0, 1)).end(1), "from 1 to"},
-		{"cut record", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvRead, 2, 1), 7).end(1), "cut short by the end of its block"},
-		{"text event", newBin().block(history.BlockSerial, 0, 0, text("1 inv read 5")...).end(1), "only the header"},
-		{"text crash", newBin().block(history.BlockSerial, 0, 0, text("crash")...).end(1), "only the header"},
-		{"text bad init", newBin().block(history.BlockSerial, 0, 0, text("init x")...).end(1), "h.pmlb:1:6: initial value"},
-		{"text newline", newBin().block(history.BlockSerial, 0, 0, text("#\n")...).end(1), "line break"},
-		{"text utf8", newBin().block(history.BlockSerial, 0, 0, text("# \xff")...).end(1), "UTF-8"},
-		{"text padding", newBin().block(history.BlockSerial, 0, 0, rec(history.RecText, 1), 0x0123).end(1), "padding"},
-		{"ret k", newBin().block(history.BlockSerial, 0, 0, append(read1, srec(history.RecRetValues, 2, 1), 0, 0)...).end(2), "record of 2 words"},
-		{"ret kind", newBin().block(history.BlockSerial, 0, 0, append(read1, srec(history.RecRetOK, 1, 1))...).end(2), "a cas's outcome"},
-		{"ret nothing", newBin().block(history.BlockSerial, 0, 0, srec(history.RecRetOK, 1, 1)).end(1), "no pending operation"},
-		{"fail addr", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetFail, 1, 1), 8).end(2), "not one of its addresses"},
-		{"swap ok", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvSwap, 1, 1), 7, 5, srec(history.RecRetOK, 1, 1)).end(2), "the response to the swap of line 1 is a cas's outcome"},
-		{"swap fails", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvSwap, 1, 1), 7, 5, srec(history.RecRetFailValues, 1, 1), 7, 0).end(2), "is a cas's outcome"},
-		{"fail values addr", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetFailValues, 1, 1), 9, 0).end(2), "not one of its addresses"},
-		{"fail values k", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 2, 1), 7, 0, 5, 8, 0, 6, srec(history.RecRetFailValues, 1, 1), 7, 0).end(2), "the operation has 2"},
-		{"cas values", newBin().block(history.BlockSerial, 0, 0, srec(history.RecInvCAS, 1, 1), 7, 0, 5, srec(history.RecRetValues, 1, 1), 0).end(2), "is values"},
-		{"section open at end", newBin().block(history.BlockSection, 0, 0, 1).block(history.BlockStream, 0, 0, rec(history.RecInvRead, 1), 5, 1).b, "cut short"},
+		{"block flags", newBin().block(wire.BlockSerial, wire.BlockLast, 0).end(0), "flags"},
+		{"huge block", newBin().words(wire.BlockSerial, 1<<40).b, "at most"},
+		{"stream outside", newBin().block(wire.BlockStream, 0, 0).end(0), "outside a section"},
+		{"unknown stream", newBin().block(wire.BlockSection, 0, 0, 1).block(wire.BlockStream, 0, 1).end(0), "stream 1 in a section of 1"},
+		{"two streams", newBin().block(wire.BlockSection, 0, 0, 1, 1).end(0), "two streams"},
+		{"proc over", newBin().block(wire.BlockSection, 0, 0, 1<<31).end(0), "over"},
+		{"after last", newBin().block(wire.BlockSection, 0, 0, 1).block(wire.BlockStream, wire.BlockLast, 0).block(wire.BlockStream, 0, 0).end(0), "after its last block"},
+		{"back in time", newBin().block(wire.BlockSection, 0, 0, 1).
+			block(wire.BlockStream, 0, 0, rec(wire.RecInvRead, 1), 5, 1).
+			block(wire.BlockStream, 0, 0, rec(wire.RecRetValues, 1), 4, 0).end(2), "back in time"},
+		{"record kind", newBin().block(wire.BlockSerial, 0, 0, 77).end(1), "unknown record kind 77"},
+		{"crash in stream", newBin().block(wire.BlockSection, 0, 0, 1).block(wire.BlockStream, 0, 0, rec(wire.RecCrash, 0), 1).end(1), "unknown record kind 8"},
+		{"k zero", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvRead, 0, 1)).end(1), "from 1 to"},
+		{"cut record", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvRead, 2, 1), 7).end(1), "cut short by the end of its block"},
+		{"text event", newBin().block(wire.BlockSerial, 0, 0, text("1 inv read 5")...).end(1), "only the header"},
+		{"text crash", newBin().block(wire.BlockSerial, 0, 0, text("crash")...).end(1), "only the header"},
+		{"text bad init", newBin().block(wire.BlockSerial, 0, 0, text("init x")...).end(1), "h.pmlb:1:6: initial value"},
+		{"text newline", newBin().block(wire.BlockSerial, 0, 0, text("#\n")...).end(1), "line break"},
+		{"text utf8", newBin().block(wire.BlockSerial, 0, 0, text("# \xff")...).end(1), "UTF-8"},
+		{"text padding", newBin().block(wire.BlockSerial, 0, 0, rec(wire.RecText, 1), 0x0123).end(1), "padding"},
+		{"ret k", newBin().block(wire.BlockSerial, 0, 0, append(read1, srec(wire.RecRetValues, 2, 1), 0, 0)...).end(2), "record of 2 words"},
+		{"ret kind", newBin().block(wire.BlockSerial, 0, 0, append(read1, srec(wire.RecRetOK, 1, 1))...).end(2), "a cas's outcome"},
+		{"ret nothing", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecRetOK, 1, 1)).end(1), "no pending operation"},
+		{"fail addr", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvCAS, 1, 1), 7, 0, 5, srec(wire.RecRetFail, 1, 1), 8).end(2), "not one of its addresses"},
+		{"swap ok", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvSwap, 1, 1), 7, 5, srec(wire.RecRetOK, 1, 1)).end(2), "the response to the swap of line 1 is a cas's outcome"},
+		{"swap fails", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvSwap, 1, 1), 7, 5, srec(wire.RecRetFailValues, 1, 1), 7, 0).end(2), "is a cas's outcome"},
+		{"fail values addr", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvCAS, 1, 1), 7, 0, 5, srec(wire.RecRetFailValues, 1, 1), 9, 0).end(2), "not one of its addresses"},
+		{"fail values k", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvCAS, 2, 1), 7, 0, 5, 8, 0, 6, srec(wire.RecRetFailValues, 1, 1), 7, 0).end(2), "the operation has 2"},
+		{"cas values", newBin().block(wire.BlockSerial, 0, 0, srec(wire.RecInvCAS, 1, 1), 7, 0, 5, srec(wire.RecRetValues, 1, 1), 0).end(2), "is values"},
+		{"section open at end", newBin().block(wire.BlockSection, 0, 0, 1).block(wire.BlockStream, 0, 0, rec(wire.RecInvRead, 1), 5, 1).b, "cut short"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := history.ReadAll(bytes.NewReader(tc.in), "h.pmlb")
@@ -250,27 +251,27 @@ func TestBinaryErrors(t *testing.T) {
 func FuzzBinary(f *testing.F) {
 	for _, s := range fuzzSeeds {
 		if b, err := convert(f, []byte(s), true); err == nil {
-			f.Add(false, b[len(history.BinaryMagic):])
+			f.Add(false, b[len(wire.Magic):])
 		}
 	}
-	f.Add(true, newBin().block(history.BlockSection, 0, 0, 1, 2).
-		block(history.BlockStream, 0, 1, rec(history.RecInvCAS, 1), 3, 1, 0, 9).
-		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvRead, 1), 3, 1, rec(history.RecRetValues, 1), 4, 9).
-		block(history.BlockStream, 0, 1, rec(history.RecRetFailValues, 1), 3, 1, 7).end(4)[len(history.BinaryMagic):])
-	f.Add(true, newBin().block(history.BlockSection, 0, 0, 1, 2).
-		block(history.BlockStream, history.BlockLast, 0, rec(history.RecInvSwap, 2), 3, 10, 0x100000001, 11, 5, rec(history.RecRetValues, 2), 5, 0, 0).
-		block(history.BlockStream, history.BlockLast, 1, rec(history.RecInvCAS, 1), 4, 10, 0, 6, rec(history.RecRetFailValues, 1), 6, 10, 0x100000001).
-		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0), srec(history.RecInvSwap, 1, 1), 10, 7).end(6)[len(history.BinaryMagic):])
-	f.Add(false, newBin2().block(history.BlockSection, 0, 0, 1, 2).
-		block(history.BlockStream, 0, 1, srec2(history.RecInvCAS, 1, 3), 1, 0, 9).
-		block(history.BlockStream, history.BlockLast, 0, srec2(history.RecInvRead, 1, 3), 1, srec2(history.RecRetValues, 1, 4), 9).
-		block(history.BlockStream, 0, 1, srec2(history.RecRetFailValues, 1, 3), 1, 7).end(4)[len(history.BinaryMagic):])
-	f.Add(false, newBin2().block(history.BlockSection, 0, 0, 1, 2).
-		block(history.BlockStream, history.BlockLast, 0, srec2(history.RecInvSwap, 2, 3), 10, 0x100000001, 11, 5, srec2(history.RecRetValues, 2, 5), 0, 0).
-		block(history.BlockStream, history.BlockLast, 1, srec2(history.RecInvCAS, 1, 4), 10, 0, 6, srec2(history.RecRetFailValues, 1, history.MaxStamp), 10, 0x100000001).
-		block(history.BlockSerial, 0, 0, srec(history.RecCrash, 0, 0), srec(history.RecInvSwap, 1, 1), 10, 7).end(6)[len(history.BinaryMagic):])
+	f.Add(true, newBin().block(wire.BlockSection, 0, 0, 1, 2).
+		block(wire.BlockStream, 0, 1, rec(wire.RecInvCAS, 1), 3, 1, 0, 9).
+		block(wire.BlockStream, wire.BlockLast, 0, rec(wire.RecInvRead, 1), 3, 1, rec(wire.RecRetValues, 1), 4, 9).
+		block(wire.BlockStream, 0, 1, rec(wire.RecRetFailValues, 1), 3, 1, 7).end(4)[len(wire.Magic):])
+	f.Add(true, newBin().block(wire.BlockSection, 0, 0, 1, 2).
+		block(wire.BlockStream, wire.BlockLast, 0, rec(wire.RecInvSwap, 2), 3, 10, 0x100000001, 11, 5, rec(wire.RecRetValues, 2), 5, 0, 0).
+		block(wire.BlockStream, wire.BlockLast, 1, rec(wire.RecInvCAS, 1), 4, 10, 0, 6, rec(wire.RecRetFailValues, 1), 6, 10, 0x100000001).
+		block(wire.BlockSerial, 0, 0, srec(wire.RecCrash, 0, 0), srec(wire.RecInvSwap, 1, 1), 10, 7).end(6)[len(wire.Magic):])
+	f.Add(false, newBin2().block(wire.BlockSection, 0, 0, 1, 2).
+		block(wire.BlockStream, 0, 1, srec2(wire.RecInvCAS, 1, 3), 1, 0, 9).
+		block(wire.BlockStream, wire.BlockLast, 0, srec2(wire.RecInvRead, 1, 3), 1, srec2(wire.RecRetValues, 1, 4), 9).
+		block(wire.BlockStream, 0, 1, srec2(wire.RecRetFailValues, 1, 3), 1, 7).end(4)[len(wire.Magic):])
+	f.Add(false, newBin2().block(wire.BlockSection, 0, 0, 1, 2).
+		block(wire.BlockStream, wire.BlockLast, 0, srec2(wire.RecInvSwap, 2, 3), 10, 0x100000001, 11, 5, srec2(wire.RecRetValues, 2, 5), 0, 0).
+		block(wire.BlockStream, wire.BlockLast, 1, srec2(wire.RecInvCAS, 1, 4), 10, 0, 6, srec2(wire.RecRetFailValues, 1, wire.MaxStamp), 10, 0x100000001).
+		block(wire.BlockSerial, 0, 0, srec(wire.RecCrash, 0, 0), srec(wire.RecInvSwap, 1, 1), 10, 7).end(6)[len(wire.Magic):])
 	f.Fuzz(func(t *testing.T, v1 bool, in []byte) {
-		magic := history.BinaryMagic
+		magic := wire.Magic
 		if v1 {
 			magic = binaryMagicV1
 		}

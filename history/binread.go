@@ -10,9 +10,10 @@ import (
 	"unsafe"
 
 	"github.com/pmlin/pmlin/internal/tie"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
-// binReader decodes a binary history (binary.go) for a Reader: it reads
+// binReader decodes a binary history (internal/wire) for a Reader: it reads
 // the blocks in order, checks each as it comes (so that errors come in
 // file order, naming the byte offset), and merges the streams of a
 // section by timestamp. Each event it hands to the Reader's own checks
@@ -49,7 +50,7 @@ type binBlock struct {
 type binSection struct {
 	streams []binStream
 	waiting int       // streams whose last block has not come
-	ties    tie.Watch // timestamps restart in every section
+	merge   tie.Merge // of its streams; timestamps restart in every section
 }
 
 type binStream struct {
@@ -71,19 +72,19 @@ func (r *Reader) binFail(off int64, format string, args ...any) error {
 // sniffBinary sets the Reader up for a binary history if the input starts
 // with its magic.
 func (r *Reader) sniffBinary() (bool, error) {
-	head, _ := r.br.Peek(len(BinaryMagic))
-	if len(head) < 6 || !bytes.HasPrefix(head, []byte(BinaryMagic[:6])) {
+	head, _ := r.br.Peek(len(wire.Magic))
+	if len(head) < 6 || !bytes.HasPrefix(head, []byte(wire.Magic[:6])) {
 		return false, nil
 	}
 	// The one place the version is told apart: what differs is the stream
 	// records' head (streamHead).
-	v1 := string(head) == binaryMagicV1
-	if string(head) != BinaryMagic && !v1 {
-		return true, r.binFail(0, "a binary history of another version (%q); this pmlin reads %q and %q", head[6:], binaryMagicV1[6:], BinaryMagic[6:])
+	v1 := string(head) == wire.MagicV1
+	if string(head) != wire.Magic && !v1 {
+		return true, r.binFail(0, "a binary history of another version (%q); this pmlin reads %q and %q", head[6:], wire.MagicV1[6:], wire.Magic[6:])
 	}
-	r.br.Discard(len(BinaryMagic))
+	r.br.Discard(len(wire.Magic))
 	r.format = Binary
-	r.bin = &binReader{r: r, off: int64(len(BinaryMagic)), v1: v1}
+	r.bin = &binReader{r: r, off: int64(len(wire.Magic)), v1: v1}
 	return true, nil
 }
 
@@ -106,21 +107,21 @@ func (b *binReader) readBlock() (*binBlock, error) {
 	length := binary.LittleEndian.Uint64(b.hdr[8:])
 	blk := &binBlock{typ: int(h & 0xff), flags: int(h & 0xffff00), field: uint32(h >> 32), off: off}
 	switch {
-	case blk.typ < BlockSerial || blk.typ > BlockEnd:
+	case blk.typ < wire.BlockSerial || blk.typ > wire.BlockEnd:
 		return nil, r.binFail(off, "unknown block type %d", blk.typ)
-	case blk.flags&^BlockLast != 0 || blk.flags != 0 && blk.typ != BlockStream:
+	case blk.flags&^wire.BlockLast != 0 || blk.flags != 0 && blk.typ != wire.BlockStream:
 		return nil, r.binFail(off, "block flags %#x are not defined for a block of type %d", blk.flags>>8, blk.typ)
-	case blk.field != 0 && blk.typ != BlockStream:
+	case blk.field != 0 && blk.typ != wire.BlockStream:
 		return nil, r.binFail(off, "bits 32-63 of the header of a block of type %d must be zero", blk.typ)
-	case length > maxBinaryBlockLen:
-		return nil, r.binFail(off, "a block of %d words: at most %d are accepted", length, maxBinaryBlockLen)
-	case blk.typ == BlockEnd && length != 1:
+	case length > wire.MaxBlockWords:
+		return nil, r.binFail(off, "a block of %d words: at most %d are accepted", length, wire.MaxBlockWords)
+	case blk.typ == wire.BlockEnd && length != 1:
 		return nil, r.binFail(off, "an end block holds one word, not %d", length)
 	}
 	if blk.payload, err = b.readWords(int(length)); err != nil {
 		return nil, err
 	}
-	b.sawEnd = blk.typ == BlockEnd
+	b.sawEnd = blk.typ == wire.BlockEnd
 	return blk, nil
 }
 
@@ -170,9 +171,9 @@ func byteView(words []uint64) []byte {
 func (b *binReader) streamHead(p []uint64, pos int) (kind, k int, ts uint64, head int) {
 	h := p[pos]
 	if b.v1 {
-		return int(h & 0xff), int(h >> 8 & recKMask), p[pos+1], 2
+		return wire.SerialKind(h), wire.SerialK(h), p[pos+1], 2
 	}
-	return StreamKind(h), StreamK(h), StreamStamp(h), 1
+	return wire.StreamKind(h), wire.StreamK(h), wire.StreamStamp(h), 1
 }
 
 // checkRecords checks that a block's payload is whole records of kinds
@@ -190,7 +191,7 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			return r.binFail(at, "a record is cut short by the end of its block")
 		}
 		h := p[pos]
-		kind, k, hi := int(h&0xff), int(h>>8&recKMask), h>>32
+		kind, k, hi := wire.SerialKind(h), wire.SerialK(h), wire.SerialProc(h)
 		var t uint64 // a stream record's timestamp
 		if stream {
 			kind, k, t, _ = b.streamHead(p, pos)
@@ -199,22 +200,22 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			}
 		}
 		switch {
-		case kind < RecInvRead || kind > maxRecKind || stream && kind > RecRetFailValues:
+		case kind < wire.RecInvRead || kind > wire.MaxRecKind || stream && kind > wire.RecRetFailValues:
 			return r.binFail(at, "unknown record kind %d", kind)
-		case kind == RecCrash && (k != 0 || hi != 0):
+		case kind == wire.RecCrash && (k != 0 || hi != 0):
 			return r.binFail(at, "a crash record has k %d and bits 32-63 %#x; both must be zero", k, hi)
-		case kind == RecText && hi != 0:
+		case kind == wire.RecText && hi != 0:
 			return r.binFail(at, "bits 32-63 of a text record must be zero")
-		case kind == RecText && k > r.opts.MaxLineBytes:
+		case kind == wire.RecText && k > r.opts.MaxLineBytes:
 			return r.binFail(at, "a text line of %d bytes; at most %d are accepted", k, r.opts.MaxLineBytes)
-		case kind < RecCrash && (k < 1 || k > r.opts.MaxWords):
+		case kind < wire.RecCrash && (k < 1 || k > r.opts.MaxWords):
 			return r.binFail(at, "a record of %d words; from 1 to %d are accepted", k, r.opts.MaxWords)
-		case kind < RecCrash && stream && hi != 0:
+		case kind < wire.RecCrash && stream && hi != 0:
 			return r.binFail(at, "bits 32-63 of a stream record must be zero")
-		case kind < RecCrash && hi > MaxProc:
+		case kind < wire.RecCrash && hi > MaxProc:
 			return r.binFail(at, "process id %d is over %d", hi, MaxProc)
 		}
-		n := head + RecWords(kind, k)
+		n := head + wire.RecWords(kind, k)
 		if pos+n > len(p) {
 			return r.binFail(at, "a record is cut short by the end of its block")
 		}
@@ -224,7 +225,7 @@ func (b *binReader) checkRecords(p []uint64, off int64, stream bool, ts *uint64)
 			}
 			*ts = t
 		}
-		if kind == RecText {
+		if kind == wire.RecText {
 			if err := b.checkText(p[pos+1:pos+n], k, at); err != nil {
 				return err
 			}
@@ -251,12 +252,16 @@ func (b *binReader) checkText(words []uint64, k int, at int64) error {
 }
 
 // textBytes is the text of a text record of k bytes.
-func textBytes(words []uint64, k int) []byte {
-	out := make([]byte, k)
-	for i := range out {
-		out[i] = byte(words[i/8] >> (8 * (i % 8)))
+func textBytes(words []uint64, k int) []byte { return appendText(make([]byte, 0, k), words, k) }
+
+// appendText appends the text of a text record of k bytes to b: its
+// words in little-endian order, the padding cut.
+func appendText(b []byte, words []uint64, k int) []byte {
+	n := len(b)
+	for _, w := range words {
+		b = binary.LittleEndian.AppendUint64(b, w)
 	}
-	return out
+	return b[:n+k]
 }
 
 // recycle keeps a consumed block's buffer for the next blocks.
@@ -320,15 +325,16 @@ func (b *binReader) next() (*Event, error) {
 func (b *binReader) startBlock(blk *binBlock) error {
 	r := b.r
 	switch blk.typ {
-	case BlockSerial:
+	case wire.BlockSerial:
 		b.lastSec = nil
 		if err := b.checkRecords(blk.payload, blk.off+16, false, nil); err != nil {
 			return err
 		}
 		b.serial, b.spos, b.serialOff = blk.payload, 0, blk.off+16
-	case BlockSection:
+	case wire.BlockSection:
 		b.lastSec = nil
 		sec := &binSection{streams: make([]binStream, len(blk.payload)), waiting: len(blk.payload)}
+		sec.merge.Reset(len(blk.payload))
 		seen := make(map[uint64]bool, len(blk.payload))
 		for i, p := range blk.payload {
 			if p > MaxProc {
@@ -341,12 +347,12 @@ func (b *binReader) startBlock(blk *binBlock) error {
 			sec.streams[i].proc = int32(p)
 		}
 		b.sec = sec
-	case BlockStream:
+	case wire.BlockStream:
 		if s := b.lastSec; s != nil && int(blk.field) < len(s.streams) {
 			return r.binFail(blk.off, "a block of the stream of process %d after its last block", s.streams[blk.field].proc)
 		}
 		return r.binFail(blk.off, "a stream block outside a section")
-	case BlockEnd:
+	case wire.BlockEnd:
 		if got := blk.payload[0]; got != uint64(r.line) {
 			return r.binFail(blk.off, "the end block counts %d lines, the blocks before it hold %d: blocks are missing or repeated", got, r.line)
 		}
@@ -358,42 +364,44 @@ func (b *binReader) startBlock(blk *binBlock) error {
 // section has none left. The streams are merged by the tie rule of
 // recorders/README.md (rule 4: package internal/tie), which looks at a
 // response's next record too: a stream whose head is a response waits
-// for that record (or its last block).
+// for that record (or its last block), and the merge reads blocks while a
+// stream waits.
 func (b *binReader) nextMerged() (ev *Event, done bool, err error) {
 	sec := b.sec
 	for {
-		best := -1
-		var bestHd tie.Head
-		ready := true
-		for i := range sec.streams {
-			s := &sec.streams[i]
-			hd, ok := b.head(s)
-			if !ok {
-				if !s.last {
-					ready = false
-					break
-				}
-				continue
+		i, hd, st := sec.merge.Next()
+		switch st {
+		case tie.End:
+			return nil, true, nil
+		case tie.Wait:
+			if err := b.readInSection(); err != nil {
+				return nil, false, err
 			}
-			if best < 0 || tie.Compare(hd, bestHd) < 0 {
-				best, bestHd = i, hd
-			}
+			continue
 		}
-		if ready {
-			if best < 0 {
-				return nil, true, nil
-			}
-			s := &sec.streams[best]
-			if c, clash := sec.ties.Place(s.proc, bestHd, b.r.line+1); clash {
-				b.r.line++
-				return nil, false, b.r.fail(ErrCoarseClock, nil, "%s", tie.Message(s.proc, bestHd.TS, c.Proc, fmt.Sprintf("its response at line %d", c.At)))
-			}
-			ev, err := b.takeStream(s)
-			return ev, false, err
+		s := &sec.streams[i]
+		if c, clash := sec.merge.Place(i, b.r.line+1); clash {
+			b.r.line++
+			return nil, false, b.r.fail(ErrCoarseClock, nil, "%s", tie.Message(s.proc, hd.TS, sec.streams[c.Stream].proc, fmt.Sprintf("its response at line %d", c.At)))
 		}
-		if err := b.readInSection(); err != nil {
-			return nil, false, err
-		}
+		ev, err := b.takeStream(s)
+		b.setHead(i)
+		return ev, false, err
+	}
+}
+
+// setHead tells the section's merge the head of stream i (head): a step,
+// the end of the stream, or that it waits for a block.
+func (b *binReader) setHead(i int) {
+	s := &b.sec.streams[i]
+	hd, ok := b.head(s)
+	switch {
+	case ok:
+		b.sec.merge.Set(i, hd)
+	case s.last:
+		b.sec.merge.Done(i)
+	default:
+		b.sec.merge.Wait(i)
 	}
 }
 
@@ -406,11 +414,11 @@ func (b *binReader) head(s *binStream) (tie.Head, bool) {
 	}
 	p := s.blocks[0]
 	kind, k, ts, head := b.streamHead(p, s.pos)
-	hd := tie.Head{TS: ts, Ret: !IsInvocation(kind)}
+	hd := tie.Head{TS: ts, Ret: !wire.IsInvocation(kind)}
 	if !hd.Ret {
 		return hd, true
 	}
-	next, np := s.pos+head+RecWords(kind, k), p
+	next, np := s.pos+head+wire.RecWords(kind, k), p
 	if next == len(p) {
 		if len(s.blocks) == 1 {
 			return hd, s.last // the last record, or the next is unread
@@ -418,7 +426,7 @@ func (b *binReader) head(s *binStream) (tie.Head, bool) {
 		next, np = 0, s.blocks[1] // queued blocks are not empty
 	}
 	nkind, _, nts, _ := b.streamHead(np, next)
-	hd.Again = IsInvocation(nkind) && nts == ts
+	hd.Again = wire.IsInvocation(nkind) && nts == ts
 	return hd, true
 }
 
@@ -434,9 +442,10 @@ func (b *binReader) readInSection() error {
 	if err != nil {
 		return err
 	}
-	if blk.typ != BlockStream {
+	if blk.typ != wire.BlockStream {
 		for i := range sec.streams {
 			sec.streams[i].last = true
+			b.setHead(i)
 		}
 		sec.waiting = 0
 		b.pending = blk
@@ -453,7 +462,7 @@ func (b *binReader) readInSection() error {
 	if err := b.checkRecords(blk.payload, blk.off+16, true, &s.ts); err != nil {
 		return err
 	}
-	if blk.flags&BlockLast != 0 {
+	if blk.flags&wire.BlockLast != 0 {
 		s.last = true
 		sec.waiting--
 	}
@@ -463,6 +472,7 @@ func (b *binReader) readInSection() error {
 	} else {
 		b.recycle(blk.payload)
 	}
+	b.setHead(i)
 	return nil
 }
 
@@ -471,7 +481,7 @@ func (b *binReader) readInSection() error {
 func (b *binReader) takeStream(s *binStream) (*Event, error) {
 	p := s.blocks[0]
 	kind, k, _, head := b.streamHead(p, s.pos)
-	n := head + RecWords(kind, k)
+	n := head + wire.RecWords(kind, k)
 	ev, err := b.event(s.proc, kind, k, p[s.pos+head:s.pos+n], s.offs[0]+8*int64(s.pos))
 	s.pos += n
 	if s.pos == len(p) {
@@ -487,19 +497,19 @@ func (b *binReader) nextSerial() (*Event, error) {
 	p := b.serial[b.spos:]
 	at := b.serialOff + 8*int64(b.spos)
 	h := p[0]
-	kind, k, proc := int(h&0xff), int(h>>8&recKMask), int32(h>>32)
-	n := 1 + RecWords(kind, k)
+	kind, k, proc := wire.SerialKind(h), wire.SerialK(h), int32(wire.SerialProc(h))
+	n := 1 + wire.RecWords(kind, k)
 	b.spos += n
 	if b.spos == len(b.serial) {
 		b.recycle(b.serial)
 		b.serial, b.spos = nil, 0
 	}
 	switch kind {
-	case RecCrash:
+	case wire.RecCrash:
 		b.r.line++
 		b.r.raw = nil
 		return b.r.crashEvent(), nil
-	case RecText:
+	case wire.RecText:
 		return nil, b.textLine(textBytes(p[1:n], k), at)
 	}
 	return b.event(proc, kind, k, p[1:n], at)
@@ -539,11 +549,11 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 	r.raw = nil
 	ev := r.clearEvent()
 	switch kind {
-	case RecInvRead:
+	case wire.RecInvRead:
 		ev.Op = Read
 		ev.Addrs = append(ev.Addrs, p...)
 		return r.invoke(proc)
-	case RecInvCAS:
+	case wire.RecInvCAS:
 		ev.Op = CAS
 		for i := 0; i < len(p); i += 3 {
 			ev.Addrs = append(ev.Addrs, p[i])
@@ -551,7 +561,7 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 			ev.New = append(ev.New, p[i+2])
 		}
 		return r.invoke(proc)
-	case RecInvSwap:
+	case wire.RecInvSwap:
 		ev.Op = Swap
 		for i := 0; i < len(p); i += 2 {
 			ev.Addrs = append(ev.Addrs, p[i])
@@ -568,14 +578,14 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 	}
 	var resp response
 	switch kind {
-	case RecRetValues:
+	case wire.RecRetValues:
 		ev.Values = append(ev.Values, p...)
 		resp.kind = retValues
-	case RecRetOK:
+	case wire.RecRetOK:
 		resp.kind = retOK
-	case RecRetFail:
+	case wire.RecRetFail:
 		resp.kind, resp.failAddr = retFail, p[0]
-	case RecRetFailValues:
+	case wire.RecRetFailValues:
 		ev.Values = append(ev.Values, p[1:]...)
 		resp.kind, resp.failAddr = retFail, p[0]
 	}

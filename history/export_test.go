@@ -7,3 +7,6 @@ var (
 	ReaderLastLine  = (*Reader).lastLine
 	ReaderStepsOnly = (*Reader).stepsOnly
 )
+
+// RecordingWords are a Recording's words, for the external tests.
+func RecordingWords(rc *Recording) []uint64 { return rc.words }

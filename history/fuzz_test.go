@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // fuzzSeeds are valid and broken histories in both syntaxes; the files
@@ -62,7 +63,7 @@ func FuzzReader(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		if bytes.HasPrefix(in, []byte(history.BinaryMagic[:6])) {
+		if bytes.HasPrefix(in, []byte(wire.Magic[:6])) {
 			return // a binary history: FuzzBinary
 		}
 		lines := int64(bytes.Count(in, []byte("\n")) + 1)

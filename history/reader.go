@@ -31,7 +31,8 @@ const (
 	// JSONL is its JSON Lines twin (one JSON object per line), detected
 	// when the first line that is not blank or a comment starts with '{'.
 	JSONL
-	// Binary is the binary history (binary.go), detected by its magic.
+	// Binary is the binary history (package internal/wire), detected by
+	// its magic.
 	Binary
 )
 

@@ -3,8 +3,9 @@ package history
 import (
 	"bytes"
 	"io"
-	"maps"
 	"slices"
+
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // Recording is a history kept in memory as the calls that wrote it, for a
@@ -14,100 +15,79 @@ import (
 // parsing it back, and WriteTo writes the text, byte for byte what a
 // Writer given the same calls writes, only when it is wanted (a finding).
 //
-// The calls are kept as records in one array of words: a head (record
-// kind, process id, count of words or values) then the payload. A Reset
-// keeps the memory for the next history.
+// The calls are kept as the records of a binary history's serial block
+// (docs/history-format.md, "Binary histories"; package internal/wire): a
+// head word (record kind, k, process id) then the payload, one record a
+// line, the header's lines and comments as text records; but the record
+// of a response without values (ok, fail) has k 0, where the file's
+// repeats its invocation's k: the calls do not give it, and keeping every
+// process's would cost each invocation a look-up. A Reset keeps the memory
+// for the next history.
 type Recording struct {
-	words    []uint64
-	comments []string
-	headers  []header
-	text     bool // TextLine was called: a line that may hold anything
+	words []uint64
+	text  bool // TextLine was called: a line that may hold anything
 }
 
-// header is what a Header call was given.
-type header struct {
-	initDefault uint64
-	init        map[uint64]uint64
+// record appends the head of a record of kind, k and process p, and
+// returns its payload to fill.
+func (rc *Recording) record(kind, k int, p int32) []uint64 {
+	rc.words = append(rc.words, wire.SerialHead(kind, k, p))
+	n, w := len(rc.words), wire.RecWords(kind, k)
+	rc.words = slices.Grow(rc.words, w)[:n+w]
+	return rc.words[n:]
 }
 
-// The records' kinds.
-const (
-	rHeader = iota + 1
-	rComment
-	rText // a line as it is (TextLine)
-	rCrash
-	rInvRead  // payload: k addresses
-	rInvCAS   // k (address, expected, new)
-	rInvSwap  // k (address, new)
-	rRetRead  // k values
-	rRetOK    // nothing
-	rRetFail  // the blamed address, then the values if any (count n)
-	rRetFailV // (as rRetFail)
-)
-
-// record appends a record's head: kind, process p and count n.
-func (rc *Recording) record(kind int, p int32, n int) {
-	rc.words = append(rc.words, uint64(kind)|uint64(uint32(p))<<8|uint64(n)<<40)
+// recordOf appends a record of kind, k and process p with payload pay.
+func (rc *Recording) recordOf(kind, k int, p int32, pay []uint64) {
+	rc.words = append(append(rc.words, wire.SerialHead(kind, k, p)), pay...)
 }
-
-// payload is the number of words a record of kind and count n carries:
-// per kind, words per item and words besides (a table: the reader asks it
-// of every record).
-func payload(kind, n int) int {
-	return int(payloadPer[kind&15])*n + int(payloadFixed[kind&15])
-}
-
-var (
-	payloadPer   = [16]uint8{rInvRead: 1, rRetRead: 1, rInvCAS: 3, rInvSwap: 2, rRetFail: 1, rRetFailV: 1}
-	payloadFixed = [16]uint8{rRetFail: 1, rRetFailV: 1}
-)
 
 // Reset empties the recording, keeping its memory.
 func (rc *Recording) Reset() {
-	rc.words, rc.comments, rc.headers = rc.words[:0], rc.comments[:0], rc.headers[:0]
-	rc.text = false
+	rc.words, rc.text = rc.words[:0], false
 }
 
 // Size is about the size of the history in text, in bytes (a hint).
 func (rc *Recording) Size() int64 { return int64(len(rc.words))*10 + 1 }
 
 func (rc *Recording) Header(initDefault uint64, init map[uint64]uint64) {
-	rc.record(rHeader, 0, len(rc.headers))
-	rc.headers = append(rc.headers, header{initDefault, maps.Clone(init)})
+	for _, l := range headerLines(initDefault, init) {
+		rc.textRecord(l)
+	}
 }
 
-func (rc *Recording) Comment(text string) {
-	rc.record(rComment, 0, len(rc.comments))
-	rc.comments = append(rc.comments, text)
-}
+func (rc *Recording) Comment(text string) { rc.textRecord([]byte("# " + text)) }
 
 // TextLine keeps line (a comment, a blank line, a header, init or
 // recording line). Only a line that may hold an event turns Steps off:
 // NextStep hands over the events of records alone.
 func (rc *Recording) TextLine(line []byte) {
 	rc.text = rc.text || !holdsNoEvent(line)
-	rc.record(rText, 0, len(rc.comments))
-	rc.comments = append(rc.comments, string(line))
+	rc.textRecord(line)
 }
 
-func (rc *Recording) Crash() { rc.record(rCrash, 0, 0) }
+// textRecord keeps line as a text record.
+func (rc *Recording) textRecord(line []byte) {
+	packText(rc.record(wire.RecText, len(line), 0), line)
+}
+
+func (rc *Recording) Crash() { rc.recordOf(wire.RecCrash, 0, 0, nil) }
 
 func (rc *Recording) InvokeRead(p int32, addrs []uint64) {
-	rc.record(rInvRead, p, len(addrs))
-	rc.words = append(rc.words, addrs...)
+	rc.recordOf(wire.RecInvRead, len(addrs), p, addrs)
 }
 
 func (rc *Recording) InvokeCAS(p int32, addrs, expected, new []uint64) {
-	rc.record(rInvCAS, p, len(addrs))
+	pay := rc.record(wire.RecInvCAS, len(addrs), p)
 	for i, a := range addrs {
-		rc.words = append(rc.words, a, expected[i], new[i])
+		pay[3*i], pay[3*i+1], pay[3*i+2] = a, expected[i], new[i]
 	}
 }
 
 func (rc *Recording) InvokeSwap(p int32, addrs, new []uint64) {
-	rc.record(rInvSwap, p, len(addrs))
+	pay := rc.record(wire.RecInvSwap, len(addrs), p)
 	for i, a := range addrs {
-		rc.words = append(rc.words, a, new[i])
+		pay[2*i], pay[2*i+1] = a, new[i]
 	}
 }
 
@@ -116,33 +96,27 @@ func (rc *Recording) InvokeSwap(p int32, addrs, new []uint64) {
 // holds them so (the driver's logs) need not split them for InvokeCAS to
 // interleave them again.
 func (rc *Recording) InvokeCASTriples(p int32, triples []uint64) {
-	rc.record(rInvCAS, p, len(triples)/3)
-	rc.words = append(rc.words, triples...)
+	rc.recordOf(wire.RecInvCAS, len(triples)/3, p, triples)
 }
 
 // InvokeSwapPairs is InvokeSwap of an invocation given as its (address,
 // new) pairs (see InvokeCASTriples).
 func (rc *Recording) InvokeSwapPairs(p int32, pairs []uint64) {
-	rc.record(rInvSwap, p, len(pairs)/2)
-	rc.words = append(rc.words, pairs...)
+	rc.recordOf(wire.RecInvSwap, len(pairs)/2, p, pairs)
 }
 
 func (rc *Recording) ReturnRead(p int32, values []uint64) {
-	rc.record(rRetRead, p, len(values))
-	rc.words = append(rc.words, values...)
+	rc.recordOf(wire.RecRetValues, len(values), p, values)
 }
 
-func (rc *Recording) ReturnOK(p int32) { rc.record(rRetOK, p, 0) }
+func (rc *Recording) ReturnOK(p int32) { rc.recordOf(wire.RecRetOK, 0, p, nil) }
 
 func (rc *Recording) ReturnFail(p int32, addr uint64) {
-	rc.record(rRetFail, p, 0)
-	rc.words = append(rc.words, addr)
+	rc.words = append(rc.words, wire.SerialHead(wire.RecRetFail, 0, p), addr)
 }
 
 func (rc *Recording) ReturnFailValues(p int32, addr uint64, values []uint64) {
-	rc.record(rRetFailV, p, len(values))
-	rc.words = append(rc.words, addr)
-	rc.words = append(rc.words, values...)
+	rc.words = append(append(rc.words, wire.SerialHead(wire.RecRetFailValues, len(values), p), addr), values...)
 }
 
 // Flush is a no-op: a recording has no error to report.
@@ -154,34 +128,30 @@ func (rc *Recording) WriteTo(out io.Writer) (int64, error) {
 	w := NewWriter(out)
 	var addrs, exp, nw []uint64
 	for pos := 0; pos < len(rc.words); {
-		kind, p, n := rc.head(pos)
-		pay := rc.words[pos+1 : pos+1+payload(kind, n)]
-		pos += 1 + len(pay)
+		kind, k, p, next := rc.at(pos)
+		pay := rc.words[pos+1 : next]
+		pos = next
 		switch kind {
-		case rHeader:
-			w.Header(rc.headers[n].initDefault, rc.headers[n].init)
-		case rComment:
-			w.Comment(rc.comments[n])
-		case rText:
-			w.TextLine([]byte(rc.comments[n]))
-		case rCrash:
+		case wire.RecText:
+			w.TextLine(textBytes(pay, k))
+		case wire.RecCrash:
 			w.Crash()
-		case rInvRead:
+		case wire.RecInvRead:
 			w.InvokeRead(p, pay)
-		case rInvCAS, rInvSwap:
-			addrs, exp, nw = splitWords(pay, kind == rInvCAS, addrs[:0], exp[:0], nw[:0])
-			if kind == rInvCAS {
+		case wire.RecInvCAS, wire.RecInvSwap:
+			addrs, exp, nw = splitWords(pay, kind == wire.RecInvCAS, addrs[:0], exp[:0], nw[:0])
+			if kind == wire.RecInvCAS {
 				w.InvokeCAS(p, addrs, exp, nw)
 			} else {
 				w.InvokeSwap(p, addrs, nw)
 			}
-		case rRetRead:
+		case wire.RecRetValues:
 			w.ReturnRead(p, pay)
-		case rRetOK:
+		case wire.RecRetOK:
 			w.ReturnOK(p)
-		case rRetFail:
+		case wire.RecRetFail:
 			w.ReturnFail(p, pay[0])
-		case rRetFailV:
+		case wire.RecRetFailValues:
 			w.ReturnFailValues(p, pay[0], pay[1:])
 		}
 	}
@@ -189,10 +159,12 @@ func (rc *Recording) WriteTo(out io.Writer) (int64, error) {
 	return w.Written(), err
 }
 
-// head decodes the head of the record at pos.
-func (rc *Recording) head(pos int) (kind int, p int32, n int) {
+// at decodes the record at pos: its kind, k and process, and where the
+// next record begins.
+func (rc *Recording) at(pos int) (kind, k int, p int32, next int) {
 	h := rc.words[pos]
-	return int(h & 0xff), int32(uint32(h >> 8)), int(h >> 40)
+	kind, k = wire.SerialKind(h), wire.SerialK(h)
+	return kind, k, int32(uint32(wire.SerialProc(h))), pos + 1 + wire.RecWords(kind, k)
 }
 
 // splitWords sets addrs, exp (a cas) and nw, reusing their memory, to
@@ -269,75 +241,51 @@ func (r *Reader) nextRecorded() (*Event, error) {
 }
 
 // nextRecord takes the recording's next record (one line): its kind,
-// process, count and payload (a slice of the recording's words, which
-// must not be appended to). Small enough to be inlined.
-func (r *Reader) nextRecord() (kind int, p int32, n int, pay []uint64) {
-	kind, p, n = r.rec.head(r.recPos)
-	pos := r.recPos + 1
-	r.recPos = pos + payload(kind, n)
+// process, k and payload (a slice of the recording's words, which must
+// not be appended to). Small enough to be inlined.
+func (r *Reader) nextRecord() (kind int, p int32, k int, pay []uint64) {
+	kind, k, p, next := r.rec.at(r.recPos)
+	pay = r.rec.words[r.recPos+1 : next]
+	r.recPos = next
 	r.line++
-	return kind, p, n, r.rec.words[pos:r.recPos]
+	return kind, p, k, pay
 }
+
+// isEvent reports whether a record of kind is an invocation or a
+// response (the kinds below a crash's).
+func isEvent(kind int) bool { return kind < wire.RecCrash }
 
 // recordedEvent takes one recorded line: an event, or nil (a comment, the
 // header).
-func (r *Reader) recordedEvent(kind int, p int32, n int, pay []uint64) (*Event, error) {
-	if kind > rCrash && p >= 0 {
+func (r *Reader) recordedEvent(kind int, p int32, k int, pay []uint64) (*Event, error) {
+	if isEvent(kind) && p >= 0 {
 		// An invocation or a response: nearly every record.
-		if kind <= rInvSwap {
+		if wire.IsInvocation(kind) {
 			ev := r.clearEvent()
 			ev.Op = recordOps[kind&15]
-			if kind == rInvRead {
+			if kind == wire.RecInvRead {
 				ev.Addrs = setWords(ev.Addrs, pay)
 			} else {
-				ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == rInvCAS, ev.Addrs, ev.Expected, ev.New)
+				ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == wire.RecInvCAS, ev.Addrs, ev.Expected, ev.New)
 			}
 			return r.invoke(p)
 		}
 		return r.recordedReturn(kind, p, pay)
 	}
-	rc := r.rec
-	switch {
-	case kind == rComment:
-		return nil, nil
-	case kind == rText:
+	switch kind {
+	case wire.RecText:
 		// As the text's line is read (the general path).
-		r.raw = append(r.raw[:0], rc.comments[n]...)
+		r.raw = appendText(r.raw[:0], pay, k)
 		line, err := r.content(r.raw)
 		if err != nil || len(line) == 0 {
 			return nil, err
 		}
 		return r.parseText(line)
-	case kind == rHeader:
-		return nil, r.recordedHeader(rc.headers[n])
-	case kind == rCrash:
+	case wire.RecCrash:
 		return r.crashEvent(), nil
 	}
 	// Not a process id: the text's error, from the text.
 	return r.parseText(r.recordedLine(kind, p, pay))
-}
-
-// recordedHeader takes a header's lines: the magic line (read), the
-// default initial value's and the initial words' lines, eight a line.
-func (r *Reader) recordedHeader(h header) error {
-	if err := r.header("v1"); err != nil {
-		return err
-	}
-	if h.initDefault != 0 {
-		r.line++
-		if err := r.setInitDefault(h.initDefault); err != nil {
-			return err
-		}
-	}
-	for i, a := range slices.Sorted(maps.Keys(h.init)) {
-		if i%8 == 0 {
-			r.line++
-		}
-		if err := r.setInitWord(a, h.init[a]); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // recordedReturn is a recorded response, matched with the pending
@@ -351,10 +299,10 @@ func (r *Reader) recordedReturn(kind int, p int32, pay []uint64) (*Event, error)
 	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
 	var resp response
 	switch kind {
-	case rRetRead:
+	case wire.RecRetValues:
 		resp.kind = retValues
 		ev.Values = setWords(ev.Values, pay)
-	case rRetOK:
+	case wire.RecRetOK:
 		resp.kind = retOK
 	default:
 		resp = response{kind: retFail, failAddr: pay[0]}
@@ -373,20 +321,20 @@ func (r *Reader) recordedReturn(kind int, p int32, pay []uint64) (*Event, error)
 func (r *Reader) recordedLine(kind int, p int32, pay []uint64) []byte {
 	b := r.raw[:0]
 	switch kind {
-	case rCrash:
+	case wire.RecCrash:
 		b = append(b, "crash"...)
-	case rInvRead:
+	case wire.RecInvRead:
 		b = appendInvokeRead(b, p, pay)
-	case rInvCAS, rInvSwap:
-		addrs, exp, nw := splitWords(pay, kind == rInvCAS, nil, nil, nil)
-		if kind == rInvCAS {
+	case wire.RecInvCAS, wire.RecInvSwap:
+		addrs, exp, nw := splitWords(pay, kind == wire.RecInvCAS, nil, nil, nil)
+		if kind == wire.RecInvCAS {
 			b = appendInvokeCAS(b, p, addrs, exp, nw)
 		} else {
 			b = appendInvokeSwap(b, p, addrs, nw)
 		}
-	case rRetRead:
+	case wire.RecRetValues:
 		b = appendReturnRead(b, p, pay)
-	case rRetOK:
+	case wire.RecRetOK:
 		b = appendProc(b, p, " ret ok")
 	default:
 		b = appendReturnFail(b, p, pay[0], pay[1:])

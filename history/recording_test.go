@@ -2,15 +2,18 @@ package history_test
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // script makes random calls of an EventWriter: a header (with initial
@@ -168,7 +171,8 @@ func TestStepsOfEveryFormat(t *testing.T) {
 
 // TestRecordingIsTheText: a Recording given the calls a Writer is given
 // writes the same text, and reads as the text does: the same events with
-// the same lines, or the same error at the same line.
+// the same lines, or the same error at the same line; it holds the serial
+// block a BinaryWriter given the calls writes.
 func TestRecordingIsTheText(t *testing.T) {
 	var rec history.Recording // reused: Reset must leave nothing behind
 	errs := 0
@@ -189,6 +193,28 @@ func TestRecordingIsTheText(t *testing.T) {
 		}
 		if !bytes.Equal(out.Bytes(), text.Bytes()) {
 			t.Fatalf("seed %d: the recording writes\n%s\nthe Writer\n%s", seed, out.String(), text.String())
+		}
+		// Its words are a binary history's serial block, as the
+		// BinaryWriter writes it given the same calls, but for the k of a
+		// response without values (0 in memory).
+		var bin bytes.Buffer
+		bw := history.NewBinaryWriter(&bin)
+		script(rand.New(rand.NewPCG(seed, 7)), bad, bw)
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		words := make([]uint64, (bin.Len()-8)/8)
+		binary.Read(bytes.NewReader(bin.Bytes()[8:]), binary.LittleEndian, words)
+		for pos := 2; len(words) >= 2 && pos < 2+int(words[1]); {
+			h := words[pos]
+			kind, k := wire.SerialKind(h), wire.SerialK(h)
+			if kind == wire.RecRetOK || kind == wire.RecRetFail {
+				words[pos] = h &^ (wire.SerialKMask << 8)
+			}
+			pos += 1 + wire.RecWords(kind, k)
+		}
+		if got := history.RecordingWords(&rec); len(words) < 2 || int(words[1]) != len(got) || !slices.Equal(got, words[2:2+len(got)]) {
+			t.Fatalf("seed %d: the recording holds %x, the binary history %x", seed, got, words)
 		}
 		want, wantErr := drain(history.NewReader(bytes.NewReader(text.Bytes()), "t.hist", history.Options{}))
 		r := rec.Reader("t.hist", history.Options{})

@@ -1,5 +1,7 @@
 package history
 
+import "github.com/pmlin/pmlin/internal/wire"
+
 // Step is an event as NextStep hands it over: an Event whose invocation
 // words may be strided views (the j-th address is Addrs[j*Stride], a
 // cas's j-th expected value Expected[j*Stride], a cas's or a swap's j-th
@@ -52,18 +54,22 @@ func (r *Reader) NextStep() (*Step, error) {
 	}
 	rc := r.rec
 	for r.err == nil && r.recPos < len(rc.words) {
-		kind, p, n, pay := r.nextRecord()
-		pay = pay[:len(pay):len(pay)] // the Step's views: an append must not reach the next record
+		// nextRecord, written out: with the record's decoding (at) it is
+		// too large to inline, and this is every event.
+		kind, n, p, next := rc.at(r.recPos)
+		pay := rc.words[r.recPos+1 : next : next] // the Step's views: an append must not reach the next record
+		r.recPos = next
+		r.line++
 		var st *Step
 		var err error
 		switch {
-		case p >= 0 && kind >= rInvRead && kind <= rInvSwap:
+		case p >= 0 && wire.IsInvocation(kind):
 			st, err = r.stepInvoke(kind, p, n, pay)
-		case p >= 0 && kind >= rRetRead:
+		case p >= 0 && isEvent(kind):
 			st, err = r.stepReturn(kind, p, n, pay)
 		default:
-			// A crash, a header, a comment, or a malformed record: the
-			// general path (nil, for no event).
+			// A crash, a text line, or a malformed record: the general
+			// path (nil, for no event).
 			st, err = r.stepSlow(kind, p, n, pay)
 		}
 		if err != nil {
@@ -93,14 +99,14 @@ func stride(op OpKind) int { return int(strides[op&3]) }
 // call.
 var (
 	strides   = [4]uint8{Read: 1, CAS: 3, Swap: 2}
-	recordOps = [16]OpKind{rInvRead: Read, rInvCAS: CAS, rInvSwap: Swap}
+	recordOps = [16]OpKind{wire.RecInvRead: Read, wire.RecInvCAS: CAS, wire.RecInvSwap: Swap}
 )
 
 // stepInvoke is NextStep of an invocation record. What invoke would
 // reject goes to the general path, which says what is wrong.
 func (r *Reader) stepInvoke(kind int, p int32, n int, pay []uint64) (*Step, error) {
 	op := recordOps[kind&15]
-	str := int(payloadPer[kind&15])
+	str := stride(op)
 	if n == 0 || n > r.opts.MaxWords {
 		return r.stepSlow(kind, p, n, pay)
 	}
@@ -143,19 +149,19 @@ func (r *Reader) stepReturn(kind int, p int32, n int, pay []uint64) (*Step, erro
 		return r.stepSlow(kind, p, n, pay)
 	}
 	ps := &r.procs[idx]
-	if !ps.pending || (ps.op == CAS) != (kind != rRetRead) {
+	if !ps.pending || (ps.op == CAS) != (kind != wire.RecRetValues) {
 		return r.stepSlow(kind, p, n, pay)
 	}
 	str, k := stride(ps.op), ps.invK
 	var values []uint64
 	ok, failAddr := false, uint64(0)
 	switch kind {
-	case rRetRead:
+	case wire.RecRetValues:
 		values, ok = pay, ps.op == Swap
 		if len(values) != k {
 			return r.stepSlow(kind, p, n, pay)
 		}
-	case rRetOK:
+	case wire.RecRetOK:
 		ok = true
 	default:
 		values, failAddr = pay[1:], pay[0]
@@ -175,10 +181,10 @@ func (r *Reader) stepReturn(kind int, p int32, n int, pay []uint64) (*Step, erro
 
 // stepSlow takes a record by the general path (recordedEvent), with the
 // pending operation of process p as that path keeps it, and gives its
-// event, if any, as a Step: a crash, a header or a comment, and the rare
+// event, if any, as a Step: a crash or a text line, and the rare
 // record that is wrong (then the error is the text's).
 func (r *Reader) stepSlow(kind int, p int32, n int, pay []uint64) (*Step, error) {
-	if idx, known := r.lookupProc(p); known && p >= 0 && kind > rCrash {
+	if idx, known := r.lookupProc(p); known && p >= 0 && isEvent(kind) {
 		if ps := &r.procs[idx]; ps.pending {
 			str := stride(ps.op)
 			ps.addrs = ps.addrs[:0]

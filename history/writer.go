@@ -6,6 +6,8 @@ import (
 	"io"
 	"slices"
 	"strconv"
+
+	"github.com/pmlin/pmlin/model"
 )
 
 // EventWriter writes the events of a history one after another, in
@@ -48,24 +50,13 @@ func NewWriter(w io.Writer) *Writer {
 // Written is the number of bytes written so far (including buffered ones).
 func (w *Writer) Written() int64 { return w.n }
 
-// hexFrom is where values switch from decimal to hex: small numbers read
-// best in decimal, tags with a process id in the high bits in hex.
-const hexFrom = 1 << 12
+// appendValue appends a value as pmlin writes values everywhere
+// (model.Value.Append).
+func appendValue(b []byte, v uint64) []byte { return model.Number(v).Append(b) }
 
-// appendValue appends a value as pmlin writes values everywhere (histories,
-// explanations, reports): decimal below 4096, 0x hex from 4096 on. The
-// Reader accepts both forms anywhere.
-func appendValue(b []byte, v uint64) []byte {
-	if v < hexFrom {
-		return strconv.AppendUint(b, v, 10)
-	}
-	b = append(b, '0', 'x')
-	return strconv.AppendUint(b, v, 16)
-}
-
-// FormatValue writes a value as pmlin writes values everywhere (histories,
-// explanations, reports): decimal below 4096, 0x hex from 4096 on.
-func FormatValue(v uint64) string { return string(appendValue(make([]byte, 0, 18), v)) }
+// FormatValue writes a value as pmlin writes values everywhere
+// (model.Value.String): decimal below 4096, 0x hex from 4096 on.
+func FormatValue(v uint64) string { return model.Number(v).String() }
 
 func (w *Writer) emit() {
 	w.buf = append(w.buf, '\n')

@@ -47,22 +47,37 @@ func Number(n uint64) Value { return Value{N: n} }
 // Sym is the Value of symbol s.
 func Sym(s Symbol) Value { return Value{Sym: s} }
 
-// hexFrom is where values start to be written in hex, as version 1 writes
-// them: decimal below 4096, 0x hex from 4096 on.
+// hexFrom is where numbers start to be written in hex: small numbers read
+// best in decimal, tags with a process id in the high bits in hex.
 const hexFrom = 4096
 
-// String writes v as pmlin writes values everywhere.
+// String writes v as pmlin writes values everywhere (Append).
 func (v Value) String() string {
+	var b [24]byte
+	return string(v.Append(b[:0]))
+}
+
+// Append appends v to b as pmlin writes values everywhere (histories of
+// both versions, explanations, reports): a symbol by its name, a number in
+// decimal below 4096 and in 0x hex from 4096 on. Readers accept both forms
+// of a number anywhere.
+func (v Value) Append(b []byte) []byte {
 	if v.Sym != Num {
-		if int(v.Sym) < len(symbolNames) {
-			return symbolNames[v.Sym]
-		}
-		return fmt.Sprintf("symbol(%d)", v.Sym)
+		return v.appendSymbol(b)
 	}
 	if v.N < hexFrom {
-		return strconv.FormatUint(v.N, 10)
+		return strconv.AppendUint(b, v.N, 10)
 	}
-	return "0x" + strconv.FormatUint(v.N, 16)
+	return strconv.AppendUint(append(b, '0', 'x'), v.N, 16)
+}
+
+// appendSymbol is Append's symbol case, apart so that Append of a number
+// stays small enough to inline into writers.
+func (v Value) appendSymbol(b []byte) []byte {
+	if int(v.Sym) < len(symbolNames) {
+		return append(b, symbolNames[v.Sym]...)
+	}
+	return fmt.Appendf(b, "symbol(%d)", v.Sym)
 }
 
 // ParseValue reads a value as the format writes it: decimal, 0x hex, or a

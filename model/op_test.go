@@ -21,3 +21,24 @@ func TestValueRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestValueAppend: Append adds to what b holds, the form String gives;
+// a symbol the format lacks is named by its number.
+func TestValueAppend(t *testing.T) {
+	for _, c := range []struct {
+		v    Value
+		want string
+	}{
+		{Number(4095), "x 4095"},
+		{Number(4096), "x 0x1000"},
+		{Sym(Empty), "x empty"},
+		{Value{Sym: 9}, "x symbol(9)"},
+	} {
+		if got := string(c.v.Append([]byte("x "))); got != c.want {
+			t.Errorf("%#v: Append gives %q, want %q", c.v, got, c.want)
+		}
+		if got := c.v.String(); "x "+got != c.want {
+			t.Errorf("%#v: String gives %q, want %q", c.v, got, c.want[2:])
+		}
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -28,7 +29,7 @@ func toText(t testing.TB, bin []byte) string {
 }
 
 // hd is a log record's head word.
-func hd(kind, k int, ts uint64) uint64 { return history.StreamHead(kind, k, ts) }
+func hd(kind, k int, ts uint64) uint64 { return wire.StreamHead(kind, k, ts) }
 
 // recordBoth records the same segments in text and in binary.
 func recordBinary(t testing.TB, c Config, quotas [][]int) (string, []SegmentResult) {
@@ -460,7 +461,7 @@ func TestRecordSizes(t *testing.T) {
 			{kind: history.CAS, addrs: mk(10), exp: mk(40), new: mk(30), fail: 10, report: true, vals: mk(20)},
 		}
 		// The stamps end at the largest a record holds.
-		ts0 := uint64(history.MaxStamp - 2*len(ops) + 1)
+		ts0 := uint64(wire.MaxStamp - 2*len(ops) + 1)
 		for i := range ops {
 			o := &ops[i]
 			l.reserve(opWords(k)) // as the worker does
@@ -489,7 +490,7 @@ func TestRecordSizes(t *testing.T) {
 			}
 			pos += r.words
 		}
-		if ts0+9 != history.MaxStamp || pos != l.n {
+		if ts0+9 != wire.MaxStamp || pos != l.n {
 			t.Fatalf("k=%d: the records end at word %d of %d, last stamp %d", k, pos, l.n, ts0+9)
 		}
 		for i, w := range l.buf[l.n:] {
@@ -612,7 +613,7 @@ func lastInvTS(chunks [][]uint64) (uint64, bool) {
 	ok := false
 	for _, c := range chunks {
 		for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
-			if history.IsInvocation(recKind(c[pos])) {
+			if wire.IsInvocation(recKind(c[pos])) {
 				ts, ok = recTS(c[pos]), true
 			}
 		}

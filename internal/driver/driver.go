@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -52,9 +53,9 @@ type Driver struct {
 	base        time.Time
 	clk         clock // free: the timestamps' source
 	// stampFrom is where a segment's timestamps start (0; a test's
-	// injected clock starts them near history.MaxStamp).
+	// injected clock starts them near wire.MaxStamp).
 	stampFrom int64
-	// checkStamps: the segment's clock might pass history.MaxStamp, and
+	// checkStamps: the segment's clock might pass wire.MaxStamp, and
 	// the workers check each stamp (see stampOverflow).
 	checkStamps bool
 	// alwaysStamp: an unrecorded worker reads the clock as a recording
@@ -364,7 +365,7 @@ func (d *Driver) setStuck(w int) {
 }
 
 // stampsBounded reports whether a segment of quota operations cannot take
-// a timestamp above history.MaxStamp: the deterministic scheduler's
+// a timestamp above wire.MaxStamp: the deterministic scheduler's
 // logical clock and a count take two stamps an operation at most, from
 // stampFrom on. (The clocks of time are checked stamp by stamp.)
 func (d *Driver) stampsBounded(quota []int) bool {
@@ -375,11 +376,11 @@ func (d *Driver) stampsBounded(quota []int) bool {
 	for _, q := range quota {
 		n += int64(q)
 	}
-	return d.stampFrom+2*n <= history.MaxStamp
+	return d.stampFrom+2*n <= wire.MaxStamp
 }
 
 // stampOverflow stops the segment: worker w took timestamp ts, above
-// history.MaxStamp, the most a log record holds (its head word keeps 52
+// wire.MaxStamp, the most a log record holds (its head word keeps 52
 // bits of it). Segment returns the error; the operation stamped stays
 // pending in the history, as one a stopped segment cuts off.
 //
@@ -841,7 +842,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 				ts = d.now()
 			}
 		}
-		if check && uint64(ts) > history.MaxStamp {
+		if check && uint64(ts) > wire.MaxStamp {
 			d.stampOverflow(w, ts)
 			return
 		}
@@ -906,7 +907,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		} else if stamps && !count {
 			rts = d.now()
 		}
-		if check && uint64(rts) > history.MaxStamp {
+		if check && uint64(rts) > wire.MaxStamp {
 			p.interrupted()
 			d.stampOverflow(w, rts)
 			return

@@ -8,6 +8,7 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/tie"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // A recording under the free scheduler (and a binary one under either)
@@ -20,7 +21,7 @@ import (
 //
 // A binary recording writes each worker's log to the history as it fills,
 // chunk by chunk, as one stream of a section of the binary history
-// (history/binary.go): no merge, no text. The workers hand their full
+// (internal/wire): no merge, no text. The workers hand their full
 // chunks to the dumper, a goroutine that writes them while they go on
 // (on a machine with a core to spare, the write costs them nothing), and
 // their last chunk when they stop. The reader merges the streams by
@@ -298,7 +299,7 @@ func newMergeStats(n int) MergeStats {
 
 // add counts log i's records by kind (counts), its last record's kind and
 // the largest tag counter of its cas and swaps.
-func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, lastKind int, tag uint64) {
+func (st *MergeStats) add(i int, counts [wire.RecRetFailValues + 1]int64, lastKind int, tag uint64) {
 	inv := counts[recInvRead] + counts[recInvCAS] + counts[recInvSwap]
 	ret := counts[recRetRead] + counts[recRetOK] + counts[recRetFail] + counts[recRetFailValues]
 	st.Events += inv + ret
@@ -308,7 +309,7 @@ func (st *MergeStats) add(i int, counts [history.RecRetFailValues + 1]int64, las
 	st.Swaps += counts[recInvSwap]
 	st.Returned += ret
 	st.InvokedBy[i] = inv
-	st.Pending[i] = inv > 0 && history.IsInvocation(lastKind)
+	st.Pending[i] = inv > 0 && wire.IsInvocation(lastKind)
 	st.MaxTag[i] = tag
 }
 
@@ -467,7 +468,7 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 					lower[i] += n
 					counted = true
 				}
-				ties[i][j] = append(ties[i][j], history.IsInvocation(recKind(c[pos])))
+				ties[i][j] = append(ties[i][j], wire.IsInvocation(recKind(c[pos])))
 			}
 			n++
 			walked++
@@ -482,26 +483,31 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 }
 
 // replayTies merges records of equal timestamps as mergeChunks and the
-// reader of a binary history do (tie.Compare, then the lower log) and
-// returns how many come out before the last record of log w.
+// reader of a binary history do (tie.Merge) and returns how many come out
+// before the last record of log w.
 func replayTies(ties [][]bool, w int) int64 {
 	pos := make([]int, len(ties))
-	head := func(j int) tie.Head {
+	var m tie.Merge
+	m.Reset(len(ties))
+	head := func(j int) {
 		t, x := ties[j], pos[j]
-		return tie.Head{Ret: !t[x], Again: !t[x] && x+1 < len(t) && t[x+1]}
+		if x == len(t) {
+			m.Done(j)
+			return
+		}
+		m.Set(j, tie.Head{Ret: !t[x], Again: !t[x] && x+1 < len(t) && t[x+1]})
+	}
+	for j := range ties {
+		head(j)
 	}
 	var n int64
 	for {
-		best := -1
-		for j, t := range ties {
-			if pos[j] < len(t) && (best < 0 || tie.Compare(head(j), head(best)) < 0) {
-				best = j
-			}
-		}
-		if best == w && pos[w] == len(ties[w])-1 {
+		j, _, _ := m.Next()
+		if j == w && pos[w] == len(ties[w])-1 {
 			return n
 		}
-		pos[best]++
+		pos[j]++
 		n++
+		head(j)
 	}
 }

@@ -8,12 +8,13 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/tie"
+	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/target"
 )
 
 // A worker's log is a flat array of 64-bit words holding records:
 //
-//	head    kind | k<<4 | ts<<12 (history.StreamHead), ts the timestamp
+//	head    kind | k<<4 | ts<<12 (wire.StreamHead), ts the timestamp
 //	        (the free scheduler's clock, or the deterministic scheduler's
 //	        logical clock), below 2^52 (see stampErr)
 //	payload inv read: k addresses; inv cas: k (address, expected, new)
@@ -22,16 +23,16 @@ import (
 //	        blamed address; ret fail values: the blamed address and k
 //	        values
 //
-// These are the stream records of the binary history (history/binary.go),
+// These are the stream records of the binary history (internal/wire),
 // so that a binary recording writes the logs to the file as they are.
 const (
-	recInvRead       = history.RecInvRead
-	recInvCAS        = history.RecInvCAS
-	recInvSwap       = history.RecInvSwap
-	recRetRead       = history.RecRetValues // of a read or a swap
-	recRetOK         = history.RecRetOK
-	recRetFail       = history.RecRetFail
-	recRetFailValues = history.RecRetFailValues
+	recInvRead       = wire.RecInvRead
+	recInvCAS        = wire.RecInvCAS
+	recInvSwap       = wire.RecInvSwap
+	recRetRead       = wire.RecRetValues // of a read or a swap
+	recRetOK         = wire.RecRetOK
+	recRetFail       = wire.RecRetFail
+	recRetFailValues = wire.RecRetFailValues
 )
 
 const recHeader = 1 // words before the payload
@@ -41,14 +42,14 @@ const recHeader = 1 // words before the payload
 const _ = uint8(target.MaxK)
 
 // recKind, recK and recTS decode a record's head word.
-func recKind(h uint64) int  { return history.StreamKind(h) }
-func recK(h uint64) int     { return history.StreamK(h) }
-func recTS(h uint64) uint64 { return history.StreamStamp(h) }
+func recKind(h uint64) int  { return wire.StreamKind(h) }
+func recK(h uint64) int     { return wire.StreamK(h) }
+func recTS(h uint64) uint64 { return wire.StreamStamp(h) }
 
 func recWords(kind, k int) int {
 	switch kind {
 	case recInvRead, recInvCAS, recInvSwap, recRetRead, recRetOK, recRetFail, recRetFailValues:
-		return recHeader + history.RecWords(kind, k)
+		return recHeader + wire.RecWords(kind, k)
 	}
 	return -1
 }
@@ -72,12 +73,12 @@ type wlog struct {
 
 	// What the segment logged so far, counted as the records commit
 	// (a binary recording's statistics: no merge counts them).
-	counts   [history.RecRetFailValues + 1]int64 // by kind
-	lastKind int                                 // of the last record
-	lastTS   uint64                              // of the last record
-	invTS    uint64                              // of the last invocation
-	tag      uint64                              // the largest tag counter of a cas or swap logged
-	chunkEv  int64                               // records in buf
+	counts   [wire.RecRetFailValues + 1]int64 // by kind
+	lastKind int                              // of the last record
+	lastTS   uint64                           // of the last record
+	invTS    uint64                           // of the last invocation
+	tag      uint64                           // the largest tag counter of a cas or swap logged
+	chunkEv  int64                            // records in buf
 	// marks index buf for lastInvLines (see chunkMark), a mark every
 	// markEvery operations; only in a log handed to a dumper.
 	marks []chunkMark
@@ -117,10 +118,10 @@ var maxRecord = opWords(target.MaxK)
 // record returns where the log's next record starts, with its head word
 // stored; the caller stores the payload (recPut) and calls commitRecord.
 // The log must have room (reserve), and ts must be at most
-// history.MaxStamp (the worker checks each stamp it takes: stampErr).
+// wire.MaxStamp (the worker checks each stamp it takes: stampErr).
 func (l *wlog) record(kind, k int, ts int64) unsafe.Pointer {
 	r := unsafe.Add(unsafe.Pointer(unsafe.SliceData(l.buf)), 8*l.n)
-	*(*uint64)(r) = history.StreamHead(kind, k, uint64(ts))
+	*(*uint64)(r) = wire.StreamHead(kind, k, uint64(ts))
 	return r
 }
 
@@ -326,7 +327,7 @@ func (c *cursor) again(ts uint64) bool {
 		}
 		recs, next = c.chunks[j], 0
 	}
-	return history.IsInvocation(recKind(recs[next])) && recTS(recs[next]) == ts
+	return wire.IsInvocation(recKind(recs[next])) && recTS(recs[next]) == ts
 }
 
 // head is the kind and timestamp of the next record; a chunk walked to its
@@ -379,14 +380,14 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 			return st, fmt.Errorf("log of process %d: %w", procs[i], err)
 		}
 		chunked[i] = [][]uint64{l}
-		var counts [history.RecRetFailValues + 1]int64
+		var counts [wire.RecRetFailValues + 1]int64
 		lastKind := 0
 		for pos := 0; pos < len(l); {
 			kind, kk := recKind(l[pos]), recK(l[pos])
 			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
 			counts[kind]++
 			lastKind = kind
-			if history.IsInvocation(kind) {
+			if wire.IsInvocation(kind) {
 				last[i] = invStamp{ts: recTS(l[pos]), ok: true}
 			}
 			pos += recWords(kind, kk)
@@ -441,7 +442,14 @@ func (m *merger) ordered(records int) bool {
 	clear(order)
 	n, last := 0, uint64(0)
 	for i := range m.cs {
-		for _, c := range m.cs[i].chunks {
+		cs := &m.cs[i]
+		for j := -1; j < len(cs.chunks); j++ {
+			// The chunk at the head (add loaded it), from the head on,
+			// then those queued.
+			c := cs.recs[min(cs.pos, len(cs.recs)):]
+			if j >= 0 {
+				c = cs.chunks[j]
+			}
 			for pos := 0; pos < len(c); pos += recWords(recKind(c[pos]), recK(c[pos])) {
 				t := recTS(c[pos])
 				if t-1 >= uint64(len(order)) || order[t-1] != 0 {
@@ -479,8 +487,7 @@ type merger struct {
 	k              int
 	cs             []cursor
 	vs             []validator
-	heads          []mergeHead // cs[i]'s head, as run last saw it
-	ties           tie.Watch
+	merge          tie.Merge // of the logs: each a stream, done while it has no record queued
 	st             MergeStats
 	done           func([]uint64) // a chunk merged to its end
 	addrs, exp, nw []uint64
@@ -492,17 +499,12 @@ type merger struct {
 
 func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger {
 	recording, _ := rc.ew.(*history.Recording)
-	return &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), heads: make([]mergeHead, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
-}
-
-// mergeHead is a cursor's head record as run saw it: only the cursor
-// written from, or given a chunk, has a new one (stale), so run looks up
-// one head per record written instead of every log's (with four workers,
-// 47 M to 31 M instructions in run and head for fuzz --jobs 1 --runs 100,
-// callgrind).
-type mergeHead struct {
-	h         tie.Head
-	ok, stale bool
+	m := &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
+	m.merge.Reset(len(procs))
+	for i := range procs {
+		m.merge.Done(i) // no record yet
+	}
+	return m
 }
 
 // add validates chunk, the next of log i, and queues it.
@@ -511,8 +513,23 @@ func (m *merger) add(i int, chunk []uint64) error {
 		return fmt.Errorf("log of process %d: %w", m.procs[i], err)
 	}
 	m.cs[i].chunks = append(m.cs[i].chunks, chunk)
-	m.heads[i].stale = true
+	m.setHead(i)
 	return nil
+}
+
+// setHead tells the merge log i's head record. A response's next record
+// may not be queued yet: it is taken for none (not an invocation at the
+// response's timestamp), which is what it will be when the response is
+// written (see run).
+func (m *merger) setHead(i int) {
+	c := &m.cs[i]
+	kind, ts, ok := c.head(m.done)
+	if !ok {
+		m.merge.Done(i)
+		return
+	}
+	ret := !wire.IsInvocation(kind)
+	m.merge.Set(i, tie.Head{TS: ts, Ret: ret, Again: ret && c.again(ts)})
 }
 
 // run writes the records with timestamps below below (all of them, with
@@ -522,29 +539,17 @@ func (m *merger) add(i int, chunk []uint64) error {
 // record after it in its log if that one has the same timestamp, which
 // the tie rule looks at. The error is a tie no order states honestly.
 func (m *merger) run(below uint64, all bool) error {
-	cs, heads := m.cs, m.heads
 	for {
-		best := -1
-		for i := range heads {
-			hd := &heads[i]
-			if hd.stale {
-				kind, ts, ok := cs[i].head(m.done)
-				ret := !history.IsInvocation(kind)
-				*hd = mergeHead{h: tie.Head{TS: ts, Ret: ret, Again: ok && ret && cs[i].again(ts)}, ok: ok}
-			}
-			if hd.ok && (best < 0 || tie.Compare(hd.h, heads[best].h) < 0) {
-				best = i
-			}
-		}
-		if best < 0 || !all && heads[best].h.TS >= below {
+		i, hd, st := m.merge.Next()
+		if st != tie.Step || !all && hd.TS >= below {
 			return nil
 		}
-		if c, clash := m.ties.Place(m.procs[best], heads[best].h, m.rc.lines+1); clash {
+		if c, clash := m.merge.Place(i, m.rc.lines+1); clash {
 			return &coarseClockError{msg: fmt.Sprintf("driver: line %d of the history: %s", m.rc.lines+1,
-				tie.Message(m.procs[best], heads[best].h.TS, c.Proc, fmt.Sprintf("its response at line %d", c.At)))}
+				tie.Message(m.procs[i], hd.TS, m.procs[c.Stream], fmt.Sprintf("its response at line %d", c.At)))}
 		}
-		m.write(best)
-		heads[best].stale = true
+		m.write(i)
+		m.setHead(i)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // stampedLogs makes logs of procs processes as the deterministic scheduler
@@ -34,7 +35,7 @@ func stampedLogs(rng *rand.Rand, procs, records, k int) [][][]uint64 {
 		}
 		logs[p] = l
 		pending[p] = 0
-		if history.IsInvocation(kind) {
+		if wire.IsInvocation(kind) {
 			pending[p] = kind
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // TestStampOverflow injects a clock that starts a segment's timestamps
@@ -45,7 +45,7 @@ func TestStampOverflow(t *testing.T) {
 			var texts []string
 			for _, binary := range []bool{false, true} {
 				d, rec, buf := clockedDriver(t, c, rn.clock, binary)
-				d.stampFrom = history.MaxStamp - rn.before
+				d.stampFrom = wire.MaxStamp - rn.before
 				quota := make([]int, rn.threads)
 				for i := range quota {
 					quota[i] = 1_000_000 // far more than the stamps left
@@ -59,10 +59,10 @@ func TestStampOverflow(t *testing.T) {
 				for i := range d.logs {
 					top = max(top, d.logs[i].lastTS)
 				}
-				if rn.sched == Deterministic && top != history.MaxStamp {
+				if rn.sched == Deterministic && top != wire.MaxStamp {
 					t.Fatalf("the last stamp logged is %d, not 2^52-1", top)
 				}
-				if top > history.MaxStamp || top < uint64(d.stampFrom) || seg.Invoked == 0 {
+				if top > wire.MaxStamp || top < uint64(d.stampFrom) || seg.Invoked == 0 {
 					t.Fatalf("the last stamp logged is %d, %d operations invoked", top, seg.Invoked)
 				}
 				if err := rec.Flush(); err != nil {
@@ -94,13 +94,13 @@ func TestStampOverflow(t *testing.T) {
 			for i := range quota {
 				quota[i] = int(rn.before) / 2 / rn.threads
 			}
-			d.stampFrom = history.MaxStamp - 2*int64(quota[0]*rn.threads)
+			d.stampFrom = wire.MaxStamp - 2*int64(quota[0]*rn.threads)
 			seg, err := d.Segment(context.Background(), quota, CrashPoint{})
 			if err != nil || d.checkStamps || seg.Invoked != int64(quota[0]*rn.threads) {
 				t.Fatalf("a bounded segment: %v, checked %v, %d operations", err, d.checkStamps, seg.Invoked)
 			}
 			for i := range d.logs {
-				if d.logs[i].lastTS > history.MaxStamp {
+				if d.logs[i].lastTS > wire.MaxStamp {
 					t.Fatalf("stamp %d logged", d.logs[i].lastTS)
 				}
 			}
@@ -150,12 +150,12 @@ func TestWorkersStampApart(t *testing.T) {
 // with the invocation's timestamp.
 func stampPairs(t *testing.T, b []byte) (pairs, shared int) {
 	t.Helper()
-	if !bytes.HasPrefix(b, []byte(history.BinaryMagic)) || len(b)%8 != 0 {
+	if !bytes.HasPrefix(b, []byte(wire.Magic)) || len(b)%8 != 0 {
 		t.Fatal("not a version 2 binary history")
 	}
-	w := make([]uint64, (len(b)-len(history.BinaryMagic))/8)
+	w := make([]uint64, (len(b)-len(wire.Magic))/8)
 	for i := range w {
-		w[i] = binary.LittleEndian.Uint64(b[len(history.BinaryMagic)+8*i:])
+		w[i] = binary.LittleEndian.Uint64(b[len(wire.Magic)+8*i:])
 	}
 	type last struct {
 		ret bool
@@ -167,13 +167,13 @@ func stampPairs(t *testing.T, b []byte) (pairs, shared int) {
 		payload := w[pos+2 : pos+2+n]
 		pos += 2 + n
 		switch typ {
-		case history.BlockSection:
+		case wire.BlockSection:
 			streams = map[uint64]last{}
-		case history.BlockStream:
+		case wire.BlockStream:
 			for r := 0; r < len(payload); {
 				h := payload[r]
-				kind, ts := history.StreamKind(h), history.StreamStamp(h)
-				inv := history.IsInvocation(kind)
+				kind, ts := wire.StreamKind(h), wire.StreamStamp(h)
+				inv := wire.IsInvocation(kind)
 				if l, ok := streams[field]; ok && l.ret && inv {
 					pairs++
 					if l.ts == ts {
@@ -181,7 +181,7 @@ func stampPairs(t *testing.T, b []byte) (pairs, shared int) {
 					}
 				}
 				streams[field] = last{ret: !inv, ts: ts}
-				r += 1 + history.RecWords(kind, history.StreamK(h))
+				r += 1 + wire.RecWords(kind, wire.StreamK(h))
 			}
 		}
 	}

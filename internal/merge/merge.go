@@ -41,10 +41,11 @@ package merge
 import (
 	"bufio"
 	"bytes"
-	"container/heap"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/pmlin/pmlin/history"
@@ -179,54 +180,69 @@ type Step struct {
 	Ret  bool
 }
 
-// Order is the merge rule of the package doc, stated once for pmlin merge
-// and for every caller that orders steps by timestamp (package pmlin's
-// Check): streams are the indexes in steps of each process's steps in the
-// order the process took them, and of each crash on its own. Order takes,
-// again and again, the head of a stream that is least by tie.Compare,
-// then of the lower process id, then of the stream given first. So each
+// Order is the merge rule of the package doc for pmlin merge and for
+// every caller that orders steps by timestamp (package pmlin's Check):
+// streams are the indexes in steps of each process's steps in the order
+// the process took them, and of each crash on its own. It runs the merge
+// of package internal/tie (tie.Merge: the earliest head, by tie class), its
+// streams ranked by process id, then in the order given, so that a tie
+// goes to the lower process id, then to the stream given first. So each
 // process's own order is kept whatever its timestamps. It returns the
 // steps' indexes in history order and the number of ties: steps placed
 // right after a step of another process with the same timestamp; or a
 // *TieError if two processes each respond and invoke again at one
-// timestamp (tie.Watch).
+// timestamp.
 func Order(steps []Step, streams [][]int32) (order []int32, ties int64, err error) {
-	h := &heads{s: steps}
-	for k, st := range streams {
+	// rank: the streams that have steps, by process id, then as given.
+	var rank [][]int32
+	for _, st := range streams {
 		if len(st) > 0 {
-			s := &stream{steps: st, rank: k}
-			s.hd = h.head(s)
-			h.strms = append(h.strms, s)
+			rank = append(rank, st)
 		}
 	}
-	heap.Init(h)
+	slices.SortStableFunc(rank, func(a, b []int32) int { return cmp.Compare(steps[a[0]].Proc, steps[b[0]].Proc) })
+	pos := make([]int, len(rank))
+	var m tie.Merge
+	m.Reset(len(rank))
+	head := func(j int) {
+		st, x := rank[j], pos[j]
+		if x == len(st) {
+			m.Done(j)
+			return
+		}
+		s := &steps[st[x]]
+		hd := tie.Head{TS: s.TS, Ret: s.Ret}
+		if s.Ret && x+1 < len(st) {
+			n := &steps[st[x+1]]
+			hd.Again = !n.Ret && n.TS == s.TS
+		}
+		m.Set(j, hd)
+	}
+	for j := range rank {
+		head(j)
+	}
 	order = make([]int32, 0, len(steps))
 	prev := int32(-1)
-	var w tie.Watch
-	for h.Len() > 0 {
-		st := h.strms[0]
-		i, hd := st.steps[st.pos], st.hd
-		if st.pos++; st.pos == len(st.steps) {
-			heap.Pop(h)
-		} else {
-			st.hd = h.head(st)
-			heap.Fix(h, 0)
+	for {
+		j, _, status := m.Next()
+		if status == tie.End {
+			return order, ties, nil
 		}
+		i := rank[j][pos[j]]
 		s := &steps[i]
 		if prev >= 0 {
 			if ps := &steps[prev]; ps.Proc >= 0 && s.Proc >= 0 && ps.Proc != s.Proc && ps.TS == s.TS {
 				ties++
 			}
 		}
-		if s.Proc >= 0 {
-			if c, clash := w.Place(s.Proc, hd, int64(i)); clash {
-				return nil, ties, &TieError{Step: i, Other: int32(c.At)}
-			}
+		if c, clash := m.Place(j, int64(i)); clash {
+			return nil, ties, &TieError{Step: i, Other: int32(c.At)}
 		}
 		prev = i
 		order = append(order, i)
+		pos[j]++
+		head(j)
 	}
-	return order, ties, nil
 }
 
 // TieError is Order's refusal of a tie group: Step (an index in Order's
@@ -242,50 +258,6 @@ func (e *TieError) Error() string {
 
 // Unwrap makes errors.Is(err, history.ErrCoarseClock) hold.
 func (e *TieError) Unwrap() error { return history.ErrCoarseClock }
-
-// stream is one process's steps, or a crash, for the k-way merge.
-type stream struct {
-	steps []int32
-	pos   int
-	rank  int      // its place in Order's argument
-	hd    tie.Head // its head step (heads.head)
-}
-
-// heads is a heap of streams ordered by their head steps.
-type heads struct {
-	s     []Step
-	strms []*stream
-}
-
-// head is the head step of st as the tie rule sees it.
-func (h *heads) head(st *stream) tie.Head {
-	s := &h.s[st.steps[st.pos]]
-	hd := tie.Head{TS: s.TS, Ret: s.Ret}
-	if s.Ret && st.pos+1 < len(st.steps) {
-		n := &h.s[st.steps[st.pos+1]]
-		hd.Again = !n.Ret && n.TS == s.TS
-	}
-	return hd
-}
-
-func (h *heads) Len() int { return len(h.strms) }
-func (h *heads) Less(i, j int) bool {
-	a, b := h.strms[i], h.strms[j]
-	if c := tie.Compare(a.hd, b.hd); c != 0 {
-		return c < 0
-	}
-	if pa, pb := h.s[a.steps[a.pos]].Proc, h.s[b.steps[b.pos]].Proc; pa != pb {
-		return pa < pb
-	}
-	return a.rank < b.rank // crashes
-}
-func (h *heads) Swap(i, j int) { h.strms[i], h.strms[j] = h.strms[j], h.strms[i] }
-func (h *heads) Push(x any)    { h.strms = append(h.strms, x.(*stream)) }
-func (h *heads) Pop() any {
-	x := h.strms[len(h.strms)-1]
-	h.strms = h.strms[:len(h.strms)-1]
-	return x
-}
 
 // kway merges steps lo to hi (the processes' steps, the crashes and the
 // comments placed among them) by Order, and returns their indexes in

@@ -9,9 +9,10 @@
 // precedes another iff its response comes before the other's invocation).
 // Within a tie group (one timestamp) the real order between processes is
 // unknown, so a merge may place a response of one process before an
-// invocation of another only where that is no claim at all. Compare orders
-// the heads of the processes so that it never does it when some order can
-// avoid it; Watch finds the groups where none can: two processes that each
+// invocation of another only where that is no claim at all. Merge, the
+// k-way merge that every merge calls, orders the heads of the processes so
+// that it never does it when some order can avoid it (Head.class), and
+// its Place finds the groups where none can: two processes that each
 // respond and invoke again at the timestamp.
 package tie
 
@@ -26,73 +27,62 @@ type Head struct {
 	Again bool
 }
 
-// Compare orders the heads of two processes: -1 if a goes first, +1 if b
-// does, 0 when the rule leaves it to the caller (the lower process id, or
-// the stream listed first). The earlier timestamp goes first; on equal
-// timestamps an invocation before a response (a recorded interval may
+// class ranks the heads of one timestamp, least first; Merge takes the
+// head of the earliest timestamp, then of the least class, then of the
+// stream given first. An invocation goes first (a recorded interval may
 // grow, never shrink), then a response whose process invokes again at the
 // timestamp: that process's invocation must come before every other
-// process's response, which only its own response can precede. Every
-// merge takes, again and again, the least head by Compare: with at most
-// one process that responds and invokes again within a group, no response
-// then comes before another process's invocation of the group.
-func Compare(a, b Head) int {
+// process's response, which only its own response can precede; then the
+// other responses. With at most one process that responds and invokes
+// again within a group, no response then comes before another process's
+// invocation of the group.
+func (h Head) class() uint8 {
 	switch {
-	case a.TS != b.TS:
-		if a.TS < b.TS {
-			return -1
-		}
-		return 1
-	case a.Ret != b.Ret:
-		if b.Ret {
-			return -1
-		}
-		return 1
-	case a.Again != b.Again:
-		if a.Again {
-			return -1
-		}
+	case !h.Ret:
+		return 0
+	case h.Again:
 		return 1
 	}
-	return 0
+	return 2
 }
 
-// Watch finds the tie group that no order can merge honestly. A merge
-// calls Place for every step it places, in order; the zero value is ready.
-type Watch struct {
-	ts   uint64
-	at   int64
-	proc int32
-	set  bool // proc responded and invoked again at ts
+// watch finds the tie group that no order can merge honestly: a merge
+// tells place every step it places, in order; the zero value is ready.
+type watch struct {
+	ts     uint64
+	at     int64
+	stream int32
+	set    bool // stream responded and invoked again at ts
 }
 
-// Clash is the other process of a tie group no order keeps honest, and
-// where its response was placed (the caller's numbering: a line, an index).
+// Clash is the other stream of a tie group no order keeps honest, and
+// where its response was placed (the caller's numbering: a line, an
+// index).
 type Clash struct {
-	Proc int32
-	At   int64
+	Stream int
+	At     int64
 }
 
-// Place is told that the merge placed step h of process proc, at place at
-// (the caller's numbering, given back in a Clash). It reports a clash when
-// h is a response whose process invokes again at its timestamp and another
-// process did so at that timestamp already. Such a group has no honest
-// order: each process's response must come before its own invocation, and
-// after the other's invocation, which would close a cycle (and with at
-// most one such process, Compare's order is honest). A merge places the
-// steps of one timestamp together (its processes' timestamps do not
-// decrease), so one process and timestamp are all Watch remembers.
-func (w *Watch) Place(proc int32, h Head, at int64) (Clash, bool) {
+// place is told that the merge placed step h of stream id, at place at.
+// It reports a clash when h is a response whose process invokes again at
+// its timestamp and another stream's process did so at that timestamp
+// already. Such a group has no honest order: each process's response must
+// come before its own invocation, and after the other's invocation, which
+// would close a cycle (and with at most one such process, Merge's order
+// is honest). A merge places the steps of one timestamp together (its
+// streams' timestamps do not decrease), so one stream and timestamp are
+// all it remembers; a process's steps are one stream.
+func (w *watch) place(id int32, h Head, at int64) (Clash, bool) {
 	if !h.Again {
 		return Clash{}, false
 	}
 	if w.set && w.ts == h.TS {
-		if w.proc != proc {
-			return Clash{Proc: w.proc, At: w.at}, true
+		if w.stream != id {
+			return Clash{Stream: int(w.stream), At: w.at}, true
 		}
 		return Clash{}, false
 	}
-	w.ts, w.proc, w.at, w.set = h.TS, proc, at, true
+	w.ts, w.stream, w.at, w.set = h.TS, id, at, true
 	return Clash{}, false
 }
 
