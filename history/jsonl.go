@@ -68,8 +68,10 @@ func (r *Reader) parseJSON(line []byte) (*Event, error) {
 	if err := dec.Decode(&j); err != nil {
 		return nil, r.jsonError(err, line, "")
 	}
-	if dec.More() {
-		return nil, r.fail(ErrSyntax, nil, "more than one JSON value on the line")
+	// Whatever follows the object must be blank: the decoder's More says
+	// false before a stray "}" or "]" too, so it cannot tell.
+	if rest := bytes.TrimSpace(line[dec.InputOffset():]); len(rest) > 0 {
+		return nil, r.fail(ErrSyntax, nil, "more than one JSON value on the line (%q after the object)", clip(rest))
 	}
 	if r.closed != 0 {
 		return nil, r.afterClosing()

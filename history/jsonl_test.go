@@ -176,6 +176,7 @@ func TestJSONLWellFormedness(t *testing.T) {
 		{name: "not an object", in: rd + "[1,2]\n", line: 2, msg: "expected a JSON object"},
 		{name: "text line in JSONL", in: rd + "1 ret 0 0\n", line: 2, msg: "expected a JSON object"},
 		{name: "two objects on a line", in: `{"crash":true}{"crash":true}` + "\n", line: 1, msg: "more than one JSON value"},
+		{name: "a stray close after the object", in: `{"p":1,"inv":"read","addrs":[1]}` + "\n" + `{"p":1,"ret":[0]}}]` + "\n", line: 2, msg: `more than one JSON value on the line ("}]" after the object)`},
 		{name: "garbage after object", in: `{"crash":true} x` + "\n", line: 1, msg: ""},
 		{name: "NUL in JSON", in: "{\"crash\":\x00true}\n", line: 1, msg: ""},
 		{name: "unknown field", in: `{"p":1,"inv":"read","addrs":[1],"note":"x"}` + "\n", line: 1, msg: "unknown key \"note\""},
