@@ -3,6 +3,7 @@ package lin
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/pmlin/pmlin/model"
@@ -220,19 +221,23 @@ func (o *Options) memory() int64 {
 // operation's window closed, then halves, quarters, ..., single
 // operations. It returns the operations left and whether they are
 // minimal: not when a re-check was undecided or the shrink's own budget
-// (ten times a search's) ran out.
+// (see budget) ran out.
 //
-// A removal is kept only if it orphans no result: a number that an
-// operation left returned, and that some operation of the set before the
-// removal took as an argument, must still be an argument of one left.
-// Otherwise removing the second enq of "enq 1, enq 2, deq -> 2" would
-// leave "deq returned a value never enqueued": minimal, but beside the
-// point, which is that 1 was enqueued first. Minimal is then among the
-// sets that keep where their results came from.
+// A witness should keep the story: removing the second enq of "enq 1,
+// enq 2, deq -> 2" leaves "deq returned a value never enqueued", minimal
+// but beside the point, which is that 1 was enqueued first. So when the
+// plain shrink ends with a result whose source (an operation that took
+// that number as an argument) it removed, the shrink starts again from
+// the witness with those sources, or from the whole part if that does not
+// violate and the part is small, refusing every removal that orphans a
+// result; Minimal is then among the sets that keep their sources.
 func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) ([]int, bool) {
-	budget := 10 * opt.maxStates()
+	// The shrink's own budget, spent across its re-checks (each given
+	// what is left): 20 times the states the decision took, at least
+	// 100,000 and at most a search's, so that explaining never costs much
+	// more than deciding. (Deterministic: no clock.)
+	budget := min(opt.maxStates(), max(100_000, 20*out.states))
 	minimal := true
-	cur := p.ops
 	violates := func(ops []int) bool {
 		if budget <= 0 || ctx.Err() != nil {
 			minimal = false
@@ -240,46 +245,113 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sub := *p
 		sub.ops = ops
-		o := decide(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
+		o2 := *opt
+		o2.MaxStates = budget
+		o := decide(ctx, h, &sub, bounds, &o2, &shared{maxMemory: opt.memory()})
 		budget -= o.states
 		if o.verdict == Undecided {
 			minimal = false
 		}
 		return o.verdict == Violation
 	}
-	plain := violates
-	violates = func(ops []int) bool { return !orphans(h, ops, cur) && plain(ops) }
-	if b := bounds[out.failing]; b != unbounded {
-		var before []int
-		for _, i := range cur {
-			if h.Ops[i].Call < b {
-				before = append(before, i)
+	// from shrinks start; with sources, a removal that orphans a result
+	// of what is left is refused without a search.
+	from := func(start []int, sources bool) []int {
+		cur := start
+		try := func(cand []int) bool {
+			return !(sources && orphans(h, cand, cur)) && violates(cand)
+		}
+		if b := bounds[out.failing]; b != unbounded {
+			var before []int
+			for _, i := range cur {
+				if h.Ops[i].Call < b {
+					before = append(before, i)
+				}
+			}
+			if len(before) < len(cur) && try(before) {
+				cur = before
 			}
 		}
-		if len(before) < len(cur) && violates(before) {
-			cur = before
+		// Removing one operation can make another necessary or unnecessary
+		// (histories are not monotone: without its enq, a deq is wrong), so
+		// the passes of single removals repeat until one removes nothing.
+		pass := func(n int) (removed bool) {
+			for i := 0; i+n <= len(cur) && len(cur) > 1; {
+				cand := append(append([]int(nil), cur[:i]...), cur[i+n:]...)
+				if try(cand) {
+					cur, removed = cand, true
+				} else {
+					i += n
+				}
+			}
+			return removed
 		}
-	}
-	// Removing one operation can make another necessary or unnecessary
-	// (histories are not monotone: without its enq, a deq is wrong), so
-	// the passes of single removals repeat until one removes nothing.
-	pass := func(n int) (removed bool) {
-		for i := 0; i+n <= len(cur) && len(cur) > 1; {
-			cand := append(append([]int(nil), cur[:i]...), cur[i+n:]...)
-			if violates(cand) {
-				cur, removed = cand, true
-			} else {
-				i += n
+		for n := max(1, len(cur)/2); minimal; n = max(1, n/2) {
+			if !pass(n) && n == 1 {
+				break
 			}
 		}
-		return removed
+		return cur
 	}
-	for n := max(1, len(cur)/2); minimal; n = max(1, n/2) {
-		if !pass(n) && n == 1 {
-			break
+	// The plain shrink is fast (it removes large chunks at once) but may
+	// end at a value from nowhere. Then the sources of the orphaned results
+	// go back in, and what that violates is shrunk keeping sources; if
+	// they do not violate, the whole part is, when it is small enough for
+	// the slow way (single removals mostly: chunks orphan something).
+	w := from(p.ops, false)
+	if !orphans(h, w, p.ops) {
+		return w, minimal
+	}
+	if r := withSources(h, w, p.ops); len(r) <= storyOps && violates(r) {
+		return from(r, true), minimal
+	}
+	if len(p.ops) <= storyOps {
+		return from(p.ops, true), minimal
+	}
+	return w, minimal
+}
+
+// storyOps is the largest set of operations that a witness is shrunk
+// from keeping the sources of its results (about a search per operation
+// and pass, on sets that lack operations of the history, which the search
+// may find hard to refute).
+const storyOps = 100
+
+// withSources adds to ops the operations of from whose arguments are the
+// orphaned results of ops, in order of invocation.
+func withSources(h *model.History, ops, from []int) []int {
+	in := map[int]bool{}
+	has := map[uint64]bool{}
+	for _, i := range ops {
+		in[i] = true
+		for _, a := range h.Ops[i].Args {
+			if a.Sym == model.Num {
+				has[a.N] = true
+			}
 		}
 	}
-	return cur, minimal
+	need := map[uint64]bool{}
+	for _, i := range ops {
+		for _, r := range h.Ops[i].Results {
+			if r.Sym == model.Num && !has[r.N] {
+				need[r.N] = true
+			}
+		}
+	}
+	out := append([]int(nil), ops...)
+	for _, i := range from {
+		if in[i] {
+			continue
+		}
+		for _, a := range h.Ops[i].Args {
+			if a.Sym == model.Num && need[a.N] {
+				out = append(out, i)
+				break
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // orphans says whether some operation of ops returned a number that an
