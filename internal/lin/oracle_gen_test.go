@@ -26,7 +26,7 @@ import (
 )
 
 // genModels lists the models the generators and the brute force cover.
-var genModels = []string{"register", "counter", "queue", "stack", "pqueue", "set", "map", "mutex"}
+var genModels = []string{"register", "counter", "queue", "stack", "pqueue", "set", "map", "mutex", "words"}
 
 // genConfig shapes a generated history.
 type genConfig struct {
@@ -39,23 +39,35 @@ type genConfig struct {
 	lie     float64 // chance that a response lies
 	late    float64 // chance per step that an op cut off or `?` takes effect late
 	pending float64 // chance that the history ends with operations pending
+	// effect is the chance that a process's turn makes its operation take
+	// effect (else the turn passes).
+	effect float64
+	// retire is the chance that a process whose operation a crash cut off
+	// never invokes again (as Jepsen gives it a new process id).
+	retire float64
 	// midCrash replaces random crashes by one crash, once half the
-	// operations are invoked and one is in flight.
+	// operations are invoked and one is in flight, and in half the
+	// histories a second one at three quarters.
 	midCrash bool
 }
 
 // genConfigFor is the configuration of history i of model m, one of
-// three kinds in turn: lies (violations in every mode); one crash in the
-// middle of the run and effects that come late (verdicts that depend on
-// the mode); and a little of everything.
+// four kinds in turn: lies (violations in every mode); one or two crashes
+// in the middle of the run and effects that come late (verdicts that
+// depend on the mode); the same with operations slow to take effect, so
+// that crashes catch them and late effects are seen, and processes that a
+// crash interrupts sometimes retire (the windows); and a little of
+// everything.
 func genConfigFor(m string, i int) genConfig {
-	switch i % 3 {
+	switch i % 4 {
 	case 0:
-		return genConfig{model: m, minOps: 2, maxOps: bruteMax, procs: 3, crash: 0.02, unknown: 0.04, lie: 0.8, late: 0.3, pending: 0.15}
+		return genConfig{model: m, minOps: 2, maxOps: bruteMax, procs: 3, crash: 0.02, unknown: 0.04, lie: 0.8, late: 0.3, pending: 0.15, effect: 1}
 	case 1:
-		return genConfig{model: m, minOps: 4, maxOps: bruteMax, procs: 3, midCrash: true, unknown: 0.05, lie: 0.1, late: 0.3, pending: 0.1}
+		return genConfig{model: m, minOps: 4, maxOps: bruteMax, procs: 3, midCrash: true, unknown: 0.05, lie: 0.1, late: 0.3, pending: 0.1, effect: 1}
+	case 2:
+		return genConfig{model: m, minOps: 5, maxOps: bruteMax, procs: 3, midCrash: true, unknown: 0.03, lie: 0.05, late: 0.2, pending: 0.1, effect: 0.3, retire: 0.5}
 	}
-	return genConfig{model: m, minOps: 2, maxOps: bruteMax, procs: 4, crash: 0.08, unknown: 0.1, lie: 0.35, late: 0.2, pending: 0.3}
+	return genConfig{model: m, minOps: 2, maxOps: bruteMax, procs: 4, crash: 0.08, unknown: 0.1, lie: 0.35, late: 0.2, pending: 0.3, effect: 1}
 }
 
 // genObject declares a random object of model m.
@@ -77,6 +89,13 @@ func genObject(r *rand.Rand, m, name string) model.Object {
 	case "queue", "stack":
 		if r.IntN(2) == 0 {
 			param("cap", fmt.Sprint(1+r.IntN(2)))
+		}
+	case "words":
+		if r.IntN(3) == 0 {
+			param("init", fmt.Sprint(r.IntN(2)))
+		}
+		if r.IntN(3) == 0 {
+			param(fmt.Sprint(r.IntN(3)), fmt.Sprint(r.IntN(3)))
 		}
 	}
 	return obj
@@ -128,14 +147,45 @@ func genCall(r *rand.Rand, m string) (string, []model.Value) {
 		}
 	case "mutex":
 		return pick("acquire", "release"), nil
+	case "words":
+		// One or two distinct words of 0..2.
+		addrs := []uint64{uint64(r.IntN(3))}
+		if r.IntN(2) == 0 {
+			addrs = append(addrs, (addrs[0]+1+uint64(r.IntN(2)))%3)
+		}
+		name := pick("read", "cas", "cas", "swap")
+		var args []model.Value
+		for _, a := range addrs {
+			args = append(args, model.Number(a))
+			switch name {
+			case "cas":
+				args = append(args, model.Number(uint64(r.IntN(3))), val())
+			case "swap":
+				args = append(args, val())
+			}
+		}
+		return name, args
 	}
 	panic("genCall: unknown model " + m)
 }
 
 // genLie draws a result of the right kind for operation name of model m,
 // likely a wrong one.
-func genLie(r *rand.Rand, m, name string) []model.Value {
+func genLie(r *rand.Rand, m, name string, args []model.Value) []model.Value {
 	v := func() model.Value { return model.Number(uint64(r.IntN(4))) }
+	if m == "words" {
+		if name == "cas" {
+			if r.IntN(2) == 0 {
+				return one(vOK)
+			}
+			return []model.Value{vFail, args[3*r.IntN(len(args)/3)]}
+		}
+		var res []model.Value
+		for range len(args) / map[string]int{"read": 1, "swap": 2}[name] {
+			res = append(res, v())
+		}
+		return res
+	}
 	pick := func(vs ...model.Value) []model.Value { return one(vs[r.IntN(len(vs))]) }
 	switch name {
 	case "read", "get", "fetchadd", "deq", "pop", "removemin", "remove", "put", "putifabsent":
@@ -189,8 +239,10 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 	nops := cfg.minOps + r.IntN(cfg.maxOps-cfg.minOps+1)
 	procs := 1 + r.IntN(cfg.procs)
 	inflight := map[int64]*genOp{}
+	retired := map[int64]bool{}
 	var late []*genOp // cut off or `?`, not applied: may take effect later
 	endPending := r.Float64() < cfg.pending
+	secondCrash := r.IntN(2) == 0
 
 	apply := func(g *genOp) bool {
 		op := &h.Ops[g.idx]
@@ -219,11 +271,13 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 		// A crash.
 		crash := r.Float64() < cfg.crash
 		if cfg.midCrash {
-			crash = len(h.Crashes) == 0 && 2*len(h.Ops) >= nops
+			crash = len(h.Crashes) == 0 && 2*len(h.Ops) >= nops ||
+				len(h.Crashes) == 1 && secondCrash && 4*len(h.Ops) >= 3*nops
 		}
 		if len(inflight) > 0 && crash {
 			for p, g := range inflight {
 				h.Ops[g.idx].Crash = len(h.Crashes)
+				retired[p] = r.Float64() < cfg.retire
 				if !g.applied && !g.phantom {
 					g.lateFrom = h.Events + 2
 					late = append(late, g)
@@ -237,16 +291,19 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 		p := int64(1 + r.IntN(procs))
 		g, busy := inflight[p]
 		switch {
+		case !busy && retired[p]:
 		case !busy && len(h.Ops) < nops: // invoke
 			name, args := genCall(r, cfg.model)
 			h.Ops = append(h.Ops, model.Op{Proc: p, Object: r.IntN(nobj), Name: name, Args: args,
 				Status: model.CutOff, Call: h.Events, Return: -1, Crash: -1})
 			h.Events++
 			inflight[p] = &genOp{idx: len(h.Ops) - 1}
+		case busy && !g.applied && !g.phantom && r.Float64() >= cfg.effect:
+			// the turn passes
 		case busy && !g.applied && !g.phantom: // take effect, or become a phantom
 			op := &h.Ops[g.idx]
 			if r.Float64() < cfg.lie/2 {
-				g.phantom, g.res = true, genLie(r, cfg.model, op.Name)
+				g.phantom, g.res = true, genLie(r, cfg.model, op.Name, op.Args)
 				if _, res, ok := specs[op.Object].apply(states[op.Object], op.Name, op.Proc, op.Args); ok {
 					g.res = res
 				}
@@ -265,8 +322,11 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 		case busy: // respond
 			op := &h.Ops[g.idx]
 			op.Status, op.Return, op.Results = model.Returned, h.Events, g.res
+			if cfg.model == "words" && len(g.res) > 2 && r.IntN(2) == 0 {
+				op.Results = g.res[:2] // a failed cas need not report values
+			}
 			if r.Float64() < cfg.lie/2 {
-				op.Results = genLie(r, cfg.model, op.Name)
+				op.Results = genLie(r, cfg.model, op.Name, op.Args)
 			}
 			h.Events++
 			delete(inflight, p)

@@ -42,7 +42,8 @@ type porcIn struct {
 	obj  int
 	kind string // the object's model
 	init porcState
-	cap  int // queue, stack: -1 unbounded
+	cap  int    // queue, stack: -1 unbounded
+	def  uint64 // words: the value of a word never written
 	name string
 	args []model.Value
 	proc int64
@@ -184,8 +185,70 @@ func porcStep(in porcIn, s porcState, out porcOut) (bool, porcState) {
 			return want(vOK), me
 		}
 		return want(vOK), ""
+	case "words":
+		return porcWords(in, s, out)
 	}
 	panic("porcStep: " + in.kind + " " + in.name)
+}
+
+// porcWords is porcStep for the word array: state "a=v,..." sorted by
+// address, the words ever written.
+func porcWords(in porcIn, s porcState, out porcOut) (bool, porcState) {
+	mem := map[uint64]uint64{}
+	if s != "" {
+		for _, e := range splitComma(s) {
+			var a, v uint64
+			fmt.Sscanf(e, "%d=%d", &a, &v)
+			mem[a] = v
+		}
+	}
+	get := func(a uint64) uint64 {
+		if v, ok := mem[a]; ok {
+			return v
+		}
+		return in.def
+	}
+	step := map[string]int{"read": 1, "swap": 2, "cas": 3}[in.name]
+	var cur []model.Value
+	match := true
+	for i := 0; i < len(in.args); i += step {
+		v := get(in.args[i].N)
+		cur = append(cur, model.Number(v))
+		if in.name == "cas" && v != in.args[i+1].N {
+			match = false
+		}
+	}
+	write := func() porcState {
+		for i := 0; i < len(in.args); i += step {
+			mem[in.args[i].N] = in.args[i+step-1].N
+		}
+		var l []string
+		for a, v := range mem {
+			l = append(l, fmt.Sprintf("%d=%d", a, v))
+		}
+		slices.Sort(l)
+		return joinComma(l)
+	}
+	switch {
+	case in.name == "read":
+		return out.unknown || slices.Equal(out.res, cur), s
+	case in.name == "swap":
+		return out.unknown || slices.Equal(out.res, cur), write()
+	case match:
+		return out.unknown || slices.Equal(out.res, one(vOK)), write()
+	case out.unknown:
+		return true, s
+	}
+	r := out.res
+	if len(r) < 2 || r[0] != vFail {
+		return false, s
+	}
+	for i := 0; i < len(in.args); i += 3 {
+		if in.args[i] == r[1] && get(in.args[i].N) != in.args[i+1].N {
+			return len(r) == 2 || slices.Equal(r[2:], cur), s
+		}
+	}
+	return false, s
 }
 
 func indexEq(e string) int {
@@ -274,8 +337,13 @@ func porcHistory(h *model.History) ([]porcupine.Operation, bool, error) {
 	ins := make([]porcIn, len(h.Objects))
 	for i, obj := range h.Objects {
 		in := porcIn{obj: i, kind: obj.Model, cap: -1, init: "0"}
+		var words []string
 		for _, p := range obj.Params {
 			switch {
+			case obj.Model == "words" && p.Key == "init":
+				fmt.Sscan(p.Value, &in.def)
+			case obj.Model == "words":
+				words = append(words, p.Key+"="+p.Value)
 			case p.Key == "init":
 				v, err := model.ParseValue(p.Value)
 				if err != nil {
@@ -291,7 +359,8 @@ func porcHistory(h *model.History) ([]porcupine.Operation, bool, error) {
 		switch obj.Model {
 		case "register", "counter":
 		default:
-			in.init = ""
+			slices.Sort(words)
+			in.init = joinComma(words)
 		}
 		ins[i] = in
 	}

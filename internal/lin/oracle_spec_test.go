@@ -20,6 +20,11 @@ package lin_test
 //     sequential acquire of a held lock has no result, so it cannot be
 //     linearised there); release only by the process holding it. The
 //     holder is the process id; a crash does not release the lock.
+//   - words (version 1's word array, arguments flattened as
+//     docs/history-format.md writes them: read a1..ak; cas a1 e1 n1 ...;
+//     swap a1 n1 ...): a failed cas blames one of its words that differs
+//     from its expected value, and its reported values, if any, are the
+//     current ones; an optional cas succeeds if it can, else does nothing.
 //   - queue/stack with cap=N: enq/push answers fail exactly when N
 //     elements are held, and then changes nothing; without cap it never
 //     fails.
@@ -33,8 +38,10 @@ import (
 
 // seqSpec is the sequential specification of one object.
 type seqSpec struct {
-	// arity maps each operation name of the model to its argument count.
-	arity map[string]int
+	// arity maps each operation name of the model to its argument count;
+	// argsOK, if set, decides instead (words: any multiple of k).
+	arity  map[string]int
+	argsOK func(name string, n int) bool
 	// initial is the object's state before any operation.
 	initial any
 	// apply runs an operation named name, called by proc with args, on
@@ -42,6 +49,20 @@ type seqSpec struct {
 	// ok false when the operation cannot take effect in s at all. It never
 	// modifies s.
 	apply func(s any, name string, proc int64, args []model.Value) (next any, res []model.Value, ok bool)
+	// accept, if set, replaces "apply gives exactly the recorded results"
+	// for a returned operation, where the model allows several results
+	// (words: a failed cas may blame any word that differs, and may
+	// report values or not).
+	accept func(s any, name string, args, results []model.Value) (next any, ok bool)
+}
+
+// takesArgs says whether operation name of spec takes n arguments.
+func (sp *seqSpec) takesArgs(name string, n int) bool {
+	if sp.argsOK != nil {
+		return sp.argsOK(name, n)
+	}
+	k, ok := sp.arity[name]
+	return ok && k == n
 }
 
 var (
@@ -143,6 +164,25 @@ func newSpec(obj model.Object) (*seqSpec, error) {
 			return nil, err
 		}
 		return mutexSpec(), nil
+	case "words":
+		def := uint64(0)
+		init := map[uint64]uint64{}
+		for _, p := range obj.Params {
+			v, err := model.ParseValue(p.Value)
+			if err != nil || v.Sym != model.Num {
+				return nil, fmt.Errorf("object %s: %s=%s is not a number", obj.Name, p.Key, p.Value)
+			}
+			if p.Key == "init" {
+				def = v.N
+				continue
+			}
+			a, err := model.ParseValue(p.Key)
+			if err != nil || a.Sym != model.Num {
+				return nil, fmt.Errorf("object %s: param %q is neither init nor an address", obj.Name, p.Key)
+			}
+			init[a.N] = v.N
+		}
+		return wordsSpec(def, init), nil
 	}
 	return nil, fmt.Errorf("object %s: the brute force has no model %q", obj.Name, obj.Model)
 }
@@ -331,6 +371,107 @@ func mutexSpec() *seqSpec {
 				return nil, nil, false
 			}
 			return mutexState{}, one(vOK), true
+		},
+	}
+}
+
+// wordsState is the word array: the words written, over a default.
+type wordsState struct {
+	def   uint64
+	words map[uint64]uint64 // never modified: a write copies it
+}
+
+func (w wordsState) get(a uint64) uint64 {
+	if v, ok := w.words[a]; ok {
+		return v
+	}
+	return w.def
+}
+
+func (w wordsState) set(addrs, vals []uint64) wordsState {
+	next := wordsState{def: w.def, words: map[uint64]uint64{}}
+	for a, v := range w.words {
+		next.words[a] = v
+	}
+	for i, a := range addrs {
+		next.words[a] = vals[i]
+	}
+	return next
+}
+
+// wordsOp splits a words operation's flattened arguments into its
+// addresses and the per-word values (expected and new for cas, new for
+// swap).
+func wordsOp(name string, args []model.Value) (addrs, exp, new []uint64) {
+	n := map[string]int{"read": 1, "swap": 2, "cas": 3}[name]
+	for i := 0; i+n <= len(args); i += n {
+		addrs = append(addrs, args[i].N)
+		switch name {
+		case "swap":
+			new = append(new, args[i+1].N)
+		case "cas":
+			exp, new = append(exp, args[i+1].N), append(new, args[i+2].N)
+		}
+	}
+	return
+}
+
+func wordsSpec(def uint64, init map[uint64]uint64) *seqSpec {
+	nums := func(ws wordsState, addrs []uint64) []model.Value {
+		var r []model.Value
+		for _, a := range addrs {
+			r = append(r, model.Number(ws.get(a)))
+		}
+		return r
+	}
+	matches := func(ws wordsState, addrs, exp []uint64) int { // first differing word, or -1
+		for i, a := range addrs {
+			if ws.get(a) != exp[i] {
+				return i
+			}
+		}
+		return -1
+	}
+	return &seqSpec{
+		argsOK: func(name string, n int) bool {
+			k, ok := map[string]int{"read": 1, "swap": 2, "cas": 3}[name]
+			return ok && n >= k && n%k == 0
+		},
+		initial: wordsState{def: def, words: init},
+		apply: func(s any, name string, _ int64, a []model.Value) (any, []model.Value, bool) {
+			ws := s.(wordsState)
+			addrs, exp, new := wordsOp(name, a)
+			switch name {
+			case "read":
+				return ws, nums(ws, addrs), true
+			case "swap":
+				return ws.set(addrs, new), nums(ws, addrs), true
+			}
+			if i := matches(ws, addrs, exp); i >= 0 {
+				return ws, append([]model.Value{vFail, model.Number(addrs[i])}, nums(ws, addrs)...), true
+			}
+			return ws.set(addrs, new), one(vOK), true
+		},
+		accept: func(s any, name string, a, res []model.Value) (any, bool) {
+			ws := s.(wordsState)
+			addrs, exp, new := wordsOp(name, a)
+			switch name {
+			case "read":
+				return ws, slices.Equal(res, nums(ws, addrs))
+			case "swap":
+				return ws.set(addrs, new), slices.Equal(res, nums(ws, addrs))
+			}
+			if len(res) == 1 && res[0] == vOK {
+				return ws.set(addrs, new), matches(ws, addrs, exp) < 0
+			}
+			if len(res) < 2 || res[0] != vFail || res[1].Sym != model.Num {
+				return nil, false
+			}
+			i := slices.Index(addrs, res[1].N)
+			if i < 0 || ws.get(addrs[i]) == exp[i] {
+				return nil, false
+			}
+			return ws, len(res) == 2 || slices.Equal(res[2:], nums(ws, addrs))
 		},
 	}
 }
