@@ -23,6 +23,7 @@ package lin_test
 
 import (
 	"fmt"
+	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -187,6 +188,32 @@ func porcStep(in porcIn, s porcState, out porcOut) (bool, porcState) {
 		return want(vOK), ""
 	case "words":
 		return porcWords(in, s, out)
+	case "kvappend":
+		// One key's value (the partition is by key): its tokens.
+		l := list()
+		var tokens []string
+		for _, a := range in.args[1:] {
+			tokens = append(tokens, a.String())
+		}
+		switch in.name {
+		case "get":
+			if out.unknown {
+				return true, s
+			}
+			if len(l) == 0 {
+				return want(vEmpty), s
+			}
+			var res []model.Value
+			for _, e := range l {
+				v, _ := model.ParseValue(e)
+				res = append(res, v)
+			}
+			return want(res...), s
+		case "put":
+			return want(vOK), join(tokens)
+		case "append":
+			return want(vOK), join(append(l, tokens...))
+		}
 	}
 	panic("porcStep: " + in.kind + " " + in.name)
 }
@@ -299,10 +326,19 @@ func compareNumbers(a, b string) int {
 // partitioned by object.
 var porcModel = porcupine.Model{
 	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
-		by := map[int][]porcupine.Operation{}
-		var objs []int
+		// By object, and by key within a kvappend object.
+		type part struct {
+			obj int
+			key model.Value
+		}
+		by := map[part][]porcupine.Operation{}
+		var objs []part
 		for _, op := range ops {
-			o := op.Input.(porcIn).obj
+			in := op.Input.(porcIn)
+			o := part{obj: in.obj}
+			if in.kind == "kvappend" {
+				o.key = in.args[0]
+			}
 			if _, ok := by[o]; !ok {
 				objs = append(objs, o)
 			}
@@ -324,6 +360,12 @@ var porcModel = porcupine.Model{
 		return porcStep(in, s, output.(porcOut))
 	},
 	Equal: func(a, b any) bool { return a == b },
+	Hash: func(s any) uint64 {
+		h := fnv.New64a()
+		str, _ := s.(porcState)
+		h.Write([]byte(str))
+		return h.Sum64()
+	},
 }
 
 // porcHistory converts a history without crashes into Porcupine
