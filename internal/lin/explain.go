@@ -1,0 +1,229 @@
+package lin
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/pmlin/pmlin/model"
+)
+
+// Explanation is the witness of a violation, as data: a set of operations
+// of one object that no order explains, where the longest order that does
+// explain a part of them stops, and a sentence in the model's terms.
+// Renderings (Text, JSON) take it as it is.
+type Explanation struct {
+	Object string `json:"object"`
+	Model  string `json:"model"`
+	// Ops are the operations, in order of invocation: minimal when
+	// Minimal (leaving any one of them out, the others keeping their
+	// places in real time, leaves operations that some order explains).
+	Ops     []OpRef `json:"ops"`
+	Minimal bool    `json:"minimal"`
+	// Prefix is the end (at most PrefixShown operations) of the longest
+	// sequence of the object's operations (of its failing partition) that
+	// the search replayed correctly, PrefixLen operations in all, in
+	// order; State is the model's state after it (Describe). They come
+	// from the whole history, not from Ops, whose own longest order may
+	// tell a shorter and less telling story (without its enq, a deq's
+	// value comes from nowhere).
+	Prefix    []OpRef `json:"prefix"`
+	PrefixLen int     `json:"prefix_len"`
+	State     string  `json:"state"`
+	// Failing is the operation whose window closed before it could take
+	// effect after Prefix; Impossible says that its results are
+	// impossible in State (else they are possible there, but no order of
+	// what is left then works).
+	Failing    OpRef  `json:"failing"`
+	Impossible bool   `json:"impossible"`
+	Sentence   string `json:"sentence"`
+}
+
+// OpRef names one operation of the history.
+type OpRef struct {
+	Index int    `json:"index"` // in History.Ops
+	Line  int64  `json:"line,omitempty"`
+	Proc  int64  `json:"proc"`
+	Op    string `json:"op"` // "deq -> 0x100002", "enq 7 -> ?", "put 1 2 (cut off)"
+	// LeftOut, in a Prefix, marks an optional operation left out.
+	LeftOut bool `json:"left_out,omitempty"`
+}
+
+func ref(h *model.History, i int) OpRef {
+	op := &h.Ops[i]
+	var b strings.Builder
+	b.WriteString(op.Name)
+	for _, a := range op.Args {
+		b.WriteString(" ")
+		b.WriteString(a.String())
+	}
+	switch op.Status {
+	case model.Returned:
+		b.WriteString(" ->")
+		for _, r := range op.Results {
+			b.WriteString(" ")
+			b.WriteString(r.String())
+		}
+	case model.Unknown:
+		b.WriteString(" -> ?")
+	default:
+		b.WriteString(" (cut off)")
+	}
+	return OpRef{Index: i, Line: op.Line, Proc: op.Proc, Op: b.String()}
+}
+
+// at says where an operation is: "line 14" or "operation 3".
+func (r OpRef) at() string {
+	if r.Line > 0 {
+		return fmt.Sprintf("line %d", r.Line)
+	}
+	return fmt.Sprintf("operation %d", r.Index)
+}
+
+// Text renders the explanation for a person: the sentence, then the
+// operations.
+func (e *Explanation) Text() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", e.Sentence)
+	what := "operations that no order explains"
+	if e.Minimal {
+		what = "a minimal set of " + what + " (leaving out any one of them, the rest can be ordered)"
+	}
+	fmt.Fprintf(&b, "  %s (object %s, model %s):\n", what, e.Object, e.Model)
+	for _, r := range e.Ops {
+		fmt.Fprintf(&b, "    %-10s process %d: %s\n", r.at(), r.Proc, r.Op)
+	}
+	return b.String()
+}
+
+// PrefixShown is the most operations of the longest order an
+// explanation lists.
+const PrefixShown = 16
+
+// explain makes the explanation of a part's violation: the longest order
+// of the search that found it, and its operations shrunk (unless
+// opt.NoShrink).
+func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) *Explanation {
+	e := &Explanation{Object: h.Objects[p.obj].Name, Model: h.Objects[p.obj].Model}
+	ops := p.ops
+	if !opt.NoShrink {
+		ops, e.Minimal = shrink(ctx, h, p, bounds, opt, out)
+	}
+	for _, i := range ops {
+		e.Ops = append(e.Ops, ref(h, i))
+	}
+	e.PrefixLen = len(out.deepest)
+	for k := max(0, len(out.deepest)-PrefixShown); k < len(out.deepest); k++ {
+		r := ref(h, out.deepest[k])
+		r.LeftOut = out.left[k]
+		e.Prefix = append(e.Prefix, r)
+	}
+	e.Failing = ref(h, out.failing)
+	e.State = describe(p.m, out.state)
+	e.Impossible = len(p.m.Step(out.state, &h.Ops[out.failing])) == 0
+	e.Sentence = e.sentence()
+	return e
+}
+
+func describe(m *model.Model, s any) string {
+	if m.Describe != nil {
+		return m.Describe(s)
+	}
+	return fmt.Sprintf("state %q", m.Key(s))
+}
+
+// sentence says the explanation in one paragraph.
+func (e *Explanation) sentence() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "No order of the operations of %s (%s) explains them. ", e.Object, e.Model)
+	var took, left []string
+	for _, r := range e.Prefix {
+		if r.LeftOut {
+			left = append(left, fmt.Sprintf("%s at %s", r.Op, r.at()))
+		} else {
+			took = append(took, fmt.Sprintf("%s at %s", r.Op, r.at()))
+		}
+	}
+	if len(took) == 0 {
+		fmt.Fprintf(&b, "From the initial state, %s", e.State)
+	} else {
+		more := ""
+		if e.PrefixLen > len(e.Prefix) {
+			more = fmt.Sprintf("%d operations, ending ", e.PrefixLen)
+		}
+		fmt.Fprintf(&b, "The longest order that replays correctly, %s%s, leaves %s", more, strings.Join(took, ", "), e.State)
+	}
+	if len(left) > 0 {
+		fmt.Fprintf(&b, " (leaving out %s)", strings.Join(left, ", "))
+	}
+	f := e.Failing
+	if e.Impossible {
+		fmt.Fprintf(&b, "; then %s at %s must take effect, and it cannot return that there.", f.Op, f.at())
+	} else {
+		fmt.Fprintf(&b, "; %s at %s must take effect next, and it can, but then no order of the rest works.", f.Op, f.at())
+	}
+	return b.String()
+}
+
+func (o *Options) memory() int64 {
+	if o.MaxMemory == 0 {
+		return DefaultMaxMemory
+	}
+	return o.MaxMemory
+}
+
+// shrink removes operations from a violating part while what is left
+// still violates (removal: the operation is absent, the others keep their
+// positions and windows), first the operations invoked after the failing
+// operation's window closed, then halves, quarters, ..., single
+// operations. It returns the operations left and whether they are
+// minimal: not when a re-check was undecided or the shrink's own budget
+// (ten times a search's) ran out.
+func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) ([]int, bool) {
+	budget := 10 * opt.maxStates()
+	minimal := true
+	violates := func(ops []int) bool {
+		if budget <= 0 || ctx.Err() != nil {
+			minimal = false
+			return false
+		}
+		sub := *p
+		sub.ops = ops
+		o := search(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
+		budget -= o.states
+		if o.verdict == Undecided {
+			minimal = false
+		}
+		return o.verdict == Violation
+	}
+	cur := p.ops
+	if b := bounds[out.failing]; b != unbounded {
+		var before []int
+		for _, i := range cur {
+			if h.Ops[i].Call < b {
+				before = append(before, i)
+			}
+		}
+		if len(before) < len(cur) && violates(before) {
+			cur = before
+		}
+	}
+	// Removing one operation can make another necessary or unnecessary
+	// (histories are not monotone: without its enq, a deq is wrong), so
+	// the single removals repeat until none succeeds.
+	for n, removed := max(1, len(cur)/2), true; n > 1 || removed; n = max(1, n/2) {
+		removed = false
+		for i := 0; i+n <= len(cur) && len(cur) > 1; {
+			cand := append(append([]int(nil), cur[:i]...), cur[i+n:]...)
+			if violates(cand) {
+				cur, removed = cand, true
+			} else {
+				i += n
+			}
+		}
+		if !minimal {
+			break
+		}
+	}
+	return cur, minimal
+}

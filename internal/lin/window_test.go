@@ -1,0 +1,138 @@
+package lin
+
+import (
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+)
+
+// TestWindow is the table of docs/history-format.md, "Optional operations
+// and their windows", in positions. The history:
+//
+//	pos 0  1 inv r write 1      returned at 1
+//	pos 2  2 inv r write 2      cut off by the crash at 4; process 2's next call at 5
+//	pos 3  3 inv r write 3      cut off by the crash at 4; process 3 never calls again
+//	pos 4  crash
+//	pos 5  2 inv r read         answered ? at 6
+//	pos 7  4 inv r write 4      pending at the end
+func TestWindow(t *testing.T) {
+	h := parse(t, `object r register
+1 inv r write 1
+1 ret ok
+2 inv r write 2
+3 inv r write 3
+crash
+2 inv r read
+2 ret ?
+4 inv r write 4`)
+	next := nextCalls(h)
+	type w struct {
+		bound    int
+		optional bool
+	}
+	u := w{unbounded, true}
+	// per operation: strict, recoverable, durable
+	want := [][3]w{
+		{{1, false}, {1, false}, {1, false}}, // returned: its response
+		{{4, true}, {5, true}, u},            // crashed, process calls again at 5
+		{{4, true}, u, u},                    // crashed, no next call
+		{u, u, u},                            // ?: durable in every mode
+		{u, u, u},                            // cut off by the end
+	}
+	if len(h.Ops) != len(want) {
+		t.Fatalf("%d ops", len(h.Ops))
+	}
+	for i := range h.Ops {
+		for m, mode := range history.Modes {
+			b, opt := window(h, &h.Ops[i], mode, next[i])
+			if (w{b, opt}) != want[i][m] {
+				t.Errorf("op %d (line %d), %s: bound %d optional %v, want %+v", i, h.Ops[i].Line, mode, b, opt, want[i][m])
+			}
+		}
+	}
+}
+
+// TestWindowsDecide: the windows as verdicts. A write cut off by a crash
+// whose effect is first seen after its process's next invocation is legal
+// in durable mode only; after the crash but before that invocation, in
+// recoverable and durable; before the crash, in every mode.
+func TestWindowsDecide(t *testing.T) {
+	cases := []struct {
+		name string
+		hist string
+		want [3]Verdict // strict, recoverable, durable
+	}{
+		{"seen before the crash", `object r register
+1 inv r write 5
+2 inv r read
+2 ret 5
+crash`, [3]Verdict{L, L, L}},
+		{"first seen after a read after the crash, before its process calls again", `object r register
+1 inv r write 5
+crash
+2 inv r read
+2 ret 0
+2 inv r read
+2 ret 5
+1 inv r read
+1 ret 5`, [3]Verdict{V, L, L}},
+		{"seen only after its process called again", `object r register
+1 inv r write 5
+crash
+1 inv r read
+1 ret 0
+2 inv r read
+2 ret 5`, [3]Verdict{V, V, L}},
+		{"bounded by the next invocation even when that op is left out", `object r register
+1 inv r write 5
+crash
+1 inv r write 6
+crash
+2 inv r read
+2 ret 0
+2 inv r read
+2 ret 5`, [3]Verdict{V, V, L}},
+		{"left out", `object r register
+1 inv r write 5
+crash
+1 inv r read
+1 ret 0`, [3]Verdict{L, L, L}},
+		{"at most once", `object r register
+1 inv r write 5
+crash
+2 inv r read
+2 ret 5
+2 inv r write 6
+2 ret ok
+2 inv r read
+2 ret 5`, [3]Verdict{V, V, V}},
+		{"? is durable in every mode", `object r register
+1 inv r write 5
+1 ret ?
+1 inv r read
+1 ret 0
+2 inv r read
+2 ret 5`, [3]Verdict{L, L, L}},
+		{"pending at the end: any time after its invocation", `object q queue
+1 inv q enq 3
+2 inv q deq
+2 ret 3`, [3]Verdict{L, L, L}},
+		{"not before its invocation", `object q queue
+2 inv q deq
+2 ret 3
+1 inv q enq 3`, [3]Verdict{V, V, V}},
+		{"unknown result: whatever the model allows", `object c counter
+1 inv c fetchadd 2
+1 ret ?
+2 inv c get
+2 ret 2`, [3]Verdict{L, L, L}},
+	}
+	for _, c := range cases {
+		for m, mode := range history.Modes {
+			got := verdict(t, c.hist, mode)
+			if got != c.want[m] {
+				t.Errorf("%s, %s: %v, want %v", c.name, mode, got, c.want[m])
+			}
+		}
+	}
+}
