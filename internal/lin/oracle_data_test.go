@@ -36,12 +36,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
 )
@@ -276,26 +279,28 @@ func readKv(f *os.File, name string) (*model.History, error) {
 // assert on the original ones.
 func TestOraclePorcupineDataParse(t *testing.T) {
 	sets := porcupineDataSets(t)
-	var checked, ops, yes int
+	// By default Porcupine gets a second a history (a few need more,
+	// under -race on a shared machine); the long run waits for all.
+	timeout := time.Second
+	if testenv.Long() {
+		timeout = 0
+	}
+	var checked, ops, yes, unknown int
 	for _, d := range sets {
 		h, err := readPorcupineData(d)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(h.Ops) > 1000 && !testenv.Long() {
-			t.Logf("%s: %d operations, checked with Porcupine under %s=1 only", d.name, len(h.Ops), testenv.LongEnv)
-			continue
-		}
 		pops, ok, err := porcHistory(h)
 		if err != nil || !ok {
 			t.Fatalf("%s: %v", d.name, err)
 		}
-		start := time.Now()
-		got := porcupine.CheckOperations(porcModel, pops)
-		if el := time.Since(start); el > time.Second {
-			t.Logf("%s: %v", d.name, el)
+		res := porcupine.CheckOperationsTimeout(porcModel, pops, timeout)
+		if res == porcupine.Unknown {
+			unknown++
+			continue
 		}
-		if got != d.want {
+		if got := res == porcupine.Ok; got != d.want {
 			t.Errorf("%s: Porcupine with the translated history says %v, its tests assert %v", d.name, got, d.want)
 		}
 		checked++
@@ -304,5 +309,144 @@ func TestOraclePorcupineDataParse(t *testing.T) {
 			yes++
 		}
 	}
-	t.Logf("%d of %d histories of Porcupine's test data checked (%d operations), %d asserted linearizable", checked, len(sets), ops, yes)
+	t.Logf("%d of %d histories of Porcupine's test data checked (%d operations), %d asserted linearizable; %d not decided by Porcupine within %v (all are under %s=1)",
+		checked, len(sets), ops, yes, unknown, timeout, testenv.LongEnv)
+	if checked < len(sets)/2 {
+		t.Errorf("only %d of %d histories decided", checked, len(sets))
+	}
+}
+
+// kvappendModel is the test-local model of Porcupine's key-value store
+// (the file's comment): a map from keys to strings written as lists of
+// chunk numbers, with get, put and append, partitioned by key as
+// Porcupine's own kv model is. Each state is one key's list (the
+// partition's key); Key joins the numbers.
+func kvappendModel(params []model.Param) (*model.Model, error) {
+	if len(params) > 0 {
+		return nil, fmt.Errorf("kvappend has no parameters")
+	}
+	key := func(s any) string { return fmt.Sprint(s.([]uint64)) }
+	return &model.Model{
+		Init: func() []any { return []any{[]uint64(nil)} },
+		Step: func(s any, op *model.Op) []any {
+			cur := s.([]uint64)
+			switch op.Name {
+			case "get":
+				if op.Status != model.Returned {
+					return []any{cur}
+				}
+				want := one(vEmpty)
+				if len(cur) > 0 {
+					want = nil
+					for _, n := range cur {
+						want = append(want, model.Number(n))
+					}
+				}
+				if !slices.Equal(op.Results, want) {
+					return nil
+				}
+				return []any{cur}
+			default: // put, append: ok
+				next := slices.Clone(cur)
+				if op.Name == "put" {
+					next = nil
+				}
+				for _, a := range op.Args[1:] {
+					next = append(next, a.N)
+				}
+				return []any{next}
+			}
+		},
+		Key: key,
+		Validate: func(op *model.Op) error {
+			switch {
+			case op.Name == "get" && len(op.Args) == 1:
+			case (op.Name == "put" || op.Name == "append") && len(op.Args) >= 1:
+				if op.Status == model.Returned && !slices.Equal(op.Results, one(vOK)) {
+					return fmt.Errorf("kvappend %s returns ok", op.Name)
+				}
+			default:
+				return fmt.Errorf("kvappend has no operation %s of %d arguments", op.Name, len(op.Args))
+			}
+			for _, a := range op.Args {
+				if a.Sym != model.Num {
+					return fmt.Errorf("kvappend %s: %v is not a number", op.Name, a)
+				}
+			}
+			return nil
+		},
+		Partition: func(ops []*model.Op) [][]int {
+			by := map[uint64][]int{}
+			var keys []uint64
+			for i, op := range ops {
+				k := op.Args[0].N
+				if _, ok := by[k]; !ok {
+					keys = append(keys, k)
+				}
+				by[k] = append(by[k], i)
+			}
+			var parts [][]int
+			for _, k := range keys {
+				parts = append(parts, by[k])
+			}
+			return parts
+		},
+		Describe: key,
+	}, nil
+}
+
+// withKvappend is model.Builtin and kvappend.
+func withKvappend(name string) model.Maker {
+	if name == "kvappend" {
+		return kvappendModel
+	}
+	return model.Builtin(name)
+}
+
+// TestOracleLinPorcupineData checks the checker on Porcupine's own data:
+// every verdict equal to what Porcupine's tests assert, in every mode
+// (the histories have no crash).
+//
+// With a budget of 300,000 states a search: four keys of c50-bad (0, 5,
+// 7, 9) are decided neither by Porcupine nor by lin within 20 s each;
+// Porcupine still answers "not linearizable" in 0.1 s because it stops
+// every partition once one is illegal, while lin searches each partition
+// to its budget (5,000,000 states by default: minutes). With this budget
+// those four are undecided, the other keys are violations, and the
+// verdict is a violation (/work/wt/notes/oracle.md; lin-bugs.md #3). The
+// largest search any other file needs is under 200,000 states (etcd_002).
+func TestOracleLinPorcupineData(t *testing.T) {
+	sets := porcupineDataSets(t)
+	// By default strict mode only (without a crash the modes coincide),
+	// and under the race detector not the two largest files; all of it
+	// under PMLIN_LONG=1.
+	modes := history.Modes
+	if !testenv.Long() {
+		modes = modes[:1]
+	}
+	var checked, ops, yes int
+	start := time.Now()
+	for _, d := range sets {
+		h, err := readPorcupineData(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if raceEnabled && len(h.Ops) > 1000 && !testenv.Long() {
+			t.Logf("%s: %d operations, skipped under -race (checked under %s=1)", d.name, len(h.Ops), testenv.LongEnv)
+			continue
+		}
+		checked++
+		for _, mode := range modes {
+			got := linVerdict(t, h, mode, lin.Options{Models: withKvappend, MaxStates: 300_000}, func() string { return d.name })
+			if got != d.want {
+				t.Errorf("%s, %v: lin says %v, Porcupine's tests assert %v", d.name, mode, got, d.want)
+			}
+		}
+		ops += len(h.Ops)
+		if d.want {
+			yes++
+		}
+	}
+	t.Logf("%d of %d histories of Porcupine's test data (%d operations; %d asserted linearizable, %d not) x %d modes: every verdict equal, in %v",
+		checked, len(sets), ops, yes, checked-yes, len(modes), time.Since(start).Round(time.Millisecond))
 }

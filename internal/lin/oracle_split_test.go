@@ -2,6 +2,7 @@ package lin_test
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
@@ -93,3 +94,5 @@ func TestOracleRecoverableReadings(t *testing.T) {
 		t.Error("the readings never differ: the generators do not exercise the recoverable window")
 	}
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
