@@ -45,6 +45,8 @@ type genConfig struct {
 	// retire is the chance that a process whose operation a crash cut off
 	// never invokes again (as Jepsen gives it a new process id).
 	retire float64
+	// plain makes one object without parameters (the benchmark's).
+	plain bool
 	// midCrash replaces random crashes by one crash, once half the
 	// operations are invoked and one is in flight, and in half the
 	// histories a second one at three quarters.
@@ -233,10 +235,16 @@ type genOp struct {
 func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 	h := &model.History{}
 	nobj := 1 + r.IntN(2)
+	if cfg.plain {
+		nobj = 1
+	}
 	specs := make([]*seqSpec, nobj)
 	states := make([]any, nobj)
 	for i := range nobj {
 		obj := genObject(r, cfg.model, string(rune('a'+i)))
+		if cfg.plain {
+			obj.Params = nil
+		}
 		h.Objects = append(h.Objects, obj)
 		s, err := newSpec(obj)
 		if err != nil {
@@ -261,7 +269,7 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 		states[op.Object], g.res, g.applied = next, res, true
 		return true
 	}
-	for step := 0; step < 200; step++ {
+	for step := 0; step < 200+40*nops; step++ {
 		if len(h.Ops) == nops && len(inflight) == 0 {
 			break
 		}
