@@ -43,6 +43,17 @@ func makeRegister(ps []Param) (*Model, error) {
 			"cas":   {"vv", one(false, OK, Fail)},
 		}),
 		Describe: func(s any) string { return "register holding " + s.(Value).String() },
+		ReadOnly: func(op *Op) bool { return op.Name == "read" || op.Results[0].Sym == Fail },
+		Expect: func(s any, op *Op) []Value {
+			v := s.(Value)
+			switch {
+			case op.Name == "read":
+				return []Value{v}
+			case op.Name == "cas" && v != op.Args[0]:
+				return []Value{Sym(Fail)}
+			}
+			return []Value{Sym(OK)}
+		},
 	}, nil
 }
 
@@ -92,6 +103,13 @@ func makeCounter(ps []Param) (*Model, error) {
 			"fetchadd": {"n", one(true)},
 		}),
 		Describe: func(s any) string { return "counter at " + Number(s.(uint64)).String() },
+		ReadOnly: func(op *Op) bool { return op.Name == "get" },
+		Expect: func(s any, op *Op) []Value {
+			if op.Name == "add" {
+				return []Value{Sym(OK)}
+			}
+			return []Value{Number(s.(uint64))}
+		},
 	}, nil
 }
 
@@ -150,10 +168,10 @@ func makeQueue(o order) Maker {
 		if err := params(names.model, ps, parse); err != nil {
 			return nil, err
 		}
-		addResult := one(false, OK)
-		if capacity >= 0 {
-			addResult = one(false, OK, Fail)
-		}
+		// fail is the shape of an add's answer whatever the capacity: on
+		// an unbounded container it is impossible (a violation), not
+		// malformed.
+		addResult := one(false, OK, Fail)
 		return &Model{
 			Init: func() []any { return states("") },
 			Step: func(s any, op *Op) []any { return stepQueue(o, capacity, s.(string), op) },
@@ -167,6 +185,19 @@ func makeQueue(o order) Maker {
 					return names.model + " empty"
 				}
 				return names.model + " holding " + list(s.(string), "[]") + " (" + names.front + ")"
+			},
+			ReadOnly: func(op *Op) bool { return op.Results[0].Sym == Fail || op.Results[0].Sym == Empty },
+			Expect: func(s any, op *Op) []Value {
+				q := s.(string)
+				switch {
+				case op.Name == names.add && capacity >= 0 && len(q)/vlen >= capacity:
+					return []Value{Sym(Fail)}
+				case op.Name == names.add:
+					return []Value{Sym(OK)}
+				case q == "":
+					return []Value{Sym(Empty)}
+				}
+				return []Value{dec(q, 0)}
 			},
 		}, nil
 	}
@@ -225,6 +256,14 @@ func makeSet(ps []Param) (*Model, error) {
 		Partition: byFirstArg,
 		Describe: func(s any) string {
 			return "set holding " + list(s.(string), "{}")
+		},
+		ReadOnly: func(op *Op) bool { return op.Name == "contains" || op.Results[0].Sym == False },
+		Expect: func(s any, op *Op) []Value {
+			_, present := find(s.(string), vlen, op.Args[0])
+			if present == (op.Name != "add") {
+				return []Value{Sym(True)}
+			}
+			return []Value{Sym(False)}
 		},
 	}, nil
 }
@@ -305,6 +344,24 @@ func makeMap(ps []Param) (*Model, error) {
 			}
 			b.WriteString("}")
 			return b.String()
+		},
+		ReadOnly: func(op *Op) bool {
+			switch op.Name {
+			case "get":
+				return true
+			case "remove":
+				return op.Results[0].Sym == Nil
+			case "putifabsent":
+				return op.Results[0].Sym != Nil
+			}
+			return false
+		},
+		Expect: func(s any, op *Op) []Value {
+			m := s.(string)
+			if i, present := find(m, 2*vlen, op.Args[0]); present {
+				return []Value{dec(m, i+vlen)}
+			}
+			return []Value{Sym(Nil)}
 		},
 	}, nil
 }

@@ -45,6 +45,17 @@ type Model struct {
 	Partition func(ops []*Op) [][]int
 	// Describe writes a state in the model's terms, for explanations.
 	Describe func(s any) string
+	// ReadOnly, if not nil, says whether op, with its results, leaves
+	// unchanged every state in which it can return them: a read, a failed
+	// cas, an enq that found the queue full. Not: a write (the value may
+	// already be there, or not). The checker places such an operation as
+	// soon as it may, without trying it later. Only returned operations
+	// are asked. A wrong "true" makes wrong verdicts: when unsure, false.
+	ReadOnly func(op *Op) bool
+	// Expect, if not nil, returns the results op would return in state s
+	// (nil if it has none there, or several), for explanations: "it
+	// returns 0x100001 there".
+	Expect func(s any, op *Op) []Value
 }
 
 // Maker makes a model from an object's declaration parameters

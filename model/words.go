@@ -47,6 +47,8 @@ func makeWords(ps []Param) (*Model, error) {
 		Validate:  validateWords,
 		Partition: wordComponents,
 		Describe:  w.describe,
+		Expect:    w.expect,
+		ReadOnly:  func(op *Op) bool { return op.Name == "read" || op.Name == "cas" && op.Results[0].Sym == Fail },
 	}, nil
 }
 
@@ -203,6 +205,29 @@ func (w *wordsModel) step(state any, op *Op) []any {
 		}
 	}
 	return states(s)
+}
+
+// expect: a read's or a swap's current values; a cas's ok, or its
+// failure at the first word that differs with every current value.
+func (w *wordsModel) expect(state any, op *Op) []Value {
+	s := state.(string)
+	st := stride(op.Name)
+	var cur []Value
+	blame := -1
+	for j := 0; j < len(op.Args); j += st {
+		v := w.get(s, op.Args[j].N)
+		cur = append(cur, Number(v))
+		if op.Name == "cas" && blame < 0 && v != op.Args[j+1].N {
+			blame = j
+		}
+	}
+	switch {
+	case op.Name != "cas":
+		return cur
+	case blame < 0:
+		return []Value{Sym(OK)}
+	}
+	return append([]Value{Sym(Fail), op.Args[blame]}, cur...)
 }
 
 func (w *wordsModel) describe(state any) string {

@@ -4,27 +4,37 @@
 //
 // # What it decides
 //
-// A history is linearizable when each object's operations are (locality,
-// Herlihy and Wing): some sequence of them holds every operation that
-// returned, at most once each optional one (cut off by a crash or the
-// end, or answered "?"), respects real time and each optional
-// operation's window (window, the one statement of the rule), and replays
-// on the model from one of its initial states with every result as
-// recorded. Each window is an interval of positions, so an object whose
-// model partitions its operations (a map by key, a set by value, words by
-// connected components of addresses) is checked partition by partition:
-// Horn and Kroening's P-compositionality ("Faster linearizability
-// checking via P-compositionality", FORTE 2015, Section 3).
+// A history is linearizable when some sequence of its operations holds
+// every operation that returned and at most once each optional one (cut
+// off by a crash or the end, or answered "?"), respects real time, each
+// optional operation's window (window, the one statement of the rule)
+// and, in recoverable mode, process order (processOrder, likewise), and
+// replays each object's operations on its model from one of its initial
+// states with every result as recorded. Windows are intervals of
+// positions, so without process order each object is checked alone
+// (locality, Herlihy and Wing), and an object whose model partitions its
+// operations (a map by key, a set by value, words by connected components
+// of addresses) partition by partition: Horn and Kroening's
+// P-compositionality ("Faster linearizability checking via
+// P-compositionality", FORTE 2015, Section 3). Groups that process order
+// links are searched together, as one part whose state is the tuple of
+// theirs.
 //
 // # How
 //
-// Each object, or each partition, is one search: Lowe's just-in-time
-// linearisation ("Testing for linearizability", Concurrency and
-// Computation 2017, Section 3, the refinement of Wing and Gong's search
-// that Porcupine also implements), with a memo of configurations
-// (the set of operations done, the model's state as Model.Key says it).
-// An optional operation has one alternative more than taking effect with
-// any result the model allows: being left out. The searches run on
+// Each object, or each partition, is one search: Wing and Gong's search
+// over the operations that may be linearised first, with Lowe's memo of
+// configurations (Lowe, "Testing for linearizability", Concurrency and
+// Computation 2017, Sections 3 and 3.1, the "WGL" graph search that
+// Porcupine also implements); a configuration is the set of operations
+// done and the model's state as Model.Key says it. An optional operation
+// takes effect with any result the model allows, or is left out when its
+// window closes (as late as possible, in the spirit of Lowe's
+// just-in-time linearisation, Section 4: leaving out earlier gains
+// nothing). An operation the model calls read-only (Model.ReadOnly) is
+// placed as soon as it may, never later: any order that places it later
+// stays one when it moves there (the reduction package exact makes for
+// reads and failed CAS). The searches run on
 // GOMAXPROCS goroutines. Each has a budget of states; all of them
 // together a bound on the memory their memos hold: beyond either, the
 // answer is Undecided with the reason, never a guess.

@@ -34,9 +34,15 @@ type Explanation struct {
 	// effect after Prefix; Impossible says that its results are
 	// impossible in State (else they are possible there, but no order of
 	// what is left then works).
-	Failing    OpRef  `json:"failing"`
-	Impossible bool   `json:"impossible"`
-	Sentence   string `json:"sentence"`
+	Failing    OpRef `json:"failing"`
+	Impossible bool  `json:"impossible"`
+	// Expected is what Failing would return in State, when the model
+	// says (Model.Expect), and Origins the operations of the longest
+	// order that put those values there (the last one holding each value
+	// among its arguments).
+	Expected string  `json:"expected,omitempty"`
+	Origins  []OpRef `json:"origins,omitempty"`
+	Sentence string  `json:"sentence"`
 }
 
 // OpRef names one operation of the history.
@@ -104,7 +110,8 @@ const PrefixShown = 16
 // of the search that found it, and its operations shrunk (unless
 // opt.NoShrink).
 func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) *Explanation {
-	e := &Explanation{Object: h.Objects[p.obj].Name, Model: h.Objects[p.obj].Model}
+	obj := &h.Objects[h.Ops[out.failing].Object]
+	e := &Explanation{Object: obj.Name, Model: obj.Model}
 	ops := p.ops
 	if !opt.NoShrink {
 		ops, e.Minimal = shrink(ctx, h, p, bounds, opt, out)
@@ -121,6 +128,29 @@ func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *
 	e.Failing = ref(h, out.failing)
 	e.State = describe(p.m, out.state)
 	e.Impossible = len(p.m.Step(out.state, &h.Ops[out.failing])) == 0
+	if e.Impossible && p.m.Expect != nil {
+		exp := p.m.Expect(out.state, &h.Ops[out.failing])
+		var vs []string
+		for _, v := range exp {
+			vs = append(vs, v.String())
+			if v.Sym != model.Num {
+				continue
+			}
+		origin:
+			for k := len(out.deepest) - 1; k >= 0; k-- {
+				if out.left[k] {
+					continue
+				}
+				for _, a := range h.Ops[out.deepest[k]].Args {
+					if a == v {
+						e.Origins = append(e.Origins, ref(h, out.deepest[k]))
+						break origin
+					}
+				}
+			}
+		}
+		e.Expected = strings.Join(vs, " ")
+	}
 	e.Sentence = e.sentence()
 	return e
 }
@@ -157,9 +187,20 @@ func (e *Explanation) sentence() string {
 		fmt.Fprintf(&b, " (leaving out %s)", strings.Join(left, ", "))
 	}
 	f := e.Failing
-	if e.Impossible {
+	switch {
+	case e.Impossible && e.Expected != "":
+		fmt.Fprintf(&b, "; then %s at %s must take effect, and it cannot: there it returns %s", f.Op, f.at(), e.Expected)
+		var from []string
+		for _, r := range e.Origins {
+			from = append(from, fmt.Sprintf("%s at %s", r.Op, r.at()))
+		}
+		if len(from) > 0 {
+			fmt.Fprintf(&b, " (from %s)", strings.Join(from, ", "))
+		}
+		b.WriteString(".")
+	case e.Impossible:
 		fmt.Fprintf(&b, "; then %s at %s must take effect, and it cannot return that there.", f.Op, f.at())
-	} else {
+	default:
 		fmt.Fprintf(&b, "; %s at %s must take effect next, and it can, but then no order of the rest works.", f.Op, f.at())
 	}
 	return b.String()
@@ -210,9 +251,8 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 	// Removing one operation can make another necessary or unnecessary
 	// (histories are not monotone: without its enq, a deq is wrong), so
-	// the single removals repeat until none succeeds.
-	for n, removed := max(1, len(cur)/2), true; n > 1 || removed; n = max(1, n/2) {
-		removed = false
+	// the passes of single removals repeat until one removes nothing.
+	pass := func(n int) (removed bool) {
 		for i := 0; i+n <= len(cur) && len(cur) > 1; {
 			cand := append(append([]int(nil), cur[:i]...), cur[i+n:]...)
 			if violates(cand) {
@@ -221,7 +261,10 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 				i += n
 			}
 		}
-		if !minimal {
+		return removed
+	}
+	for n := max(1, len(cur)/2); minimal; n = max(1, n/2) {
+		if !pass(n) && n == 1 {
 			break
 		}
 	}

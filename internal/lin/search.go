@@ -3,10 +3,12 @@ package lin
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"sync/atomic"
 
+	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -22,7 +24,8 @@ type shared struct {
 // part is one unit of search: some operations of one object (all of
 // them, or one partition), with their windows.
 type part struct {
-	obj   int
+	obj   int   // its first object
+	objs  []int // its objects: several when process order joins them
 	m     *model.Model
 	ops   []int // indexes in History.Ops, in order of invocation
 	label string
@@ -44,33 +47,42 @@ type outcome struct {
 }
 
 // frame is one placed operation: its call entry, the states it may lead
-// to, which of them is being tried, and the state before it.
+// to, which of them is being tried, and the state before it; or an
+// optional operation left out when its window closed.
 type frame struct {
-	ent  int32
-	alts []any
-	idx  int
-	prev any
+	ent     int32
+	alts    []any
+	idx     int
+	prev    any
+	prevKey string
+	leftOut bool
+	forced  bool // an operation without effect, placed at once
+	// drop: the cut-off operations, not done yet, that the operation's
+	// taking effect leaves out (processOrder).
+	drop []int32
 }
 
-// memoOverhead is the memory a memo entry takes beyond its key's bytes:
-// the string header and the map's slot.
-const memoOverhead = 48
-
-// search decides one part by Lowe's just-in-time linearisation ("Testing
-// for linearizability", Section 3: the Wing-Gong search that only tries
-// operations that may be linearised next, with a memo of configurations,
-// Section 3.2). Entries are the part's invocations and the ends of its
+// search decides one part by the Wing & Gong search with Lowe's memo of
+// configurations (Lowe, "Testing for linearizability", Section 3, the
+// search that only tries operations that may be linearised first, and
+// Section 3.1, the graph search: the "WGL" search Porcupine implements).
+// Entries are the part's invocations and the ends of its
 // windows in real-time order, in a doubly linked list; a configuration is
 // the set of operations done (taken effect or left out) with the model's
 // state. The search is depth first; it never explores a configuration
 // twice, since whether one can be completed depends on nothing else.
 //
-// An optional operation is tried like any other, with one more
-// alternative: left out (the state unchanged). Leaving it out at its
-// first chance is as good as later, since a left-out operation constrains
-// nothing; the memo merges the orders that reach the same configuration.
-// An unbounded one has no window end: once only those are left, the
-// history is explained.
+// An optional operation is tried like any other, with the results the
+// model allows; it is left out only when its window closes before it took
+// effect (an unbounded one: never explicitly; what is left when every
+// window has closed is left out). Leaving out at the last moment is as
+// good as earlier, since a left-out operation constrains nothing, and it
+// spares the search the configurations where it was left out early, which
+// the undecided configuration already covers. In recoverable mode an
+// operation that takes effect leaves out the cut-off operations of its
+// process that had to precede it and did not (processOrder): they are
+// marked done with it, so that the memo's configurations still say
+// everything that matters.
 func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
 	n := len(p.ops)
 	// entries: 1..2n at most; 0 is the head.
@@ -81,7 +93,9 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 	ents := make([]ent, 0, 2*n)
 	optional := make([]bool, n)
+	readOnly := make([]bool, n)
 	for j, i := range p.ops {
+		readOnly[j] = p.m.ReadOnly != nil && h.Ops[i].Status == model.Returned && p.m.ReadOnly(&h.Ops[i])
 		ents = append(ents, ent{pos: h.Ops[i].Call, op: int32(j)})
 		if bounds[i] != unbounded {
 			ents = append(ents, ent{pos: bounds[i], ret: true, op: int32(j)})
@@ -160,35 +174,108 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		relink(x)
 	}
 
+	// The done set: a bitset with, beside it, the first byte not full
+	// (low) and the last byte not empty (high). Operations are in order of
+	// invocation and the search places them nearly in that order, so the
+	// done set is "everything before low" plus a few bytes: the memo's
+	// key holds only those, a few bytes instead of n/8.
 	bits := make([]byte, (n+7)/8)
-	memo := map[string]struct{}{}
+	low, high := 0, -1
+	set := func(j int32) {
+		b := int(j / 8)
+		bits[b] |= 1 << (j % 8)
+		high = max(high, b)
+		for low < len(bits) && bits[low] == 0xFF {
+			low++
+		}
+	}
+	unset := func(j int32) {
+		b := int(j / 8)
+		bits[b] &^= 1 << (j % 8)
+		low = min(low, b)
+		for high >= 0 && bits[high] == 0 {
+			high--
+		}
+	}
+	// before[j]: the cut-off operations that must take effect before j, if
+	// they take effect at all.
+	before := make([][]int32, n)
+	if opt.Mode == history.Recoverable {
+		for x, chain := range processOrder(h, p.ops) {
+			for _, j := range chain {
+				before[j] = append(before[j], int32(x))
+			}
+		}
+	}
+	done := func(j int32) bool { return bits[j/8]&(1<<(j%8)) != 0 }
+	// drops are the operations that j's taking effect would leave out now.
+	drops := func(j int32) []int32 {
+		var d []int32
+		for _, x := range before[j] {
+			if !done(x) {
+				d = append(d, x)
+			}
+		}
+		return d
+	}
+	seen := newMemo()
 	var buf []byte
 	var out outcome
 	out.failing = -1
-	var memBytes, flushedMem, flushedStates int64
+	var flushedMem, flushedStates int64
 	defer func() { sh.memory.Add(-flushedMem) }()
 	maxStates := opt.maxStates()
-	// fresh says whether the configuration (s, bits with op j done) is new,
-	// and records it.
-	fresh := func(s any, j int32) bool {
-		bits[j/8] |= 1 << (j % 8)
-		buf = append(append(buf[:0], p.m.Key(s)...), bits...)
-		bits[j/8] &^= 1 << (j % 8)
-		if _, seen := memo[string(buf)]; seen {
+	// fresh says whether the configuration (s, the done set and op j) is
+	// new, and records it. The key: the state's key with its length (so
+	// that the rest cannot be mistaken for a part of it), low, and the
+	// bytes from low to high.
+	fresh := func(sk string, j int32, drop []int32) bool {
+		set(j)
+		for _, x := range drop {
+			set(x)
+		}
+		buf = binary.AppendUvarint(buf[:0], uint64(len(sk)))
+		buf = append(buf, sk...)
+		buf = binary.AppendUvarint(buf, uint64(low))
+		if high >= low {
+			buf = append(buf, bits[low:high+1]...)
+		}
+		for _, x := range drop {
+			unset(x)
+		}
+		unset(j)
+		if !seen.add(buf) {
 			return false
 		}
-		memo[string(buf)] = struct{}{}
 		out.states++
-		memBytes += int64(len(buf)) + memoOverhead
 		return true
 	}
-	first := func(alts []any, from int, j int32) int {
+	first := func(alts []any, from int, j int32, drop []int32) (int, string) {
 		for k := from; k < len(alts); k++ {
-			if fresh(alts[k], j) {
-				return k
+			if sk := p.m.Key(alts[k]); fresh(sk, j, drop) {
+				return k, sk
 			}
 		}
-		return -1
+		return -1, ""
+	}
+	// place marks frame f's operation done (with what it leaves out) and
+	// takes it out of the list; unplace undoes it, in the reverse order of
+	// the list's unlinks.
+	place := func(f *frame) {
+		set(entOp[f.ent])
+		lift(f.ent)
+		for _, x := range f.drop {
+			set(x)
+			lift(callOf[x])
+		}
+	}
+	unplace := func(f *frame) {
+		for k := len(f.drop) - 1; k >= 0; k-- {
+			unlift(callOf[f.drop[k]])
+			unset(f.drop[k])
+		}
+		unlift(f.ent)
+		unset(entOp[f.ent])
 	}
 	opOf := func(j int32) *model.Op { return &h.Ops[p.ops[j]] }
 	var stack []frame
@@ -201,6 +288,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sh.states.Add(out.states - flushedStates)
 		flushedStates = out.states
+		memBytes := seen.bytes()
 		sh.memory.Add(memBytes - flushedMem)
 		flushedMem = memBytes
 		if out.states > maxStates {
@@ -217,7 +305,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	}
 
 	for _, init := range p.m.Init() {
-		state := init
+		state, stateKey := init, p.m.Key(init)
 		cur := next[0]
 		for {
 			if steps++; steps&1023 == 0 && !check() {
@@ -232,51 +320,83 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			if !isRet[x] {
 				j := entOp[x]
 				alts := p.m.Step(state, opOf(j))
-				if optional[j] {
-					alts = append(alts[:len(alts):len(alts)], state)
+				drop := drops(j)
+				if readOnly[j] && len(drop) == 0 && len(alts) == 1 && p.m.Key(alts[0]) == stateKey {
+					// An operation that changes no state it can return its
+					// results in (Model.ReadOnly), and that may take effect
+					// now, takes effect now, without the alternative of
+					// placing it later: any order that places it later stays
+					// one when it moves here (nothing that must precede it
+					// is left, and it changes nothing for what it jumps
+					// over). So if this fails, so does this configuration.
+					// (Without effect here is not enough: a write of the
+					// value already there has an effect elsewhere. Nor when
+					// placing it now would leave out a cut-off operation that
+					// a later place lets take effect first.)
+					if fresh(stateKey, j, nil) {
+						stack = append(stack, frame{ent: x, prev: state, prevKey: stateKey, forced: true})
+						place(&stack[len(stack)-1])
+						cur = next[0]
+						continue
+					}
+				} else {
+					if k, sk := first(alts, 0, j, drop); k >= 0 {
+						stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state, prevKey: stateKey, drop: drop})
+						place(&stack[len(stack)-1])
+						state, stateKey = alts[k], sk
+						cur = next[0]
+						continue
+					}
+					cur = next[x]
+					continue
 				}
-				if k := first(alts, 0, j); k >= 0 {
-					stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state})
-					bits[j/8] |= 1 << (j % 8)
-					state = alts[k]
-					lift(x)
+			} else {
+				// A window closes before its operation took effect. An
+				// optional one is left out now: as good as earlier, since
+				// a left-out operation constrains nothing.
+				if j := entOp[x]; optional[j] && fresh(stateKey, j, nil) {
+					stack = append(stack, frame{ent: callOf[j], prev: state, prevKey: stateKey, leftOut: true})
+					place(&stack[len(stack)-1])
 					cur = next[0]
 					continue
 				}
-				cur = next[x]
-				continue
-			}
-			// A window closes before its operation could be placed:
-			// backtrack.
-			if len(stack) > len(out.deepest) || out.failing < 0 {
-				out.deepest = out.deepest[:0]
-				out.left = out.left[:0]
-				for _, f := range stack {
-					j := entOp[f.ent]
-					out.deepest = append(out.deepest, p.ops[j])
-					out.left = append(out.left, optional[j] && f.idx == len(f.alts)-1) // left out is the last alternative
+				if len(stack) > len(out.deepest) || out.failing < 0 {
+					out.deepest = out.deepest[:0]
+					out.left = out.left[:0]
+					for _, f := range stack {
+						out.deepest = append(out.deepest, p.ops[entOp[f.ent]])
+						out.left = append(out.left, f.leftOut)
+					}
+					out.state = state
+					out.failing = p.ops[entOp[x]]
 				}
-				out.state = state
-				out.failing = p.ops[entOp[x]]
 			}
-			if len(stack) == 0 {
-				break
+			// Backtrack.
+			resumed := false
+			for len(stack) > 0 && !resumed {
+				f := &stack[len(stack)-1]
+				j := entOp[f.ent]
+				unplace(f)
+				state, stateKey = f.prev, f.prevKey
+				if k, sk := first(f.alts, f.idx+1, j, f.drop); k >= 0 {
+					f.idx = k
+					place(f)
+					state, stateKey = f.alts[k], sk
+					cur, resumed = next[0], true
+					continue
+				}
+				stack = stack[:len(stack)-1]
+				if !f.leftOut && !f.forced {
+					// Try the entries after its invocation. After a left-out
+					// operation, the window that closed is there again; after
+					// a forced one, the configuration before it failed too:
+					// back further.
+					cur, resumed = next[f.ent], true
+				}
 			}
-			f := &stack[len(stack)-1]
-			j := entOp[f.ent]
-			unlift(f.ent)
-			bits[j/8] &^= 1 << (j % 8)
-			state = f.prev
-			if k := first(f.alts, f.idx+1, j); k >= 0 {
-				f.idx = k
-				bits[j/8] |= 1 << (j % 8)
-				state = f.alts[k]
-				lift(f.ent)
-				cur = next[0]
-				continue
+			if !resumed {
+				break // nothing left to try from this initial state
 			}
-			stack = stack[:len(stack)-1]
-			cur = next[f.ent]
 		}
 		// This initial state cannot explain the part; the memo stays valid
 		// for the next one, since its keys hold the state.

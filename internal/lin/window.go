@@ -19,41 +19,50 @@ const unbounded = -1
 //
 //   - answered "?" (Unknown), or cut off by the end of the history (CutOff
 //     without a crash): unbounded, in every mode;
-//   - cut off by a crash: Strict, bounded by that crash; Recoverable,
-//     bounded by the invocation of the next operation of the same process
-//     (nextCall; unbounded if there is none); Durable, unbounded.
-//
-// Every bound is a position, so every operation's constraint is an
-// interval of real time: that is what keeps objects, and the partitions of
-// one object, independent (locality; Horn and Kroening's
-// P-compositionality needs nothing more). The recoverable bound is the
-// next invocation whatever becomes of that operation: the invocation is an
-// event of the history even when the operation is left out.
-func window(h *model.History, op *model.Op, mode history.Mode, nextCall int) (bound int, optional bool) {
+//   - cut off by a crash: Strict, bounded by that crash; Durable,
+//     unbounded; Recoverable, unbounded in positions but ordered: it takes
+//     effect before the next operation of its process that takes effect
+//     (processOrder), which is not a position.
+func window(h *model.History, op *model.Op, mode history.Mode) (bound int, optional bool) {
 	switch {
 	case op.Status == model.Returned:
 		return op.Return, false
-	case op.Status == model.Unknown || op.Crash < 0:
-		return unbounded, true
-	case mode == history.Strict:
+	case op.Status == model.CutOff && op.Crash >= 0 && mode == history.Strict:
 		return h.Crashes[op.Crash].Pos, true
-	case mode == history.Recoverable && nextCall >= 0:
-		return nextCall, true
 	}
 	return unbounded, true
 }
 
-// nextCalls returns, for each operation of h, the invocation position of
-// the next operation of the same process, or -1.
-func nextCalls(h *model.History) []int {
-	next := make([]int, len(h.Ops))
-	last := map[int64]int{}
-	for i := range h.Ops {
-		next[i] = -1
-		if j, ok := last[h.Ops[i].Proc]; ok {
-			next[j] = h.Ops[i].Call
+// processOrder is the one statement of recoverable linearizability's
+// process order (Berryhill, Golab and Tripunitara; version 1's rule for
+// words, history.Recoverable): an operation cut off by a crash, if it
+// takes effect, takes effect before the next operation of its own process
+// that stays in the history (takes effect), an order constraint between
+// the two operations and not a deadline at that operation's invocation.
+// If that next operation is itself left out, the constraint passes to the
+// one after it, and so on; it ends at the first operation of the process
+// that returned, since whatever follows that one follows it in real time
+// too. (An operation answered "?" is not cut off: it constrains nothing,
+// but one that is cut off before it must precede it if it stays.)
+//
+// ops are indexes in h.Ops in order of invocation; the result gives, for
+// each position j in ops of an operation cut off by a crash, the positions
+// in ops of the operations it must precede (nil for the others). Only the
+// operations in ops count: a sub-history's own process order.
+func processOrder(h *model.History, ops []int) [][]int {
+	chains := make([][]int, len(ops))
+	open := map[int64][]int{} // per process: its cut-off operations whose chain has not ended
+	for j, i := range ops {
+		op := &h.Ops[i]
+		for _, x := range open[op.Proc] {
+			chains[x] = append(chains[x], j)
 		}
-		last[h.Ops[i].Proc] = i
+		if op.Status == model.Returned {
+			delete(open, op.Proc)
+		}
+		if op.Status == model.CutOff && op.Crash >= 0 {
+			open[op.Proc] = append(open[op.Proc], j)
+		}
 	}
-	return next
+	return chains
 }
