@@ -258,7 +258,7 @@ func TestOracleBenchmark(t *testing.T) {
 		t.Skipf("the benchmark against Porcupine runs under %s=1", testenv.LongEnv)
 	}
 	porcupineDataSets(t) // skip without the data
-	timeout := 300 * time.Second
+	timeout := 180 * time.Second
 	type cell struct {
 		time     time.Duration
 		hwm      int64 // kB

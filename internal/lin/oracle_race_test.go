@@ -1,7 +1,0 @@
-//go:build race
-
-package lin_test
-
-// raceEnabled: the tests run under the race detector, which slows the
-// checker several times over.
-const raceEnabled = true
