@@ -172,11 +172,9 @@ func genCall(r *rand.Rand, m string) (string, []model.Value) {
 }
 
 // genLie draws a result of the right kind for operation name of model m,
-// likely a wrong one. bounded says whether the object has a cap: an enq or
-// push of an unbounded queue or stack is never answered fail, because the
-// checker refuses that as an input error (docs/history-format.md would
-// have it impossible; /work/wt/notes/lin-bugs.md #2).
-func genLie(r *rand.Rand, m, name string, args []model.Value, bounded bool) []model.Value {
+// likely a wrong one (an enq of an unbounded queue may be answered fail:
+// impossible, not an input error, docs/history-format.md).
+func genLie(r *rand.Rand, m, name string, args []model.Value) []model.Value {
 	v := func() model.Value { return model.Number(uint64(r.IntN(4))) }
 	if m == "words" {
 		if name == "cas" {
@@ -203,12 +201,7 @@ func genLie(r *rand.Rand, m, name string, args []model.Value, bounded bool) []mo
 			return pick(v(), v(), vNil)
 		}
 		return one(v())
-	case "enq", "push":
-		if !bounded {
-			return one(vOK)
-		}
-		return pick(vOK, vFail)
-	case "cas":
+	case "cas", "enq", "push":
 		return pick(vOK, vFail)
 	case "add", "contains":
 		if m == "set" {
@@ -319,7 +312,7 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 		case busy && !g.applied && !g.phantom: // take effect, or become a phantom
 			op := &h.Ops[g.idx]
 			if r.Float64() < cfg.lie/2 {
-				g.phantom, g.res = true, genLie(r, cfg.model, op.Name, op.Args, len(h.Objects[op.Object].Params) > 0)
+				g.phantom, g.res = true, genLie(r, cfg.model, op.Name, op.Args)
 				if _, res, ok := specs[op.Object].apply(states[op.Object], op.Name, op.Proc, op.Args); ok {
 					g.res = res
 				}
@@ -342,7 +335,7 @@ func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 				op.Results = g.res[:2] // a failed cas need not report values
 			}
 			if r.Float64() < cfg.lie/2 {
-				op.Results = genLie(r, cfg.model, op.Name, op.Args, len(h.Objects[op.Object].Params) > 0)
+				op.Results = genLie(r, cfg.model, op.Name, op.Args)
 			}
 			h.Events++
 			delete(inflight, p)
