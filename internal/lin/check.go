@@ -149,6 +149,20 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 			}
 		}
 	}
+	// The other objects of a violating part joined by process order have
+	// no answer of their own: searched alone, each might be explained.
+	for k, p := range parts {
+		if outs[k].verdict != Violation {
+			continue
+		}
+		blamed := &h.Objects[h.Ops[outs[k].failing].Object]
+		for _, obj := range p.objs {
+			if o := &res.Objects[obj]; o.Verdict == Linearizable {
+				o.Verdict = Undecided
+				o.Reason = fmt.Sprintf("searched with object %s, which is not linearizable, because recoverable process order links them", blamed.Name)
+			}
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -297,7 +311,7 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 		for i := range all {
 			all[i] = i
 		}
-		for x, chain := range processOrder(h, all) {
+		for x, chain := range processOrder(h, all, nil) {
 			for _, y := range chain {
 				root[find(groupOf[x])] = find(groupOf[y])
 			}
@@ -474,7 +488,7 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 				if pctx.Err() != nil {
 					outs[k] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
 				} else {
-					outs[k] = search(pctx, h, parts[k], bounds, opt, sh)
+					outs[k] = decide(pctx, h, parts[k], bounds, opt, sh)
 				}
 				if outs[k].verdict == Violation {
 					objStop[h.Ops[outs[k].failing].Object]()

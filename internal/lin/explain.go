@@ -17,7 +17,8 @@ type Explanation struct {
 	Model  string `json:"model"`
 	// Ops are the operations, in order of invocation: minimal when
 	// Minimal (leaving any one of them out, the others keeping their
-	// places in real time, leaves operations that some order explains).
+	// places in real time, leaves operations that some order explains, or
+	// one that returned a value only the left-out one gave: shrink).
 	Ops     []OpRef `json:"ops"`
 	Minimal bool    `json:"minimal"`
 	// Prefix is the end (at most PrefixShown operations) of the longest
@@ -93,7 +94,7 @@ func (e *Explanation) Text() string {
 	fmt.Fprintf(&b, "%s\n", e.Sentence)
 	what := "operations that no order explains"
 	if e.Minimal {
-		what = "a minimal set of " + what + " (leaving out any one of them, the rest can be ordered)"
+		what = "a minimal set of " + what + " (leaving out any one of them, the rest can be ordered, or return a value none of them gave)"
 	}
 	fmt.Fprintf(&b, "  %s (object %s, model %s):\n", what, e.Object, e.Model)
 	for _, r := range e.Ops {
@@ -220,9 +221,18 @@ func (o *Options) memory() int64 {
 // operations. It returns the operations left and whether they are
 // minimal: not when a re-check was undecided or the shrink's own budget
 // (ten times a search's) ran out.
+//
+// A removal is kept only if it orphans no result: a number that an
+// operation left returned, and that some operation of the set before the
+// removal took as an argument, must still be an argument of one left.
+// Otherwise removing the second enq of "enq 1, enq 2, deq -> 2" would
+// leave "deq returned a value never enqueued": minimal, but beside the
+// point, which is that 1 was enqueued first. Minimal is then among the
+// sets that keep where their results came from.
 func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) ([]int, bool) {
 	budget := 10 * opt.maxStates()
 	minimal := true
+	cur := p.ops
 	violates := func(ops []int) bool {
 		if budget <= 0 || ctx.Err() != nil {
 			minimal = false
@@ -230,14 +240,15 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sub := *p
 		sub.ops = ops
-		o := search(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
+		o := decide(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
 		budget -= o.states
 		if o.verdict == Undecided {
 			minimal = false
 		}
 		return o.verdict == Violation
 	}
-	cur := p.ops
+	plain := violates
+	violates = func(ops []int) bool { return !orphans(h, ops, cur) && plain(ops) }
 	if b := bounds[out.failing]; b != unbounded {
 		var before []int
 		for _, i := range cur {
@@ -269,4 +280,29 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 	}
 	return cur, minimal
+}
+
+// orphans says whether some operation of ops returned a number that an
+// operation of from took as an argument and none of ops does.
+func orphans(h *model.History, ops, from []int) bool {
+	args := func(set []int) map[uint64]bool {
+		m := map[uint64]bool{}
+		for _, i := range set {
+			for _, a := range h.Ops[i].Args {
+				if a.Sym == model.Num {
+					m[a.N] = true
+				}
+			}
+		}
+		return m
+	}
+	had, has := args(from), args(ops)
+	for _, i := range ops {
+		for _, r := range h.Ops[i].Results {
+			if r.Sym == model.Num && had[r.N] && !has[r.N] {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -151,12 +151,30 @@ func fuzzHistory(data []byte) (*model.History, history.Mode) {
 	return h, mode
 }
 
+// unpartitioned is model.Builtin without partitions.
+func unpartitioned(name string) model.Maker {
+	mk := model.Builtin(name)
+	if mk == nil {
+		return nil
+	}
+	return func(ps []model.Param) (*model.Model, error) {
+		m, err := mk(ps)
+		if err != nil {
+			return nil, err
+		}
+		c := *m
+		c.Partition = nil
+		return &c, nil
+	}
+}
+
 // FuzzCheck: no panic on any history; an error only from validation
 // (never for a history that validation accepts), a verdict for every
 // object otherwise, a witness for every violation; and the modes nest: a
 // history linearizable in strict mode is in recoverable mode, and one
 // linearizable in recoverable mode is in durable mode (each mode's
-// completions include the stricter one's).
+// completions include the stricter one's); and checking without the
+// models' partitions gives the same verdicts.
 func FuzzCheck(f *testing.F) {
 	f.Add([]byte{0, 0, 8, 1, 1, 1, 1, 2, 1, 0, 0, 5, 9, 1})
 	f.Add([]byte{2, 1, 3, 12, 0, 1, 1, 1, 12, 1, 3, 0, 0, 4, 1, 2, 3})
@@ -178,6 +196,14 @@ func FuzzCheck(f *testing.F) {
 				}
 			}
 			verdicts[mode] = res.Verdict
+			// P-compositionality: the same verdict without partitions.
+			whole, err := Check(context.Background(), h, Options{Mode: mode, MaxStates: 20000, NoShrink: true, Models: unpartitioned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if whole.Verdict != res.Verdict && whole.Verdict != Undecided && res.Verdict != Undecided {
+				t.Fatalf("%v: %v by partitions, %v whole\n%s", mode, res.Verdict, whole.Verdict, fmtHist(h))
+			}
 		}
 		for m := 1; m < 3; m++ {
 			if verdicts[m-1] == Linearizable && verdicts[m] == Violation {

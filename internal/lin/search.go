@@ -29,6 +29,9 @@ type part struct {
 	m     *model.Model
 	ops   []int // indexes in History.Ops, in order of invocation
 	label string
+	// required: operations answered "?" that this search must make take
+	// effect (a case of decide's); nil: none.
+	required map[int]bool
 }
 
 // outcome is the end of one search.
@@ -97,10 +100,14 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	for j, i := range p.ops {
 		readOnly[j] = p.m.ReadOnly != nil && h.Ops[i].Status == model.Returned && p.m.ReadOnly(&h.Ops[i])
 		ents = append(ents, ent{pos: h.Ops[i].Call, op: int32(j)})
-		if bounds[i] != unbounded {
-			ents = append(ents, ent{pos: bounds[i], ret: true, op: int32(j)})
+		b := bounds[i]
+		if p.required[i] {
+			b = h.Events // it must take effect: before the end
 		}
-		optional[j] = h.Ops[i].Status != model.Returned
+		if b != unbounded {
+			ents = append(ents, ent{pos: b, ret: true, op: int32(j)})
+		}
+		optional[j] = h.Ops[i].Status != model.Returned && !p.required[i]
 	}
 	// Real-time order; at one position a window's end comes before the
 	// invocation that bounds it.
@@ -201,7 +208,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	// they take effect at all.
 	before := make([][]int32, n)
 	if opt.Mode == history.Recoverable {
-		for x, chain := range processOrder(h, p.ops) {
+		for x, chain := range processOrder(h, p.ops, p.required) {
 			for _, j := range chain {
 				before[j] = append(before[j], int32(x))
 			}

@@ -233,18 +233,6 @@ func randomMap(r *rand.Rand, ops int) string {
 // checking it whole, on random histories, in every mode; and the split
 // is really made (partitions > 1).
 func TestPartitionAgrees(t *testing.T) {
-	whole := func(name string) model.Maker {
-		mk := model.Builtin(name)
-		return func(ps []model.Param) (*model.Model, error) {
-			m, err := mk(ps)
-			if err != nil {
-				return nil, err
-			}
-			c := *m
-			c.Partition = nil
-			return &c, nil
-		}
-	}
 	r := rand.New(rand.NewPCG(29, 1))
 	count := [3]int{}
 	split := 0
@@ -255,7 +243,7 @@ func TestPartitionAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := Check(context.Background(), h, Options{Mode: mode, NoShrink: true, Models: whole})
+			b, err := Check(context.Background(), h, Options{Mode: mode, NoShrink: true, Models: unpartitioned})
 			if err != nil {
 				t.Fatal(err)
 			}

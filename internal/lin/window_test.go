@@ -1,6 +1,7 @@
 package lin
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -131,6 +132,24 @@ crash
 1 ret ok
 2 inv b read
 2 ret 2`, [3]Verdict{V, L, L}},
+		{"a ? operation that stays ends the order: the cut-off one may follow what comes after", `object r register
+1 inv r write 5
+crash
+1 inv r read
+1 ret ?
+1 inv r read
+1 ret 0
+2 inv r read
+2 ret 5`, [3]Verdict{V, L, L}},
+		{"a ? write that stays, late, lets the cut-off write follow what comes after", `object r register
+1 inv r write 5
+crash
+1 inv r write 6
+1 ret ?
+1 inv r read
+1 ret 0
+2 inv r read
+2 ret 5`, [3]Verdict{V, L, L}},
 		{"across a map's partitions", `object m map
 1 inv m put 1 5
 crash
@@ -221,7 +240,7 @@ crash
 	for i := range all {
 		all[i] = i
 	}
-	got := processOrder(h, all)
+	got := processOrder(h, all, nil)
 	want := [][]int{{1, 3}, {3}, nil, nil, nil, nil}
 	if len(got) != len(want) {
 		t.Fatalf("%d chains for %d ops", len(got), len(h.Ops))
@@ -232,7 +251,42 @@ crash
 		}
 	}
 	// A sub-history's own order: without op 3, op 0's chain ends nowhere.
-	if got := processOrder(h, []int{0, 1, 2}); !slices.Equal(got[0], []int{1}) || got[1] != nil {
+	if got := processOrder(h, []int{0, 1, 2}, nil); !slices.Equal(got[0], []int{1}) || got[1] != nil {
 		t.Errorf("sub-history: %v", got)
+	}
+}
+
+// TestJoinedObjectsAnswer: when objects searched together because of
+// process order fail, the object of the failing operation is the
+// violation and the others are undecided, not linearizable: no search
+// of their own answered for them.
+func TestJoinedObjectsAnswer(t *testing.T) {
+	h := parse(t, `object a register
+object b register
+object c register
+1 inv a write 1
+crash
+1 inv b write 2
+1 ret ok
+2 inv b read
+2 ret 2
+2 inv a read
+2 ret 0
+2 inv a read
+2 ret 1
+3 inv c read
+3 ret 0`)
+	res, err := Check(context.Background(), h, Options{Mode: history.Recoverable})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Verdict{"a": Violation, "b": Undecided, "c": Linearizable}
+	for _, o := range res.Objects {
+		if o.Verdict != want[o.Name] {
+			t.Errorf("object %s: %v (%s), want %v", o.Name, o.Verdict, o.Reason, want[o.Name])
+		}
+	}
+	if res.Verdict != Violation {
+		t.Errorf("verdict %v", res.Verdict)
 	}
 }
