@@ -22,29 +22,28 @@ package lin_test
 // model.Crash):
 //   - an operation cut off by a crash, strict: before the crash, that is
 //     before every operation invoked after the crash's position;
-//   - cut off by a crash, recoverable (recoverOrder, the lead's decision
-//     of 23:44, docs/history-format.md "Optional operations and their
-//     windows", and version 1's reading, package history's Mode): not a
-//     bound but an order: the operation precedes every operation of its
-//     process invoked after it that is in the linearization (returned, or
-//     in S), up to and including the first one that returned (whatever
-//     follows that one follows it in real time). Two other readings were
-//     on the table, and the brute force computes them too (recoverReading)
-//     so that the tests can count where they differ
-//     (TestOracleRecoverableReadings): a bound at the invocation of the
-//     process's next operation whatever its fate (recoverNext: this
-//     oracle's brief, and the checker's first reading), and a bound at the
-//     invocation of its next operation that stays (recoverStays: the
-//     shared format's "before its process's next operation that stays",
-//     read as a bound). A fourth was found by the lin helper running an
-//     earlier version of this file: an order before the next staying
-//     operation only, which, when that one is a `?` operation (itself
-//     unbounded), let the cut-off operation take effect after the
-//     process's next returned one (5 histories in 540,000;
-//     /work/wt/notes/lin-bugs.md); the lead's text chains up to the
-//     returned one, and so does recoverOrder. The order readings tie
-//     objects together (not local); the brute force has one order for
-//     all objects anyway;
+//   - cut off by a crash, recoverable (recoverOrder, docs/history-format.md
+//     "Optional operations and their windows" as of s29-lin 20a8db7, and
+//     version 1's reading, package history's Mode): not a bound but an
+//     order: the operation precedes its process's next operation that is
+//     in the linearization (returned, or in S); a next operation left out
+//     passes the order on to the one after it. Only that first staying
+//     operation is ordered: when it was answered `?` (itself unbounded),
+//     the cut-off operation may take effect after what follows it. Three
+//     other readings were on the table at some point of the day, and the
+//     brute force computes them too (recoverReading) so that the tests can
+//     count where they differ (TestOracleRecoverableReadings): a bound at
+//     the invocation of the process's next operation whatever its fate
+//     (recoverNext: this oracle's brief, and the checker's first reading);
+//     a bound at the invocation of its next staying operation
+//     (recoverStays: the shared format's "before its process's next
+//     operation that stays", read as a bound); and an order before every
+//     staying operation up to and including the process's next returned
+//     one (recoverChain: the checker's reading between 23:44 and 00:12,
+//     which differs from recoverOrder only through `?` operations: 5
+//     histories in 540,000, /work/wt/notes/lin-bugs.md). The order
+//     readings tie objects together (not local); the brute force has one
+//     order for all objects anyway;
 //   - cut off by a crash, durable; cut off by the end of the history, in
 //     every mode; answered `?`, in every mode: anywhere after its
 //     invocation. A `?` response ends nothing: the operation may even take
@@ -80,10 +79,12 @@ type recoverReading int
 const (
 	recoverNext  recoverReading = iota // bounded by the next op's invocation
 	recoverStays                       // bounded by the next staying op's invocation
-	recoverOrder                       // ordered before the staying ops up to the next returned one
+	recoverChain                       // ordered before the staying ops up to the next returned one
+	recoverOrder                       // ordered before the next staying op (the decided reading)
+	nReadings
 )
 
-var readingNames = [...]string{"next invocation", "next staying invocation", "order (the decided reading)"}
+var readingNames = [nReadings]string{"next invocation", "next staying invocation", "order up to the next returned op", "order before the next staying op"}
 
 // bruteForce decides h in mode by the definition above.
 func bruteForce(h *model.History, mode history.Mode) (bool, error) {
@@ -171,13 +172,20 @@ func precedence(h *model.History, mode history.Mode, reading recoverReading, cho
 				if h.Crashes[opA.Crash].Pos < opB.Call {
 					before(a, b)
 				}
-			case opA.Status == model.CutOff && opA.Crash >= 0 && mode == history.Recoverable && next >= 0 && reading != recoverOrder:
-				if h.Ops[next].Call <= opB.Call {
-					before(a, b)
+			case opA.Status == model.CutOff && opA.Crash >= 0 && mode == history.Recoverable && next >= 0:
+				switch reading {
+				case recoverNext, recoverStays:
+					if h.Ops[next].Call <= opB.Call {
+						before(a, b)
+					}
+				case recoverOrder:
+					if b == next {
+						before(a, b)
+					}
 				}
 			}
 		}
-		if opA.Status == model.CutOff && opA.Crash >= 0 && mode == history.Recoverable && reading == recoverOrder {
+		if opA.Status == model.CutOff && opA.Crash >= 0 && mode == history.Recoverable && reading == recoverChain {
 			for b := a + 1; b < len(h.Ops); b++ {
 				if h.Ops[b].Proc != opA.Proc || chosen&(1<<b) == 0 {
 					continue
@@ -430,17 +438,9 @@ crash
 	// p1's next op is cut off by the second crash and left out: the write
 	// is free (see readingCases).
 	{"recoverable next op left out", recoverStaysText, false, true, true},
-	// p1's next op is a `?` read, which could itself go after p1's read
-	// -> 0; the order still runs up to that returned read.
-	{"recoverable order through a ? op", `object r register
-1 inv r write 1
-crash
-1 inv r read
-1 ret ?
-1 inv r read
-1 ret 0
-2 inv r read
-2 ret 1`, false, false, true},
+	// p1's next op is a `?` read, which stays and goes after p1's read
+	// -> 0: the write is ordered before it only (see readingCases).
+	{"recoverable order ends at a ? op", recoverQText, false, true, true},
 	// Pending at the end: anywhere after invocation, in every mode.
 	{"write pending at the end", `object r register
 1 inv r write 1
@@ -687,6 +687,16 @@ crash
 2 ret 0
 1 ret 1`
 
+const recoverQText = `object r register
+1 inv r write 1
+crash
+1 inv r read
+1 ret ?
+1 inv r read
+1 ret 0
+2 inv r read
+2 ret 1`
+
 const recoverStaysText = `object r register
 1 inv r write 1
 crash
@@ -701,13 +711,17 @@ crash
 // readings differ, by reading, worked out by hand.
 var readingCases = []struct {
 	name, text string
-	want       [3]bool // recoverNext, recoverStays, recoverOrder
+	want       [nReadings]bool // by recoverReading
 }{
-	// The order reading puts p2's read, then the write, then p1's read.
-	{"next op invoked before the other read", recoverOrderText, [3]bool{false, false, true}},
+	// The order readings put p2's read, then the write, then p1's read.
+	{"next op invoked before the other read", recoverOrderText, [nReadings]bool{false, false, true, true}},
 	// Dropping p1's cut-off read frees the write from any bound, except
 	// under recoverNext.
-	{"next op cut off", recoverStaysText, [3]bool{false, true, true}},
+	{"next op cut off", recoverStaysText, [nReadings]bool{false, true, true, true}},
+	// The `?` read stays, after p1's read -> 0, with the write just
+	// before it; only the chain reading orders the write before the
+	// returned read too.
+	{"next op answered ?", recoverQText, [nReadings]bool{false, false, false, true}},
 }
 
 func TestOracleRecoverableReadingCases(t *testing.T) {
