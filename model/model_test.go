@@ -286,8 +286,8 @@ func TestKQueue(t *testing.T) {
 	}{
 		{"1", []uint64{2, 1, 3}, true},
 		{"1", []uint64{1, 3, 2}, true},
-		{"1", []uint64{2, 3}, false},    // 1 skipped twice
-		{"1", []uint64{3}, false},       // three steps from the front
+		{"1", []uint64{2, 3}, false}, // 1 skipped twice
+		{"1", []uint64{3}, false},    // three steps from the front
 		{"1", []uint64{2, 1, 3, 0}, true},
 		{"1", []uint64{1, 2, 0}, false}, // empty with 3 inside
 		{"2", []uint64{3, 2, 1}, true},
