@@ -43,7 +43,9 @@ func makeKQueue(ps []Param) (*Model, error) {
 		Step: func(s any, op *Op) []any { return stepKQueue(k, s.(string), op) },
 		Key:  strKey,
 		Validate: validator("kqueue", map[string]sig{
-			"enq": {"n", one(false, OK)},
+			// fail is a bounded queue's answer: here impossible (a
+			// violation), not malformed.
+			"enq": {"n", one(false, OK, Fail)},
 			"deq": {"", one(true, Empty)},
 		}),
 		Describe: func(s any) string {
@@ -78,6 +80,9 @@ func makeKQueue(ps []Param) (*Model, error) {
 func stepKQueue(k int, q string, op *Op) []any {
 	known := op.Status == Returned
 	if op.Name == "enq" {
+		if known && op.Results[0].Sym != OK {
+			return nil
+		}
 		return states(q + string(enc(nil, op.Args[0])))
 	}
 	n := (len(q) - 1) / vlen

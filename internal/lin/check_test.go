@@ -69,6 +69,7 @@ var modelCases = []modelCase{
 	{"kqueue k=2 the same", "object q kqueue k=2\n1 inv q enq 1\n1 ret ok\n1 inv q enq 2\n1 ret ok\n1 inv q enq 3\n1 ret ok\n2 inv q deq\n2 ret 2\n2 inv q deq\n2 ret 3", L},
 	{"kqueue k=1 two steps from the front", "object q kqueue k=1\n1 inv q enq 1\n1 ret ok\n1 inv q enq 2\n1 ret ok\n1 inv q enq 3\n1 ret ok\n2 inv q deq\n2 ret 3", V},
 	{"kqueue k=1 concurrent enqs reorder", "object q kqueue k=1\n1 inv q enq 1\n2 inv q enq 2\n1 ret ok\n2 ret ok\n3 inv q deq\n3 ret 2\n3 inv q deq\n3 ret 1", L},
+	{"kqueue enq cannot fail", "object q kqueue k=0\n1 inv q enq 1\n1 ret fail", V},
 	{"kqueue empty only when empty", "object q kqueue k=3\n1 inv q enq 1\n1 ret ok\n2 inv q deq\n2 ret empty", V},
 	// pqueue
 	{"pqueue least first", "object p pqueue\n1 inv p insert 5\n1 ret ok\n1 inv p insert 2\n1 ret ok\n1 inv p insert 5\n1 ret ok\n2 inv p removemin\n2 ret 2\n2 inv p removemin\n2 ret 5\n2 inv p removemin\n2 ret 5\n2 inv p removemin\n2 ret empty", L},
