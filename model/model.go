@@ -77,6 +77,8 @@ func Builtin(name string) Maker {
 		return makeQueue(lifo)
 	case "pqueue":
 		return makeQueue(least)
+	case "kqueue":
+		return makeKQueue
 	case "set":
 		return makeSet
 	case "map":

@@ -18,7 +18,10 @@ func TestBuiltinNames(t *testing.T) {
 		}
 	}
 	// the next issue's models, and names that are no model
-	for _, name := range []string{"kqueue", "exchanger", "channel", "Queue", ""} {
+	if m, err := Builtin("kqueue")([]Param{{"k", "2"}}); err != nil || m.Describe == nil {
+		t.Fatalf("kqueue k=2: %v", err)
+	}
+	for _, name := range []string{"exchanger", "channel", "Queue", ""} {
 		if Builtin(name) != nil {
 			t.Errorf("%q has a maker", name)
 		}
@@ -36,6 +39,10 @@ func TestParams(t *testing.T) {
 		{"queue", []Param{{"cap", "3"}, {"cap", "4"}}, "parameter cap given twice"},
 		{"stack", []Param{{"cap", "x"}}, "not a capacity"},
 		{"pqueue", []Param{{"cap", "3"}}, "model pqueue takes no parameters"},
+		{"kqueue", nil, "needs its quasi factor"},
+		{"kqueue", []Param{{"k", "256"}}, "not a quasi factor"},
+		{"kqueue", []Param{{"k", "0"}}, ""},
+		{"kqueue", []Param{{"cap", "2"}}, "has no parameter \"cap\""},
 		{"register", []Param{{"init", "nil"}}, ""},
 		{"register", []Param{{"init", "0x10"}}, ""},
 		{"register", []Param{{"init", "empty"}}, "not a number or nil"},
@@ -266,5 +273,57 @@ func TestExpectAgreesWithStep(t *testing.T) {
 	}
 	if checked != 8*300 {
 		t.Fatalf("%d checked", checked)
+	}
+}
+
+// TestKQueue: Round-Up's strict out-of-order semantics, sequence by
+// sequence: the example of docs/history-format.md and its neighbours.
+func TestKQueue(t *testing.T) {
+	cases := []struct {
+		k    string
+		deqs []uint64 // after enq 1, enq 2, enq 3; 0 stands for empty
+		ok   bool
+	}{
+		{"1", []uint64{2, 1, 3}, true},
+		{"1", []uint64{1, 3, 2}, true},
+		{"1", []uint64{2, 3}, false}, // 1 skipped twice
+		{"1", []uint64{3}, false},    // three steps from the front
+		{"1", []uint64{2, 1, 3, 0}, true},
+		{"1", []uint64{1, 2, 0}, false}, // empty with 3 inside
+		{"2", []uint64{3, 2, 1}, true},
+		{"2", []uint64{3, 2}, true},
+		{"2", []uint64{2, 3, 1}, true},
+		{"0", []uint64{1, 2, 3}, true},
+		{"0", []uint64{2}, false},
+	}
+	for _, c := range cases {
+		m := must(t, "kqueue", Param{"k", c.k})
+		states := m.Init()
+		for _, v := range []uint64{1, 2, 3} {
+			states = m.Step(states[0], &Op{Name: "enq", Args: []Value{Number(v)}, Results: []Value{Sym(OK)}})
+		}
+		for _, d := range c.deqs {
+			res := Number(d)
+			if d == 0 {
+				res = Sym(Empty)
+			}
+			var next []any
+			for _, s := range states {
+				next = append(next, m.Step(s, &Op{Name: "deq", Results: []Value{res}})...)
+			}
+			states = next
+		}
+		if got := len(states) > 0; got != c.ok {
+			t.Errorf("k=%s, deqs %v: legal %v, want %v", c.k, c.deqs, got, c.ok)
+		}
+	}
+	// An unknown deq may return any of the first k+1, or nothing else.
+	m := must(t, "kqueue", Param{"k", "1"})
+	s := m.Init()[0]
+	for _, v := range []uint64{1, 2, 3} {
+		s = m.Step(s, &Op{Name: "enq", Args: []Value{Number(v)}, Results: []Value{Sym(OK)}})[0]
+	}
+	if got := m.Step(s, &Op{Name: "deq", Status: Unknown}); len(got) != 2 {
+		t.Errorf("unknown deq: %d next states, want 2 (1 or 2 removed)", len(got))
 	}
 }

@@ -63,6 +63,13 @@ var modelCases = []modelCase{
 	{"stack lifo", "object s stack\n1 inv s push 1\n1 ret ok\n1 inv s push 2\n1 ret ok\n2 inv s pop\n2 ret 2\n2 inv s pop\n2 ret 1\n2 inv s pop\n2 ret empty", L},
 	{"stack fifo is wrong", "object s stack\n1 inv s push 1\n1 ret ok\n1 inv s push 2\n1 ret ok\n2 inv s pop\n2 ret 1", V},
 	{"stack full", "object s stack cap=1\n1 inv s push 1\n1 ret ok\n1 inv s push 2\n1 ret fail\n1 inv s pop\n1 ret 1", L},
+	// kqueue: enq 1, 2, 3 by one process, then deqs by another
+	{"kqueue k=1 one step out of order", "object q kqueue k=1\n1 inv q enq 1\n1 ret ok\n1 inv q enq 2\n1 ret ok\n1 inv q enq 3\n1 ret ok\n2 inv q deq\n2 ret 2\n2 inv q deq\n2 ret 1\n2 inv q deq\n2 ret 3", L},
+	{"kqueue k=1 oldest skipped twice", "object q kqueue k=1\n1 inv q enq 1\n1 ret ok\n1 inv q enq 2\n1 ret ok\n1 inv q enq 3\n1 ret ok\n2 inv q deq\n2 ret 2\n2 inv q deq\n2 ret 3", V},
+	{"kqueue k=2 the same", "object q kqueue k=2\n1 inv q enq 1\n1 ret ok\n1 inv q enq 2\n1 ret ok\n1 inv q enq 3\n1 ret ok\n2 inv q deq\n2 ret 2\n2 inv q deq\n2 ret 3", L},
+	{"kqueue k=1 two steps from the front", "object q kqueue k=1\n1 inv q enq 1\n1 ret ok\n1 inv q enq 2\n1 ret ok\n1 inv q enq 3\n1 ret ok\n2 inv q deq\n2 ret 3", V},
+	{"kqueue k=1 concurrent enqs reorder", "object q kqueue k=1\n1 inv q enq 1\n2 inv q enq 2\n1 ret ok\n2 ret ok\n3 inv q deq\n3 ret 2\n3 inv q deq\n3 ret 1", L},
+	{"kqueue empty only when empty", "object q kqueue k=3\n1 inv q enq 1\n1 ret ok\n2 inv q deq\n2 ret empty", V},
 	// pqueue
 	{"pqueue least first", "object p pqueue\n1 inv p insert 5\n1 ret ok\n1 inv p insert 2\n1 ret ok\n1 inv p insert 5\n1 ret ok\n2 inv p removemin\n2 ret 2\n2 inv p removemin\n2 ret 5\n2 inv p removemin\n2 ret 5\n2 inv p removemin\n2 ret empty", L},
 	{"pqueue not least", "object p pqueue\n1 inv p insert 5\n1 ret ok\n1 inv p insert 2\n1 ret ok\n2 inv p removemin\n2 ret 5", V},

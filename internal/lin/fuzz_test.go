@@ -24,6 +24,7 @@ var fuzzVocab = []struct {
 	{"queue", nil, []string{"enq", "deq"}, []int{1, 0}, []string{"o", "ne"}},
 	{"stack", []model.Param{{Key: "cap", Value: "1"}}, []string{"push", "pop"}, []int{1, 0}, []string{"of", "ne"}},
 	{"pqueue", nil, []string{"insert", "removemin"}, []int{1, 0}, []string{"o", "ne"}},
+	{"kqueue", []model.Param{{Key: "k", Value: "1"}}, []string{"enq", "deq"}, []int{1, 0}, []string{"o", "ne"}},
 	{"set", nil, []string{"add", "remove", "contains"}, []int{1, 1, 1}, []string{"tF", "tF", "tF"}},
 	{"map", nil, []string{"put", "get", "remove", "putifabsent"}, []int{2, 1, 1, 2}, []string{"nN", "nN", "nN", "nN"}},
 	{"mutex", nil, []string{"acquire", "release"}, []int{0, 0}, []string{"o", "o"}},
