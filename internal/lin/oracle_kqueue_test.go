@@ -27,10 +27,13 @@ package lin_test
 // exactly as before (their generators draw no extra random numbers).
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
 )
@@ -376,11 +379,38 @@ func splitSpace(s string) []string {
 	return out
 }
 
+// TestOracleKqueueHandWritten holds the brute force and the checker to
+// the hand-worked verdicts; a case with a file is also the fixture under
+// history/testdata/v2, read there by the project's reader (the same
+// operations as the case's text), and checked as read.
 func TestOracleKqueueHandWritten(t *testing.T) {
+	files := 0
 	for _, c := range kqueueCases {
 		h, err := parseV2(c.text)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
+		}
+		if c.file != "" {
+			files++
+			path := filepath.Join("..", "..", "history", "testdata", "v2", c.file)
+			f, err := os.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fh, err := history.ReadV2(f, path)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(fh.Ops, h.Ops, sameOp) || !slices.EqualFunc(fh.Objects, h.Objects, sameObject) {
+				t.Fatalf("%s: %s is not the case's history\n%s", c.name, path, c.text)
+			}
+			for _, m := range history.Modes {
+				want := [...]bool{c.strict, c.recoverable, c.durable}[m]
+				if l := linVerdict(t, fh, m, lin.Options{}, func() string { return path }); l != want {
+					t.Errorf("%s, %v: lin says %v, the hand-worked verdict is %v", path, m, l, want)
+				}
+			}
 		}
 		for _, m := range history.Modes {
 			want := [...]bool{c.strict, c.recoverable, c.durable}[m]
@@ -391,8 +421,18 @@ func TestOracleKqueueHandWritten(t *testing.T) {
 			if got != want {
 				t.Errorf("%s, %v: brute force says %v, the hand-worked verdict is %v\n%s", c.name, m, got, want, c.text)
 			}
+			if l := linVerdict(t, h, m, lin.Options{}, func() string { return c.name }); l != want {
+				t.Errorf("%s, %v: lin says %v, the hand-worked verdict is %v\n%s", c.name, m, l, want, c.text)
+			}
 		}
 	}
+	if files < 7 {
+		t.Errorf("%d kqueue fixtures", files)
+	}
+}
+
+func sameObject(a, b model.Object) bool {
+	return a.Name == b.Name && a.Model == b.Model && slices.Equal(a.Params, b.Params)
 }
 
 // TestOracleKqueueFactor checks, on the generated kqueue histories, that
