@@ -27,6 +27,7 @@ package lin_test
 // exactly as before (their generators draw no extra random numbers).
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -474,5 +475,36 @@ func TestOracleKqueueFactor(t *testing.T) {
 	t.Logf("of %d kqueue histories x 3 modes x k=0..3, lin and the brute force agree; %d (history, mode) pairs pass with k=3 and not with k=0", n, needs)
 	if needs == 0 {
 		t.Error("no generated history needs a factor above 0")
+	}
+}
+
+// TestOracleKqueueLonger compares lin with the brute force on kqueue
+// histories of 8 to 10 operations (bruteMax, beyond the campaign's 7),
+// where more deqs can be out of order: 500 by default, 20,000 with
+// PMLIN_LONG=1.
+func TestOracleKqueueLonger(t *testing.T) {
+	n := testenv.Count(0, 500, 20000)
+	yes := 0
+	for i := range n {
+		cfg := genConfigFor("kqueue", i)
+		cfg.minOps, cfg.maxOps = 8, bruteMax
+		h := genHistory(rand.New(rand.NewPCG(uint64(i), 300)), cfg)
+		where := func() string { return "kqueue seed (" + itoa(i) + ", 300), 8..10 operations" }
+		for _, mode := range history.Modes {
+			b, err := bruteForce(h, mode)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l := linVerdict(t, h, mode, lin.Options{}, where); l != b {
+				t.Fatalf("%s, %v: lin says %v, the brute force %v\n%s", where(), mode, l, b, renderV2(h))
+			}
+			if b {
+				yes++
+			}
+		}
+	}
+	t.Logf("%d kqueue histories of 8..10 operations x 3 modes agree; %d of the %d verdicts linearizable", n, yes, 3*n)
+	if yes == 0 || yes == 3*n {
+		t.Error("one verdict only")
 	}
 }
