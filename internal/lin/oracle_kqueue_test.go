@@ -145,14 +145,26 @@ func TestOracleKqueueSpec(t *testing.T) {
 		}
 	}
 	// A value enqueued twice may be removed from either place, and the
-	// two next states differ: k=1, enq 5 6 5; deq -> 5 (the second copy:
-	// 5 skipped once), then deq -> 6 must fail there but not after the
-	// first copy went. Both branches are kept, so 5 6 5 is allowed.
-	ops5 := [][]model.Value{enq(5), enq(6), enq(5), nil, nil, nil}
-	got := kqSequences(1, ops5)
-	// Outcomes: 5(i=0) then 6 5 or 5 6; 5(i=2)? no (two steps); 6 then 5 5.
-	if len(got) != 3 {
-		t.Errorf("k=1 after enq 5 6 5: %v", got)
+	// two next states differ: k=1, enq 5 5 6; deq -> 5 is the first copy
+	// (skips 0) or the second (the first skipped once). Only after the
+	// first may 6 come next (the oldest 5 skipped once), so 5 6 5 needs
+	// that branch, and 5 5 6 either; 6 first is two steps from the head.
+	// A spec that kept one state per result would lose one of them.
+	sp := kqueueSpec(1)
+	s := sp.initial
+	for _, v := range []uint64{5, 5, 6} {
+		s = sp.outcomes(s, "enq", 1, enq(v))[0].next
+	}
+	outs := sp.outcomes(s, "deq", 1, nil)
+	if len(outs) != 2 || outs[0].res[0] != n(5) || outs[1].res[0] != n(5) || outs[0].next.(kqState).skips == outs[1].next.(kqState).skips {
+		t.Errorf("k=1, [5 5 6]: deq outcomes %v", outs)
+	}
+	got := kqSequences(1, [][]model.Value{enq(5), enq(5), enq(6), nil, nil, nil})
+	// Three runs: 5 (first copy) 5 6, 5 (first copy) 6 5, 5 (second
+	// copy) 5 6.
+	want556, want565 := []model.Value{n(5), n(5), n(6)}, []model.Value{n(5), n(6), n(5)}
+	if len(got) != 3 || !slices.Equal(got[0][3:], want556) || !slices.Equal(got[1][3:], want565) || !slices.Equal(got[2][3:], want556) {
+		t.Errorf("k=1 after enq 5 5 6: %v, want 5 5 6, 5 6 5, 5 5 6", got)
 	}
 }
 
@@ -173,9 +185,10 @@ var kqueueCases = []kqueueCase{
 	{"Fig. 3 H1-b, k=1", "", roundUpFig3(1, "2 1 3 4"), true, true, true},
 	{"Fig. 3 H1-c, k=1", "", roundUpFig3(1, "1 2 4 3"), true, true, true},
 	{"Fig. 3 H1-d, k=0", "", roundUpFig3(0, "2 1 4 3"), false, false, false},
+	{"Fig. 3 H1-a, k=0", "", roundUpFig3(0, "1 2 3 4"), true, true, true},
 	// The buggy implementation of Section II (deq always takes one of
 	// the first two of the current queue, without the window): 2 3 4
-	// leaves 1 skipped three times.
+	// skip 1 three times, where k=1 allows once.
 	{"Section II bug 2 3 4 1, k=1", "kqueue-roundup-bug.hist", roundUpFig3(1, "2 3 4 1"), false, false, false},
 	// Section V.A's History 3 (3 1 2): two steps from the head.
 	{"History 3, k=1", "", roundUp3(1, "3 1 2"), false, false, false},
@@ -200,6 +213,12 @@ var kqueueCases = []kqueueCase{
 3 ret 2
 3 inv q deq
 3 ret 1`, true, true, true},
+	// A value held twice: 5 6 5 after enq 5 5 6 (k=1) needs the first
+	// deq to remove the first 5 (the second would leave the oldest
+	// skipped, and 6 would skip it again).
+	{"value held twice, k=1", "", kqSequential(1, []string{"5", "5", "6"}, "5 6 5"), true, true, true},
+	// ... while 6 5 5 is two steps from the head first.
+	{"value held twice, 6 first, k=1", "", kqSequential(1, []string{"5", "5", "6"}, "6 5 5"), false, false, false},
 	// empty exactly when nothing is held, whatever K.
 	{"empty while full, k=3", "", `object q kqueue k=3
 1 inv q enq 1
