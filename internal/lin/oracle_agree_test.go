@@ -33,13 +33,13 @@ func linVerdict(t *testing.T, h *model.History, mode history.Mode, opt lin.Optio
 }
 
 // TestOracleAgreement compares the checker with the brute force on random
-// histories of every built-in model, with crashes, `?` and pending
+// histories of every built-in model (kqueue included), with crashes, `?` and pending
 // operations, in every mode: 3,000 per model by default (under -race a
 // few seconds), 20,000 under PMLIN_LONG=1. A seed pair (i, model index)
 // replays a history: genSeeded(model, index, i).
 func TestOracleAgreement(t *testing.T) {
 	n := testenv.Count(0, 3000, 20000)
-	for mi, m := range genModels {
+	for mi, m := range bruteModels {
 		var yes, modal [3]int
 		for i := range n {
 			h := genSeeded(m, mi, i)

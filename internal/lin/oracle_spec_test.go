@@ -54,6 +54,21 @@ type seqSpec struct {
 	// (words: a failed cas may blame any word that differs, and may
 	// report values or not).
 	accept func(s any, name string, args, results []model.Value) (next any, ok bool)
+	// outcomes, if set, replaces apply for a model whose operations are
+	// nondeterministic in their effect, not only in their results (kqueue:
+	// a deq may remove any of several elements, and which one changes the
+	// state): every (next state, results) the operation may give in s,
+	// none when it cannot take effect there. accept cannot say this (it
+	// returns one next state), and apply stays a function for every other
+	// model, so that their brute force and generators are unchanged.
+	outcomes func(s any, name string, proc int64, args []model.Value) []seqOutcome
+}
+
+// seqOutcome is one possible effect of an operation: the next state and
+// the results it gives.
+type seqOutcome struct {
+	next any
+	res  []model.Value
 }
 
 // takesArgs says whether operation name of spec takes n arguments.
@@ -144,6 +159,18 @@ func newSpec(obj model.Object) (*seqSpec, error) {
 			limit = int(min(c, 1<<30))
 		}
 		return sequenceSpec(obj.Model == "stack", limit), nil
+	case "kqueue":
+		if err := allow("k"); err != nil {
+			return nil, err
+		}
+		k, given, err := number("k", 0)
+		if err != nil {
+			return nil, err
+		}
+		if !given {
+			return nil, fmt.Errorf("object %s: model kqueue needs k=K", obj.Name)
+		}
+		return kqueueSpec(int(min(k, 1<<30))), nil
 	case "pqueue":
 		if err := allow(); err != nil {
 			return nil, err

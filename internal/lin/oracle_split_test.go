@@ -22,7 +22,7 @@ func genSeeded(m string, mi, i int) *model.History {
 // are all linearizable would prove nothing.
 func TestOracleGeneratorSplit(t *testing.T) {
 	n := testenv.Count(0, 1000, 5000)
-	for mi, m := range genModels {
+	for mi, m := range bruteModels {
 		var yes, crashed, unknown, pending [3]int
 		for i := range n {
 			h := genSeeded(m, mi, i)
@@ -70,7 +70,7 @@ func TestOracleGeneratorSplit(t *testing.T) {
 func TestOracleRecoverableReadings(t *testing.T) {
 	n := testenv.Count(0, 1000, 5000)
 	var differ [nReadings]int
-	for mi, m := range genModels {
+	for mi, m := range bruteModels {
 		for i := range n {
 			h := genSeeded(m, mi, i)
 			var v [nReadings]bool
@@ -92,7 +92,7 @@ func TestOracleRecoverableReadings(t *testing.T) {
 		}
 	}
 	t.Logf("of %d histories, the recoverable verdict of the decided reading (%s) differs from that of %q on %d, %q on %d, %q on %d",
-		n*len(genModels), readingNames[recoverOrder], readingNames[recoverNext], differ[recoverNext],
+		n*len(bruteModels), readingNames[recoverOrder], readingNames[recoverNext], differ[recoverNext],
 		readingNames[recoverStays], differ[recoverStays], readingNames[recoverChain], differ[recoverChain])
 	if (differ[recoverNext] == 0 || differ[recoverStays] == 0) && !testing.Short() {
 		t.Error("the readings never differ: the generators do not exercise the recoverable window")
