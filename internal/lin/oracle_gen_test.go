@@ -228,14 +228,6 @@ func genLie(r *rand.Rand, m, name string, args []model.Value) []model.Value {
 		}
 		return one(v())
 	case "cas", "enq", "push":
-		if m == "kqueue" {
-			// The docs make a kqueue's enq an unbounded queue's, so enq ->
-			// fail is impossible (a violation), as the brute force reads
-			// it; the checker's model refuses it as an input error
-			// (/work/wt/notes/kqueue-oracle.md). Until they agree, a kqueue
-			// enq does not lie.
-			return one(vOK)
-		}
 		return pick(vOK, vFail)
 	case "add", "contains":
 		if m == "set" {
