@@ -145,6 +145,35 @@ func TestFuzzExecC(t *testing.T) {
 	}
 }
 
+// TestFuzzExecQueue: the C persistent queue, recorded as version 2
+// operations (an object of model queue), under pmlin fuzz --exec: the
+// gathered histories are of version 2 and decided by the exact checker;
+// the correct queue is clean, --bug (tail advanced before the slot is
+// written) caught, in every mode.
+func TestFuzzExecQueue(t *testing.T) {
+	t.Parallel()
+	bin := compile(t, "gcc", "c11", "c/example/persistent_queue.c")
+	testExecExample(t, bin, testenv.Count(0, 5, 50), "15")
+	for _, mode := range []string{"durable", "recoverable"} {
+		if code, s, said := fuzzExec(t, bin+" --bug", "--mode", mode, "--seconds", "15", "--out", t.TempDir()); code != 1 || s.Finding == nil {
+			t.Errorf("--bug --mode %s: exit %d, want 1 and a finding:\n%s", mode, code, said)
+		}
+	}
+	// The history is version 2, and pmlin run --exec --check decides it.
+	hist := filepath.Join(t.TempDir(), "q.hist")
+	code, o, e := pmlinCmd(t, "run", "--exec", bin+" --ops 200", "--seed", "3", "-o", hist, "--check")
+	if code != 0 {
+		t.Fatalf("pmlin run --exec --check: exit %d:\n%s%s", code, o, e)
+	}
+	h := readFile(t, hist)
+	if !strings.Contains(h, "\npmlin-history v2\nobject q queue cap=4\n") || !strings.Contains(h, " inv q enq ") || !strings.Contains(h, "\ncrash\n") {
+		t.Errorf("the run's history is not a version 2 history of q with crashes:\n%.2000s", h)
+	}
+	if !strings.Contains(o+e, "LINEARIZABLE (strict mode, exact search)") {
+		t.Errorf("pmlin run --check did not print the exact checker's verdict:\n%s%s", o, e)
+	}
+}
+
 // TestFuzzExecPython: the Python persistent MwCAS under pmlin fuzz
 // --exec.
 func TestFuzzExecPython(t *testing.T) {

@@ -43,13 +43,13 @@ const (
 	recInvOp      // version 2: object id, symbol mask, k args, the op's name (n = k | name length << 8)
 	recRetOp      // version 2: symbol mask, k results
 	recRetUnknown // version 2: "ret ?"
-	recError    = 16
-	recComment  = 17
-	recInit     = 18
-	recInitWord = 19
-	recCrash    = 20
-	recClose    = 21
-	recObject   = 22 // version 2: "name model params"; its id is its rank in the log
+	recError      = 16
+	recComment    = 17
+	recInit       = 18
+	recInitWord   = 19
+	recCrash      = 20
+	recClose      = 21
+	recObject     = 22 // version 2: "name model params"; its id is its rank in the log
 )
 
 // isRet says whether a thread's record of kind is a response.

@@ -522,8 +522,12 @@ static inline void pmlin__misuse_text(const pmlin_thread *t, char *b, size_t siz
                  PMLIN_MAX_OP_NAME);
         break;
     case PMLIN__E_VALUE:
-        snprintf(b, size, "%s%" PRIu64 " values, or a value whose sym is not PMLIN_NUM or a symbol: at most %d", head,
-                 t->err_a, PMLIN_MAX_OP_VALUES);
+        if (t->err_b)
+            snprintf(b, size, "%svalue %" PRIu64 " is neither a number (PMLIN_NUM) nor a symbol (PMLIN_NIL ... PMLIN_FALSE)",
+                     head, t->err_a + 1);
+        else
+            snprintf(b, size, "%s%" PRIu64 " %s: an operation has at most %d arguments, a response 1 to %d results", head,
+                     t->err_a, t->err_a == 1 ? "value" : "values", PMLIN_MAX_OP_VALUES, PMLIN_MAX_OP_VALUES);
         break;
     default:
         snprintf(b, size, "%sno misuse", head);
@@ -1502,14 +1506,14 @@ static inline int pmlin_object(pmlin_recorder *r, const char *name, const char *
 }
 
 /* pmlin__values writes n values at p: the symbol mask (bit i: value i is
- * a symbol), then each number or symbol code. -1 on a bad sym. */
-static inline int pmlin__values(uint64_t *p, size_t n, const pmlin_value *v)
+ * a symbol), then each number or symbol code. -1 - i on a bad sym at i. */
+static inline long pmlin__values(uint64_t *p, size_t n, const pmlin_value *v)
 {
     uint64_t mask = 0;
     size_t i;
     for (i = 0; i < n; i++) {
         if (v[i].sym < PMLIN_NUM || v[i].sym > PMLIN_FALSE)
-            return -1;
+            return -1 - (long)i;
         if (v[i].sym != PMLIN_NUM)
             mask |= (uint64_t)1 << i;
         p[1 + i] = v[i].sym != PMLIN_NUM ? (uint64_t)v[i].sym : v[i].num;
@@ -1527,6 +1531,7 @@ static inline void pmlin_inv_op(pmlin_thread *t, int obj, const char *op, size_t
 {
     size_t len, words, i;
     uint64_t *p;
+    long bad;
     if (t->err)
         return;
     if (t->pending) {
@@ -1551,9 +1556,9 @@ static inline void pmlin_inv_op(pmlin_thread *t, int obj, const char *op, size_t
     if (!p)
         return;
     p[2] = (uint64_t)obj;
-    if (pmlin__values(p + 3, n, args) != 0) {
+    if ((bad = pmlin__values(p + 3, n, args)) != 0) {
         p[0] = 0; /* nothing of it was committed */
-        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)n, 0);
+        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)(-1 - bad), 1);
         return;
     }
     p[words - 1] = 0;
@@ -1570,6 +1575,7 @@ static inline void pmlin_ret_op(pmlin_thread *t, size_t n, const pmlin_value *re
 {
     uint64_t ts, *p;
     size_t k;
+    long bad;
     if (!pmlin__begin_ret(t, &ts, &k, PMLIN__INV_OP))
         return;
     if (n == 0 || n > PMLIN_MAX_OP_VALUES) {
@@ -1578,9 +1584,9 @@ static inline void pmlin_ret_op(pmlin_thread *t, size_t n, const pmlin_value *re
     }
     if ((p = pmlin__open_rec(t, 3 + n, (uint64_t)PMLIN__RET_OP | (uint64_t)n << 8)) == NULL)
         return;
-    if (pmlin__values(p + 2, n, results) != 0) {
+    if ((bad = pmlin__values(p + 2, n, results)) != 0) {
         p[0] = 0;
-        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)n, 0);
+        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)(-1 - bad), 1);
         return;
     }
     p[1] = t->last_ts = ts;
