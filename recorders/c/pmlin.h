@@ -5,7 +5,8 @@
  * pmlin decides whether a history of multi-word operations is linearizable
  * (the method of Cepeda et al., OPODIS 2019). This header records such a
  * history while your threads run your primitive, and writes it in pmlin's
- * text format v1 (docs/history-format.md in the pmlin repository):
+ * text format v1 (docs/history-format.md in the pmlin repository), or v2
+ * when objects are declared (below):
  *
  *     pmlin_recorder *rec = pmlin_new(4);            // 4 threads: processes 0..3
  *     // in thread i (pmlin_thread_get may be called from any thread):
@@ -23,6 +24,16 @@
  *     pmlin_free(rec);
  *
  * Then `pmlin check run.hist`.
+ *
+ * Operations on objects of any model (a queue, a map: format version 2)
+ * are recorded the same way, on an object declared first (README,
+ * "Recording version 2 operations"; c/example/persistent_queue.c):
+ *
+ *     int q = pmlin_object(rec, "q", "queue", "cap=4");   // before the threads record
+ *     pmlin_value v = pmlin_num(pmlin_tag(t)), r;
+ *     pmlin_inv_op(t, q, "enq", 1, &v);
+ *     r = pmlin_sym(my_enq(v.num) ? PMLIN_OK : PMLIN_FAIL);
+ *     pmlin_ret_op(t, 1, &r);                         // or pmlin_ret_unknown(t): "ret ?"
  *
  * A program that may be killed (crash testing: SIGKILL, then a restart that
  * recovers) keeps its logs in a file mapping instead: pmlin_open_logs(rec,
