@@ -33,19 +33,30 @@ object reg register init=nil
 1 ret empty
 `
 
-// TestVersion2Record: pmlin_write writes the objects and their operations
-// (symbols, numbers, ?, a version 1 step on the implicit words), in C and
-// C++; the same records in mapped logs gather into the same history; pmlin
-// check decides it with the exact checker.
+// v2Recorders are the drivers of the same version 2 recording: C11, C++11
+// and Python (python/test/v2_record.py).
+func v2Recorders(t *testing.T) [][]string {
+	py := tool(t, "python3")
+	sources(t, "python/pmlin_recorder.py", "python/test/v2_record.py")
+	return [][]string{{compile(t, "gcc", "c11", "c/test/v2_record.c")}, {compileCPP(t, "c/test/v2_record.c")},
+		{py, "-B", "python/test/v2_record.py"}}
+}
+
+// TestVersion2Record: pmlin_write (Recorder.write) writes the objects and
+// their operations (symbols, numbers, ?, a version 1 step on the implicit
+// words), in C, C++ and Python alike; the same records in mapped logs
+// gather into the same history; pmlin check decides it with the exact
+// checker.
 func TestVersion2Record(t *testing.T) {
 	t.Parallel()
-	for _, bin := range []string{compile(t, "gcc", "c11", "c/test/v2_record.c"), compileCPP(t, "c/test/v2_record.c")} {
-		out, errs, err := run(t, "", bin, "write")
+	for _, rec := range v2Recorders(t) {
+		bin := strings.Join(rec, " ")
+		out, errs, err := run(t, "", append(rec, "write")...)
 		if err != nil || out != v2Want {
 			t.Fatalf("%s write: %v %s\ngot\n%s\nwant\n%s", bin, err, errs, out, v2Want)
 		}
 		logs := filepath.Join(t.TempDir(), "logs")
-		if _, errs, err := run(t, "", bin, "mapped", logs); err != nil {
+		if _, errs, err := run(t, "", append(rec, "mapped", logs)...); err != nil {
 			t.Fatalf("%s mapped: %v %s", bin, err, errs)
 		}
 		hist := filepath.Join(t.TempDir(), "g.hist")
@@ -74,28 +85,42 @@ func compileCPP(t *testing.T, src string) string {
 }
 
 // TestVersion2Misuse: a misuse of the version 2 calls is refused with a
-// message that says what was wrong, by pmlin_write and, for mapped logs,
-// by pmlin gather.
+// message that says what was wrong, by pmlin.h and by the Python recorder.
 func TestVersion2Misuse(t *testing.T) {
 	t.Parallel()
-	bin := compile(t, "gcc", "c11", "c/test/v2_record.c")
-	want := []string{
-		"step 1: an operation on object 1, which pmlin_object did not return",
-		"step 1: an operation name that is not [a-z][a-z0-9_-]*",
-		"step 1: value 1 is neither a number (PMLIN_NUM) nor a symbol",
-		"step 2: the response of a read answers a pending version 2 operation",
-		"step 2: 0 values: an operation has at most 64 arguments, a response 1 to 64 results",
-		"pmlin_object: a name and a model are [a-z][a-z0-9_-]*",
-		"pmlin_object: object declared twice: q",
-	}
-	for i, w := range want {
-		_, errs, err := run(t, "", bin, "misuse", string(rune('0'+i)))
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(errs, w) {
-			t.Errorf("misuse %d: %v, %q; want exit 1 and %q", i, err, errs, w)
+	recs := v2Recorders(t)
+	for _, c := range []struct {
+		rec  []string
+		want []string
+	}{
+		{recs[0], []string{
+			"step 1: an operation on object 1, which pmlin_object did not return",
+			"step 1: an operation name that is not [a-z][a-z0-9_-]*",
+			"step 1: value 1 is neither a number (PMLIN_NUM) nor a symbol",
+			"step 2: the response of a read answers a pending version 2 operation",
+			"step 2: 0 values: an operation has at most 64 arguments, a response 1 to 64 results",
+			"pmlin_object: a name and a model are [a-z][a-z0-9_-]*",
+			"pmlin_object: object declared twice: q",
+		}},
+		{recs[2], []string{
+			"step 1: an operation on object 1, which Recorder.object did not return",
+			"step 1: an operation name 'Enq' that is not [a-z][a-z0-9_-]*",
+			"step 1: value 1 ('maybe') is neither an unsigned 64-bit integer nor a symbol nil/ok/fail/empty/true/false",
+			"step 2: the response of a read answers a pending version 2 operation",
+			"step 2: a response with no result",
+			"object: a name and a model are [a-z][a-z0-9_-]*",
+			"object: object declared twice: q",
+		}},
+	} {
+		for i, w := range c.want {
+			_, errs, err := run(t, "", append(c.rec, "misuse", string(rune('0'+i)))...)
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(errs, w) {
+				t.Errorf("%v misuse %d: %v, %q; want exit 1 and %q", c.rec, i, err, errs, w)
+			}
 		}
-	}
-	if _, _, err := run(t, "", bin, "misuse", string(rune('0'+len(want)))); err == nil || err.(*exec.ExitError).ExitCode() != 3 {
-		t.Errorf("misuse %d: %v, want exit 3 (a misuse this test does not know)", len(want), err)
+		if _, _, err := run(t, "", append(c.rec, "misuse", string(rune('0'+len(c.want))))...); err == nil || err.(*exec.ExitError).ExitCode() != 3 {
+			t.Errorf("%v misuse %d: %v, want exit 3 (a misuse this test does not know)", c.rec, len(c.want), err)
+		}
 	}
 }
 
