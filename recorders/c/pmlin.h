@@ -1157,6 +1157,8 @@ static inline int pmlin_ready(void)
 /* ---- recording (hot path: one thread per handle) -------------------- */
 
 /* pmlin_reserve makes room for ops more operations of up to k words each
+ * (a version 2 operation of a arguments and r results, its name up to 8
+ * bytes, takes 8 + a + r words: k = (a + r + 6) / 4 covers it)
  * ahead of time, exactly that much, and touches every page of it, so that
  * recording those operations neither allocates nor takes a page fault. A
  * mapped log does not grow: -1 if it has not that much room left (nothing
