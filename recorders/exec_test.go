@@ -178,6 +178,9 @@ func TestFuzzExecQueue(t *testing.T) {
 	if !strings.Contains(h, "\npmlin-history v2\nobject q queue cap=4\n") || !strings.Contains(h, " inv q enq ") || !strings.Contains(h, "\ncrash\n") {
 		t.Errorf("the run's history is not a version 2 history of q with crashes:\n%.2000s", h)
 	}
+	if !regexp.MustCompile(`operations \(0 reads, 0 cas, 0 swaps, \d+ on objects\)`).MatchString(o + e) {
+		t.Errorf("pmlin run's summary does not count the operations on objects:\n%s%s", o, e)
+	}
 	if !strings.Contains(o+e, "LINEARIZABLE (strict mode, exact search)") {
 		t.Errorf("pmlin run --check did not print the exact checker's verdict:\n%s%s", o, e)
 	}
