@@ -201,6 +201,19 @@ func TestFuzzExecPython(t *testing.T) {
 	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
 }
 
+// TestFuzzExecPythonQueue: the Python persistent queue (version 2
+// operations recorded by pmlin_recorder) under pmlin fuzz --exec.
+func TestFuzzExecPythonQueue(t *testing.T) {
+	t.Parallel()
+	py := tool(t, "python3")
+	src, err := filepath.Abs("python/example/persistent_queue.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources(t, src, "python/pmlin_recorder.py")
+	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
+}
+
 // TestFuzzExecUsage: --exec's flags are refused where they do not belong,
 // with a message that says why.
 func TestFuzzExecUsage(t *testing.T) {
