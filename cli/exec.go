@@ -111,8 +111,14 @@ func runExecOnce(ctx context.Context, e env, x *crash.Exec, seed uint64, out run
 	if asJSON {
 		summary = e.stderr
 	}
-	fmt.Fprintf(summary, "pmlin run: %s, %d operations (%d reads, %d cas, %d swaps), %d of %d kills landed, %d lines -> %s\n",
-		x.Command, res.Operations, res.Reads, res.CASes, res.Swaps, res.Crashes, len(o.Kills), res.Lines, name)
+	// The operations on objects of a version 2 history (pmlin_inv_op) are
+	// the ones that are not on words.
+	objects := ""
+	if n := res.Operations - res.Reads - res.CASes - res.Swaps; n > 0 {
+		objects = fmt.Sprintf(", %d on objects", n)
+	}
+	fmt.Fprintf(summary, "pmlin run: %s, %d operations (%d reads, %d cas, %d swaps%s), %d of %d kills landed, %d lines -> %s\n",
+		x.Command, res.Operations, res.Reads, res.CASes, res.Swaps, objects, res.Crashes, len(o.Kills), res.Lines, name)
 	if res.Canceled {
 		return &exitError{exitInput, fmt.Errorf("interrupted")}
 	}

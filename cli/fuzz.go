@@ -554,7 +554,29 @@ func fuzzMemProfile() func() {
 	if strings.Contains(os.Getenv("GODEBUG"), "memprofilerate") {
 		return func() {}
 	}
-	old := runtime.MemProfileRate
-	runtime.MemProfileRate = 0
-	return func() { runtime.MemProfileRate = old }
+	memProfileOff.Lock()
+	defer memProfileOff.Unlock()
+	if memProfileOff.campaigns == 0 {
+		memProfileOff.old = runtime.MemProfileRate
+		runtime.MemProfileRate = 0
+	}
+	memProfileOff.campaigns++
+	return func() {
+		memProfileOff.Lock()
+		defer memProfileOff.Unlock()
+		if memProfileOff.campaigns--; memProfileOff.campaigns == 0 {
+			runtime.MemProfileRate = memProfileOff.old
+		}
+	}
+}
+
+// memProfileOff counts the campaigns of this process that turned the
+// sampling off, and keeps the rate to restore when the last one ends:
+// runtime.MemProfileRate is the process's, and campaigns may run at once
+// in one process (cli.Command called from several goroutines, as the
+// recorders' tests do), where each restoring its own old rate raced with
+// the others and could leave the sampling off.
+var memProfileOff struct {
+	sync.Mutex
+	campaigns, old int
 }

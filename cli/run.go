@@ -265,6 +265,12 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 		if err := report.Text(w, name, v.Check); err != nil {
 			return err
 		}
+	case v.Objects != nil: // a version 2 history: the exact checker's verdict
+		ov := *v.Objects
+		ov.File = name
+		if err := ov.Text(w); err != nil {
+			return err
+		}
 	case v.Undecided == nil: // pmlin fuzz --exec: logs that did not gather
 		fmt.Fprintf(w, "%s: NOT CHECKED: the run left no history to check (its anomalies above say why)\n", name)
 	default:
@@ -277,7 +283,15 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 type verdictJSON = report.Verdict
 
 func toJSON(v *crash.Verdict) verdictJSON {
-	return *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
+	j := *report.RunVerdict(v.Mode, v.Run.Operations, v.Run.Anomalies, v.Check, v.Undecided, v.Run)
+	if o := v.Objects; o != nil {
+		// A version 2 history: the exact checker's verdict, its anomalies
+		// (one per object not linearizable) after the run's own.
+		j.Linearizable = o.Linearizable && len(v.Run.Anomalies) == 0
+		j.Engine = "exact"
+		j.Anomalies = v.Anomalies
+	}
+	return j
 }
 
 func marshalLine(x any) string {

@@ -221,7 +221,14 @@ func logFile(t *testing.T, ops int) (path string, recs [][2]int64) {
 	logs := filepath.Join(dir, "logs")
 	child(t, []string{bin, filepath.Join(dir, "state"), "--threads", "1", "--words", "3", "--ops", fmt.Sprint(ops),
 		"--swaps", "30", "--log-bytes", "65536"}, logs, 0)
-	path = filepath.Join(logs, "gen-000001.pmlog")
+	return threadZero(t, filepath.Join(logs, "gen-000001.pmlog"))
+}
+
+// threadZero reads the log file at path (of 2 threads) and returns the
+// byte offset and size in words of each record of thread 0's log.
+func threadZero(t *testing.T, path string) (string, [][2]int64) {
+	t.Helper()
+	var recs [][2]int64
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -247,6 +254,12 @@ func logFile(t *testing.T, ops int) (path string, recs [][2]int64) {
 			n = 3
 		case 7:
 			n = 3 + k
+		case 8: // version 2: object, symbol mask, k args, the name's bytes (k | length << 8)
+			n = 4 + k&0xFF + (k>>8+7)/8
+		case 9:
+			n = 3 + k
+		case 10:
+			n = 2
 		default:
 			t.Fatalf("record kind %d in thread 0's log", head&0xFF)
 		}
@@ -271,6 +284,12 @@ func logFile(t *testing.T, ops int) (path string, recs [][2]int64) {
 func TestTornRecords(t *testing.T) {
 	t.Parallel()
 	path, recs := logFile(t, 10)
+	tearEach(t, path, recs)
+}
+
+// tearEach tears each record of thread 0's log (recs, at path) as
+// TestTornRecords says.
+func tearEach(t *testing.T, path string, recs [][2]int64) {
 	orig, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -489,15 +508,51 @@ func TestBufferLogs(t *testing.T) {
 // and reported.
 func TestPythonTornWrites(t *testing.T) {
 	t.Parallel()
+	// Each record is 4 writes: its first word, its payload, its
+	// timestamp, its commit (3 for "ret ok", which has no payload).
+	pythonTornWrites(t, `
+rec.set_init(0)
+`, `
+t.inv_read([1, 2]); t.ret_read([0, 0])
+n = t.tag()
+t.inv_cas([(1, 0, n)]); t.ret_ok()
+t.inv_swap([(2, t.tag())]); t.ret_swap([0])
+t.inv_cas([(1, 0, t.tag())]); t.ret_fail(1, [n])
+`, []string{"0 inv read 1 2", "0 ret 0 0", "0 inv cas 1:0:0x1", "0 ret ok", "0 inv swap 2:0x1", "0 ret 0", "0 inv cas 1:0:0x1", "0 ret fail 1 0x1"},
+		[]int{4, 4, 4, 3, 4, 4, 4, 4})
+}
+
+// TestPythonTornWritesV2 is TestPythonTornWrites of version 2 records: an
+// operation with arguments and without, its results, and ? (3 writes: no
+// payload).
+func TestPythonTornWritesV2(t *testing.T) {
+	t.Parallel()
+	pythonTornWrites(t, `
+q = rec.object("q", "queue")
+`, `
+v = t.tag()
+t.inv_op(q, "enq", [v]); t.ret_op(["ok"])
+t.inv_op(q, "deq"); t.ret_unknown()
+t.inv_op(q, "deq"); t.ret_op([v])
+`, []string{"0 inv q enq 0x1", "0 ret ok", "0 inv q deq", "0 ret ?", "0 inv q deq", "0 ret 0x1"},
+		[]int{4, 4, 4, 3, 4, 4})
+}
+
+// pythonTornWrites runs the Python recorder stopped after each of its
+// writes to a log file (struct.pack_into) while record records (setup ran
+// before the logs opened): the gathered history holds exactly the events
+// of the records committed before the stop (events, each record writes[i]
+// writes), and a stop inside a record reports it torn.
+func pythonTornWrites(t *testing.T, setup, record string, events []string, writes []int) {
 	py := tool(t, "python3")
 	sources(t, "python/pmlin_recorder.py")
-	const script = `
+	script := `
 import os, struct, sys
 sys.path.insert(0, "python")
 import pmlin_recorder as pr
 rec = pr.Recorder(1)
+` + setup + `
 rec.open_logs(sys.argv[1], 65536)
-rec.set_init(0)
 stop, calls = int(sys.argv[2]), [0]
 real = struct.pack_into
 def counted(*a):
@@ -507,27 +562,21 @@ def counted(*a):
         os._exit(0)
 pr.struct = type("S", (), {"pack_into": staticmethod(counted), "unpack": staticmethod(struct.unpack)})
 t = rec.thread(0)
-t.inv_read([1, 2]); t.ret_read([0, 0])
-n = t.tag()
-t.inv_cas([(1, 0, n)]); t.ret_ok()
-t.inv_swap([(2, t.tag())]); t.ret_swap([0])
-t.inv_cas([(1, 0, t.tag())]); t.ret_fail(1, [n])
+` + record + `
 print(calls[0])
 `
 	dir := t.TempDir()
-	// records[i]: the history's event lines once records 0..i are in.
-	events := []string{"0 inv read 1 2", "0 ret 0 0", "0 inv cas 1:0:0x1", "0 ret ok", "0 inv swap 2:0x1", "0 ret 0", "0 inv cas 1:0:0x1", "0 ret fail 1 0x1"}
 	out, stderr, err := run(t, "", py, "-c", script, filepath.Join(dir, "all"), "0")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	// Each record is 4 writes: its first word, its payload, its
-	// timestamp, its commit (3 for "ret ok", which has no payload).
-	writes := []int{4, 4, 4, 3, 4, 4, 4, 4}
-	var total int
+	var total, want int
+	for _, w := range writes {
+		want += w
+	}
 	fmt.Sscan(out, &total)
-	if total != 31 {
-		t.Fatalf("%d writes for %d records, want 31", total, len(events))
+	if total != want {
+		t.Fatalf("%d writes for %d records, want %d", total, len(events), want)
 	}
 	tagged := regexp.MustCompile(`0x[0-9a-f]+`)
 	for stop := 1; stop <= total; stop++ {

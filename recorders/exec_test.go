@@ -145,6 +145,47 @@ func TestFuzzExecC(t *testing.T) {
 	}
 }
 
+// TestFuzzExecQueue: the C persistent queue, recorded as version 2
+// operations (an object of model queue), under pmlin fuzz --exec: the
+// gathered histories are of version 2 and decided by the exact checker;
+// the correct queue is clean, --bug (tail advanced before the slot is
+// written) caught in strict and recoverable mode (durable too with
+// PMLIN_LONG=1).
+func TestFuzzExecQueue(t *testing.T) {
+	t.Parallel()
+	bin := compile(t, "gcc", "c11", "c/example/persistent_queue.c")
+	// 2000 operations a thread and start at most: a start that outlives
+	// its kill's window records no more, so that a history (of up to 7
+	// starts) stays small enough to check in a second under -race.
+	bin += " --ops 2000"
+	testExecExample(t, bin, testenv.Count(0, 5, 50), "15")
+	modes := []string{"recoverable"}
+	if testenv.Long() {
+		modes = append(modes, "durable")
+	}
+	for _, mode := range modes {
+		if code, s, said := fuzzExec(t, bin+" --bug", "--mode", mode, "--seconds", "15", "--out", t.TempDir()); code != 1 || s.Finding == nil {
+			t.Errorf("--bug --mode %s: exit %d, want 1 and a finding:\n%s", mode, code, said)
+		}
+	}
+	// The history is version 2, and pmlin run --exec --check decides it.
+	hist := filepath.Join(t.TempDir(), "q.hist")
+	code, o, e := pmlinCmd(t, "run", "--exec", bin+" --ops 200", "--seed", "3", "-o", hist, "--check")
+	if code != 0 {
+		t.Fatalf("pmlin run --exec --check: exit %d:\n%s%s", code, o, e)
+	}
+	h := readFile(t, hist)
+	if !strings.Contains(h, "\npmlin-history v2\nobject q queue cap=4\n") || !strings.Contains(h, " inv q enq ") || !strings.Contains(h, "\ncrash\n") {
+		t.Errorf("the run's history is not a version 2 history of q with crashes:\n%.2000s", h)
+	}
+	if !regexp.MustCompile(`operations \(0 reads, 0 cas, 0 swaps, \d+ on objects\)`).MatchString(o + e) {
+		t.Errorf("pmlin run's summary does not count the operations on objects:\n%s%s", o, e)
+	}
+	if !strings.Contains(o+e, "LINEARIZABLE (strict mode, exact search)") {
+		t.Errorf("pmlin run --check did not print the exact checker's verdict:\n%s%s", o, e)
+	}
+}
+
 // TestFuzzExecPython: the Python persistent MwCAS under pmlin fuzz
 // --exec.
 func TestFuzzExecPython(t *testing.T) {
@@ -157,6 +198,19 @@ func TestFuzzExecPython(t *testing.T) {
 	sources(t, src, "python/pmlin_recorder.py")
 	// -B: nothing written into the source tree. Three kills a run: each
 	// start of the interpreter costs a tenth of a second or more.
+	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
+}
+
+// TestFuzzExecPythonQueue: the Python persistent queue (version 2
+// operations recorded by pmlin_recorder) under pmlin fuzz --exec.
+func TestFuzzExecPythonQueue(t *testing.T) {
+	t.Parallel()
+	py := tool(t, "python3")
+	src, err := filepath.Abs("python/example/persistent_queue.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sources(t, src, "python/pmlin_recorder.py")
 	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
 }
 

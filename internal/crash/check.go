@@ -9,6 +9,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/pmem"
 )
 
@@ -27,6 +28,10 @@ type Verdict struct {
 	Undecided error
 	// Anomalies are the run's own (stuck, corrupt) and the analyzer's.
 	Anomalies []analyzer.Anomaly
+	// Objects is the exact checker's verdict on a version 2 history (a
+	// program's objects of any model, pmlin fuzz --exec), in place of
+	// Check and Analysis; nil otherwise.
+	Objects *report.ObjectsVerdict
 }
 
 // Violated reports whether anything is wrong.

@@ -208,10 +208,14 @@ type ExecOutcome struct {
 }
 
 // Decide checks the run's history in the given mode and adds the run's
-// own anomalies.
+// own anomalies: a history of version 1 with the analyzer, one of
+// version 2 (the program declared objects) with the exact checker.
 func (o *ExecOutcome) Decide(ctx context.Context, mode history.Mode) (*Verdict, error) {
 	if !o.Gathered {
 		return &Verdict{Run: o.Run, Mode: mode, Undecided: o.Undecided, Anomalies: append([]analyzer.Anomaly{}, o.Run.Anomalies...)}, nil
+	}
+	if isV2(o.History) {
+		return decideV2(ctx, o.Run, o.History, mode)
 	}
 	return Decide(ctx, o.Run, o.History, mode)
 }

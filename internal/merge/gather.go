@@ -229,6 +229,17 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 			strings.TrimSuffix(logName(t.log), "'s log"), recordName(t.kind), count(t.words, "word"), t.off))
 	}
 	ew := newEventWriter()
+	for _, r := range g.logs[0:min(1, len(g.logs))] {
+		for i := range r {
+			if r[i].kind == recObject {
+				name, err := p.object(file, &r[i])
+				if err != nil {
+					return sp, "", false, err
+				}
+				ew.objs = append(ew.objs, name)
+			}
+		}
+	}
 	var events []int // the indexes in steps of the events, whose text ew renders
 	for l, recs := range g.logs {
 		for i := range recs {
@@ -258,7 +269,10 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 			}
 			proc := int32(l - 1)
 			nsteps++
-			ret := ew.event(proc, r)
+			ret, err := ew.event(proc, r)
+			if err != nil {
+				return sp, "", false, logError(g.path, r.off, "%s: %v", logName(l), err)
+			}
 			events = append(events, len(steps))
 			steps = append(steps, step{ts: r.ts, line: r.off, file: file, proc: proc, ret: ret})
 			if p.procs[proc] == nil {
@@ -328,6 +342,30 @@ func (p *parser) generation(file int32, g *genFile) (sp span, note string, crash
 	return sp, note, crashed, nil
 }
 
+// object adds the object a generation declares (record r of file) to the
+// history's objects, and returns its name: a run declares the objects of
+// the runs before it again, and must declare each as they did.
+func (p *parser) object(file int32, r *record) (string, error) {
+	m := p.m
+	decl := oneLine(r.text())
+	name, _, _ := strings.Cut(decl, " ")
+	if !opName.MatchString(name) {
+		return "", m.errorAt(file, r.off, fmt.Sprintf("an object declaration %q that does not begin with a name", decl))
+	}
+	for _, o := range m.objects {
+		oname, _, _ := strings.Cut(o.decl, " ")
+		if oname != name {
+			continue
+		}
+		if o.decl != decl {
+			return "", m.errorAt(file, r.off, fmt.Sprintf("object %s is declared as %q here, as %q at %s: every run must declare its objects alike", name, decl, o.decl, m.where(o.file, o.off)))
+		}
+		return name, nil
+	}
+	m.objects = append(m.objects, objectDecl{decl: decl, file: file, off: r.off})
+	return name, nil
+}
+
 // oneLine keeps a comment on its line.
 func oneLine(s string) string {
 	return strings.Map(func(r rune) rune {
@@ -345,7 +383,37 @@ type eventWriter struct {
 	buf     bytes.Buffer
 	w       *history.Writer
 	a, b, c []uint64 // a cas's or a swap's addresses and values
+	objs    []string // the generation's objects' names, by id (version 2)
+	line    []byte
 }
+
+// symbols are the version 2 symbols by their code in a record
+// (PMLIN_NIL ... PMLIN_FALSE in pmlin.h).
+var symbols = [...]string{1: "nil", 2: "ok", 3: "fail", 4: "empty", 5: "true", 6: "false"}
+
+// appendValues renders n version 2 values: w[0] is their symbol mask
+// (bit i: value i is a symbol), w[1:] the numbers and symbol codes.
+func appendValues(b []byte, n int, w []uint64) ([]byte, error) {
+	if n < 64 && w[0]>>n != 0 {
+		return nil, fmt.Errorf("a symbol mask %#x with bits beyond its %d values", w[0], n)
+	}
+	for i := range n {
+		b = append(b, ' ')
+		v := w[1+i]
+		if w[0]>>i&1 == 0 {
+			b = append(b, history.FormatValue(v)...)
+			continue
+		}
+		if v == 0 || v >= uint64(len(symbols)) {
+			return nil, fmt.Errorf("value %d is a symbol of code %d, which names none", i+1, v)
+		}
+		b = append(b, symbols[v]...)
+	}
+	return b, nil
+}
+
+// opName is a version 2 record's operation name, if it is a name.
+var opName = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
 func newEventWriter() *eventWriter {
 	e := &eventWriter{}
@@ -354,9 +422,44 @@ func newEventWriter() *eventWriter {
 }
 
 // event renders the event line of a thread's record, and says whether it
-// is a response. The reader checked each record's size against its kind.
-func (e *eventWriter) event(proc int32, r *record) bool {
+// is a response. The reader checked each record's size against its kind;
+// an error is a version 2 record that names no object, operation or
+// symbol.
+func (e *eventWriter) event(proc int32, r *record) (bool, error) {
 	k, w := int(r.n), r.payload
+	switch r.kind {
+	case recInvOp, recRetOp, recRetUnknown:
+		e.w.Flush() // the lines of both renderings in order
+		b := strconv.AppendInt(e.line[:0], int64(proc), 10)
+		var err error
+		switch r.kind {
+		case recInvOp:
+			n := k & 0xFF
+			if w[0] >= uint64(len(e.objs)) {
+				return false, fmt.Errorf("an operation on object %d, but the recorder's own log declares %s", w[0], count(int64(len(e.objs)), "object"))
+			}
+			name := wordsText(w[2+n:], k>>8)
+			if !opName.MatchString(name) {
+				return false, fmt.Errorf("an operation name %q that is not [a-z][a-z0-9_-]*", name)
+			}
+			b = append(b, " inv "...)
+			b = append(b, e.objs[w[0]]...)
+			b = append(b, ' ')
+			b = append(b, name...)
+			b, err = appendValues(b, n, w[1:])
+		case recRetOp:
+			b = append(b, " ret"...)
+			b, err = appendValues(b, k, w)
+		default:
+			b = append(b, " ret ?"...)
+		}
+		if err != nil {
+			return false, err
+		}
+		e.line = append(b, '\n')
+		e.buf.Write(e.line)
+		return r.kind != recInvOp, nil
+	}
 	split := func(stride int) {
 		e.a, e.b, e.c = e.a[:0], e.b[:0], e.c[:0]
 		for i := range k {
@@ -384,7 +487,7 @@ func (e *eventWriter) event(proc int32, r *record) bool {
 	case recRetFailValues:
 		e.w.ReturnFailValues(proc, w[0], w[1:1+k])
 	}
-	return r.kind >= recRetValues
+	return isRet(r.kind), nil
 }
 
 // lines is the events rendered so far, one string each, in order.

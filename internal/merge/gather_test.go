@@ -229,3 +229,87 @@ func TestGatherErrors(t *testing.T) {
 		}
 	})
 }
+
+// opInv is a version 2 invocation record: object id, op name, arguments
+// (syms: the symbol mask).
+func opInv(ts, obj uint64, op string, syms uint64, args ...uint64) rec {
+	name := text(recComment, 0, op) // its name's words
+	p := append(append([]uint64{obj, syms}, args...), name.payload...)
+	return rec{kind: recInvOp, n: uint64(len(args)) | uint64(len(op))<<8, ts: ts, payload: p}
+}
+
+func opRet(ts, syms uint64, results ...uint64) rec {
+	return rec{kind: recRetOp, n: uint64(len(results)), ts: ts, payload: append([]uint64{syms}, results...)}
+}
+
+// TestGatherV2: logs with object declarations give a version 2 history
+// (its header, the objects, words' initial values, the events with
+// numbers, symbols and ?) that history.ReadV2 reads; records that name no
+// declared object, no symbol or no operation, and an object declared
+// otherwise by a later generation, are errors at their byte offset.
+func TestGatherV2(t *testing.T) {
+	dir := t.TempDir()
+	g1, g2 := filepath.Join(dir, "gen-000001.pmlog"), filepath.Join(dir, "gen-000002.pmlog")
+	own := func(extra ...rec) []rec {
+		return append([]rec{text(recObject, 0, "q queue cap=2"), text(recObject, 0, "r register init=nil"), {kind: recInitWord, payload: []uint64{7, 5}}}, extra...)
+	}
+	genLog(t, g1, 1, own(),
+		[]rec{opInv(10, 0, "enq", 0, 0x100001), opRet(20, 1, 2), opInv(30, 1, "write", 1, 1)},
+		[]rec{opInv(15, 0, "deq", 0), {kind: recRetUnknown, ts: 25}, inv(recInvRead, 40, 7), ret(45, 5)})
+	genLog(t, g2, 2, own(rec{kind: recClose, ts: 300}),
+		[]rec{opInv(100, 0, "deq", 0), opRet(110, 1<<0, 4)},
+		[]rec{})
+	got, _ := gathered(t, dir)
+	want := `pmlin-history v2
+object q queue cap=2
+object r register init=nil
+init 7=5
+0 inv q enq 0x100001
+1 inv q deq
+0 ret ok
+1 ret ?
+0 inv r write nil
+1 inv read 7
+1 ret 5
+crash
+0 inv q deq
+0 ret empty
+`
+	if withoutComments(got) != want {
+		t.Fatalf("gathered\n%s\nwant\n%s", got, want)
+	}
+	if _, err := history.ReadV2(strings.NewReader(got), "g"); err != nil {
+		t.Fatalf("the gathered history does not read as version 2: %v", err)
+	}
+
+	for _, c := range []struct {
+		thread []rec
+		own    []rec
+		want   string
+	}{
+		{[]rec{opInv(10, 2, "enq", 0, 1)}, own(), "byte offset 12288: thread 0's log: an operation on object 2, but the recorder's own log declares 2 objects"},
+		{[]rec{opInv(10, 0, "Enq", 0, 1)}, own(), `an operation name "Enq" that is not`},
+		{[]rec{opInv(10, 0, "enq", 1, 9)}, own(), "value 1 is a symbol of code 9, which names none"},
+		{[]rec{opInv(10, 0, "enq", 2, 1)}, own(), "a symbol mask 0x2 with bits beyond its 1 values"},
+		{[]rec{opInv(10, 0, "enq", 0, 1)}, []rec{text(recObject, 0, "q queue cap=3")}, `object q is declared as "q queue cap=3" here, as "q queue cap=2" at `},
+		{[]rec{opInv(10, 0, "enq", 0, 1)}, []rec{text(recObject, 0, "Q queue")}, `an object declaration "Q queue" that does not begin with a name`},
+	} {
+		d := t.TempDir()
+		genLog(t, filepath.Join(d, "gen-000001.pmlog"), 1, own(rec{kind: recClose, ts: 5}), []rec{opInv(1, 0, "deq", 0), opRet(2, 1, 4)})
+		genLog(t, filepath.Join(d, "gen-000002.pmlog"), 2, c.own, c.thread)
+		_, err := Gather(d)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "gen-000002.pmlog") {
+			t.Errorf("%v: want an error in gen-000002.pmlog with %q", err, c.want)
+		}
+	}
+}
+
+func withoutComments(s string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(s, "\n") {
+		if !strings.HasPrefix(l, "#") {
+			b.WriteString(l)
+		}
+	}
+	return b.String()
+}

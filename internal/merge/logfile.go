@@ -40,13 +40,22 @@ const (
 	recRetOK
 	recRetFail
 	recRetFailValues
-	recError    = 16
-	recComment  = 17
-	recInit     = 18
-	recInitWord = 19
-	recCrash    = 20
-	recClose    = 21
+	recInvOp      // version 2: object id, symbol mask, k args, the op's name (n = k | name length << 8)
+	recRetOp      // version 2: symbol mask, k results
+	recRetUnknown // version 2: "ret ?"
+	recError      = 16
+	recComment    = 17
+	recInit       = 18
+	recInitWord   = 19
+	recCrash      = 20
+	recClose      = 21
+	recObject     = 22 // version 2: "name model params"; its id is its rank in the log
 )
+
+// isRet says whether a thread's record of kind is a response.
+func isRet(kind uint64) bool {
+	return kind >= recRetValues && kind <= recRetFailValues || kind == recRetOp || kind == recRetUnknown
+}
 
 // recordWords is the size of a record of kind with n, in words; 0 for no
 // kind of record.
@@ -66,7 +75,13 @@ func recordWords(kind, n uint64) int64 {
 		return 3 + int64(n)
 	case recInitWord:
 		return 4
-	case recError, recComment:
+	case recInvOp:
+		return 4 + int64(n&0xFF) + (int64(n>>8)+7)/8
+	case recRetOp:
+		return 3 + int64(n)
+	case recRetUnknown:
+		return 2
+	case recError, recComment, recObject:
 		return 2 + (int64(n)+7)/8
 	}
 	return 0
@@ -87,6 +102,14 @@ func recordName(kind uint64) string {
 		return "ok response"
 	case recRetFail, recRetFailValues:
 		return "failure response"
+	case recInvOp:
+		return "version 2 invocation"
+	case recRetOp:
+		return "version 2 response"
+	case recRetUnknown:
+		return "unknown (?) response"
+	case recObject:
+		return "object declaration"
 	case recError:
 		return "error message"
 	case recComment:
@@ -120,13 +143,18 @@ type record struct {
 	off     int64 // byte offset in the file
 }
 
-// text is the payload of a comment or an error record.
-func (r *record) text() string {
-	b := make([]byte, 8*len(r.payload))
-	for i, w := range r.payload {
+// text is the payload of a comment, an error record or an object
+// declaration.
+func (r *record) text() string { return wordsText(r.payload, int(r.n)) }
+
+// wordsText is the first n bytes of words, as the writer's memcpy laid
+// them out.
+func wordsText(words []uint64, n int) string {
+	b := make([]byte, 8*len(words))
+	for i, w := range words {
 		binary.LittleEndian.PutUint64(b[8*i:], w)
 	}
-	return strings.ToValidUTF8(string(b[:min(int(r.n), len(b))]), "?")
+	return strings.ToValidUTF8(string(b[:min(n, len(b))]), "?")
 }
 
 // tornRecord is a record a log began and never committed: the kill came
@@ -326,7 +354,7 @@ func (g *genFile) readLog(f *os.File, l int, base, words int64, seed uint64) ([]
 		}
 		switch {
 		case kind == recError:
-		case l == 0 && kind < recError, l > 0 && kind > recRetFailValues:
+		case l == 0 && kind < recError, l > 0 && kind > recRetUnknown:
 			return nil, nil, damaged(pos, "a record of kind %d does not belong in %s", kind, logName(l))
 		}
 		rec := record{kind: kind, n: n, ts: ws[1], payload: ws[2:], off: offset(pos)}

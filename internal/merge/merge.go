@@ -85,6 +85,17 @@ type Merged struct {
 	stats       Stats
 	title       string   // the first comment of a gathered history
 	notes       []string // what Gather found, generation by generation
+	// objects are the version 2 objects the gathered logs declare, in the
+	// order first declared: with any, the history is of version 2.
+	objects []objectDecl
+}
+
+// objectDecl is a version 2 object's declaration ("name model params")
+// and where it was first given.
+type objectDecl struct {
+	decl string
+	file int32
+	off  int64
 }
 
 // Stats describe the merge.
@@ -361,8 +372,25 @@ func (m *Merged) validate() error {
 		if err != nil {
 			return err
 		}
+		if len(m.objects) > 0 {
+			// Version 2: its reader reads it whole (history.ReadV2); a
+			// gathered history of a run is small.
+			_, err := history.ReadV2(bytes.NewReader(b.Bytes()), "merged")
+			return m.mapError(err, hdr)
+		}
 		r = history.NewReader(bytes.NewReader(b.Bytes()), "merged", history.Options{})
 		finish = func() int64 { return hdr }
+	} else if len(m.objects) > 0 {
+		pr, pw := io.Pipe()
+		done := make(chan int64, 1)
+		go func() {
+			hdr, err := m.write(pw)
+			pw.CloseWithError(err)
+			done <- hdr
+		}()
+		_, err := history.ReadV2(pr, "merged")
+		pr.CloseWithError(errors.New("validation stopped"))
+		return m.mapError(err, <-done)
 	} else {
 		pr, pw := io.Pipe()
 		done := make(chan int64, 1)
@@ -383,6 +411,15 @@ func (m *Merged) validate() error {
 	}
 	hdr := finish()
 	if err == io.EOF {
+		return nil
+	}
+	return m.mapError(err, hdr)
+}
+
+// mapError maps an error of the history reader on the merged history,
+// whose header has hdr lines, back to the log line (or record) to blame.
+func (m *Merged) mapError(err error, hdr int64) error {
+	if err == nil {
 		return nil
 	}
 	var he *history.Error
@@ -431,7 +468,23 @@ func (m *Merged) write(w io.Writer) (int64, error) {
 	if err := hw.Flush(); err != nil {
 		return 0, err
 	}
-	if _, err := cw.Write(head.Bytes()); err != nil {
+	hb := head.Bytes()
+	if len(m.objects) > 0 {
+		// Version 2: its header, then the objects, then the initial
+		// values of the words as version 1 renders them (its own header
+		// line left out).
+		v1 := []byte("pmlin-history v1\n")
+		at := bytes.Index(hb, v1)
+		var b bytes.Buffer
+		b.Write(hb[:at])
+		b.WriteString("pmlin-history v2\n")
+		for _, o := range m.objects {
+			b.WriteString("object " + o.decl + "\n")
+		}
+		b.Write(hb[at+len(v1):])
+		hb = b.Bytes()
+	}
+	if _, err := cw.Write(hb); err != nil {
 		return 0, err
 	}
 	hdr := cw.lines

@@ -5,7 +5,8 @@
  * pmlin decides whether a history of multi-word operations is linearizable
  * (the method of Cepeda et al., OPODIS 2019). This header records such a
  * history while your threads run your primitive, and writes it in pmlin's
- * text format v1 (docs/history-format.md in the pmlin repository):
+ * text format v1 (docs/history-format.md in the pmlin repository), or v2
+ * when objects are declared (below):
  *
  *     pmlin_recorder *rec = pmlin_new(4);            // 4 threads: processes 0..3
  *     // in thread i (pmlin_thread_get may be called from any thread):
@@ -23,6 +24,16 @@
  *     pmlin_free(rec);
  *
  * Then `pmlin check run.hist`.
+ *
+ * Operations on objects of any model (a queue, a map: format version 2)
+ * are recorded the same way, on an object declared first (README,
+ * "Recording version 2 operations"; c/example/persistent_queue.c):
+ *
+ *     int q = pmlin_object(rec, "q", "queue", "cap=4");   // before the threads record
+ *     pmlin_value v = pmlin_num(pmlin_tag(t)), r;
+ *     pmlin_inv_op(t, q, "enq", 1, &v);
+ *     r = pmlin_sym(my_enq(v.num) ? PMLIN_OK : PMLIN_FAIL);
+ *     pmlin_ret_op(t, 1, &r);                         // or pmlin_ret_unknown(t): "ret ?"
  *
  * A program that may be killed (crash testing: SIGKILL, then a restart that
  * recovers) keeps its logs in a file mapping instead: pmlin_open_logs(rec,
@@ -174,13 +185,45 @@ enum {
     PMLIN__RET_OK = 5,        /* nothing */
     PMLIN__RET_FAIL = 6,      /* the blamed address */
     PMLIN__RET_FAIL_VALS = 7, /* the blamed address, then k values */
+    PMLIN__INV_OP = 8,        /* version 2: object id, symbol mask, k args, the op's name (n = k | len << 8) */
+    PMLIN__RET_OP = 9,        /* version 2: symbol mask, k results */
+    PMLIN__RET_UNKNOWN = 10,  /* version 2: "ret ?", nothing */
     PMLIN__REC_ERROR = 16,    /* a misuse: its message, n bytes; the log ends there */
     PMLIN__REC_COMMENT = 17,  /* a comment, n bytes; timestamp 0: at the top */
     PMLIN__REC_INIT = 18,     /* the initial value of every word */
     PMLIN__REC_INIT_WORD = 19, /* an address and its initial value */
     PMLIN__REC_CRASH = 20,    /* pmlin_crash */
-    PMLIN__REC_CLOSE = 21     /* pmlin_free: the program ended its recording */
+    PMLIN__REC_CLOSE = 21,    /* pmlin_free: the program ended its recording */
+    PMLIN__REC_OBJECT = 22    /* pmlin_object: "name model params", n bytes; its id is its rank */
 };
+
+/* PMLIN__IS_RET: a thread's record of this kind is a response. */
+#define PMLIN__IS_RET(kind) (((kind) >= PMLIN__RET_VALUES && (kind) <= PMLIN__RET_FAIL_VALS) || \
+                             (kind) == PMLIN__RET_OP || (kind) == PMLIN__RET_UNKNOWN)
+
+/* Version 2 values (docs/history-format.md, "Version 2"): a number, or one
+ * of the format's symbols. */
+enum {
+    PMLIN_NUM = 0, /* the value is num */
+    PMLIN_NIL,
+    PMLIN_OK,
+    PMLIN_FAIL,
+    PMLIN_EMPTY,
+    PMLIN_TRUE,
+    PMLIN_FALSE
+};
+
+/* pmlin_value is an argument or a result of a version 2 operation: sym
+ * PMLIN_NUM and the number num, or a symbol (num unused). */
+typedef struct pmlin_value {
+    int sym;
+    uint64_t num;
+} pmlin_value;
+
+/* The most arguments or results of one version 2 operation (one bit each
+ * in the record's symbol mask), and the longest operation name. */
+#define PMLIN_MAX_OP_VALUES 64
+#define PMLIN_MAX_OP_NAME 255
 
 /* Misuses a log remembers (the first one). */
 enum {
@@ -195,7 +238,10 @@ enum {
     PMLIN__E_DUPADDR,
     PMLIN__E_FAILADDR,
     PMLIN__E_CLOCK,
-    PMLIN__E_TAGS
+    PMLIN__E_TAGS,
+    PMLIN__E_OBJECT,
+    PMLIN__E_OPNAME,
+    PMLIN__E_VALUE
 };
 
 /* The layout of a log file (README, "The file format"), in 64-bit words. */
@@ -269,6 +315,8 @@ struct pmlin_recorder {
     char **comments;
     uint64_t *comment_ts;   /* 0: at the top */
     size_t comments_n, comments_cap;
+    char **objects;         /* version 2: each object's "name model params", by id */
+    size_t objects_n, objects_cap;
     uint64_t (*clock)(void *);
     void *clock_arg;
     uint64_t generation;    /* of the mapped logs; 0: in memory */
@@ -334,8 +382,15 @@ static inline size_t pmlin__record_len(uint64_t head)
         return 3 + n;
     case PMLIN__REC_INIT_WORD:
         return 4;
+    case PMLIN__INV_OP:
+        return 4 + (n & 0xff) + ((n >> 8) + 7) / 8;
+    case PMLIN__RET_OP:
+        return 3 + n;
+    case PMLIN__RET_UNKNOWN:
+        return 2;
     case PMLIN__REC_ERROR:
     case PMLIN__REC_COMMENT:
+    case PMLIN__REC_OBJECT:
         return 2 + (n + 7) / 8;
     }
     return 0;
@@ -392,7 +447,7 @@ static inline int pmlin__record_ok(const pmlin_thread *t, size_t off)
     size_t n = pmlin__record_len(head);
     int kind = (int)(head & 0xff);
     if (!(head & PMLIN__COMMITTED) || n == 0 || off + n > t->len ||
-        (t->pid >= 0 ? kind > PMLIN__RET_FAIL_VALS : kind < PMLIN__REC_ERROR))
+        (t->pid >= 0 ? kind > PMLIN__RET_UNKNOWN : kind < PMLIN__REC_ERROR))
         return 0;
     h = pmlin__sum(pmlin__sum_start(t, off), 0, &lo, 1);
     h = pmlin__sum(h, 1, p + 1, n - 1);
@@ -408,6 +463,8 @@ static inline const char *pmlin__kind_name(uint64_t kind)
         return "cas";
     case PMLIN__INV_SWAP:
         return "swap";
+    case PMLIN__INV_OP:
+        return "version 2 operation";
     }
     return "?";
 }
@@ -467,6 +524,21 @@ static inline void pmlin__misuse_text(const pmlin_thread *t, char *b, size_t siz
     case PMLIN__E_TAGS:
         snprintf(b, size, "%sout of tags: %" PRIu64 " handed out, the counter has %d bits (PMLIN_TAG_SHIFT)", head,
                  t->err_a, PMLIN_TAG_SHIFT);
+        break;
+    case PMLIN__E_OBJECT:
+        snprintf(b, size, "%san operation on object %" PRIu64 ", which pmlin_object did not return", head, t->err_a);
+        break;
+    case PMLIN__E_OPNAME:
+        snprintf(b, size, "%san operation name that is not [a-z][a-z0-9_-]* of at most %d characters", head,
+                 PMLIN_MAX_OP_NAME);
+        break;
+    case PMLIN__E_VALUE:
+        if (t->err_b)
+            snprintf(b, size, "%svalue %" PRIu64 " is neither a number (PMLIN_NUM) nor a symbol (PMLIN_NIL ... PMLIN_FALSE)",
+                     head, t->err_a + 1);
+        else
+            snprintf(b, size, "%s%" PRIu64 " %s: an operation has at most %d arguments, a response 1 to %d results", head,
+                     t->err_a, t->err_a == 1 ? "value" : "values", PMLIN_MAX_OP_VALUES, PMLIN_MAX_OP_VALUES);
         break;
     default:
         snprintf(b, size, "%sno misuse", head);
@@ -638,6 +710,9 @@ static inline void pmlin_free(pmlin_recorder *r)
         free(r->comments[j]);
     free(r->comments);
     free(r->comment_ts);
+    for (j = 0; j < r->objects_n; j++)
+        free(r->objects[j]);
+    free(r->objects);
     free(r->t);
     free(r->crash_ts);
     free(r->init_words);
@@ -921,6 +996,9 @@ static inline int pmlin__lay_out(pmlin_recorder *r, uint64_t *mem, size_t bytes,
         if (pmlin__log_put(r, PMLIN__REC_COMMENT, strlen(r->comments[i]), r->comment_ts[i], r->comments[i],
                            strlen(r->comments[i])) != 0)
             return -1;
+    for (i = 0; i < r->objects_n; i++)
+        if (pmlin__log_put(r, PMLIN__REC_OBJECT, strlen(r->objects[i]), 0, r->objects[i], strlen(r->objects[i])) != 0)
+            return -1;
     return 0;
 }
 
@@ -1079,6 +1157,8 @@ static inline int pmlin_ready(void)
 /* ---- recording (hot path: one thread per handle) -------------------- */
 
 /* pmlin_reserve makes room for ops more operations of up to k words each
+ * (a version 2 operation of a arguments and r results, its name up to 8
+ * bytes, takes 8 + a + r words: k = (a + r + 6) / 4 covers it)
  * ahead of time, exactly that much, and touches every page of it, so that
  * recording those operations neither allocates nor takes a page fault. A
  * mapped log does not grow: -1 if it has not that much room left (nothing
@@ -1349,6 +1429,198 @@ static inline void pmlin_ret_fail_unknown(pmlin_thread *t)
     t->steps--;
 }
 
+/* ---- version 2: operations on objects of any model ------------------ */
+
+/* pmlin_num and pmlin_sym make a pmlin_value. */
+static inline pmlin_value pmlin_num(uint64_t v)
+{
+    pmlin_value x;
+    x.sym = PMLIN_NUM;
+    x.num = v;
+    return x;
+}
+
+static inline pmlin_value pmlin_sym(int sym)
+{
+    pmlin_value x;
+    x.sym = sym;
+    x.num = 0;
+    return x;
+}
+
+/* pmlin__name_ok: s is [a-z][a-z0-9_-]* and at most max bytes. */
+static inline int pmlin__name_ok(const char *s, size_t max)
+{
+    size_t i;
+    if (!s || !(*s >= 'a' && *s <= 'z'))
+        return 0;
+    for (i = 0; s[i]; i++)
+        if (i >= max || !((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-'))
+            return 0;
+    return 1;
+}
+
+/* pmlin_object declares an object of a version 2 history: its name
+ * ([a-z][a-z0-9_-]*, not read, cas, swap or crash), its model (queue,
+ * map, register, ...: docs/history-format.md, "The built-in models of
+ * version 2") and its parameters ("cap=8", several separated by spaces;
+ * NULL or "" for none). It returns the object's id for pmlin_inv_op (0,
+ * 1, ... in the order of declaration), or -1 with pmlin_error set. A
+ * recorder with objects writes version 2 (pmlin_write; pmlin gather of
+ * mapped logs), in which pmlin_inv_read, _cas and _swap act on the
+ * implicit object "words". Declare the objects before any thread records,
+ * and in every run of a program whose mapped logs pmlin gather merges:
+ * the same ones, in the same order (gather refuses a name declared
+ * otherwise in another run). */
+static inline int pmlin_object(pmlin_recorder *r, const char *name, const char *model, const char *params)
+{
+    size_t n, i;
+    char *decl;
+    if (!params)
+        params = "";
+    if (!pmlin__name_ok(name, 64) || !strcmp(name, "read") || !strcmp(name, "cas") || !strcmp(name, "swap") ||
+        !strcmp(name, "crash") || !pmlin__name_ok(model, 64)) {
+        pmlin__errorf(r, "pmlin_object: a name and a model are [a-z][a-z0-9_-]* (at most 64 characters), the name "
+                         "not read, cas, swap or crash: ", name ? name : "(null)");
+        return -1;
+    }
+    for (i = 0; params[i]; i++)
+        if ((unsigned char)params[i] < 0x20 || (unsigned char)params[i] > 0x7e || params[i] == '#') {
+            pmlin__errorf(r, "pmlin_object: parameters are printable ASCII without '#': ", params);
+            return -1;
+        }
+    for (i = 0; i < r->objects_n; i++) {
+        size_t k = strlen(name);
+        if (!strncmp(r->objects[i], name, k) && r->objects[i][k] == ' ') {
+            pmlin__errorf(r, "pmlin_object: object declared twice: ", name);
+            return -1;
+        }
+    }
+    if (r->objects_n == r->objects_cap) {
+        size_t cap = r->objects_cap ? 2 * r->objects_cap : 4;
+        char **os = (char **)realloc(r->objects, cap * sizeof *os);
+        if (!os) {
+            pmlin__errorf(r, "out of memory", NULL);
+            return -1;
+        }
+        r->objects = os;
+        r->objects_cap = cap;
+    }
+    n = strlen(name) + strlen(model) + strlen(params) + 3;
+    if ((decl = (char *)malloc(n)) == NULL) {
+        pmlin__errorf(r, "out of memory", NULL);
+        return -1;
+    }
+    snprintf(decl, n, "%s %s%s%s", name, model, *params ? " " : "", params);
+    r->objects[r->objects_n++] = decl;
+    if (pmlin__log_put(r, PMLIN__REC_OBJECT, strlen(decl), 0, decl, strlen(decl)) != 0)
+        return -1;
+    return (int)(r->objects_n - 1);
+}
+
+/* pmlin__values writes n values at p: the symbol mask (bit i: value i is
+ * a symbol), then each number or symbol code. -1 - i on a bad sym at i. */
+static inline long pmlin__values(uint64_t *p, size_t n, const pmlin_value *v)
+{
+    uint64_t mask = 0;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (v[i].sym < PMLIN_NUM || v[i].sym > PMLIN_FALSE)
+            return -1 - (long)i;
+        if (v[i].sym != PMLIN_NUM)
+            mask |= (uint64_t)1 << i;
+        p[1 + i] = v[i].sym != PMLIN_NUM ? (uint64_t)v[i].sym : v[i].num;
+    }
+    p[0] = mask;
+    return 0;
+}
+
+/* pmlin_inv_op records the invocation of operation op (its model's name
+ * for it: "enq", "deq", "put", ...) with its n arguments on object obj
+ * (pmlin_object's id), just before the operation's first shared access.
+ * It is committed like every record (README, "Logs that survive a
+ * kill"): a kill before the commit leaves no invocation. */
+static inline void pmlin_inv_op(pmlin_thread *t, int obj, const char *op, size_t n, const pmlin_value *args)
+{
+    size_t len, words, i;
+    uint64_t *p;
+    long bad;
+    if (t->err)
+        return;
+    if (t->pending) {
+        pmlin__misuse(t, PMLIN__E_OVERLAP, 0, 0);
+        return;
+    }
+    if (obj < 0 || (size_t)obj >= t->rec->objects_n) {
+        pmlin__misuse(t, PMLIN__E_OBJECT, (uint64_t)(int64_t)obj, 0);
+        return;
+    }
+    if (!pmlin__name_ok(op, PMLIN_MAX_OP_NAME)) {
+        pmlin__misuse(t, PMLIN__E_OPNAME, 0, 0);
+        return;
+    }
+    if (n > PMLIN_MAX_OP_VALUES) {
+        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)n, 0);
+        return;
+    }
+    len = strlen(op);
+    words = 4 + n + (len + 7) / 8;
+    p = pmlin__open_rec(t, words, (uint64_t)PMLIN__INV_OP | (uint64_t)(n | len << 8) << 8);
+    if (!p)
+        return;
+    p[2] = (uint64_t)obj;
+    if ((bad = pmlin__values(p + 3, n, args)) != 0) {
+        p[0] = 0; /* nothing of it was committed */
+        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)(-1 - bad), 1);
+        return;
+    }
+    p[words - 1] = 0;
+    for (i = 0; i < len; i++)
+        ((unsigned char *)(p + 4 + n))[i] = (unsigned char)op[i]; /* the bytes in memory order, as memcpy */
+    pmlin__end_inv(t, p, words);
+}
+
+/* pmlin_ret_op records the response of the pending pmlin_inv_op: its n
+ * results (one at least: a queue's enq returns pmlin_sym(PMLIN_OK), its
+ * deq pmlin_num(v) or pmlin_sym(PMLIN_EMPTY)), just after the
+ * operation's last shared access. */
+static inline void pmlin_ret_op(pmlin_thread *t, size_t n, const pmlin_value *results)
+{
+    uint64_t ts, *p;
+    size_t k;
+    long bad;
+    if (!pmlin__begin_ret(t, &ts, &k, PMLIN__INV_OP))
+        return;
+    if (n == 0 || n > PMLIN_MAX_OP_VALUES) {
+        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)n, 0);
+        return;
+    }
+    if ((p = pmlin__open_rec(t, 3 + n, (uint64_t)PMLIN__RET_OP | (uint64_t)n << 8)) == NULL)
+        return;
+    if ((bad = pmlin__values(p + 2, n, results)) != 0) {
+        p[0] = 0;
+        pmlin__misuse(t, PMLIN__E_VALUE, (uint64_t)(-1 - bad), 1);
+        return;
+    }
+    p[1] = t->last_ts = ts;
+    pmlin__commit(t, p, 3 + n, pmlin__sum(pmlin__sum_start(t, t->len), 0, p, 3 + n));
+    t->pending = 0;
+    t->steps++;
+}
+
+/* pmlin_ret_unknown records that the outcome of the pending pmlin_inv_op
+ * is unknown ("ret ?": it may or may not have taken effect, any time
+ * after its invocation): a timeout, or an operation whose result the
+ * program lost. */
+static inline void pmlin_ret_unknown(pmlin_thread *t)
+{
+    uint64_t ts;
+    size_t k;
+    if (!pmlin__begin_ret(t, &ts, &k, PMLIN__INV_OP))
+        return;
+    pmlin__ret(t, PMLIN__RET_UNKNOWN, ts, 0, NULL, 0, NULL);
+}
+
 /* ---- crash ---------------------------------------------------------- */
 
 /* pmlin_crash records a full-system crash inside this process, between
@@ -1428,6 +1700,21 @@ static inline void pmlin__value(FILE *f, uint64_t v)
         PMLIN__PUTC(b[--n], f);
 }
 
+/* pmlin__put_values writes n version 2 values, each after a space: w[0]
+ * is their symbol mask, w[1..n] the values. */
+static inline void pmlin__put_values(FILE *f, size_t n, const uint64_t *w)
+{
+    static const char *const syms[] = {"", "nil", "ok", "fail", "empty", "true", "false"};
+    size_t i;
+    for (i = 0; i < n; i++) {
+        PMLIN__PUTC(' ', f);
+        if (w[0] >> i & 1)
+            pmlin__put_str(f, syms[w[1 + i] <= PMLIN_FALSE ? w[1 + i] : 0]);
+        else
+            pmlin__value(f, w[1 + i]);
+    }
+}
+
 /* pmlin__check_logs turns the first misuse into the recorder's error
  * message, and refuses a log whose records do not all check out (the
  * program wrote over its own log: a stray write); -1 if either. */
@@ -1480,6 +1767,8 @@ static inline int pmlin__write_head(pmlin_recorder *r, FILE *f, const char *magi
     for (i = 0; i < r->comments_n; i++)
         if (all || r->comment_ts[i] == 0)
             fprintf(f, "# %s\n", r->comments[i]);
+    for (i = 0; i < r->objects_n; i++)
+        fprintf(f, "object %s\n", r->objects[i]);
     if (r->init_default_set && r->init_default != 0) {
         fputs("init ", f);
         pmlin__value(f, r->init_default);
@@ -1500,12 +1789,29 @@ static inline int pmlin__write_head(pmlin_recorder *r, FILE *f, const char *magi
 
 /* pmlin__write_step writes the record at p as an event line of process
  * pid (the caller holds the stream's lock). */
-static inline void pmlin__write_step(FILE *f, int32_t pid, const uint64_t *p)
+static inline void pmlin__write_step(FILE *f, const pmlin_recorder *r, int32_t pid, const uint64_t *p)
 {
     size_t k = (size_t)(p[0] >> 8 & PMLIN__MAX_N), i;
     const uint64_t *w = p + 2;
+    const char *decl;
     pmlin__put_dec(f, (uint64_t)pid);
     switch ((int)(p[0] & 0xff)) {
+    case PMLIN__INV_OP:
+        pmlin__put_str(f, " inv ");
+        for (decl = r->objects[w[0]]; *decl != ' '; decl++)
+            PMLIN__PUTC(*decl, f);
+        PMLIN__PUTC(' ', f);
+        for (i = 0; i < k >> 8; i++)
+            PMLIN__PUTC(((const char *)(w + 2 + (k & 0xff)))[i], f);
+        pmlin__put_values(f, k & 0xff, w + 1);
+        break;
+    case PMLIN__RET_OP:
+        pmlin__put_str(f, " ret");
+        pmlin__put_values(f, k, w);
+        break;
+    case PMLIN__RET_UNKNOWN:
+        pmlin__put_str(f, " ret ?");
+        break;
     case PMLIN__INV_READ:
         pmlin__put_str(f, " inv read");
         for (i = 0; i < k; i++) {
@@ -1598,10 +1904,10 @@ static inline int pmlin__again(const pmlin_thread *t, size_t pos)
 {
     const uint64_t *p = t->buf + pos, *n;
     size_t next = pos + pmlin__record_len(p[0]);
-    if ((int)(p[0] & 0xff) < PMLIN__RET_VALUES || next >= t->len)
+    if (!PMLIN__IS_RET((int)(p[0] & 0xff)) || next >= t->len)
         return 0;
     n = t->buf + next;
-    return (int)(n[0] & 0xff) < PMLIN__RET_VALUES && n[1] == p[1];
+    return !PMLIN__IS_RET((int)(n[0] & 0xff)) && n[1] == p[1];
 }
 
 /* pmlin__check_ties refuses two threads that each respond and invoke
@@ -1663,7 +1969,7 @@ static inline int pmlin_write(pmlin_recorder *r, FILE *f)
         return -1;
     }
     PMLIN__LOCK(f);
-    pmlin__write_head(r, f, "pmlin-history v1", 0);
+    pmlin__write_head(r, f, r->objects_n ? "pmlin-history v2" : "pmlin-history v1", 0);
     for (;;) {
         /* The next step: the least (timestamp, invocation before response,
          * a response whose thread invokes again at its timestamp before
@@ -1680,7 +1986,7 @@ static inline int pmlin_write(pmlin_recorder *r, FILE *f)
             if (pos[i] >= t->len)
                 continue;
             p = t->buf + pos[i];
-            ret = (int)(p[0] & 0xff) >= PMLIN__RET_VALUES;
+            ret = PMLIN__IS_RET((int)(p[0] & 0xff));
             again = pmlin__again(t, pos[i]);
             if (best < 0 || p[1] < best_ts ||
                 (p[1] == best_ts && (best_ret > ret || (best_ret == ret && again > best_again)))) {
@@ -1717,7 +2023,7 @@ static inline int pmlin_write(pmlin_recorder *r, FILE *f)
         }
         if (best < 0)
             break;
-        pmlin__write_step(f, r->t[best]->pid, r->t[best]->buf + pos[best]);
+        pmlin__write_step(f, r, r->t[best]->pid, r->t[best]->buf + pos[best]);
         pos[best] += pmlin__record_len(r->t[best]->buf[pos[best]]);
     }
     PMLIN__UNLOCK(f);
@@ -1738,6 +2044,12 @@ static inline int pmlin_write_log(pmlin_recorder *r, FILE *f)
     int i;
     if (pmlin__precheck(r) != 0)
         return -1;
+    if (r->objects_n) {
+        pmlin__errorf(r, "pmlin_write_log: pmlin merge reads version 1 logs, and this recorder has version 2 objects: "
+                         "write the history with pmlin_write, or gather mapped logs with pmlin gather",
+                      NULL);
+        return -1;
+    }
     PMLIN__LOCK(f);
     pmlin__write_head(r, f, "pmlin-log v1", 1);
     for (i = 0; i < r->threads; i++) {
@@ -1745,7 +2057,7 @@ static inline int pmlin_write_log(pmlin_recorder *r, FILE *f)
         for (j = 0; j < t->len; j += pmlin__record_len(t->buf[j])) {
             pmlin__put_dec(f, t->buf[j + 1]);
             PMLIN__PUTC(' ', f);
-            pmlin__write_step(f, t->pid, t->buf + j);
+            pmlin__write_step(f, r, t->pid, t->buf + j);
         }
     }
     for (j = 0; j < r->crashes; j++) {

@@ -3,8 +3,8 @@
 pmlin decides whether a history of multi-word operations is linearizable
 (the method of Cepeda et al., OPODIS 2019). This module records such a
 history while your threads run your primitive and writes it in pmlin's
-text format v1. Standard library only; the same API shape as the C/C++
-header recorders/c/pmlin.h::
+text format v1 (v2 when objects are declared, below). Standard library
+only; the same API shape as the C/C++ header recorders/c/pmlin.h::
 
     rec = Recorder(threads=4)              # processes 0..3
     # in thread i:
@@ -18,6 +18,13 @@ header recorders/c/pmlin.h::
     t.ret_ok() if ok else t.ret_fail(blamed)
     # after joining the threads:
     rec.write_file("run.hist")             # then: pmlin check run.hist
+
+Operations on objects of any model (format version 2; recorders/README.md,
+"Recording version 2 operations")::
+
+    q = rec.object("q", "queue", "cap=4")  # before the threads record
+    t.inv_op(q, "enq", [t.tag()])
+    t.ret_op(["ok"])                       # symbols by name; or t.ret_unknown(): "ret ?"
 
 The duties of a recorder (recorders/README.md has them in full):
 
@@ -65,10 +72,11 @@ thread that made it.
 
 import mmap
 import os
+import re
 import struct
 import time
 
-__all__ = ["Recorder", "Thread", "RecordingError", "TAG_SHIFT", "LOG_BYTES_DEFAULT"]
+__all__ = ["Recorder", "Thread", "RecordingError", "TAG_SHIFT", "LOG_BYTES_DEFAULT", "SYMBOLS"]
 
 TAG_SHIFT = 32
 """Tags are ``(generation << 16 | pid + 1) << TAG_SHIFT | counter``,
@@ -94,7 +102,15 @@ _K_OFF = 0xA0761D6478BD642F
 _K_LOG = 0xD6E8FEB86659FD93
 _M64 = (1 << 64) - 1
 _REC = {"read": 1, "cas": 2, "swap": 3, "values": 4, "ok": 5, "fail": 6, "fail_values": 7,
-        "error": 16, "comment": 17, "init": 18, "init_word": 19, "crash": 20, "close": 21}
+        "op": 8, "op_ret": 9, "unknown": 10,
+        "error": 16, "comment": 17, "init": 18, "init_word": 19, "crash": 20, "close": 21, "object": 22}
+
+# Version 2 (recorders/README.md, "Recording version 2 operations"): the
+# format's symbols, by their code in a record, and the limits of pmlin.h.
+SYMBOLS = ("nil", "ok", "fail", "empty", "true", "false")
+MAX_OP_VALUES = 64
+MAX_OP_NAME = 255
+_NAME = re.compile(r"[a-z][a-z0-9_-]*\Z")
 
 
 def _sum(h, first, words):
@@ -176,7 +192,8 @@ class _Log:
 # Step kinds, as stored in a thread's list: (timestamp, kind, payload).
 _INV_READ, _INV_CAS, _INV_SWAP = "read", "cas", "swap"
 _RET_VALUES, _RET_OK, _RET_FAIL = "values", "ok", "fail"
-_INVOCATIONS = (_INV_READ, _INV_CAS, _INV_SWAP)
+_INV_OP, _RET_OP, _RET_UNKNOWN = "op", "op_ret", "unknown"  # version 2
+_INVOCATIONS = (_INV_READ, _INV_CAS, _INV_SWAP, _INV_OP)
 
 
 class RecordingError(Exception):
@@ -282,14 +299,19 @@ class Thread:
 
     # ---- responses: the timestamp is the first thing taken ----
 
-    def _respond(self, want, kind, payload, ts):
+    def _respond(self, want, kind, payload, ts, words=None):
         if self._pending is None:
             self._fail("a response with no pending invocation")
         if self._pending[0] != want:
-            self._fail("the response of a %s answers a pending %s" % (want, self._pending[0]))
+            self._fail("the response of a %s answers a pending %s" % (
+                want if want != _INV_OP else "version 2 operation",
+                self._pending[0] if self._pending[0] != _INV_OP else "version 2 operation"))
         self._pending = None
         self._steps.append((ts, kind, payload))
-        if self._log is not None:
+        if self._log is not None and words is not None:  # version 2: the record's words given
+            if not self._log.put(_REC[kind], len(payload), ts, words):
+                self._full()
+        elif self._log is not None:
             if kind == _RET_FAIL and len(payload) > 1:
                 rk, n = _REC["fail_values"], len(payload) - 1
             else:
@@ -307,7 +329,7 @@ class Thread:
 
     def _values(self, values):
         values = tuple(_u64(v, "value") for v in values)
-        if self._pending is not None and len(values) != len(self._pending[1]):
+        if self._pending is not None and self._pending[0] != _INV_OP and len(values) != len(self._pending[1]):
             self._fail("%d values for an operation on %d words" % (len(values), len(self._pending[1])))
         return values
 
@@ -340,7 +362,7 @@ class Thread:
             if values is not None:
                 self._fail("a failure that reports values must name its address")
             if self._pending is None or self._pending[0] != _INV_CAS or len(self._pending[1]) == 1:
-                addr = self._pending[1][0] if self._pending is not None else None
+                addr = self._pending[1][0] if self._pending is not None and self._pending[1] else None
             else:
                 self._withdraw()
                 return
@@ -348,6 +370,71 @@ class Thread:
             self._fail("the failure blames address %r, which the cas does not name" % (addr,))
         payload = (addr,) if values is None else (addr,) + self._values(values)
         self._respond(_INV_CAS, _RET_FAIL, payload, ts)
+
+    # ---- version 2: operations on objects of any model ----
+
+    def _op_values(self, values, what):
+        """The words of version 2 values: the symbol mask, then each
+        number or symbol code."""
+        values = tuple(values)
+        if len(values) > MAX_OP_VALUES:
+            self._fail("%d %s: at most %d" % (len(values), what, MAX_OP_VALUES))
+        mask, words = 0, []
+        for i, v in enumerate(values):
+            if isinstance(v, str) and v in SYMBOLS:
+                mask |= 1 << i
+                words.append(SYMBOLS.index(v) + 1)
+            elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 64:
+                words.append(v)
+            else:
+                self._fail("value %d (%r) is neither an unsigned 64-bit integer nor a symbol %s"
+                           % (i + 1, v, "/".join(SYMBOLS)))
+        return values, [mask] + words
+
+    def inv_op(self, obj, op, args=()):
+        """Invocation of operation ``op`` (its model's name: "enq", "put",
+        ...) with arguments ``args`` (integers, or symbols such as "nil")
+        on object ``obj``, an id :meth:`Recorder.object` returned."""
+        if self._pending is not None:
+            self._fail("an invocation while the thread's previous operation "
+                       "is pending (no response recorded)")
+        objects = self._rec._objects
+        if not isinstance(obj, int) or isinstance(obj, bool) or not 0 <= obj < len(objects):
+            self._fail("an operation on object %r, which Recorder.object did not return" % (obj,))
+        if not isinstance(op, str) or not _NAME.match(op) or len(op) > MAX_OP_NAME:
+            self._fail("an operation name %r that is not [a-z][a-z0-9_-]* of at most %d characters"
+                       % (op, MAX_OP_NAME))
+        args, words = self._op_values(args, "arguments")
+        name = op.encode("ascii")
+        n = len(args) | len(name) << 8
+        log = self._log
+        if log is not None:
+            b = name + b"\0" * (-len(name) % 8)
+            words = [obj] + words + list(struct.unpack("<%dQ" % (len(b) // 8), b))
+            h = log.open(_REC[_INV_OP], n, 2 + len(words), words)
+            if h is None:
+                self._full()
+        self._pending = (_INV_OP, ())
+        ts = self._stamp()
+        self._steps.append((ts, _INV_OP, (objects[obj].split(" ", 1)[0], op, args)))
+        if log is not None:
+            log.commit(_REC[_INV_OP], n, 2 + len(words), ts, h)
+
+    def ret_op(self, results):
+        """The response of the pending :meth:`inv_op`: its results (one at
+        least: "ok", an integer, "empty", ...)."""
+        ts = self._stamp()
+        results, words = self._op_values(results, "results")
+        if not results:
+            self._fail("a response with no result (ret_unknown() says the outcome is unknown)")
+        self._respond(_INV_OP, _RET_OP, results, ts, words)
+
+    def ret_unknown(self):
+        """The outcome of the pending :meth:`inv_op` is unknown (``ret ?``:
+        it may or may not have taken effect, any time after its
+        invocation)."""
+        ts = self._stamp()
+        self._respond(_INV_OP, _RET_UNKNOWN, (), ts, [])
 
 
 def _thread_words(thread_bytes):
@@ -362,8 +449,19 @@ def _flat(kind, payload):
     return [w for word in payload for w in word]
 
 
+def _op_value(v):
+    return v if isinstance(v, str) else _value(v)
+
+
 def _event(pid, kind, payload):
-    """The text of one step of process pid (format v1, without newline)."""
+    """The text of one step of process pid (without newline)."""
+    if kind == _INV_OP:
+        name, op, args = payload
+        return "%d inv %s %s%s" % (pid, name, op, "".join(" " + _op_value(v) for v in args))
+    if kind == _RET_OP:
+        return "%d ret %s" % (pid, " ".join(_op_value(v) for v in payload))
+    if kind == _RET_UNKNOWN:
+        return "%d ret ?" % pid
     if kind == _INV_READ:
         return "%d inv read %s" % (pid, " ".join(str(a) for a in payload))
     if kind == _INV_CAS:
@@ -413,6 +511,7 @@ class Recorder:
         self._init_default = None
         self._init_words = {}
         self._comments = []  # (timestamp, text); timestamp 0: at the top
+        self._objects = []  # version 2: each object's "name model params", by id
         self._log = None  # the recorder's own _Log, once mapped
         self._mem = None  # the mapping open_logs made
         self.generation = 0
@@ -448,6 +547,31 @@ class Recorder:
             raise RecordingError("initial value given twice for address %d" % addr)
         self._init_words[_u64(addr, "address")] = _u64(value, "initial value")
         self._put("init_word", 0, 0, [addr, value])
+
+    def object(self, name, model, params=""):
+        """Declares an object of a version 2 history: its name
+        ([a-z][a-z0-9_-]*, not read, cas, swap or crash), its model
+        ("queue", "map", ...: docs/history-format.md) and its parameters
+        ("cap=8"; several separated by spaces). Returns its id for
+        :meth:`Thread.inv_op` (0, 1, ... in the order declared). A
+        recorder with objects writes version 2, where the word operations
+        act on the implicit object "words". Declare the objects before any
+        thread records, and in every run of a program whose mapped logs
+        pmlin gather merges the same ones, in the same order."""
+        for x in (name, model):
+            if not isinstance(x, str) or not _NAME.match(x) or len(x) > 64 or (
+                    x is name and name in ("read", "cas", "swap", "crash")):
+                raise RecordingError("object: a name and a model are [a-z][a-z0-9_-]* (at most 64 "
+                                     "characters), the name not read, cas, swap or crash: %r" % (x,))
+        if not isinstance(params, str) or any(c < " " or c > "~" or c == "#" for c in params):
+            raise RecordingError("object: parameters are printable ASCII without '#': %r" % (params,))
+        if any(o.split(" ", 1)[0] == name for o in self._objects):
+            raise RecordingError("object: object declared twice: %s" % name)
+        decl = " ".join([name, model] + ([params] if params else []))
+        self._objects.append(decl)
+        if self._log is not None:
+            self._log.put_text("object", 0, decl)
+        return len(self._objects) - 1
 
     def _recorded(self):
         return any(t._steps for t in self._threads) or bool(self._crashes)
@@ -566,6 +690,8 @@ class Recorder:
             self._put("init_word", 0, 0, [a, v])
         for ts, text in self._comments:
             self._log.put_text("comment", ts, text)
+        for decl in self._objects:
+            self._log.put_text("object", 0, decl)
 
     def close(self):
         """Ends the recording in the mapped logs (pmlin gather then writes no
@@ -607,6 +733,8 @@ class Recorder:
         for ts, c in self._comments:
             if ts == 0 or magic == "pmlin-log v1":  # pmlin merge drops comments anyway
                 yield "# " + c
+        for decl in self._objects:
+            yield "object " + decl
         if self._init_default:
             yield "init " + _value(self._init_default)
         words = sorted(self._init_words.items())
@@ -641,7 +769,7 @@ class Recorder:
         """The history, merged, line by line (format v1, no newlines)."""
         self._check()
         self._check_ties()
-        for line in self._head("pmlin-history v1"):
+        for line in self._head("pmlin-history v2" if self._objects else "pmlin-history v1"):
             yield line
         pos = [0] * len(self._threads)
         c = 0
@@ -682,6 +810,9 @@ class Recorder:
         """The logs unmerged, each step as ``<ts> <event>``, thread after
         thread, then the crashes: the input of ``pmlin merge``."""
         self._check()
+        if self._objects:
+            raise RecordingError("log_lines: pmlin merge reads version 1 logs, and this recorder has "
+                                 "version 2 objects: write the history, or gather mapped logs with pmlin gather")
         for line in self._head("pmlin-log v1"):
             yield line
         for t in self._threads:

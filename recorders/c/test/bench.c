@@ -1,13 +1,14 @@
 /*
  * bench: the cost of recording with pmlin.h, per operation (an invocation
- * and a response of a 2-word read, or of a 2-word cas with --cas), on one
+ * and a response of a 2-word read, of a 2-word cas with --cas, or of a
+ * version 2 operation with --op: a queue's enq of one value, ok), on one
  * thread and on several at once, against the same loop unrecorded: with
  * the logs on the heap, and in a log file (pmlin_open_logs: a file mapping
  * that survives a kill). The three sides run in turns, rounds times, and
  * the medians are printed; pmlin_reserve pre-faults each side's pages
  * first, untimed, so page faults are not counted (without --reserve-off).
  *
- * Usage: bench [threads] [ops per thread] [rounds] [--cas] [--reserve-off]
+ * Usage: bench [threads] [ops per thread] [rounds] [--cas|--op] [--reserve-off]
  *          [--dir DIR]
  * The log files go to a temporary directory in DIR (default /tmp),
  * removed at the end. On a disk's file system the kernel writes the dirty
@@ -21,7 +22,7 @@
 #include <pthread.h>
 
 static long ops = 1000000;
-static int cas, reserve = 1;
+static int cas, op, reserve = 1;
 static volatile uint64_t words[64];
 
 typedef struct {
@@ -36,6 +37,15 @@ static void *loop(void *arg)
     uint64_t a[2] = {1, 2}, v[2], n[2];
     long i;
     for (i = 0; i < ops; i++) {
+        if (op) {
+            pmlin_value x = pmlin_num((uint64_t)i + 5), ok = pmlin_sym(PMLIN_OK);
+            if (t)
+                pmlin_inv_op(t, 0, "enq", 1, &x);
+            words[a[0]] = x.num;
+            if (t)
+                pmlin_ret_op(t, 1, &ok);
+            continue;
+        }
         if (cas) {
             n[0] = (uint64_t)i + 5;
             n[1] = (uint64_t)i + 6;
@@ -115,6 +125,8 @@ int main(int argc, char **argv)
             parent = argv[++i];
         else if (!strcmp(argv[i], "--cas"))
             cas = 1;
+        else if (!strcmp(argv[i], "--op"))
+            op = 1;
         else if (!strcmp(argv[i], "--reserve-off"))
             reserve = 0;
         else if (pos == 0)
@@ -130,7 +142,8 @@ int main(int argc, char **argv)
     for (r = 0; r < rounds; r++) {
         pmlin_recorder *h = pmlin_new(threads), *f = pmlin_new(threads);
         /* Room for what pmlin_reserve asks: 5 + 4k words per operation. */
-        if (!h || !f || pmlin_open_logs(f, dir, (size_t)ops * 8 * 13 + (1 << 20)) != 0) {
+        if (!h || !f || pmlin_open_logs(f, dir, (size_t)ops * 8 * 13 + (1 << 20)) != 0 ||
+            (op && (pmlin_object(h, "q", "queue", NULL) != 0 || pmlin_object(f, "q", "queue", NULL) != 0))) {
             fprintf(stderr, "bench: %s\n", f ? pmlin_error(f) : "out of memory");
             return 1;
         }
@@ -148,9 +161,10 @@ int main(int argc, char **argv)
     qsort(plain, (size_t)rounds, sizeof *plain, cmp_double);
     qsort(heap, (size_t)rounds, sizeof *heap, cmp_double);
     qsort(file, (size_t)rounds, sizeof *file, cmp_double);
-    printf("%d threads, %ld 2-word %s each, median of %d rounds: %.1f ns/op unrecorded, %.1f ns/op recorded on "
+    printf("%d threads, %ld %s%s each, median of %d rounds: %.1f ns/op unrecorded, %.1f ns/op recorded on "
            "the heap (+%.1f), %.1f ns/op recorded in a log file (+%.1f)%s\n",
-           threads, ops, cas ? "cas" : "reads", rounds, plain[rounds / 2], heap[rounds / 2],
+           threads, ops, op ? "" : "2-word ", op ? "queue enq (version 2)" : cas ? "cas" : "reads", rounds,
+           plain[rounds / 2], heap[rounds / 2],
            heap[rounds / 2] - plain[rounds / 2], file[rounds / 2], file[rounds / 2] - plain[rounds / 2],
            reserve ? "" : " (no pmlin_reserve: page faults counted)");
     return 0;
