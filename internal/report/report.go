@@ -7,7 +7,9 @@
 //     a sentence; for the other kinds, the reads-from edges the summary
 //     names; for stale observations, how many versions behind they were
 //     (analyzer.Staleness). The sentences are the analyzer's: one
-//     renderer, from the edges' and the evidence's data.
+//     renderer, from the edges' and the evidence's data. Only root
+//     anomalies are shown (analyzer.Anomaly.Root), each followed by the
+//     count, by kind, of the anomalies it implies.
 //   - JSON: the object of docs/cli-contract.md, with each anomaly's
 //     edges and staleness: one type, Verdict, for the graph method, the
 //     exact search and recorded runs.
@@ -15,7 +17,8 @@
 //     (analyzer.Neighbourhood), through gonum's DOT encoder, edges labelled
 //     by kind, word and value, the witness's edges in bold, crashes as red
 //     octagons joined to what they cut off and to the reads after them.
-//   - HTML: one self-contained file (no network loads): per anomaly, its
+//   - HTML: one self-contained file (no network loads): per root anomaly
+//     (the anomalies it implies folded under it), its
 //     evidence and witness, a timeline with a lane per process, operations
 //     as bars from invocation to response with their values under them,
 //     crash lines, the anomaly's operations highlighted, and beside it the
