@@ -493,6 +493,7 @@ text.k-hb{fill:#444}text.k-rf{fill:#1f6fd1}text.k-aux{fill:#e07b00}text.k-recove
 .node circle{fill:#eef3f8;stroke:#6b8db5;stroke-width:1.5}.node.hl circle{fill:#ffd6a5;stroke:#c5221f;stroke-width:3}
 .node text{text-anchor:middle;font-weight:bold;font-size:10px}.node text.sub{font-weight:normal;font-size:9px;fill:#555}
 .more li{margin:3px 0}
+.implied{margin:6px 0}.implied summary{cursor:pointer;color:#555}.implied li{margin:3px 0}
 .val{font-size:9px;fill:#555}.nv{text-anchor:middle}
 .evidence{list-style:none;padding-left:0;margin:4px 0 8px}.evidence li{margin:3px 0}
 .badge{display:inline-block;padding:0 5px;border-radius:3px;background:#555;color:#fff;font:11px/17px monospace}.badge.crash{background:#d93025}
