@@ -100,7 +100,10 @@
 // under which rule, what the first read after a crash found, which write
 // it shows lost), where a value nobody wrote at an address was written,
 // whether a failed cas's expected value was still there after it returned.
-// Anomalies are listed by their earliest operation.
+// Anomalies are listed by their earliest operation, and grouped by root
+// (roots.go): one that involves an operation an earlier one holds at fault
+// names that one's root (Anomaly.Root), so that a lost write's cascade of
+// forks and unreachable writes is read as the one fault it is.
 //
 // The package holds the verdict and its witnesses. Shrinking a failing
 // history is package shrink's, on top of this one and of the exact

@@ -120,8 +120,13 @@ func (x *explainer) anomalies(ctx context.Context, res *Result, max int) error {
 		lb, hb := x.span(&b)
 		return cmp.Or(cmp.Compare(la, lb), cmp.Compare(ha, hb))
 	})
+	root := roots(x.findings)
 	for k := range x.findings {
-		res.Anomalies = append(res.Anomalies, x.build(&x.findings[k]))
+		a := x.build(&x.findings[k])
+		if r := root[k]; r != k {
+			a.Root = &r
+		}
+		res.Anomalies = append(res.Anomalies, a)
 	}
 	return nil
 }

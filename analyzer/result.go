@@ -139,6 +139,11 @@ type Anomaly struct {
 	// that observed an outdated value, how far behind it was (see
 	// Staleness).
 	Staleness []Staleness `json:"staleness,omitempty"`
+	// Root is, for an anomaly that an earlier one implies (it involves an
+	// operation the earlier one holds at fault: see implies in roots.go),
+	// the index of its root in the same list; nil for a root. The first
+	// anomaly is always a root, and a root comes before those it implies.
+	Root *int `json:"root,omitempty"`
 }
 
 // EdgeCounts counts the edges of the multigraph by kind.

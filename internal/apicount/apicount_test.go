@@ -18,7 +18,7 @@ var listNames = flag.Bool("apicount.names", false, "log every public name, not o
 // be argued in the commit that does it.
 var ceilings = map[string]int{
 	"":                75,
-	"analyzer":        195,
+	"analyzer":        196,
 	"cli":             10,
 	"deploy":          0,
 	"examples/shadow": 8,
@@ -32,7 +32,7 @@ var ceilings = map[string]int{
 	"target":          43,
 }
 
-const totalCeiling = 668
+const totalCeiling = 669
 
 func TestPublicNames(t *testing.T) {
 	root, err := filepath.Abs("../..")

@@ -16,8 +16,9 @@ type Opener func() (io.ReadCloser, error)
 
 // Options bound what DOT and HTML show.
 type Options struct {
-	// MaxAnomalies is the number of anomalies drawn (default 5); the
-	// others are listed in text.
+	// MaxAnomalies is the number of root anomalies drawn (default 5),
+	// each with those it implies (analyzer.Anomaly.Root) listed under it;
+	// the other roots are listed in text.
 	MaxAnomalies int
 	// Neighbourhood bounds each anomaly's graph and timeline.
 	Neighbourhood analyzer.NeighbourhoodOptions
@@ -32,7 +33,7 @@ type Options struct {
 type Data struct {
 	Name   string
 	Result *analyzer.Result
-	// Neighbourhoods of the first anomalies.
+	// Neighbourhoods of the first root anomalies (analyzer.Anomaly.Root).
 	Neighbourhoods []*analyzer.Neighbourhood
 	// Sample: for a linearizable history, the first operations.
 	Sample []analyzer.OpInfo
@@ -75,7 +76,13 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 			spans = append(spans, [2]int64{lo, hi})
 		}
 	}
-	for k := range min(opts.MaxAnomalies, len(a.Result.Anomalies)) {
+	for k, an := range a.Result.Anomalies {
+		if len(d.Neighbourhoods) == opts.MaxAnomalies {
+			break
+		}
+		if an.Root != nil {
+			continue // drawn with its root, which implies it
+		}
 		nb, err := a.Neighbourhood(k, opts.Neighbourhood)
 		if err != nil {
 			return nil, err

@@ -69,16 +69,29 @@ func HTML(w io.Writer, d *Data) error {
 		b.WriteString("</div></div></section>\n")
 		remember(d.Sample)
 	}
+	implied := impliedBy(r.Anomalies)
+	drawn := map[int]bool{}
 	for _, nb := range d.Neighbourhoods {
-		anomalySection(&b, d, nb)
+		anomalySection(&b, d, nb, implied[nb.Index])
 		remember(nb.Timeline)
 		remember(nb.Nodes)
+		drawn[nb.Index] = true
 	}
-	if rest := len(r.Anomalies) - len(d.Neighbourhoods); rest > 0 || r.Omitted > 0 {
+	var rest []int // the roots not drawn
+	for k, a := range r.Anomalies {
+		if a.Root == nil && !drawn[k] {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) > 0 || r.Omitted > 0 {
 		b.WriteString("<section class=\"anomaly\"><h2>More anomalies</h2><ol class=\"more\">")
-		for k := len(d.Neighbourhoods); k < len(r.Anomalies); k++ {
+		for _, k := range rest {
 			a := r.Anomalies[k]
-			fmt.Fprintf(&b, "<li value=\"%d\"><b>%s</b>: %s</li>", k+1, esc(anomalyTitle(a)), esc(a.Explanation))
+			fmt.Fprintf(&b, "<li value=\"%d\"><b>%s</b>: %s", k+1, esc(anomalyTitle(a)), esc(a.Explanation))
+			if deps := implied[k]; len(deps) > 0 {
+				fmt.Fprintf(&b, " <i>%s</i>", esc(impliedLine(r.Anomalies, deps)))
+			}
+			b.WriteString("</li>")
 		}
 		b.WriteString("</ol>")
 		if r.Omitted > 0 {
@@ -121,7 +134,7 @@ func HTML(w io.Writer, d *Data) error {
 // anomalySection writes one anomaly: what is broken, the evidence (the
 // crash story first), the witness's edges, the timeline of its
 // neighbourhood and the precedence subgraph.
-func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood) {
+func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood, deps []int) {
 	a := nb.Anomaly
 	fmt.Fprintf(b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s</h2>\n", nb.Index+1, nb.Index+1, esc(anomalyTitle(a)))
 	if a.Kind != analyzer.Cycle || len(a.Edges) == 0 {
@@ -151,6 +164,15 @@ func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood) {
 	}
 	for _, s := range a.Staleness {
 		fmt.Fprintf(b, "<p class=\"stale\"><b>Staleness %d.</b> %s</p>\n", s.Behind, esc(s.Reason))
+	}
+	if len(deps) > 0 {
+		// Those it implies, counted and folded: one cause, read once.
+		fmt.Fprintf(b, "<details class=\"implied\"><summary>%s</summary><ol>", esc(impliedLine(d.Result.Anomalies, deps)))
+		for _, k := range deps {
+			a := d.Result.Anomalies[k]
+			fmt.Fprintf(b, "<li value=\"%d\"><b>%s</b>: %s</li>", k+1, esc(anomalyTitle(a)), esc(summaryOf(a)))
+		}
+		b.WriteString("</ol></details>\n")
 	}
 	b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
 	core := map[int64]bool{}
@@ -471,6 +493,7 @@ text.k-hb{fill:#444}text.k-rf{fill:#1f6fd1}text.k-aux{fill:#e07b00}text.k-recove
 .node circle{fill:#eef3f8;stroke:#6b8db5;stroke-width:1.5}.node.hl circle{fill:#ffd6a5;stroke:#c5221f;stroke-width:3}
 .node text{text-anchor:middle;font-weight:bold;font-size:10px}.node text.sub{font-weight:normal;font-size:9px;fill:#555}
 .more li{margin:3px 0}
+.implied{margin:6px 0}.implied summary{cursor:pointer;color:#555}.implied li{margin:3px 0}
 .val{font-size:9px;fill:#555}.nv{text-anchor:middle}
 .evidence{list-style:none;padding-left:0;margin:4px 0 8px}.evidence li{margin:3px 0}
 .badge{display:inline-block;padding:0 5px;border-radius:3px;background:#555;color:#fff;font:11px/17px monospace}.badge.crash{background:#d93025}

@@ -151,6 +151,14 @@ func RunVerdict(mode history.Mode, operations int64, own []analyzer.Anomaly, res
 		v.Undecided = undecided.Error()
 	}
 	v.Anomalies = append(append([]analyzer.Anomaly{}, own...), v.Anomalies...)
+	// The analyzer's roots are indexes in its own list: shift them past
+	// the run's anomalies (on copies: res keeps its own).
+	for k := len(own); k < len(v.Anomalies); k++ {
+		if r := v.Anomalies[k].Root; r != nil {
+			shifted := *r + len(own)
+			v.Anomalies[k].Root = &shifted
+		}
+	}
 	v.Run = run
 	return v
 }
