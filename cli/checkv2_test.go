@@ -29,8 +29,8 @@ func v2JSONOf(t *testing.T, out string) report.ObjectsVerdict {
 
 // TestCheckV2Testdata: every version 2 history under history/testdata/v2,
 // text and JSON Lines, gets its verdict in every mode, with one object per
-// object of the file; the two that tell the modes apart are judged as
-// their comments say.
+// object of the file; those that tell the modes apart, and Round-Up's
+// bug, are judged as their comments say.
 func TestCheckV2Testdata(t *testing.T) {
 	files, _ := filepath.Glob("../history/testdata/v2/*")
 	if len(files) < 12 {
@@ -40,6 +40,8 @@ func TestCheckV2Testdata(t *testing.T) {
 	want := map[string][3]int{
 		"register-durable.hist":     {1, 1, 0},
 		"register-recoverable.hist": {1, 0, 0},
+		"kqueue-crash-modes.hist":   {1, 0, 0},
+		"kqueue-roundup-bug.hist":   {1, 1, 1},
 	}
 	for _, f := range files {
 		for m, mode := range []string{"strict", "recoverable", "durable"} {
