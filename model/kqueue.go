@@ -53,7 +53,10 @@ func makeKQueue(ps []Param) (*Model, error) {
 			if len(q) == 1 {
 				return "kqueue empty"
 			}
-			return fmt.Sprintf("kqueue holding %s (oldest first; the oldest skipped %d of %d times)", list(q[1:], "[]"), q[0], k)
+			if k == 0 {
+				return "kqueue holding " + list(q[1:], "[]") + " (oldest first)"
+			}
+			return fmt.Sprintf("kqueue holding %s (oldest first; the oldest skipped %d of at most %d times)", list(q[1:], "[]"), q[0], k)
 		},
 		// A deq that answers empty changes nothing: it can only do so on
 		// the empty queue, whose skip count is 0.
