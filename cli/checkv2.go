@@ -33,16 +33,16 @@ func sniffVersion(in io.Reader) (io.Reader, int) {
 	return br, history.Version(br)
 }
 
-// errV2Outputs is the usage error of --report, --dot or --shrink with a
-// version 2 history, known only once the file is open.
-var errV2Outputs = errors.New("--report, --dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation")
+// errV2Outputs is the usage error of --dot or --shrink with a version 2
+// history, known only once the file is open.
+var errV2Outputs = errors.New("--dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation (--report draws it)")
 
 // runCheckV2 decides a version 2 history (docs/history-format.md, "Version
 // 2") with the exact checker for any model, object by object, and prints
 // its verdict: each object's, and the explanation of each object that no
 // order explains.
 func runCheckV2(ctx context.Context, e env, in io.Reader, name string, o checkOptions) error {
-	if o.outs.any() {
+	if o.outs.dot != "" || o.outs.shrink != "" {
 		return &exitError{exitInput, fmt.Errorf("%s: %w", name, errV2Outputs)}
 	}
 	h, err := history.ReadV2(in, name)
@@ -101,6 +101,12 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, o checkOp
 		}
 	} else if err := v.Text(e.stdout); err != nil {
 		return &exitError{exitInput, err}
+	}
+	if o.outs.html != "" {
+		if err := createOutput(ctx, o.outs.html, o.outs.force, v.HTML); err != nil {
+			return &exitError{exitInput, afterVerdict{err}}
+		}
+		fmt.Fprintf(e.stderr, "pmlin: wrote the report %s (%s)\n", o.outs.html, fileSize(o.outs.html))
 	}
 	if !v.Linearizable {
 		return &exitError{exitViolated, nil}
