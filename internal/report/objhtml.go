@@ -11,13 +11,18 @@ import (
 	"github.com/pmlin/pmlin/model"
 )
 
-// TimelineMax is the most operations of one object an HTML report draws:
-// a linearizable object with more gets a line of figures; a violating one
-// gets those of its explanation and the nearest others, up to
-// TimelineAround in all, so that the drawing stays readable.
+// The bounds of a version 2 report's timelines.
 const (
+	// TimelineMax is the most operations of one object drawn: an object
+	// with no violation and more gets a line of figures; a violating one
+	// gets those of its explanation and the nearest others, up to
+	// TimelineAround in all, so that the drawing stays readable.
 	TimelineMax    = 200
 	TimelineAround = 24
+	// DrawnMax bounds the operations drawn of the objects with no
+	// violation, all together, so that a history of many objects makes a
+	// page a browser opens; the objects past it get their line.
+	DrawnMax = 2000
 )
 
 // Timeline geometry of a version 2 report. The drawing is at most
@@ -49,6 +54,7 @@ type objPage struct {
 	V        *ObjectsVerdict
 	Verdict  string
 	Bad      bool
+	Figures  []string // "9 operations", "1 crash", ...
 	Sections []objSection
 }
 
@@ -140,7 +146,8 @@ type objBar struct {
 // After drawing, the script records on <body> how many highlighted bars
 // there are (data-highlighted), how many of them have a size on screen
 // (data-highlighted-drawn), how many bars are drawn (data-ops-drawn), how
-// many timeline boxes scroll sideways (data-scrolled), and
+// many timeline boxes scroll sideways (data-scrolled), by how many pixels
+// the page is wider than the window (data-page-overflow), and
 // data-render="ok"; script errors go to data-errors. Tests read these from
 // a headless browser's DOM.
 func (v *ObjectsVerdict) HTML(w io.Writer) error {
@@ -148,6 +155,10 @@ func (v *ObjectsVerdict) HTML(w io.Writer) error {
 	if !v.Linearizable {
 		p.Verdict, p.Bad = "NOT LINEARIZABLE", true
 	}
+	count := func(n int64, one, many string) string { return fmt.Sprintf("%d %s", n, plural(int(n), one, many)) }
+	p.Figures = []string{count(int64(v.Operations), "operation", "operations"), count(int64(v.Processes), "process", "processes"),
+		count(int64(v.Crashes), "crash", "crashes"), count(int64(len(v.Objects)), "object", "objects"),
+		count(v.States, "state searched", "states searched")}
 	for k, o := range v.Objects {
 		s := objSection{ObjectVerdict: o, ID: fmt.Sprintf("object-%d", k+1), Says: o.says(),
 			Class: map[string]string{"linearizable": "ok", "violation": "bad"}[o.Verdict]}
@@ -163,12 +174,6 @@ func (v *ObjectsVerdict) HTML(w io.Writer) error {
 				}
 			}
 		}
-		procs := 0
-		if v.hist != nil {
-			s.Timeline, s.Summary, procs = objectTimeline(v.hist, o.Name, s.Anomaly)
-		}
-		s.Figures = fmt.Sprintf("%d %s by %d %s", o.Operations, plural(o.Operations, "operation", "operations"),
-			procs, plural(procs, "process", "processes"))
 		p.Sections = append(p.Sections, s)
 	}
 	rank := map[string]int{"violation": 0, "undecided": 1}
@@ -183,32 +188,50 @@ func (v *ObjectsVerdict) HTML(w io.Writer) error {
 		}
 		return ra - rb
 	})
+	if h := v.hist; h != nil {
+		byName := map[string]int{}
+		for i, o := range h.Objects {
+			byName[o.Name] = i
+		}
+		byObj := make([][]int, len(h.Objects))
+		for i := range h.Ops {
+			byObj[h.Ops[i].Object] = append(byObj[h.Ops[i].Object], i)
+		}
+		budget := DrawnMax
+		for k := range p.Sections {
+			s := &p.Sections[k]
+			ops := byObj[byName[s.Name]]
+			procs := map[int64]bool{}
+			for _, i := range ops {
+				procs[h.Ops[i].Proc] = true
+			}
+			s.Figures = fmt.Sprintf("%d %s by %d %s", len(ops), plural(len(ops), "operation", "operations"),
+				len(procs), plural(len(procs), "process", "processes"))
+			s.Timeline, s.Summary = objectTimeline(h, ops, s.Anomaly, &budget)
+		}
+	}
 	return objTemplate.Execute(w, p)
 }
 
-// objectTimeline draws the operations of the object named name: all of
-// them up to TimelineMax; beyond, those of the explanation x and the
-// others nearest to them (none without x: the summary says why). It
-// returns the number of processes that called the object too.
-func objectTimeline(h *model.History, name string, x *ObjectAnomaly) (*objTimeline, string, int) {
-	obj := slices.IndexFunc(h.Objects, func(o model.Object) bool { return o.Name == name })
-	var ops []int
-	procs := map[int64]bool{}
-	for i := range h.Ops {
-		if h.Ops[i].Object == obj {
-			ops = append(ops, i)
-			procs[h.Ops[i].Proc] = true
-		}
-	}
+// objectTimeline draws the object's operations ops: all of them up to
+// TimelineMax, while *budget (operations still to draw in the report)
+// lasts; beyond, those of its explanation x and the others nearest to
+// them; without x, none, and the summary says why.
+func objectTimeline(h *model.History, ops []int, x *ObjectAnomaly, budget *int) (*objTimeline, string) {
 	shown := ops
-	if len(ops) > TimelineMax {
-		if x == nil || x.expl == nil {
-			return nil, fmt.Sprintf("%d operations by %d processes: too many to draw (a timeline shows at most %d).",
-				len(ops), len(procs), TimelineMax), len(procs)
-		}
+	switch {
+	case x != nil && x.expl != nil && len(ops) > TimelineMax:
 		shown = around(h, ops, x.expl)
+	case x != nil:
+	case len(ops) > TimelineMax:
+		return nil, fmt.Sprintf("Too many operations to draw (a timeline shows at most %d).", TimelineMax)
+	case len(ops) > *budget:
+		return nil, fmt.Sprintf("Not drawn: the report draws at most %d operations of objects with no violation, and those above took them.", DrawnMax)
 	}
-	return layoutObjectTimeline(h, ops, shown, x), "", len(procs)
+	if x == nil {
+		*budget -= len(shown)
+	}
+	return layoutObjectTimeline(h, ops, shown, x), ""
 }
 
 // around picks the object's operations (ops) to draw: those the
@@ -429,6 +452,9 @@ func layoutObjectTimeline(h *model.History, ops, shown []int, x *ObjectAnomaly) 
 		}
 		if b.Order > 0 {
 			b.Class += " pre"
+		}
+		if b.LeftOut {
+			b.Class += " left"
 		}
 		ref := lin.Ref(h, i)
 		desc := ref.Op

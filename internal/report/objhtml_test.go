@@ -228,7 +228,7 @@ func TestObjectsHTML(t *testing.T) {
 			t.Errorf("object %s: the failing operation (line %d) is not outlined: %q", or.Name, x.Failing.Line, b.attrs["class"])
 		}
 		for k, r := range x.Prefix {
-			if b := got[r.Index]; !b.hasClass("pre") || !strings.Contains(b.text, fmt.Sprint(x.PrefixLen-len(x.Prefix)+k+1)) {
+			if b := got[r.Index]; !b.hasClass("pre") || b.hasClass("left") != r.LeftOut || !strings.Contains(b.text, fmt.Sprint(x.PrefixLen-len(x.Prefix)+k+1)) {
 				t.Errorf("object %s: the %dth operation of the longest order (line %d) is not numbered: %q %q", or.Name, k+1, r.Line, b.attrs["class"], b.text)
 			}
 		}
@@ -293,7 +293,7 @@ func TestObjectsHTMLLarge(t *testing.T) {
 	if got := bars(t, elems, "c"); len(got) != 0 {
 		t.Errorf("counter c: %d bars drawn, want a summary", len(got))
 	}
-	if !strings.Contains(page, fmt.Sprintf("%d operations by 3 processes: too many to draw", n)) {
+	if !strings.Contains(page, fmt.Sprintf("%d operations by 3 processes.", n)) || !strings.Contains(page, "Too many operations to draw") {
 		t.Error("no summary line for c")
 	}
 	got := bars(t, elems, "x")
@@ -317,5 +317,43 @@ func TestObjectsHTMLLarge(t *testing.T) {
 	}
 	if !strings.Contains(page, fmt.Sprintf("%d of the object's %d operations are drawn", len(got), 2*n)) || gaps == 0 {
 		t.Errorf("the operations left out are not said (%d bands)", gaps)
+	}
+}
+
+// TestObjectsHTMLMany: the timelines of objects with no violation draw
+// report.DrawnMax operations in all, the objects past it summed up; a
+// violating object is drawn whatever comes before.
+func TestObjectsHTMLMany(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("pmlin-history v2\n")
+	objects, each := 2*report.DrawnMax/100+1, 100
+	for k := 0; k < objects; k++ {
+		fmt.Fprintf(&b, "object c%d counter\n", k)
+	}
+	b.WriteString("object x register\n")
+	for k := 0; k < objects; k++ {
+		for j := 0; j < each/2; j++ {
+			fmt.Fprintf(&b, "1 inv c%d add 1\n1 ret ok\n1 inv c%d get\n1 ret %d\n", k, k, j+1)
+		}
+	}
+	b.WriteString("1 inv x write 1\n1 ret ok\n1 inv x read\n1 ret 0\n")
+	_, _, page := objectsPage(t, b.String(), history.Strict)
+	elems := parsePage(t, page)
+	drawn, summed := 0, 0
+	for k := 0; k < objects; k++ {
+		n := len(bars(t, elems, fmt.Sprintf("c%d", k)))
+		if n != 0 && n != each {
+			t.Fatalf("c%d: %d bars of %d", k, n, each)
+		}
+		drawn += n
+		if n == 0 {
+			summed++
+		}
+	}
+	if drawn != report.DrawnMax || summed != objects-report.DrawnMax/each || strings.Count(page, "Not drawn: the report draws at most") != summed {
+		t.Errorf("%d operations drawn, %d objects summed up", drawn, summed)
+	}
+	if n := len(bars(t, elems, "x")); n != 2 {
+		t.Errorf("the violating register: %d bars", n)
 	}
 }
