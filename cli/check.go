@@ -238,7 +238,7 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	defer closeIn()
 	in, version := sniffVersion(in)
 	if version == 2 {
-		return runCheckV2(ctx, e, in, name, o)
+		return runCheckV2(ctx, e, in, name, size, o)
 	}
 	// The outputs re-read the input: keep a copy of one that cannot be
 	// read again (standard input, a named pipe, a process substitution

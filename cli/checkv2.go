@@ -37,13 +37,23 @@ func sniffVersion(in io.Reader) (io.Reader, int) {
 // history, known only once the file is open.
 var errV2Outputs = errors.New("--dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation (--report draws it)")
 
+// v2ReadMemory is the low end of what a version 2 history of size bytes
+// holds once read (history.ReadV2), for a refusal before reading it: on
+// 200,000 operations, 1.5 bytes per byte of JSON Lines and 6 per byte of
+// text stay live. The JSON Lines figure, so that only what cannot fit is
+// refused; the searches' memos are bounded apart (half of the bound).
+func v2ReadMemory(size int64) int64 { return size * 3 / 2 }
+
 // runCheckV2 decides a version 2 history (docs/history-format.md, "Version
 // 2") with the exact checker for any model, object by object, and prints
 // its verdict: each object's, and the explanation of each object that no
 // order explains.
-func runCheckV2(ctx context.Context, e env, in io.Reader, name string, o checkOptions) error {
+func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int64, o checkOptions) error {
 	if o.outs.dot != "" || o.outs.shrink != "" {
 		return &exitError{exitInput, fmt.Errorf("%s: %w", name, errV2Outputs)}
+	}
+	if need := v2ReadMemory(size); o.maxMemory > 0 && need > o.maxMemory {
+		return &exitError{exitInput, &analyzer.MemoryError{File: name, Need: need, Limit: o.maxMemory, Source: o.memorySource, Estimated: true}}
 	}
 	h, err := history.ReadV2(in, name)
 	if err != nil {

@@ -143,9 +143,15 @@ func TestCheckV2MemoryBound(t *testing.T) {
 	if code, out, errs := pmlin(t, "", "check", f); code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errs)
 	}
-	code, _, errs := pmlin(t, "", "check", "--max-memory", "64K", f)
-	if code != 2 || !strings.Contains(errs, "big.hist:2: undecided: object x: the searches' memos would take more than 32768 bytes") {
+	code, _, errs := pmlin(t, "", "check", "--max-memory", "100K", f)
+	if code != 2 || !strings.Contains(errs, "big.hist:2: undecided: object x: the searches' memos would take more than 51200 bytes") {
 		t.Fatalf("exit %d, %s", code, errs)
+	}
+	// A history whose size says it cannot fit is refused before it is read.
+	code, out, errs := pmlin(t, "", "check", "--json", "--max-memory", "16K", f)
+	if e := errorObject(t, out); code != 2 || e.Kind != kindUndecided || e.Line != 0 || !strings.Contains(e.Message, "too large for the memory available: checking it needs about") ||
+		!strings.Contains(errs, "(estimated from its size), and --max-memory allows 16 KiB") {
+		t.Fatalf("exit %d, %+v, %s", code, e, errs)
 	}
 }
 
@@ -247,4 +253,45 @@ func TestCheckV2Report(t *testing.T) {
 	if m, _ := filepath.Glob(html + "*"); len(m) != 1 {
 		t.Errorf("files left beside the report: %v", m)
 	}
+}
+
+// TestCheckV2WordsAgreesWithExact: version 1 histories put in a version 2
+// file (the header changed, every line kept: they act on the object
+// words) get, from the exact search for any model, the verdict that
+// pmlin check --exact gives the version 1 file, in every mode.
+func TestCheckV2WordsAgreesWithExact(t *testing.T) {
+	var files []string
+	for _, g := range []string{"../examples/*.hist", "../history/testdata/*.hist", "../analyzer/testdata/chains/*.hist", "../analyzer/testdata/opodis/*.hist"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	if len(files) < 15 {
+		t.Fatalf("%d files", len(files))
+	}
+	verdicts := map[int]int{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v2 strings.Builder
+		v2.WriteString("pmlin-history v2\n")
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if !strings.HasPrefix(l, "pmlin-history") {
+				v2.WriteString(l)
+			}
+		}
+		for _, mode := range []string{"strict", "recoverable", "durable"} {
+			want, _, _ := pmlin(t, "", "check", "--exact", "--mode", mode, f)
+			code, out, errs := pmlin(t, v2.String(), "check", "--mode", mode, "-")
+			if code != want {
+				t.Errorf("%s, %s: exit %d as version 2, %d by check --exact\n%s%s", f, mode, code, want, out, errs)
+			}
+			verdicts[code]++
+		}
+	}
+	if verdicts[0] == 0 || verdicts[1] == 0 {
+		t.Errorf("verdicts %v: the files do not tell the checkers apart", verdicts)
+	}
+	t.Logf("exit statuses %v over %d files", verdicts, len(files))
 }

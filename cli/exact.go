@@ -51,7 +51,7 @@ func runExact(ctx context.Context, e env, path string, o checkOptions) error {
 	defer closeIn()
 	in, version := sniffVersion(in)
 	if version == 2 {
-		return runCheckV2(ctx, e, in, name, o)
+		return runCheckV2(ctx, e, in, name, size, o)
 	}
 	h, read, err := readWhole(in, name, size, o)
 	// A recording cut short is decided as far as it goes (ReadAll), then

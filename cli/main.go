@@ -1,6 +1,7 @@
 // Package cli is the pmlin command line: it checks recorded histories
 // (pmlin check) by the precedence-multigraph method of Cepeda et al.
-// (OPODIS 2019), records histories from persistent primitives (targets,
+// (OPODIS 2019), and histories of objects of any data type (format version
+// 2) by the exact search for any model (internal/lin), records histories from persistent primitives (targets,
 // package target) while crashing them (pmlin run, and the main job, pmlin
 // fuzz), lists the targets and their planted bugs (pmlin targets, pmlin
 // mutants), writes large synthetic histories (pmlin gen), runs the

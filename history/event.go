@@ -18,6 +18,13 @@
 // producer and a consumer in one process (pmlin fuzz): its Reader gives
 // the text's events, lines and errors without the text, as Events (Next)
 // or, without their copies, as Steps (NextStep).
+//
+// Version 2 of the format (objects of any data type, generic operations,
+// responses whose outcome is unknown; docs/history-format.md, "Version 2")
+// is read whole by ReadV2, in text or JSON Lines, into a model.History,
+// the in-memory form the checker for any model takes; WriteV2 writes one
+// back and ConvertV2 converts between the two syntaxes line for line.
+// Version tells a version 2 history from the rest by its header.
 package history
 
 import (

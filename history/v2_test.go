@@ -566,3 +566,32 @@ func TestV2DocExamples(t *testing.T) {
 		t.Errorf("the spec example is %d of the doc's examples", specs)
 	}
 }
+
+// TestV2CRLF: "\r\n" line endings, tabs and comments after events read as
+// the plain text does, lines and all, in both syntaxes.
+func TestV2CRLF(t *testing.T) {
+	for _, name := range []string{"testdata/v2/spec-example.hist", "testdata/v2/words.jsonl"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lf, err := history.ReadV2(bytes.NewReader(b), "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var crlf strings.Builder
+		for _, l := range strings.SplitAfter(string(b), "\n") {
+			if l = strings.TrimSuffix(l, "\n"); l != "" && !strings.HasPrefix(l, "#") {
+				if strings.HasSuffix(name, ".hist") { // (a JSON string keeps its spaces)
+					l = strings.ReplaceAll(l, " ", " \t")
+				}
+				l = "\t" + l + "\t# c"
+			}
+			crlf.WriteString(l + "\r\n")
+		}
+		got, err := history.ReadV2(strings.NewReader(crlf.String()), "x")
+		if err != nil || !reflect.DeepEqual(got, lf) {
+			t.Fatalf("%s: %v\n%q", name, err, crlf.String())
+		}
+	}
+}

@@ -168,10 +168,10 @@ func makeQueue(o order) Maker {
 		if err := params(names.model, ps, parse); err != nil {
 			return nil, err
 		}
-		addResult := one(false, OK)
-		if capacity >= 0 {
-			addResult = one(false, OK, Fail)
-		}
+		// fail is the shape of an add's answer whatever the capacity: on
+		// an unbounded container it is impossible (a violation), not
+		// malformed.
+		addResult := one(false, OK, Fail)
 		return &Model{
 			Init: func() []any { return states("") },
 			Step: func(s any, op *Op) []any { return stepQueue(o, capacity, s.(string), op) },

@@ -2,9 +2,11 @@ package lin
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -119,9 +121,8 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 		sh.maxMemory = DefaultMaxMemory
 	}
 	bounds := make([]int, len(h.Ops))
-	next := nextCalls(h)
 	for i := range h.Ops {
-		bounds[i], _ = window(h, &h.Ops[i], opt.Mode, next[i])
+		bounds[i], _ = window(h, &h.Ops[i], opt.Mode)
 	}
 	outs := runParts(ctx, h, parts, bounds, &opt, sh)
 	if err := ctx.Err(); err != nil {
@@ -130,14 +131,36 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	res.Mode = opt.Mode
 	res.States = sh.states.Load()
 	for k, p := range parts {
-		o := &res.Objects[p.obj]
 		out := &outs[k]
-		switch {
-		case out.verdict == Violation && o.Verdict != Violation:
-			o.Verdict = Violation
-			o.Explanation = explain(ctx, h, p, bounds, &opt, out)
-		case out.verdict == Undecided && o.Verdict == Linearizable:
-			o.Verdict, o.Reason = Undecided, out.reason
+		switch out.verdict {
+		case Violation:
+			// A part of several objects (joined by process order) blames
+			// the object of the operation that could not take effect.
+			o := &res.Objects[h.Ops[out.failing].Object]
+			if o.Verdict != Violation {
+				o.Verdict, o.Reason = Violation, "" // its other parts may have been stopped
+				o.Explanation = explain(ctx, h, p, bounds, &opt, out)
+			}
+		case Undecided:
+			for _, obj := range p.objs {
+				if o := &res.Objects[obj]; o.Verdict == Linearizable {
+					o.Verdict, o.Reason = Undecided, out.reason
+				}
+			}
+		}
+	}
+	// The other objects of a violating part joined by process order have
+	// no answer of their own: searched alone, each might be explained.
+	for k, p := range parts {
+		if outs[k].verdict != Violation {
+			continue
+		}
+		blamed := &h.Objects[h.Ops[outs[k].failing].Object]
+		for _, obj := range p.objs {
+			if o := &res.Objects[obj]; o.Verdict == Linearizable {
+				o.Verdict = Undecided
+				o.Reason = fmt.Sprintf("searched with object %s, which is not linearizable, because recoverable process order links them", blamed.Name)
+			}
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -202,14 +225,14 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 		}
 		byObj[op.Object] = append(byObj[op.Object], i)
 	}
-	var parts []*part
+	var groups []group
 	for k, ops := range byObj {
 		res.Objects[k].Ops = len(ops)
 		if len(ops) == 0 {
 			continue
 		}
 		m := models[k]
-		groups := [][]int{ops}
+		gs := [][]int{ops}
 		if m.Partition != nil {
 			ptrs := make([]*model.Op, len(ops))
 			for j, i := range ops {
@@ -217,7 +240,7 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 			}
 			local := m.Partition(ptrs)
 			seen := make([]bool, len(ops))
-			groups = groups[:0]
+			gs = gs[:0]
 			for _, g := range local {
 				if len(g) == 0 {
 					continue
@@ -230,7 +253,7 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 					seen[j] = true
 					abs[x] = ops[j]
 				}
-				groups = append(groups, sortedInts(abs))
+				gs = append(gs, sortedInts(abs))
 			}
 			for _, s := range seen {
 				if !s {
@@ -238,16 +261,161 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 				}
 			}
 		}
-		res.Objects[k].Parts = len(groups)
-		for _, g := range groups {
+		res.Objects[k].Parts = len(gs)
+		for _, g := range gs {
 			label := fmt.Sprintf("object %s", h.Objects[k].Name)
-			if len(groups) > 1 {
+			if len(gs) > 1 {
 				label += fmt.Sprintf(" (the partition of %d operations from %s)", len(g), h.Where(g[0]))
 			}
-			parts = append(parts, &part{obj: k, m: m, ops: g, label: label})
+			groups = append(groups, group{obj: k, m: m, ops: g, label: label})
 		}
 	}
-	return parts, res, nil
+	return join(h, groups, opt.Mode), res, nil
+}
+
+// group is the operations of one object, or of one partition of it, that
+// can be searched alone but for process order.
+type group struct {
+	obj   int
+	m     *model.Model
+	ops   []int
+	label string
+}
+
+// join makes the parts to search from the groups. In recoverable mode, an
+// operation cut off by a crash must precede its process's next operations
+// (processOrder), which may belong to other groups: such groups are
+// searched together, as one part whose state is the tuple of theirs.
+// Searching them apart would let each group place the cut-off operation
+// at a time that suits it alone.
+func join(h *model.History, groups []group, mode history.Mode) []*part {
+	root := make([]int, len(groups))
+	for g := range root {
+		root[g] = g
+	}
+	find := func(g int) int {
+		for root[g] != g {
+			root[g] = root[root[g]]
+			g = root[g]
+		}
+		return g
+	}
+	if mode == history.Recoverable {
+		groupOf := make([]int, len(h.Ops))
+		for g, gr := range groups {
+			for _, i := range gr.ops {
+				groupOf[i] = g
+			}
+		}
+		all := make([]int, len(h.Ops))
+		for i := range all {
+			all[i] = i
+		}
+		for x, chain := range processOrder(h, all, nil) {
+			for _, y := range chain {
+				root[find(groupOf[x])] = find(groupOf[y])
+			}
+		}
+	}
+	members := map[int][]int{}
+	var roots []int
+	for g := range groups {
+		r := find(g)
+		if _, ok := members[r]; !ok {
+			roots = append(roots, r)
+		}
+		members[r] = append(members[r], g)
+	}
+	parts := make([]*part, 0, len(roots))
+	for _, r := range roots {
+		gs := members[r]
+		if len(gs) == 1 {
+			g := &groups[gs[0]]
+			parts = append(parts, &part{obj: g.obj, objs: []int{g.obj}, m: g.m, ops: g.ops, label: g.label})
+			continue
+		}
+		p := &part{obj: groups[gs[0]].obj}
+		var labels []string
+		for _, g := range gs {
+			p.ops = append(p.ops, groups[g].ops...)
+			labels = append(labels, groups[g].label)
+			if !slices.Contains(p.objs, groups[g].obj) {
+				p.objs = append(p.objs, groups[g].obj)
+			}
+		}
+		slices.Sort(p.ops)
+		p.m = product(h, groups, gs)
+		p.label = strings.Join(labels, " with ") + ", joined by process order"
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// product is the model of several groups searched as one: a state is the
+// tuple of the groups' states, and an operation steps its own group's.
+func product(h *model.History, groups []group, gs []int) *model.Model {
+	comp := map[*model.Op]int{}
+	for c, g := range gs {
+		for _, i := range groups[g].ops {
+			comp[&h.Ops[i]] = c
+		}
+	}
+	return &model.Model{
+		Init: func() []any {
+			tuples := []any{[]any{}}
+			for _, g := range gs {
+				var next []any
+				for _, t := range tuples {
+					for _, s := range groups[g].m.Init() {
+						next = append(next, append(slices.Clip(t.([]any)), s))
+					}
+				}
+				tuples = next
+			}
+			return tuples
+		},
+		Step: func(s any, op *model.Op) []any {
+			t := s.([]any)
+			c := comp[op]
+			var out []any
+			for _, n := range groups[gs[c]].m.Step(t[c], op) {
+				u := slices.Clone(t)
+				u[c] = n
+				out = append(out, u)
+			}
+			return out
+		},
+		// Key: each group's key behind its length, so that no two tuples
+		// share one.
+		Key: func(s any) string {
+			var b []byte
+			for c, x := range s.([]any) {
+				k := groups[gs[c]].m.Key(x)
+				b = binary.AppendUvarint(b, uint64(len(k)))
+				b = append(b, k...)
+			}
+			return string(b)
+		},
+		Validate: func(op *model.Op) error { return groups[gs[comp[op]]].m.Validate(op) },
+		ReadOnly: func(op *model.Op) bool {
+			m := groups[gs[comp[op]]].m
+			return m.ReadOnly != nil && m.ReadOnly(op)
+		},
+		Expect: func(s any, op *model.Op) []model.Value {
+			c := comp[op]
+			if m := groups[gs[c]].m; m.Expect != nil {
+				return m.Expect(s.([]any)[c], op)
+			}
+			return nil
+		},
+		Describe: func(s any) string {
+			var parts []string
+			for c, x := range s.([]any) {
+				parts = append(parts, fmt.Sprintf("%s: %s", groups[gs[c]].label, describe(groups[gs[c]].m, x)))
+			}
+			return strings.Join(parts, "; ")
+		},
+	}
 }
 
 func lineOf(h *model.History, line int64) string {
@@ -299,13 +467,32 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 			}
 		}()
 	}
+	// Once a part of an object is a violation, the object's verdict cannot
+	// change: its other parts (those of that object alone) stop.
+	objCtx := make([]context.Context, len(h.Objects))
+	objStop := make([]context.CancelFunc, len(h.Objects))
+	for o := range objCtx {
+		objCtx[o], objStop[o] = context.WithCancel(ctx)
+		defer objStop[o]()
+	}
 	work := make(chan int)
 	for range max(1, min(runtime.GOMAXPROCS(0), len(parts))) {
 		done.Add(1)
 		go func() {
 			defer done.Done()
 			for k := range work {
-				outs[k] = search(ctx, h, parts[k], bounds, opt, sh)
+				pctx := ctx
+				if p := parts[k]; len(p.objs) == 1 {
+					pctx = objCtx[p.objs[0]]
+				}
+				if pctx.Err() != nil {
+					outs[k] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
+				} else {
+					outs[k] = decide(pctx, h, parts[k], bounds, opt, sh)
+				}
+				if outs[k].verdict == Violation {
+					objStop[h.Ops[outs[k].failing].Object]()
+				}
 				mu.Lock()
 				finished++
 				mu.Unlock()

@@ -4,17 +4,21 @@
 //
 // # What it decides
 //
-// A history is linearizable when each object's operations are (locality,
-// Herlihy and Wing): some sequence of them holds every operation that
-// returned, at most once each optional one (cut off by a crash or the
-// end, or answered "?"), respects real time and each optional
-// operation's window (window, the one statement of the rule), and replays
-// on the model from one of its initial states with every result as
-// recorded. Each window is an interval of positions, so an object whose
-// model partitions its operations (a map by key, a set by value, words by
-// connected components of addresses) is checked partition by partition:
-// Horn and Kroening's P-compositionality ("Faster linearizability
-// checking via P-compositionality", FORTE 2015, Section 3).
+// A history is linearizable when some sequence of its operations holds
+// every operation that returned and at most once each optional one (cut
+// off by a crash or the end, or answered "?"), respects real time, each
+// optional operation's window (window, the one statement of the rule)
+// and, in recoverable mode, process order (processOrder, likewise), and
+// replays each object's operations on its model from one of its initial
+// states with every result as recorded. Windows are intervals of
+// positions, so without process order each object is checked alone
+// (locality, Herlihy and Wing), and an object whose model partitions its
+// operations (a map by key, a set by value, words by connected components
+// of addresses) partition by partition: Horn and Kroening's
+// P-compositionality ("Faster linearizability checking via
+// P-compositionality", FORTE 2015, Section 3). Groups that process order
+// links are searched together, as one part whose state is the tuple of
+// theirs.
 //
 // # How
 //

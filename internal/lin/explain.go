@@ -116,7 +116,8 @@ const PrefixShown = 16
 // of the search that found it, and its operations shrunk (unless
 // opt.NoShrink).
 func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, out *outcome) *Explanation {
-	e := &Explanation{Object: h.Objects[p.obj].Name, Model: h.Objects[p.obj].Model}
+	obj := &h.Objects[h.Ops[out.failing].Object]
+	e := &Explanation{Object: obj.Name, Model: obj.Model}
 	ops := p.ops
 	if !opt.NoShrink {
 		ops, e.Minimal = shrink(ctx, h, p, bounds, opt, out)
@@ -235,7 +236,7 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		}
 		sub := *p
 		sub.ops = ops
-		o := search(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
+		o := decide(ctx, h, &sub, bounds, opt, &shared{maxMemory: opt.memory()})
 		budget -= o.states
 		if o.verdict == Undecided {
 			minimal = false

@@ -139,9 +139,8 @@ func TestWitnessMinimal(t *testing.T) {
 			sub := func(ops []int) Verdict {
 				m, _ := model.Builtin(h.Objects[0].Model)(nil)
 				bounds := make([]int, len(h.Ops))
-				next := nextCalls(h)
 				for i := range h.Ops {
-					bounds[i], _ = window(h, &h.Ops[i], 0, next[i])
+					bounds[i], _ = window(h, &h.Ops[i], 0)
 				}
 				return search(context.Background(), h, &part{m: m, ops: ops, label: "test"}, bounds, &Options{}, &shared{}).verdict
 			}

@@ -151,25 +151,63 @@ func fuzzHistory(data []byte) (*model.History, history.Mode) {
 	return h, mode
 }
 
+// unpartitioned is model.Builtin without partitions.
+func unpartitioned(name string) model.Maker {
+	mk := model.Builtin(name)
+	if mk == nil {
+		return nil
+	}
+	return func(ps []model.Param) (*model.Model, error) {
+		m, err := mk(ps)
+		if err != nil {
+			return nil, err
+		}
+		c := *m
+		c.Partition = nil
+		return &c, nil
+	}
+}
+
 // FuzzCheck: no panic on any history; an error only from validation
-// (never for a history that validation accepts), and a verdict for every
-// object otherwise.
+// (never for a history that validation accepts), a verdict for every
+// object otherwise, a witness for every violation; and the modes nest: a
+// history linearizable in strict mode is in recoverable mode, and one
+// linearizable in recoverable mode is in durable mode (each mode's
+// completions include the stricter one's); and checking without the
+// models' partitions gives the same verdicts.
 func FuzzCheck(f *testing.F) {
 	f.Add([]byte{0, 0, 8, 1, 1, 1, 1, 2, 1, 0, 0, 5, 9, 1})
 	f.Add([]byte{2, 1, 3, 12, 0, 1, 1, 1, 12, 1, 3, 0, 0, 4, 1, 2, 3})
 	f.Add([]byte{1, 0, 9, 4, 0, 2, 2, 1, 2, 8, 0, 1, 2, 4, 1, 5, 0, 0, 1})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, mode := fuzzHistory(data)
-		res, err := Check(context.Background(), h, Options{Mode: mode, MaxStates: 20000})
-		if err != nil {
-			return
+		h, _ := fuzzHistory(data)
+		var verdicts [3]Verdict
+		for _, mode := range history.Modes {
+			res, err := Check(context.Background(), h, Options{Mode: mode, MaxStates: 20000})
+			if err != nil {
+				return
+			}
+			if len(res.Objects) != len(h.Objects) {
+				t.Fatalf("%d results for %d objects", len(res.Objects), len(h.Objects))
+			}
+			for _, o := range res.Objects {
+				if o.Verdict == Violation && (o.Explanation == nil || len(o.Explanation.Ops) == 0) {
+					t.Fatalf("violation of %s without a witness", o.Name)
+				}
+			}
+			verdicts[mode] = res.Verdict
+			// P-compositionality: the same verdict without partitions.
+			whole, err := Check(context.Background(), h, Options{Mode: mode, MaxStates: 20000, NoShrink: true, Models: unpartitioned})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if whole.Verdict != res.Verdict && whole.Verdict != Undecided && res.Verdict != Undecided {
+				t.Fatalf("%v: %v by partitions, %v whole\n%s", mode, res.Verdict, whole.Verdict, fmtHist(h))
+			}
 		}
-		if len(res.Objects) != len(h.Objects) {
-			t.Fatalf("%d results for %d objects", len(res.Objects), len(h.Objects))
-		}
-		for _, o := range res.Objects {
-			if o.Verdict == Violation && (o.Explanation == nil || len(o.Explanation.Ops) == 0) {
-				t.Fatalf("violation of %s without a witness", o.Name)
+		for m := 1; m < 3; m++ {
+			if verdicts[m-1] == Linearizable && verdicts[m] == Violation {
+				t.Fatalf("linearizable in %v but not in %v: %v\n%s", history.Modes[m-1], history.Modes[m], verdicts, fmtHist(h))
 			}
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync/atomic"
 
+	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -23,10 +24,14 @@ type shared struct {
 // part is one unit of search: some operations of one object (all of
 // them, or one partition), with their windows.
 type part struct {
-	obj   int
+	obj   int   // its first object
+	objs  []int // its objects: several when process order joins them
 	m     *model.Model
 	ops   []int // indexes in History.Ops, in order of invocation
 	label string
+	// required: operations answered "?" that this search must make take
+	// effect (a case of decide's); nil: none.
+	required map[int]bool
 }
 
 // outcome is the end of one search.
@@ -55,6 +60,9 @@ type frame struct {
 	prevKey string
 	leftOut bool
 	forced  bool // an operation without effect, placed at once
+	// drop: the cut-off operations, not done yet, that the operation's
+	// taking effect leaves out (processOrder).
+	drop []int32
 }
 
 // search decides one part by the Wing & Gong search with Lowe's memo of
@@ -73,7 +81,11 @@ type frame struct {
 // window has closed is left out). Leaving out at the last moment is as
 // good as earlier, since a left-out operation constrains nothing, and it
 // spares the search the configurations where it was left out early, which
-// the undecided configuration already covers.
+// the undecided configuration already covers. In recoverable mode an
+// operation that takes effect leaves out the cut-off operations of its
+// process that had to precede it and did not (processOrder): they are
+// marked done with it, so that the memo's configurations still say
+// everything that matters.
 func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
 	n := len(p.ops)
 	// entries: 1..2n at most; 0 is the head.
@@ -88,10 +100,14 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	for j, i := range p.ops {
 		readOnly[j] = p.m.ReadOnly != nil && h.Ops[i].Status == model.Returned && p.m.ReadOnly(&h.Ops[i])
 		ents = append(ents, ent{pos: h.Ops[i].Call, op: int32(j)})
-		if bounds[i] != unbounded {
-			ents = append(ents, ent{pos: bounds[i], ret: true, op: int32(j)})
+		b := bounds[i]
+		if p.required[i] {
+			b = h.Events // it must take effect: before the end
 		}
-		optional[j] = h.Ops[i].Status != model.Returned
+		if b != unbounded {
+			ents = append(ents, ent{pos: b, ret: true, op: int32(j)})
+		}
+		optional[j] = h.Ops[i].Status != model.Returned && !p.required[i]
 	}
 	// Real-time order; at one position a window's end comes before the
 	// invocation that bounds it.
@@ -188,6 +204,27 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			high--
 		}
 	}
+	// before[j]: the cut-off operations that must take effect before j, if
+	// they take effect at all.
+	before := make([][]int32, n)
+	if opt.Mode == history.Recoverable {
+		for x, chain := range processOrder(h, p.ops, p.required) {
+			for _, j := range chain {
+				before[j] = append(before[j], int32(x))
+			}
+		}
+	}
+	done := func(j int32) bool { return bits[j/8]&(1<<(j%8)) != 0 }
+	// drops are the operations that j's taking effect would leave out now.
+	drops := func(j int32) []int32 {
+		var d []int32
+		for _, x := range before[j] {
+			if !done(x) {
+				d = append(d, x)
+			}
+		}
+		return d
+	}
 	seen := newMemo()
 	var buf []byte
 	var out outcome
@@ -199,13 +236,19 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	// new, and records it. The key: the state's key with its length (so
 	// that the rest cannot be mistaken for a part of it), low, and the
 	// bytes from low to high.
-	fresh := func(sk string, j int32) bool {
+	fresh := func(sk string, j int32, drop []int32) bool {
 		set(j)
+		for _, x := range drop {
+			set(x)
+		}
 		buf = binary.AppendUvarint(buf[:0], uint64(len(sk)))
 		buf = append(buf, sk...)
 		buf = binary.AppendUvarint(buf, uint64(low))
 		if high >= low {
 			buf = append(buf, bits[low:high+1]...)
+		}
+		for _, x := range drop {
+			unset(x)
 		}
 		unset(j)
 		if !seen.add(buf) {
@@ -214,13 +257,32 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 		out.states++
 		return true
 	}
-	first := func(alts []any, from int, j int32) (int, string) {
+	first := func(alts []any, from int, j int32, drop []int32) (int, string) {
 		for k := from; k < len(alts); k++ {
-			if sk := p.m.Key(alts[k]); fresh(sk, j) {
+			if sk := p.m.Key(alts[k]); fresh(sk, j, drop) {
 				return k, sk
 			}
 		}
 		return -1, ""
+	}
+	// place marks frame f's operation done (with what it leaves out) and
+	// takes it out of the list; unplace undoes it, in the reverse order of
+	// the list's unlinks.
+	place := func(f *frame) {
+		set(entOp[f.ent])
+		lift(f.ent)
+		for _, x := range f.drop {
+			set(x)
+			lift(callOf[x])
+		}
+	}
+	unplace := func(f *frame) {
+		for k := len(f.drop) - 1; k >= 0; k-- {
+			unlift(callOf[f.drop[k]])
+			unset(f.drop[k])
+		}
+		unlift(f.ent)
+		unset(entOp[f.ent])
 	}
 	opOf := func(j int32) *model.Op { return &h.Ops[p.ops[j]] }
 	var stack []frame
@@ -265,7 +327,8 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			if !isRet[x] {
 				j := entOp[x]
 				alts := p.m.Step(state, opOf(j))
-				if readOnly[j] && len(alts) == 1 && p.m.Key(alts[0]) == stateKey {
+				drop := drops(j)
+				if readOnly[j] && len(drop) == 0 && len(alts) == 1 && p.m.Key(alts[0]) == stateKey {
 					// An operation that changes no state it can return its
 					// results in (Model.ReadOnly), and that may take effect
 					// now, takes effect now, without the alternative of
@@ -274,20 +337,20 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 					// is left, and it changes nothing for what it jumps
 					// over). So if this fails, so does this configuration.
 					// (Without effect here is not enough: a write of the
-					// value already there has an effect elsewhere.)
-					if fresh(stateKey, j) {
+					// value already there has an effect elsewhere. Nor when
+					// placing it now would leave out a cut-off operation that
+					// a later place lets take effect first.)
+					if fresh(stateKey, j, nil) {
 						stack = append(stack, frame{ent: x, prev: state, prevKey: stateKey, forced: true})
-						set(j)
-						lift(x)
+						place(&stack[len(stack)-1])
 						cur = next[0]
 						continue
 					}
 				} else {
-					if k, sk := first(alts, 0, j); k >= 0 {
-						stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state, prevKey: stateKey})
-						set(j)
+					if k, sk := first(alts, 0, j, drop); k >= 0 {
+						stack = append(stack, frame{ent: x, alts: alts, idx: k, prev: state, prevKey: stateKey, drop: drop})
+						place(&stack[len(stack)-1])
 						state, stateKey = alts[k], sk
-						lift(x)
 						cur = next[0]
 						continue
 					}
@@ -298,10 +361,9 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 				// A window closes before its operation took effect. An
 				// optional one is left out now: as good as earlier, since
 				// a left-out operation constrains nothing.
-				if j := entOp[x]; optional[j] && fresh(stateKey, j) {
+				if j := entOp[x]; optional[j] && fresh(stateKey, j, nil) {
 					stack = append(stack, frame{ent: callOf[j], prev: state, prevKey: stateKey, leftOut: true})
-					set(j)
-					lift(callOf[j])
+					place(&stack[len(stack)-1])
 					cur = next[0]
 					continue
 				}
@@ -321,14 +383,12 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 			for len(stack) > 0 && !resumed {
 				f := &stack[len(stack)-1]
 				j := entOp[f.ent]
-				unlift(f.ent)
-				unset(j)
+				unplace(f)
 				state, stateKey = f.prev, f.prevKey
-				if k, sk := first(f.alts, f.idx+1, j); k >= 0 {
+				if k, sk := first(f.alts, f.idx+1, j, f.drop); k >= 0 {
 					f.idx = k
-					set(j)
+					place(f)
 					state, stateKey = f.alts[k], sk
-					lift(f.ent)
 					cur, resumed = next[0], true
 					continue
 				}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -232,18 +233,6 @@ func randomMap(r *rand.Rand, ops int) string {
 // checking it whole, on random histories, in every mode; and the split
 // is really made (partitions > 1).
 func TestPartitionAgrees(t *testing.T) {
-	whole := func(name string) model.Maker {
-		mk := model.Builtin(name)
-		return func(ps []model.Param) (*model.Model, error) {
-			m, err := mk(ps)
-			if err != nil {
-				return nil, err
-			}
-			c := *m
-			c.Partition = nil
-			return &c, nil
-		}
-	}
 	r := rand.New(rand.NewPCG(29, 1))
 	count := [3]int{}
 	split := 0
@@ -254,7 +243,7 @@ func TestPartitionAgrees(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			b, err := Check(context.Background(), h, Options{Mode: mode, NoShrink: true, Models: whole})
+			b, err := Check(context.Background(), h, Options{Mode: mode, NoShrink: true, Models: unpartitioned})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,4 +268,36 @@ func fmtHist(h *model.History) string {
 		fmt.Fprintf(&b, "line %d: %d %s %v -> %v (%d) call %d ret %d crash %d\n", op.Line, op.Proc, op.Name, op.Args, op.Results, op.Status, op.Call, op.Return, op.Crash)
 	}
 	return b.String()
+}
+
+// TestViolationStopsSiblings: once one key of a map is a violation, the
+// object's verdict is known, and the search of its other keys stops (a
+// hard violation of key 1 would take millions of states).
+func TestViolationStopsSiblings(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two searches at once")
+	}
+	var b strings.Builder
+	b.WriteString("object m map\n")
+	const n = 18
+	for p := range n {
+		fmt.Fprintf(&b, "%d inv m put 1 %d\n", p, p+1)
+	}
+	for p := range n {
+		fmt.Fprintf(&b, "%d ret %s\n", p, "?")
+	}
+	fmt.Fprintf(&b, "%d inv m get 1\n%d ret %d\n", n, n, n+1)
+	fmt.Fprintf(&b, "%d inv m get 2\n%d ret 5\n", n+1, n+1)
+	h := parse(t, b.String())
+	res, err := Check(context.Background(), h, Options{MaxStates: 1 << 40, NoShrink: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Objects[0]
+	if res.Verdict != Violation || o.Reason != "" || o.Explanation.Failing.Line != int64(2*n+4) {
+		t.Fatalf("%v %q, failing %+v", res.Verdict, o.Reason, o.Explanation.Failing)
+	}
+	if res.States > 200_000 {
+		t.Errorf("%d states: the search of key 1 went on after key 2's violation", res.States)
+	}
 }
