@@ -230,8 +230,28 @@ func objectTimeline(h *model.History, ops []int, x *ObjectAnomaly, budget *int) 
 	}
 	if x == nil {
 		*budget -= len(shown)
+	} else if x.expl != nil {
+		shown = withJoined(h, ops, shown, x.expl)
 	}
 	return layoutObjectTimeline(h, ops, shown, x), ""
+}
+
+// withJoined adds to shown (in invocation order) the operations of other
+// objects that the explanation x names: in recoverable mode, process
+// order joins objects into one search, whose longest order and witness
+// may hold them.
+func withJoined(h *model.History, ops, shown []int, x *lin.Explanation) []int {
+	obj := h.Ops[ops[0]].Object
+	out := slices.Clone(shown)
+	for _, refs := range [][]lin.OpRef{x.Ops, x.Prefix, x.Origins, {x.Failing}} {
+		for _, r := range refs {
+			if h.Ops[r.Index].Object != obj {
+				out = append(out, r.Index)
+			}
+		}
+	}
+	slices.Sort(out) // History.Ops are in invocation order
+	return slices.Compact(out)
 }
 
 // around picks the object's operations (ops) to draw: those the
@@ -277,7 +297,13 @@ func abs(n int) int {
 // band where operations of the object are left out, and an end column for
 // those cut off by the end of the history.
 func layoutObjectTimeline(h *model.History, ops, shown []int, x *ObjectAnomaly) *objTimeline {
-	t := &objTimeline{Shown: len(shown), Of: len(ops), LaneH: objTLLane, BarH: objTLBar}
+	obj := h.Ops[ops[0]].Object
+	t := &objTimeline{Of: len(ops), LaneH: objTLLane, BarH: objTLBar}
+	for _, i := range shown {
+		if h.Ops[i].Object == obj {
+			t.Shown++
+		}
+	}
 	lo, hi := h.Events, -1
 	var pos []int
 	var procs []int64
@@ -458,6 +484,11 @@ func layoutObjectTimeline(h *model.History, ops, shown []int, x *ObjectAnomaly) 
 		}
 		ref := lin.Ref(h, i)
 		desc := ref.Op
+		if op.Object != obj {
+			// An operation of another object that the explanation names.
+			b.Class += " other"
+			desc = h.Objects[op.Object].Name + ": " + desc
+		}
 		b.Title = fmt.Sprintf("%s, process %d: %s", ref.At(), op.Proc, desc)
 		if op.Status == model.CutOff {
 			if op.Crash >= 0 {

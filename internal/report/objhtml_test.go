@@ -111,6 +111,14 @@ func parsePage(t *testing.T, page string) []pageElem {
 			if e.name == "section" {
 				object = e.attrs["data-object"]
 			}
+			// A bar's or a crash's shape, on its group.
+			if len(stack) > 0 && out[stack[len(stack)-1]].name == "g" && (e.name == "rect" || e.name == "line") {
+				for _, a := range []string{"x", "width", "x1"} {
+					if v, ok := e.attrs[a]; ok {
+						out[stack[len(stack)-1]].attrs[e.name+"."+a] = v
+					}
+				}
+			}
 			e.object = object
 			out = append(out, e)
 			stack = append(stack, len(out)-1)
@@ -268,6 +276,28 @@ func TestObjectsHTML(t *testing.T) {
 	if crashes["q"] != 1 || crashes["x"] != 0 {
 		t.Errorf("crash lines drawn: %v, want one in q's timeline", crashes)
 	}
+	// The bar of the enq the crash cut off ends at the crash's line.
+	var crashX string
+	for _, e := range elems {
+		if e.name == "g" && e.hasClass("crash") && e.object == "q" {
+			crashX = e.attrs["line.x1"]
+		}
+	}
+	cut := 0
+	for i, b := range bars(t, elems, "q") {
+		if h.Ops[i].Crash < 0 {
+			continue
+		}
+		cut++
+		x, _ := strconv.ParseFloat(b.attrs["rect.x"], 64)
+		w, _ := strconv.ParseFloat(b.attrs["rect.width"], 64)
+		if cx, _ := strconv.ParseFloat(crashX, 64); x+w < cx-0.11 || x+w > cx+0.11 || b.attrs["line.x1"] != crashX {
+			t.Errorf("line %d, cut off by the crash: its bar ends at %.1f (its red end at %s), the crash is at %s", h.Ops[i].Line, x+w, b.attrs["line.x1"], crashX)
+		}
+	}
+	if cut != 1 {
+		t.Errorf("%d operations cut off by the crash, want 1", cut)
+	}
 }
 
 // TestObjectsHTMLLarge: past report.TimelineMax operations, a linearizable
@@ -355,5 +385,50 @@ func TestObjectsHTMLMany(t *testing.T) {
 	}
 	if n := len(bars(t, elems, "x")); n != 2 {
 		t.Errorf("the violating register: %d bars", n)
+	}
+}
+
+// TestObjectsHTMLJoined: in recoverable mode process order joins objects
+// a and b into one search, whose longest order holds b's operations: a's
+// timeline draws them too, marked as another object's, so that every
+// operation its explanation names is on it.
+func TestObjectsHTMLJoined(t *testing.T) {
+	h, res, page := objectsPage(t, `pmlin-history v2
+object a register
+object b register
+1 inv a write 1
+crash
+1 inv b write 2
+1 ret ok
+2 inv b read
+2 ret 2
+2 inv a read
+2 ret 0
+2 inv a read
+2 ret 1
+`, history.Recoverable)
+	x := res.Objects[0].Explanation
+	if x == nil || res.Objects[1].Verdict != lin.Undecided {
+		t.Fatalf("%+v", res.Objects)
+	}
+	got := bars(t, parsePage(t, page), "a")
+	others := 0
+	for _, r := range append(append(slices.Clone(x.Ops), x.Prefix...), x.Failing) {
+		b, ok := got[r.Index]
+		if !ok {
+			t.Errorf("line %d, named by a's explanation, is not on a's timeline", r.Line)
+			continue
+		}
+		if other := h.Objects[h.Ops[r.Index].Object].Name != "a"; b.hasClass("other") != other || other && !strings.Contains(b.text, "b: ") {
+			t.Errorf("line %d: class %q, label %q", r.Line, b.attrs["class"], b.text)
+		}
+	}
+	for _, b := range got {
+		if b.hasClass("other") {
+			others++
+		}
+	}
+	if others == 0 || len(got) != len(opsOf(h, "a"))+others {
+		t.Errorf("%d bars on a's timeline, %d of other objects", len(got), others)
 	}
 }
