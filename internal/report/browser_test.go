@@ -346,7 +346,7 @@ func TestBrowserObjects(t *testing.T) {
 			px := highlightPixels(img)
 			t.Logf("%s: %d bytes, %d bars, %s highlighted, %d highlight pixels, %s timelines scrolled, page %s px too wide; screenshot %s",
 				p.name, len(page), bars, hl, px, scrolled, over, shot)
-			if witness > 0 && px < 200 {
+			if witness > 0 && px < 100 {
 				t.Errorf("the highlighted operations are not visible in the screenshot (%d pixels)", px)
 			}
 		})
