@@ -71,6 +71,30 @@ type objSection struct {
 	Says     string // the verdict in words
 	Class    string // of the verdict: ok, bad, und
 	Failing  string // the operation that could not take effect
+	// Witness and Prefix are the anomaly's, with their objects.
+	Witness, Prefix []listedOp
+}
+
+// listedOp is an operation of an explanation's lists, with the name of
+// its object when it is not the section's (joined by process order).
+type listedOp struct {
+	ObjectOp
+	Of string
+}
+
+// listed are ops, their objects told by refs (the same operations, from
+// the explanation; nil: none told) in h.
+func listed(h *model.History, object string, ops []ObjectOp, refs []lin.OpRef) []listedOp {
+	out := make([]listedOp, len(ops))
+	for k, op := range ops {
+		out[k].ObjectOp = op
+		if h != nil && k < len(refs) {
+			if name := h.Objects[h.Ops[refs[k].Index].Object].Name; name != object {
+				out[k].Of = name
+			}
+		}
+	}
+	return out
 }
 
 // objTimeline is the drawing of an object's operations: a lane per
@@ -169,8 +193,14 @@ func (v *ObjectsVerdict) HTML(w io.Writer) error {
 			if v.Anomalies[i].Object == o.Name {
 				s.Anomaly = &v.Anomalies[i]
 				s.PrefixAt = s.Anomaly.PrefixLen - len(s.Anomaly.Prefix) + 1
+				s.Witness, s.Prefix = listed(v.hist, o.Name, s.Anomaly.Witness, nil), listed(v.hist, o.Name, s.Anomaly.Prefix, nil)
 				if f := s.Anomaly.expl; f != nil {
-					s.Failing = fmt.Sprintf("%s (process %d, %s)", f.Failing.At(), f.Failing.Proc, f.Failing.Op)
+					s.Witness, s.Prefix = listed(v.hist, o.Name, s.Anomaly.Witness, f.Ops), listed(v.hist, o.Name, s.Anomaly.Prefix, f.Prefix)
+					of := listed(v.hist, o.Name, []ObjectOp{{}}, []lin.OpRef{f.Failing})[0].Of
+					if of != "" {
+						of = "object " + of + ", "
+					}
+					s.Failing = fmt.Sprintf("%s (%sprocess %d, %s)", f.Failing.At(), of, f.Failing.Proc, f.Failing.Op)
 				}
 			}
 		}

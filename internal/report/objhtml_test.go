@@ -411,8 +411,24 @@ crash
 	if x == nil || res.Objects[1].Verdict != lin.Undecided {
 		t.Fatalf("%+v", res.Objects)
 	}
-	got := bars(t, parsePage(t, page), "a")
+	elems := parsePage(t, page)
+	got := bars(t, elems, "a")
 	others := 0
+	// The lists name b's operations as b's.
+	ofB, listedB := 0, 0
+	for _, r := range append(slices.Clone(x.Ops), x.Prefix...) {
+		if h.Objects[h.Ops[r.Index].Object].Name == "b" {
+			ofB++
+		}
+	}
+	for _, e := range elems {
+		if e.object == "a" && e.name == "li" && strings.Contains(e.text, "object b, process") {
+			listedB++
+		}
+	}
+	if ofB == 0 || listedB != ofB {
+		t.Errorf("%d operations of b listed as b's, want %d", listedB, ofB)
+	}
 	for _, r := range append(append(slices.Clone(x.Ops), x.Prefix...), x.Failing) {
 		b, ok := got[r.Index]
 		if !ok {
