@@ -335,9 +335,14 @@ func (r *Result) WriteReport(w io.Writer) error {
 	return nil
 }
 
-// WriteHTML writes pmlin check --report's self-contained HTML report. An
-// exact verdict has none: it has no graph to draw.
+// WriteHTML writes pmlin check --report's self-contained HTML report: for
+// a history of objects, each object's verdict, explanation and timeline.
+// An exact verdict on a history of words has none: it has no graph to
+// draw.
 func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
+	if r.ov != nil {
+		return r.ov.HTML(w)
+	}
 	if r.a == nil {
 		return errors.New("pmlin: the exact search decided this history: there is no graph to report")
 	}

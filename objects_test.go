@@ -237,3 +237,27 @@ func TestCheckObjectsErrors(t *testing.T) {
 		t.Errorf("an object's field in a word history: %v", err)
 	}
 }
+
+// TestCheckObjectsHTML: Result.WriteHTML writes a history of objects'
+// report, its witness highlighted (the deq of a value never enqueued).
+func TestCheckObjectsHTML(t *testing.T) {
+	h := pmlin.History{
+		Objects: []model.Object{{Name: "q", Model: "queue"}},
+		Operations: []pmlin.Operation{
+			qop(1, "enq", 10, 20, pmlin.Returned, vals(7), okv),
+			qop(2, "deq", 30, 40, pmlin.Returned, nil, vals(8)),
+		},
+	}
+	res, err := pmlin.Check(context.Background(), h, pmlin.Options{})
+	if err != nil || res.Linearizable {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var b bytes.Buffer
+	if err := res.WriteHTML(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if !strings.Contains(page, `data-object="q"`) || strings.Count(page, `<g class="op`) != 2 || strings.Count(page, `<g class="op hl`) != 1 {
+		t.Fatalf("no timeline of q with its witness highlighted:\n%s", page)
+	}
+}

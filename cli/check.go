@@ -52,16 +52,19 @@ each edge with its reason; for a stale read, how many versions behind it was.
 
   --report FILE.html  a self-contained HTML report: per anomaly, a timeline of
                       its neighbourhood (a lane per process) and the precedence
-                      subgraph around it; never the whole history
+                      subgraph around it; never the whole history. For a
+                      version 2 history: per object, its verdict, explanation
+                      and timeline, the witness highlighted
   --dot FILE.dot      the anomalies' neighbourhoods of the precedence graph, as
                       Graphviz DOT, edges labelled by kind and word
   --shrink OUT.hist   a small sub-history that still fails (1-minimal: removing
                       any one operation makes it pass, ill-formed or fail
                       otherwise), for a person to read and a test to keep
 
-These take one FILE, and read it a second time for the lines they show: when
-it cannot be read twice (standard input, a named pipe, /dev/fd/N), it is
-first copied to a temporary file (removed at exit). They never overwrite an
+These take one FILE (--dot and --shrink a version 1 history), and read a
+version 1 history a second time for the lines they show: when it cannot be
+read twice (standard input, a named pipe, /dev/fd/N), it is first copied to
+a temporary file (removed at exit). They never overwrite an
 existing file unless --force is given.
 
 A recording cut short (its header promises a closing line it lacks, or that

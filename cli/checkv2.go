@@ -33,9 +33,9 @@ func sniffVersion(in io.Reader) (io.Reader, int) {
 	return br, history.Version(br)
 }
 
-// errV2Outputs is the usage error of --report, --dot or --shrink with a
-// version 2 history, known only once the file is open.
-var errV2Outputs = errors.New("--report, --dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation")
+// errV2Outputs is the usage error of --dot or --shrink with a version 2
+// history, known only once the file is open.
+var errV2Outputs = errors.New("--dot and --shrink are for version 1 histories: the verdict of a version 2 history holds its explanation (--report draws it)")
 
 // v2ReadMemory is the low end of what a version 2 history of size bytes
 // holds once read (history.ReadV2), for a refusal before reading it: on
@@ -49,7 +49,7 @@ func v2ReadMemory(size int64) int64 { return size * 3 / 2 }
 // its verdict: each object's, and the explanation of each object that no
 // order explains.
 func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int64, o checkOptions) error {
-	if o.outs.any() {
+	if o.outs.dot != "" || o.outs.shrink != "" {
 		return &exitError{exitInput, fmt.Errorf("%s: %w", name, errV2Outputs)}
 	}
 	if need := v2ReadMemory(size); o.maxMemory > 0 && need > o.maxMemory {
@@ -111,6 +111,12 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 		}
 	} else if err := v.Text(e.stdout); err != nil {
 		return &exitError{exitInput, err}
+	}
+	if o.outs.html != "" {
+		if err := createOutput(ctx, o.outs.html, o.outs.force, v.HTML); err != nil {
+			return &exitError{exitInput, afterVerdict{err}}
+		}
+		fmt.Fprintf(e.stderr, "pmlin: wrote the report %s (%s)\n", o.outs.html, fileSize(o.outs.html))
 	}
 	if !v.Linearizable {
 		return &exitError{exitViolated, nil}

@@ -115,8 +115,10 @@ func TestCheckV2Errors(t *testing.T) {
 		{"pmlin-history v2\nobject q queue\n1 inv q enq 1\n2 inv q enq 2\n1 ret ok\n2 ret ok\n3 inv q deq\n3 ret 2\n3 inv q deq\n3 ret 1\n",
 			"bad.hist:2: undecided: object q: explored 1 states, the budget", kindUndecided, 2, []string{"--budget", "1"}},
 		{"pmlin-history v2\nobject q queue\n1 inv q enq 1\n1 ret ok\n", "bad.hist:3: undecided: the search ran past its budget of 1ns (--budget)", kindUndecided, 3, []string{"--budget", "1ns"}},
-		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --report, --dot and --shrink are for version 1 histories", kindUsage, 0,
-			[]string{"--report", filepath.Join(t.TempDir(), "r.html")}},
+		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --dot and --shrink are for version 1 histories", kindUsage, 0,
+			[]string{"--dot", filepath.Join(t.TempDir(), "r.dot")}},
+		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --dot and --shrink are for version 1 histories", kindUsage, 0,
+			[]string{"--report", filepath.Join(t.TempDir(), "r.html"), "--shrink", filepath.Join(t.TempDir(), "s.hist")}},
 	} {
 		f := writeFile(t, "bad.hist", c.in)
 		code, out, errs := pmlin(t, "", append(append([]string{"check"}, c.args...), f)...)
@@ -219,6 +221,39 @@ func TestCheckV2OwnModel(t *testing.T) {
 	}
 	if code, _, errs := pmlin(t, h, "check", "-"); code != 2 || !strings.Contains(errs, `<stdin>:2: object o: unknown model "once"`) {
 		t.Fatalf("the built-in pmlin: exit %d\n%s", code, errs)
+	}
+}
+
+// TestCheckV2Report: --report writes a version 2 history's HTML report
+// (announced on standard error, the verdict and exit status as without
+// it, from standard input too), refuses to replace a file without
+// --force, before any work, and replaces it with --force.
+func TestCheckV2Report(t *testing.T) {
+	bad := "pmlin-history v2\nobject q queue\nobject c counter\n1 inv q enq 1\n1 ret ok\n2 inv c add 1\n2 ret ok\n1 inv q deq\n1 ret 2\n"
+	good := "pmlin-history v2\nobject q queue\n1 inv q enq 1\n1 ret ok\n1 inv q deq\n1 ret 1\n"
+	f := writeFile(t, "bad.hist", bad)
+	html := filepath.Join(t.TempDir(), "r.html")
+	code, out, errs := pmlin(t, "", "check", "--report", html, f)
+	page, err := os.ReadFile(html)
+	if code != 1 || err != nil || !strings.Contains(out, "object q (queue): NOT LINEARIZABLE") || !strings.Contains(errs, "pmlin: wrote the report "+html) {
+		t.Fatalf("exit %d, %v\n%s%s", code, err, out, errs)
+	}
+	for _, s := range []string{"<!DOCTYPE html>", `data-object="q"`, `data-object="c"`, `class="op hl fail"`, "NOT LINEARIZABLE"} {
+		if !strings.Contains(string(page), s) {
+			t.Errorf("the report has no %q", s)
+		}
+	}
+	code, out, errs = pmlin(t, good, "check", "--json", "--report", html, "-")
+	if after, _ := os.ReadFile(html); code != 2 || errorObject(t, out).Kind != kindUsage || !strings.Contains(errs, "--report "+html+": the file exists (use --force") || string(after) != string(page) {
+		t.Fatalf("without --force: exit %d, %q, %q", code, out, errs)
+	}
+	code, out, _ = pmlin(t, good, "check", "--json", "--force", "--report", html, "-")
+	after, _ := os.ReadFile(html)
+	if v := v2JSONOf(t, out); code != 0 || !v.Linearizable || !strings.Contains(string(after), "&lt;stdin&gt;: <span class=\"ok\">LINEARIZABLE") {
+		t.Fatalf("--force: exit %d\n%s\n%s", code, out, after)
+	}
+	if m, _ := filepath.Glob(html + "*"); len(m) != 1 {
+		t.Errorf("files left beside the report: %v", m)
 	}
 }
 

@@ -29,7 +29,8 @@ const ArtifactsEnv = "PMLIN_ARTIFACTS"
 //	NAME.hist    the history as checked (text format; each invocation line
 //	             ends with "# op I", I its index in h.Operations)
 //	NAME.txt     the report: each anomaly, its operations and their reasons
-//	NAME.html    the self-contained HTML report (timeline and graph)
+//	NAME.html    the self-contained HTML report (timeline and graph; for
+//	             a history of objects, each object's timeline)
 //
 // NAME is opts.Name ("history" by default; -2, -3... when taken), and the
 // failure message names every file kept. They go to t.ArtifactDir():

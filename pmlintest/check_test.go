@@ -146,8 +146,8 @@ func TestCheckCannotJudge(t *testing.T) {
 
 // TestCheckObjects: a history of objects (pmlin.History.Objects) fails
 // the test the same way, keeping the history as checked (version 2 text,
-// each invocation naming its index) and the report; there is no HTML
-// report of a history of objects.
+// each invocation naming its index), the report and the HTML report (the
+// object's timeline, its witness highlighted).
 func TestCheckObjects(t *testing.T) {
 	n := model.Number
 	h := pmlin.History{
@@ -165,13 +165,16 @@ func TestCheckObjects(t *testing.T) {
 	}
 	msg := f.msgs[0]
 	files := kept(msg)
-	if !strings.Contains(msg, "stack: NOT LINEARIZABLE") || !strings.Contains(msg, "object s (stack): NOT LINEARIZABLE") || len(files) != 2 {
+	if !strings.Contains(msg, "stack: NOT LINEARIZABLE") || !strings.Contains(msg, "object s (stack): NOT LINEARIZABLE") || len(files) != 3 {
 		t.Fatalf("%s", msg)
 	}
 	for _, p := range files {
 		b, _ := os.ReadFile(p)
 		if filepath.Ext(p) == ".hist" && !strings.Contains(string(b), "2 inv s pop  # op 2") {
 			t.Fatalf("%s:\n%s", p, b)
+		}
+		if filepath.Ext(p) == ".html" && (!strings.Contains(string(b), `data-object="s"`) || strings.Count(string(b), `<g class="op hl`) != 1) {
+			t.Fatalf("%s is not the report of s:\n%s", p, b)
 		}
 	}
 	h.Operations[2].Results = []model.Value{n(2)}

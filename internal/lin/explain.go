@@ -80,6 +80,12 @@ func ref(h *model.History, i int) OpRef {
 	return OpRef{Index: i, Line: op.Line, Proc: op.Proc, Op: b.String()}
 }
 
+// Ref names operation i of h, as explanations do.
+func Ref(h *model.History, i int) OpRef { return ref(h, i) }
+
+// At says where an operation is: "line 14" or "operation 3".
+func (r OpRef) At() string { return r.at() }
+
 // at says where an operation is: "line 14" or "operation 3".
 func (r OpRef) at() string {
 	if r.Line > 0 {

@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -272,4 +273,82 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestBrowserObjects opens version 2 reports in a window 1000 px wide:
+// no script error, every bar and every highlighted bar drawn with a size,
+// the highlight visible in a screenshot, and, for small histories, no
+// timeline that scrolls sideways and no page wider than the window.
+func TestBrowserObjects(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	shots := artifacts(t)
+	var large strings.Builder
+	large.WriteString("pmlin-history v2\nobject x register\n")
+	for k := 0; k < 300; k++ {
+		v := k
+		if k == 150 {
+			v = k - 2
+		}
+		fmt.Fprintf(&large, "%d inv x write %d\n%d ret ok\n%d inv x read\n%d ret %d\n", k%3+1, k, k%3+1, k%3+1, k%3+1, v)
+	}
+	for _, p := range []struct {
+		name, text string
+		small      bool
+	}{
+		{"objects", objectsHist, true},
+		{"objects-linearizable", "pmlin-history v2\nobject q queue\n1 inv q enq 1\n2 inv q enq 2\n1 ret ok\n2 ret ok\ncrash\n3 inv q deq\n3 ret 2\n", true},
+		{"objects-large", large.String(), false},
+	} {
+		t.Run(p.name, func(t *testing.T) {
+			_, res, page := objectsPage(t, p.text, history.Strict)
+			file := filepath.Join(dir, p.name+".html")
+			if err := os.WriteFile(file, []byte(page), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dom, stderr := headless(t, bin, file, "--window-size=1000,900", "--enable-logging=stderr", "--v=0", "--dump-dom")
+			if e, ok := attr(dom, "data-errors"); ok || strings.Contains(stderr, "Uncaught") {
+				t.Fatalf("script errors: %q\n%s", e, grepLines(stderr, "Uncaught"))
+			}
+			if r, _ := attr(dom, "data-render"); r != "ok" {
+				t.Fatalf("the page's script did not finish (data-render=%q)", r)
+			}
+			witness := 0
+			for _, or := range res.Objects {
+				if or.Explanation != nil {
+					witness += len(or.Explanation.Ops)
+				}
+			}
+			hl, _ := attr(dom, "data-highlighted")
+			drawn, _ := attr(dom, "data-highlighted-drawn")
+			ops, _ := attr(dom, "data-ops-drawn")
+			bars := strings.Count(page, `<g class="op`)
+			if hl != strconv.Itoa(witness) || drawn != hl || ops != strconv.Itoa(bars) {
+				t.Fatalf("highlighted %s, drawn %s, want %d; bars drawn %s of %d", hl, drawn, witness, ops, bars)
+			}
+			scrolled, _ := attr(dom, "data-scrolled")
+			over, _ := attr(dom, "data-page-overflow")
+			if p.small && (scrolled != "0" || over != "0") {
+				t.Errorf("a small history scrolls sideways: %s timelines scroll, the page is %s px wider than the window", scrolled, over)
+			}
+			shot := filepath.Join(shots, p.name+".png")
+			os.Remove(shot)
+			headless(t, bin, file, "--hide-scrollbars", "--window-size=1000,1400", "--screenshot="+shot)
+			f, err := os.Open(shot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			px := highlightPixels(img)
+			t.Logf("%s: %d bytes, %d bars, %s highlighted, %d highlight pixels, %s timelines scrolled, page %s px too wide; screenshot %s",
+				p.name, len(page), bars, hl, px, scrolled, over, shot)
+			if witness > 0 && px < 100 {
+				t.Errorf("the highlighted operations are not visible in the screenshot (%d pixels)", px)
+			}
+		})
+	}
 }

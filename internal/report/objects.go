@@ -26,6 +26,7 @@ type ObjectsVerdict struct {
 	States       int64           `json:"states"`
 	Objects      []ObjectVerdict `json:"objects"`
 	Anomalies    []ObjectAnomaly `json:"anomalies"`
+	hist         *model.History  // for HTML's timelines
 }
 
 // ObjectVerdict is one object's verdict.
@@ -89,7 +90,7 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 	}
 	v := &ObjectsVerdict{File: name, Linearizable: res.Verdict == lin.Linearizable, Mode: res.Mode,
 		Operations: len(h.Ops), Engine: "exact", Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
-		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}}
+		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}, hist: h}
 	for _, or := range res.Objects {
 		v.Objects = append(v.Objects, ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
 			Operations: or.Ops, Linearizable: or.Verdict == lin.Linearizable, Verdict: or.Verdict.String(),
@@ -110,6 +111,11 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		v.Anomalies = append(v.Anomalies, a)
 	}
 	return v
+}
+
+// says is the object's verdict in words, as the text and HTML write it.
+func (o ObjectVerdict) says() string {
+	return map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
 }
 
 // appendAddrs adds the addresses of a words operation (every stride-th
@@ -142,7 +148,7 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
 		v.Operations, v.Processes, v.Crashes, len(v.Objects), v.States)
 	for _, o := range v.Objects {
-		what := map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
+		what := o.says()
 		if o.Reason != "" {
 			what += " (" + o.Reason + ")"
 		}

@@ -25,10 +25,19 @@
 //     precedence subgraph: values under the vertices, crashes as vertices,
 //     edge labels placed clear of each other and of the vertices (graph.go);
 //     hovering shows an operation's lines and values.
+//   - For a version 2 history (objects of any model, internal/lin):
+//     ObjectsVerdict's text, JSON and HTML (objhtml.go, html/template):
+//     a section per object with its explanation (the sentence, the
+//     witness, the longest order replayed and the state after it) and a
+//     timeline of its operations, the witness highlighted; objects of
+//     more than TimelineMax operations are drawn around their
+//     explanation, or summed up when linearizable, as are the objects
+//     with no violation past DrawnMax operations drawn.
 //
-// DOT and HTML show neighbourhoods, never a whole history, so their size
-// does not grow with the history's: the analyzer keeps no values, and
-// Collect re-reads just the lines shown (history.Extract).
+// DOT and HTML (of version 1) show neighbourhoods, never a whole
+// history, so their size does not grow with the history's: the analyzer
+// keeps no values, and Collect re-reads just the lines shown
+// (history.Extract).
 package report
 
 import (
