@@ -289,7 +289,8 @@ func decideQueue(ctx context.Context, h *model.History, p *part, budget int64) q
 			return queueOutcome{}
 		}
 		if deqsLeft == 0 {
-			return queueOutcome{ok: true, verdict: Linearizable}
+			out.verdict = Linearizable
+			return out
 		}
 		m := minRet(byRet, &ptrAll)
 		if x := first(empties, &ptrEmpty); x >= 0 && eff(x) < m {

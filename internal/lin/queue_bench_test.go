@@ -27,7 +27,7 @@ func BenchmarkQueueEngine(b *testing.B) {
 	hist := map[int]*model.History{}
 	get := func(n int) *model.History {
 		if hist[n] == nil {
-			hist[n] = genUniqueQueue(rand.New(rand.NewPCG(uint64(n), 32)), n, 8, 0.5, 0)
+			hist[n] = genUniqueQueue(rand.New(rand.NewPCG(uint64(n), 32)), n, 8, 0.5, 0, 0)
 		}
 		return hist[n]
 	}
