@@ -541,7 +541,6 @@ func decideFast(ctx context.Context, h *model.History, p *part, bounds []int, op
 		// The budget: the steps of the branch-free run, many times over.
 		if q := decideQueue(ctx, h, p, 16*int64(len(p.ops))+1<<20); q.ok {
 			out := outcome{verdict: q.verdict, failing: q.failing, queue: &q}
-			sh.states.Add(int64(len(p.ops)))
 			return out
 		}
 	}

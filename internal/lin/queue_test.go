@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/pmlin/pmlin/history"
@@ -198,6 +199,31 @@ func TestQueueEngineFallsBack(t *testing.T) {
 		if e := res.Objects[0].Engine; e != lin.EngineExact {
 			t.Errorf("%s: answered by %q, want the generic search", name, e)
 		}
+	}
+}
+
+// TestQueueEngineExplainsLarge: a violation in a queue too large for the
+// generic search to explain is explained by where the queue engine stuck.
+func TestQueueEngineExplainsLarge(t *testing.T) {
+	h := genUniqueQueue(rand.New(rand.NewPCG(5, 34)), 3000, 4, 0.5, 0, 0)
+	last := -1
+	for i := range h.Ops {
+		if h.Ops[i].Name == "deq" && h.Ops[i].Results[0].Sym == model.Num {
+			last = i
+		}
+	}
+	h.Ops[last].Results[0] = model.Number(1 << 40) // never enqueued
+	res, err := lin.Check(context.Background(), h, lin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Objects[0]
+	if res.Verdict != lin.Violation || o.Engine != lin.EngineQueue || o.Explanation == nil {
+		t.Fatalf("%v by %s, explanation %v", res.Verdict, o.Engine, o.Explanation)
+	}
+	x := o.Explanation
+	if x.Failing.Index != last || !strings.Contains(x.Sentence, "Lowe's queue-oriented algorithm") || !strings.Contains(x.Sentence, "which no enq of q enqueues") {
+		t.Fatalf("failing %d (want %d): %s", x.Failing.Index, last, x.Sentence)
 	}
 }
 
