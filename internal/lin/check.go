@@ -67,6 +67,9 @@ type Options struct {
 	// NoShrink skips the shrinking of a violation's operations: the
 	// explanation then names every operation of the failing partition.
 	NoShrink bool
+	// Generic: every object by the generic search, even where a faster
+	// engine applies (for comparisons).
+	Generic bool
 }
 
 func (o *Options) maxStates() int64 {
@@ -103,6 +106,9 @@ type ObjectResult struct {
 	Reason  string  `json:"reason,omitempty"` // why Undecided
 	Ops     int     `json:"ops"`
 	Parts   int     `json:"partitions"` // searched separately
+	// Engine answered: EngineQueue if the queue engine decided every
+	// part, else EngineExact.
+	Engine string `json:"engine"`
 	// Explanation is the witness of a Violation.
 	Explanation *Explanation `json:"explanation,omitempty"`
 }
@@ -132,6 +138,14 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	res.States = sh.states.Load()
 	for k, p := range parts {
 		out := &outs[k]
+		for _, obj := range p.objs {
+			if o := &res.Objects[obj]; out.queue == nil || o.Engine == "" {
+				o.Engine = EngineExact
+				if out.queue != nil {
+					o.Engine = EngineQueue
+				}
+			}
+		}
 		switch out.verdict {
 		case Violation:
 			// A part of several objects (joined by process order) blames
@@ -139,7 +153,11 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 			o := &res.Objects[h.Ops[out.failing].Object]
 			if o.Verdict != Violation {
 				o.Verdict, o.Reason = Violation, "" // its other parts may have been stopped
-				o.Explanation = explain(ctx, h, p, bounds, &opt, out)
+				if out.queue != nil {
+					o.Explanation = explainQueue(ctx, h, p, bounds, &opt, sh, out.queue)
+				} else {
+					o.Explanation = explain(ctx, h, p, bounds, &opt, out)
+				}
 			}
 		case Undecided:
 			for _, obj := range p.objs {
@@ -166,7 +184,11 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	for _, o := range res.Objects {
+	for k := range res.Objects {
+		o := &res.Objects[k]
+		if o.Engine == "" { // no operations
+			o.Engine = EngineExact
+		}
 		if o.Verdict == Violation || (o.Verdict == Undecided && res.Verdict == Linearizable) {
 			res.Verdict = o.Verdict
 		}
@@ -488,7 +510,7 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 				if pctx.Err() != nil {
 					outs[k] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
 				} else {
-					outs[k] = decide(pctx, h, parts[k], bounds, opt, sh)
+					outs[k] = decideFast(pctx, h, parts[k], bounds, opt, sh)
 				}
 				if outs[k].verdict == Violation {
 					objStop[h.Ops[outs[k].failing].Object]()
@@ -510,4 +532,17 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 	close(stop)
 	<-stopped // no call of Progress after Check returns
 	return outs
+}
+
+// decideFast decides a part by the queue engine where it applies and
+// answers, else by the generic search.
+func decideFast(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
+	if queueApplies(h, p, opt) {
+		// The budget: the steps of the branch-free run, many times over.
+		if q := decideQueue(ctx, h, p, 16*int64(len(p.ops))+1<<20); q.ok {
+			out := outcome{verdict: q.verdict, failing: q.failing, queue: &q}
+			return out
+		}
+	}
+	return decide(ctx, h, p, bounds, opt, sh)
 }

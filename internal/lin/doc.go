@@ -39,6 +39,18 @@
 // together a bound on the memory their memos hold: beyond either, the
 // answer is Undecided with the reason, never a guess.
 //
+// # The queue engine
+//
+// An unbounded queue of the built-in model whose operations all returned,
+// whose enqueues all answered ok and enqueued distinct values, is decided
+// instead by Lowe's queue-oriented algorithm (same paper, Section 5,
+// Figure 3: pair a minimal enqueue with the deq-minimal dequeue of its
+// value, delay the other dequeues, repeat), in O(n (p + log n)) steps for
+// n operations and p pending at once where no deq -> empty conflicts
+// (Definition 11), branching only where one does (queue.go). Anything
+// else about a queue is the search's (Options.Generic forces it);
+// ObjectResult.Engine says which answered.
+//
 // A violation is explained as data (Explanation): the longest order the
 // search found and the model's state after it, the operation that could
 // not come next, and a set of the object's operations that no order

@@ -47,6 +47,8 @@ type outcome struct {
 	left    []bool
 	state   any
 	failing int
+	// queue: the queue engine's answer, when it answered (decideFast).
+	queue *queueOutcome
 }
 
 // frame is one placed operation: its call entry, the states it may lead

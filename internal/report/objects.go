@@ -41,6 +41,9 @@ type ObjectVerdict struct {
 	Verdict    string `json:"verdict"`
 	Reason     string `json:"reason,omitempty"`
 	Partitions int    `json:"partitions"`
+	// Engine answered: "exact" (the search) or "queue" (Lowe's
+	// queue-oriented algorithm, for queues of unique values).
+	Engine string `json:"engine"`
 }
 
 // ObjectAnomaly is an object whose operations no order explains.
@@ -89,12 +92,25 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		procs[h.Ops[i].Proc] = true
 	}
 	v := &ObjectsVerdict{File: name, Linearizable: res.Verdict == lin.Linearizable, Mode: res.Mode,
-		Operations: len(h.Ops), Engine: "exact", Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
+		Operations: len(h.Ops), Engine: lin.EngineExact, Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
 		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}, hist: h}
+	// The history's engine: the queue engine's when it answered for every
+	// object with operations, else the exact search's (if only for some).
+	queue := false
+	for _, or := range res.Objects {
+		if or.Ops > 0 && or.Engine != lin.EngineQueue {
+			queue = false
+			break
+		}
+		queue = queue || or.Ops > 0
+	}
+	if queue {
+		v.Engine = lin.EngineQueue
+	}
 	for _, or := range res.Objects {
 		v.Objects = append(v.Objects, ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
 			Operations: or.Ops, Linearizable: or.Verdict == lin.Linearizable, Verdict: or.Verdict.String(),
-			Reason: or.Reason, Partitions: or.Parts})
+			Reason: or.Reason, Partitions: or.Parts, Engine: or.Engine})
 		x := or.Explanation
 		if or.Verdict != lin.Violation || x == nil {
 			continue
@@ -144,7 +160,11 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 	if !v.Linearizable {
 		verdict = "NOT LINEARIZABLE"
 	}
-	fmt.Fprintf(&b, "%s: %s (%s mode, exact search)\n", v.File, verdict, v.Mode)
+	engine := "exact search"
+	if v.Engine == lin.EngineQueue {
+		engine = "queue engine"
+	}
+	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, verdict, v.Mode, engine)
 	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
 		v.Operations, v.Processes, v.Crashes, len(v.Objects), v.States)
 	for _, o := range v.Objects {
@@ -152,7 +172,11 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		if o.Reason != "" {
 			what += " (" + o.Reason + ")"
 		}
-		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations\n", o.Name, o.Model, what, o.Operations)
+		by := ""
+		if o.Engine == lin.EngineQueue {
+			by = ", by the queue engine"
+		}
+		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations%s\n", o.Name, o.Model, what, o.Operations, by)
 	}
 	for i, a := range v.Anomalies {
 		at := "operations at lines"
