@@ -94,16 +94,21 @@ func (r OpRef) at() string {
 	return fmt.Sprintf("operation %d", r.Index)
 }
 
+// WitnessTitle says what an explanation's operations are, minimal or
+// not: written here once for every rendering (text, HTML).
+func WitnessTitle(minimal bool) string {
+	if minimal {
+		return "a minimal set of operations that no order explains (leaving out any one of them, the rest can be ordered, or return a value none of them gave)"
+	}
+	return "operations that no order explains"
+}
+
 // Text renders the explanation for a person: the sentence, then the
 // operations.
 func (e *Explanation) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", e.Sentence)
-	what := "operations that no order explains"
-	if e.Minimal {
-		what = "a minimal set of " + what + " (leaving out any one of them, the rest can be ordered, or return a value none of them gave)"
-	}
-	fmt.Fprintf(&b, "  %s (object %s, model %s):\n", what, e.Object, e.Model)
+	fmt.Fprintf(&b, "  %s (object %s, model %s):\n", WitnessTitle(e.Minimal), e.Object, e.Model)
 	for _, r := range e.Ops {
 		fmt.Fprintf(&b, "    %-10s process %d: %s\n", r.at(), r.Proc, r.Op)
 	}

@@ -152,6 +152,14 @@ func appendAddrs(addrs []uint64, op *model.Op) []uint64 {
 	return addrs
 }
 
+// engineName says in words which engine answered, for text and HTML.
+func (v *ObjectsVerdict) engineName() string {
+	if v.Engine == lin.EngineQueue {
+		return "queue engine"
+	}
+	return "exact search"
+}
+
 // Text writes the verdict for a person: the verdict, a line per object,
 // then each violation's explanation.
 func (v *ObjectsVerdict) Text(w io.Writer) error {
@@ -160,11 +168,7 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 	if !v.Linearizable {
 		verdict = "NOT LINEARIZABLE"
 	}
-	engine := "exact search"
-	if v.Engine == lin.EngineQueue {
-		engine = "queue engine"
-	}
-	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, verdict, v.Mode, engine)
+	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, verdict, v.Mode, v.engineName())
 	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
 		v.Operations, v.Processes, v.Crashes, len(v.Objects), v.States)
 	for _, o := range v.Objects {

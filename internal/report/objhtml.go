@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/model"
@@ -47,6 +48,11 @@ var objTemplateText string
 
 var objTemplate = template.Must(template.New("objects").Funcs(template.FuncMap{
 	"px": func(f float64) string { return fmt.Sprintf("%.1f", f) },
+	// witnessTitle is lin's sentence, capitalised for a heading's line.
+	"witnessTitle": func(minimal bool) string {
+		t := lin.WitnessTitle(minimal)
+		return strings.ToUpper(t[:1]) + t[1:]
+	},
 }).Parse(objTemplateText))
 
 // objPage is what the template draws.
@@ -55,6 +61,7 @@ type objPage struct {
 	Verdict  string
 	Bad      bool
 	Figures  []string // "9 operations", "1 crash", ...
+	Engine   string   // which answered, in words
 	Sections []objSection
 }
 
@@ -175,7 +182,7 @@ type objBar struct {
 // data-render="ok"; script errors go to data-errors. Tests read these from
 // a headless browser's DOM.
 func (v *ObjectsVerdict) HTML(w io.Writer) error {
-	p := objPage{V: v, Verdict: "LINEARIZABLE"}
+	p := objPage{V: v, Verdict: "LINEARIZABLE", Engine: v.engineName()}
 	if !v.Linearizable {
 		p.Verdict, p.Bad = "NOT LINEARIZABLE", true
 	}
