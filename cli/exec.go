@@ -137,12 +137,7 @@ func runExecOnce(ctx context.Context, e env, x *crash.Exec, seed uint64, out run
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
-	if asJSON {
-		fmt.Fprintln(msg, marshalLine(toJSON(v)))
-	} else if err := writeVerdict(msg, name, v); err != nil {
-		return &exitError{exitInput, err}
-	}
-	return checkedExit(v)
+	return showVerdict(msg, name, v, asJSON)
 }
 
 // execReplay is what a replay script of a finding of --exec adds: the

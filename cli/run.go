@@ -210,12 +210,7 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 		if err != nil {
 			return &exitError{exitInput, err}
 		}
-		if asJSON {
-			fmt.Fprintln(msg, marshalLine(toJSON(v)))
-		} else if err := writeVerdict(msg, name, v); err != nil {
-			return &exitError{exitInput, err}
-		}
-		return checkedExit(v)
+		return showVerdict(msg, name, v, asJSON)
 	} else if len(res.Anomalies) > 0 {
 		fmt.Fprintln(msg)
 		writeRunAnomalies(msg, res.Anomalies)
@@ -224,6 +219,17 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// showVerdict writes a run's checked verdict (JSON or text) and returns
+// its exit status.
+func showVerdict(msg io.Writer, name string, v *crash.Verdict, asJSON bool) error {
+	if asJSON {
+		fmt.Fprintln(msg, marshalLine(toJSON(v)))
+	} else if err := writeVerdict(msg, name, v); err != nil {
+		return &exitError{exitInput, err}
+	}
+	return checkedExit(v)
 }
 
 // checkedExit is the exit status of a checked run: 1 when the run or the
