@@ -173,7 +173,7 @@ func TestCheckObjects(t *testing.T) {
 		if filepath.Ext(p) == ".hist" && !strings.Contains(string(b), "2 inv s pop  # op 2") {
 			t.Fatalf("%s:\n%s", p, b)
 		}
-		if filepath.Ext(p) == ".html" && (!strings.Contains(string(b), `data-object="s"`) || strings.Count(string(b), `<g class="op hl`) != 1) {
+		if filepath.Ext(p) == ".html" && (!strings.Contains(string(b), `data-object="s"`) || strings.Count(string(b), `<g class="op hl`) != 3) { // the witness: both pushes and the pop
 			t.Fatalf("%s is not the report of s:\n%s", p, b)
 		}
 	}
