@@ -37,6 +37,7 @@ type series struct {
 func newPlot(title, xLabel, yLabel string, logX, logY bool) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = 2 * vg.Millimeter // the highest point's glyph stays off the title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	if logX {
@@ -208,7 +209,8 @@ func drawPlot(p *plot.Plot, c draw.Canvas, band vg.Length) (legend vg.Rectangle,
 	leg := p.Legend
 	p.Legend = plot.NewLegend() // plot.Draw would draw leg inside the data area
 	defer func() { p.Legend = leg }()
-	plotC := draw.Crop(c, 0, 0, band, 0)
+	// The margin keeps the rightmost point's glyph inside the image.
+	plotC := draw.Crop(c, 0, -2*vg.Millimeter, band, -2*vg.Millimeter)
 	p.Draw(plotC)
 	data = p.DataCanvas(plotC)
 	if band == 0 {
