@@ -691,6 +691,7 @@ func (r *LoggingReport) Plot(dir string) ([]string, error) {
 		return nil, nil
 	}
 	pl := newPlot("Driver throughput, unrecorded and recorded", "threads", "M operations/s", false, false)
+	countAxis(&pl.X)
 	sides := []struct {
 		name string
 		rate func(LoggingPoint) float64

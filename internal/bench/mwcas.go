@@ -279,6 +279,7 @@ func (r *MwCASReport) Plot(dir string) ([]string, error) {
 	row := make([]*plot.Plot, len(ks))
 	for i, k := range ks {
 		pl := newPlot(fmt.Sprintf("k = %d", k), "threads", "M operations/s (read + MwCAS)", false, true)
+		countAxis(&pl.X)
 		for j, impl := range []string{implPMwCAS, implPMwCASEmu, implMutex} {
 			var xs, ys []float64
 			for _, p := range r.Points {

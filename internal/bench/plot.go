@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"fmt"
 	"image/color"
 	"io"
 	"math"
 	"path/filepath"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -35,20 +37,91 @@ type series struct {
 func newPlot(title, xLabel, yLabel string, logX, logY bool) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
+	p.Title.Padding = 2 * vg.Millimeter // the highest point's glyph stays off the title
 	p.X.Label.Text = xLabel
 	p.Y.Label.Text = yLabel
 	if logX {
 		p.X.Scale = plot.LogScale{}
-		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.X.Tick.Marker = logTicks{}
 	}
 	if logY {
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = logTicks{}
 	}
 	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
 	return p
+}
+
+// countAxis marks a as an axis of counts (threads, processes): a tick
+// between two whole numbers (1.5 threads) would name a run that cannot exist.
+func countAxis(a *plot.Axis) { a.Tick.Marker = intTicks{} }
+
+// intTicks is a plot.Ticker that yields whole numbers only: every integer
+// in range when there are few, else multiples of a 1-2-5 step.
+type intTicks struct{}
+
+func (intTicks) Ticks(lo, hi float64) []plot.Tick {
+	first, last := math.Ceil(lo), math.Floor(hi)
+	if last < first {
+		return nil
+	}
+	step := 1.0
+	for mult := 0; (last-first)/step > 8; mult++ {
+		step = []float64{2, 5, 10}[mult%3] * math.Pow10(mult/3)
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(first/step) * step; v <= last; v += step {
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', 0, 64)})
+	}
+	return ts
+}
+
+// logTicks is a plot.Ticker for log axes that labels every power of ten in
+// range, with unlabelled ticks at 2..9 times each. gonum's LogTicks does the
+// same, but an axis spanning less than a decade then shows one label (or
+// none) and cannot be read; there the 2x and 5x ticks are labelled too, and
+// if that still gives fewer than two labels, all of them.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi < lo {
+		return nil
+	}
+	in := func(v float64) bool { return v >= lo*(1-1e-9) && v <= hi*(1+1e-9) }
+	var ts []plot.Tick
+	for e := int(math.Floor(math.Log10(lo))); e <= int(math.Ceil(math.Log10(hi))); e++ {
+		for m := 1; m <= 9; m++ {
+			// Parsed rather than multiplied so that 3e-2 is the float
+			// nearest 0.03 and its label reads "0.03".
+			v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, e), 64)
+			if in(v) {
+				ts = append(ts, plot.Tick{Value: v})
+			}
+		}
+	}
+	for _, label := range []func(m float64) bool{
+		func(m float64) bool { return m == 1 },
+		func(m float64) bool { return m == 1 || m == 2 || m == 5 },
+		func(float64) bool { return true },
+	} {
+		n := 0
+		for i := range ts {
+			if label(mantissa(ts[i].Value)) {
+				ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', -1, 64)
+				n++
+			}
+		}
+		if n >= 2 || n == len(ts) {
+			break
+		}
+	}
+	return ts
+}
+
+// mantissa returns m of v = m * 10^e, 1 <= m < 10, rounded to a whole number
+// (v is one of logTicks' values).
+func mantissa(v float64) float64 {
+	return math.Round(v / math.Pow10(int(math.Floor(math.Log10(v)+1e-9))))
 }
 
 // add draws s on p; points with a coordinate that a log axis cannot show
@@ -112,51 +185,82 @@ func add(p *plot.Plot, s series) error {
 
 // savePlot writes p as dir/name (PNG) and returns name.
 func savePlot(p *plot.Plot, dir, name string) (string, error) {
-	headroom(p, plotH)
-	return name, p.Save(plotW, plotH, filepath.Join(dir, name))
+	band := legendBand(p)
+	img := vgimg.New(plotW, plotH+band)
+	drawPlot(p, draw.New(img), band)
+	return name, writePNG(img, filepath.Join(dir, name))
 }
 
-// headroom raises the top of p's y axis so that the legend, drawn in the
-// top left corner, stays clear of the data; h is the height of the plot.
-func headroom(p *plot.Plot, h vg.Length) {
-	r := p.Legend.Rectangle(draw.Canvas{})
-	lh := float64(r.Max.Y - r.Min.Y)
-	if lh <= 0 || p.Y.Max <= p.Y.Min {
-		return
+// legendBand is the height below the plot that p's legend needs (zero if it
+// has no entries).
+func legendBand(p *plot.Plot) vg.Length {
+	h := p.Legend.Rectangle(draw.Canvas{}).Size().Y
+	if h <= 0 {
+		return 0
 	}
-	f := min(0.6, lh/float64(h*0.7)+0.04)
-	if _, ok := p.Y.Scale.(plot.LogScale); ok && p.Y.Min > 0 {
-		lmin, lmax := math.Log10(p.Y.Min), math.Log10(p.Y.Max)
-		p.Y.Max = math.Pow(10, lmin+(lmax-lmin)/(1-f))
-		return
+	return h + p.Legend.TextStyle.FontExtents().Descent + 3*vg.Millimeter
+}
+
+// drawPlot draws p on c with its legend in a band of height band along the
+// bottom of c, below the x axis, left-aligned with the data area, so that the
+// legend never covers a point whatever the data. It returns the legend's box
+// and the data area.
+func drawPlot(p *plot.Plot, c draw.Canvas, band vg.Length) (legend vg.Rectangle, data draw.Canvas) {
+	leg := p.Legend
+	p.Legend = plot.NewLegend() // plot.Draw would draw leg inside the data area
+	defer func() { p.Legend = leg }()
+	// The margin keeps the rightmost point's glyph inside the image.
+	plotC := draw.Crop(c, 0, -2*vg.Millimeter, band, -2*vg.Millimeter)
+	p.Draw(plotC)
+	data = p.DataCanvas(plotC)
+	if band == 0 {
+		return vg.Rectangle{}, data
 	}
-	p.Y.Max = p.Y.Min + (p.Y.Max-p.Y.Min)/(1-f)
+	legC := c
+	legC.Max.Y = plotC.Min.Y
+	leg.Top, leg.Left = true, true
+	leg.XOffs = data.Min.X - legC.Min.X
+	leg.Draw(legC)
+	r := leg.Rectangle(draw.Canvas{})
+	return vg.Rectangle{
+		Min: vg.Point{X: legC.Min.X + leg.XOffs, Y: legC.Max.Y - r.Size().Y - leg.TextStyle.FontExtents().Descent},
+		Max: vg.Point{X: legC.Min.X + leg.XOffs + r.Size().X, Y: legC.Max.Y},
+	}, data
 }
 
 // saveGrid draws plots as a grid of panels (rows of columns) into one PNG.
+// Every panel keeps the same band for its legend (the largest) so that the
+// data areas stay aligned.
 func saveGrid(plots [][]*plot.Plot, dir, name string) (string, error) {
 	rows, cols := len(plots), len(plots[0])
-	panelW, panelH := plotW*0.75, plotH*0.9
+	var band vg.Length
+	for _, row := range plots {
+		for _, p := range row {
+			if p != nil {
+				band = max(band, legendBand(p))
+			}
+		}
+	}
+	panelW, panelH := plotW*0.75, plotH*0.9+band
 	img := vgimg.New(panelW*vg.Length(cols), panelH*vg.Length(rows))
 	dc := draw.New(img)
 	t := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 4, PadY: vg.Millimeter * 4,
 		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	for _, row := range plots {
-		for _, p := range row {
-			if p != nil {
-				headroom(p, panelH)
-			}
-		}
-	}
+	// Align lays the panels out by their axes; the legend band is then
+	// taken from the bottom of each tile, the same for all.
 	canvases := plot.Align(plots, t, dc)
 	for i := range plots {
 		for j := range plots[i] {
 			if plots[i][j] != nil {
-				plots[i][j].Draw(canvases[i][j])
+				drawPlot(plots[i][j], canvases[i][j], band)
 			}
 		}
 	}
-	return name, writeFile(filepath.Join(dir, name), func(w io.Writer) error {
+	return name, writePNG(img, filepath.Join(dir, name))
+}
+
+func writePNG(img *vgimg.Canvas, path string) error {
+	return writeFile(path, func(w io.Writer) error {
 		_, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(w)
 		return err
 	})
