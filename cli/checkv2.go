@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
@@ -74,6 +75,10 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 		opt.MaxMemory = o.maxMemory / 2
 	}
 	if e.stderrTTY {
+		opt.ProgressEvery = 200 * time.Millisecond // as often as the exact search's bar
+		if e.progressEvery > 0 {
+			opt.ProgressEvery = e.progressEvery
+		}
 		opt.Progress = func(p lin.Progress) {
 			fmt.Fprintf(e.stderr, "\rpmlin check: %s: %d states, %d of %d searches done ", name, p.States, p.PartsDone, p.Parts)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/model"
@@ -299,4 +300,30 @@ func TestCheckV2WordsAgreesWithExact(t *testing.T) {
 		t.Errorf("verdicts %v: the files do not tell the checkers apart", verdicts)
 	}
 	t.Logf("exit statuses %v over %d files", verdicts, len(files))
+}
+
+// TestCheckV2Progress: on a terminal, a long search of a version 2 history
+// shows its states and searches on standard error, and clears the line at
+// the end (reported every millisecond here). The history: 14 writes answered ? and a read of a value none
+// wrote, so the search tries every subset of the writes before it gives up.
+func TestCheckV2Progress(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("pmlin-history v2\nobject x register\n")
+	for p := 1; p <= 14; p++ {
+		fmt.Fprintf(&b, "%d inv x write %d\n", p, p)
+	}
+	for p := 1; p <= 14; p++ {
+		fmt.Fprintf(&b, "%d ret ?\n", p)
+	}
+	b.WriteString("20 inv x read\n20 ret 99\n")
+	path := writeFile(t, "slow.hist", b.String())
+	var out, errs bytes.Buffer
+	e := env{stdin: strings.NewReader(""), stdout: &out, stderr: &errs, stderrTTY: true, progressEvery: time.Millisecond}
+	err := runCheck(context.Background(), e, path, checkOptions{})
+	if ee, ok := err.(*exitError); !ok || ee.code != exitViolated {
+		t.Fatalf("%v\n%s%s", err, out.String(), errs.String())
+	}
+	if s := errs.String(); !strings.Contains(s, "pmlin check: "+path+": ") || !strings.Contains(s, " states, ") || !strings.HasSuffix(s, "\r\033[K") {
+		t.Errorf("no progress on standard error, or not cleared: %q", s)
+	}
 }

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -57,6 +58,9 @@ type env struct {
 	stdout, stderr io.Writer
 	// stderrTTY: stderr is a terminal, so progress bars are welcome.
 	stderrTTY bool
+	// progressEvery, if not 0, is how often a long search reports its
+	// progress (tests set it short, so that they need no long search).
+	progressEvery time.Duration
 	// prog is the program's name in usages and replay commands.
 	prog string
 	// targets are what --target chooses among, the first by default.
