@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/merge"
 )
 
@@ -61,26 +58,5 @@ func runGather(ctx context.Context, e env, paths []string, out string, force boo
 		}
 	}
 	m, err := merge.Gather(paths...)
-	if err != nil {
-		var he *history.Error
-		if errors.As(err, &he) {
-			return &exitError{exitInput, err}
-		}
-		return &exitError{exitInput, fmt.Errorf("gather: %w", err)}
-	}
-	write := func(w io.Writer) error { _, err := m.WriteTo(w); return err }
-	dest := "standard output"
-	if out == "" || out == "-" {
-		err = write(e.stdout)
-	} else {
-		err, dest = createOutput(ctx, out, force, write), out
-	}
-	if err != nil {
-		return &exitError{exitInput, err}
-	}
-	for _, n := range m.Notes() {
-		fmt.Fprintf(e.stderr, "pmlin gather: %s\n", n)
-	}
-	fmt.Fprintf(e.stderr, "pmlin gather: %s -> %s\n", m.Stats(), dest)
-	return nil
+	return writeMerged(ctx, e, "gather", m, err, out, force)
 }

@@ -90,12 +90,19 @@ func runMerge(ctx context.Context, e env, paths []string, out string, force bool
 		seen = append(seen, fi)
 	}
 	m, err := merge.Read(logs)
+	return writeMerged(ctx, e, "merge", m, err, out, force)
+}
+
+// writeMerged ends pmlin merge and pmlin gather (cmd): it reports err, the
+// merge's, or writes the history to out ("" or "-": standard output), then
+// the merge's notes and figures on standard error.
+func writeMerged(ctx context.Context, e env, cmd string, m *merge.Merged, err error, out string, force bool) error {
 	if err != nil {
 		var he *history.Error
 		if errors.As(err, &he) {
 			return &exitError{exitInput, err}
 		}
-		return &exitError{exitInput, fmt.Errorf("merge: %w", err)}
+		return &exitError{exitInput, fmt.Errorf("%s: %w", cmd, err)}
 	}
 	write := func(w io.Writer) error { _, err := m.WriteTo(w); return err }
 	dest := "standard output"
@@ -107,7 +114,10 @@ func runMerge(ctx context.Context, e env, paths []string, out string, force bool
 	if err != nil {
 		return &exitError{exitInput, err}
 	}
-	fmt.Fprintf(e.stderr, "pmlin merge: %s -> %s\n", m.Stats(), dest)
+	for _, n := range m.Notes() {
+		fmt.Fprintf(e.stderr, "pmlin %s: %s\n", cmd, n)
+	}
+	fmt.Fprintf(e.stderr, "pmlin %s: %s -> %s\n", cmd, m.Stats(), dest)
 	return nil
 }
 
