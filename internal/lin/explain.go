@@ -332,15 +332,10 @@ const storyOps = 100
 // orphaned results of ops, in order of invocation.
 func withSources(h *model.History, ops, from []int) []int {
 	in := map[int]bool{}
-	has := map[uint64]bool{}
 	for _, i := range ops {
 		in[i] = true
-		for _, a := range h.Ops[i].Args {
-			if a.Sym == model.Num {
-				has[a.N] = true
-			}
-		}
 	}
+	has := numArgs(h, ops)
 	need := map[uint64]bool{}
 	for _, i := range ops {
 		for _, r := range h.Ops[i].Results {
@@ -365,21 +360,24 @@ func withSources(h *model.History, ops, from []int) []int {
 	return out
 }
 
+// numArgs is the set of numbers the operations of set took as arguments:
+// the results they can be the source of.
+func numArgs(h *model.History, set []int) map[uint64]bool {
+	m := map[uint64]bool{}
+	for _, i := range set {
+		for _, a := range h.Ops[i].Args {
+			if a.Sym == model.Num {
+				m[a.N] = true
+			}
+		}
+	}
+	return m
+}
+
 // orphans says whether some operation of ops returned a number that an
 // operation of from took as an argument and none of ops does.
 func orphans(h *model.History, ops, from []int) bool {
-	args := func(set []int) map[uint64]bool {
-		m := map[uint64]bool{}
-		for _, i := range set {
-			for _, a := range h.Ops[i].Args {
-				if a.Sym == model.Num {
-					m[a.N] = true
-				}
-			}
-		}
-		return m
-	}
-	had, has := args(from), args(ops)
+	had, has := numArgs(h, from), numArgs(h, ops)
 	for _, i := range ops {
 		for _, r := range h.Ops[i].Results {
 			if r.Sym == model.Num && had[r.N] && !has[r.N] {
