@@ -41,8 +41,10 @@ type ObjectVerdict struct {
 	Verdict    string `json:"verdict"`
 	Reason     string `json:"reason,omitempty"`
 	Partitions int    `json:"partitions"`
-	// Engine answered: "exact" (the search) or "queue" (Lowe's
-	// queue-oriented algorithm, for queues of unique values).
+	// Engine answered: "exact" (the search), "queue" (Lowe's
+	// queue-oriented algorithm, for queues of unique values) or "unique"
+	// (the precedence-graph analyzer, for maps and registers of unique
+	// values).
 	Engine string `json:"engine"`
 }
 
@@ -92,20 +94,25 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		procs[h.Ops[i].Proc] = true
 	}
 	v := &ObjectsVerdict{File: name, Linearizable: res.Verdict == lin.Linearizable, Mode: res.Mode,
-		Operations: len(h.Ops), Engine: lin.EngineExact, Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
+		Operations: len(h.Ops), Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
 		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}, hist: h}
-	// The history's engine: the queue engine's when it answered for every
-	// object with operations, else the exact search's (if only for some).
-	queue := false
+	// The history's engine: the one that answered for every object with
+	// operations; else the exact search's if it answered for some, else
+	// "mixed" (several fast engines).
+	exact := false
 	for _, or := range res.Objects {
-		if or.Ops > 0 && or.Engine != lin.EngineQueue {
-			queue = false
-			break
+		switch {
+		case or.Ops == 0:
+		case or.Engine == lin.EngineExact:
+			exact = true
+		case v.Engine == "":
+			v.Engine = or.Engine
+		case v.Engine != or.Engine:
+			v.Engine = engineMixed
 		}
-		queue = queue || or.Ops > 0
 	}
-	if queue {
-		v.Engine = lin.EngineQueue
+	if exact || v.Engine == "" {
+		v.Engine = lin.EngineExact
 	}
 	for _, or := range res.Objects {
 		v.Objects = append(v.Objects, ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
@@ -152,13 +159,15 @@ func appendAddrs(addrs []uint64, op *model.Op) []uint64 {
 	return addrs
 }
 
-// engineName says in words which engine answered, for text and HTML.
-func (v *ObjectsVerdict) engineName() string {
-	if v.Engine == lin.EngineQueue {
-		return "queue engine"
-	}
-	return "exact search"
-}
+// engineMixed is the history's engine when objects were answered by
+// different ones.
+const engineMixed = "mixed"
+
+// engineNames say in words which engine answered, for text and HTML.
+var engineNames = map[string]string{lin.EngineExact: "exact search", lin.EngineQueue: "queue engine",
+	lin.EngineUnique: "unique-value engine", engineMixed: "several engines"}
+
+func (v *ObjectsVerdict) engineName() string { return engineNames[v.Engine] }
 
 // Text writes the verdict for a person: the verdict, a line per object,
 // then each violation's explanation.
@@ -177,8 +186,8 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 			what += " (" + o.Reason + ")"
 		}
 		by := ""
-		if o.Engine == lin.EngineQueue {
-			by = ", by the queue engine"
+		if o.Engine != lin.EngineExact {
+			by = ", by the " + engineNames[o.Engine]
 		}
 		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations%s\n", o.Name, o.Model, what, o.Operations, by)
 	}
