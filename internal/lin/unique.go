@@ -471,7 +471,14 @@ func explainUnique(ctx context.Context, h *model.History, p *part, bounds []int,
 	case analyzer.UnexplainedFailure:
 		fmt.Fprintf(&b, "%s failed, but the value it expected was never replaced", name(an.Ops[0]))
 	case analyzer.Fork:
-		b.WriteString("two operations replaced the same value:")
+		b.WriteString("two operations replaced the same value")
+		for _, ed := range an.Edges {
+			if ed.Kind == analyzer.ReadsFrom {
+				b.WriteString(", " + w.value(h, ed.Value))
+				break
+			}
+		}
+		b.WriteString(":")
 		for _, l := range an.Ops {
 			fmt.Fprintf(&b, " %s;", name(l))
 		}
