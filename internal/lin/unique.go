@@ -578,6 +578,11 @@ func decideUnit(ctx context.Context, h *model.History, parts []*part, u *unit, b
 		res := make([]outcome, len(u.parts))
 		ok := true
 		for x, k := range u.parts {
+			if ctx.Err() != nil {
+				// Lost the race: a small part's search ends before it
+				// looks at ctx, so the loop must.
+				return nil, false
+			}
 			res[x] = decide(ctx, h, parts[k], bounds, opt, sh)
 			res[x].engine = EngineExact
 			if res[x].verdict == Violation {
