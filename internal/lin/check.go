@@ -73,6 +73,16 @@ type Options struct {
 	// where it gives up). "": where a fast engine applies, it and the
 	// search run at once and the first answer is taken (race).
 	Engine string
+	// headStart, if positive, replaces raceHeadStart (tests).
+	headStart time.Duration
+}
+
+// raceStart is the fast engine's head start on ops operations.
+func (o *Options) raceStart(ops int) time.Duration {
+	if o.headStart > 0 {
+		return o.headStart
+	}
+	return raceHeadStart(ops)
 }
 
 func (o *Options) maxStates() int64 {
@@ -588,18 +598,18 @@ func decideFast(ctx context.Context, h *model.History, p *part, bounds []int, op
 		out, _ := exact(ctx)
 		return out
 	}
-	return race(ctx, queue, exact)
+	return race(ctx, opt.raceStart(len(p.ops)), queue, exact)
 }
 
 // race runs the engines in competition, as Lowe's tester runs two
 // algorithms ("Testing for linearizability"), and returns the first
 // answer one of them gives, cancelling the others; it returns once every
 // engine it started has returned, so that none outlives the check. The
-// first engine (the fast one) has a head start of raceHeadStart: the
-// others start then, or as soon as it gives up. An engine returns ok false
-// when it gives up; if every one does, the last engine's outcome (the
-// exact search's, with its reason) is the answer.
-func race(ctx context.Context, engines ...func(context.Context) (outcome, bool)) outcome {
+// first engine (the fast one) has a head start (raceHeadStart): the
+// others start then, or as soon as it gives up. An
+// engine returns ok false when it gives up; if every one does, the last
+// engine's outcome (the exact search's, with its reason) is the answer.
+func race(ctx context.Context, headStart time.Duration, engines ...func(context.Context) (outcome, bool)) outcome {
 	many := make([]func(context.Context) ([]outcome, bool), len(engines))
 	for k, e := range engines {
 		many[k] = func(ctx context.Context) ([]outcome, bool) {
@@ -607,17 +617,23 @@ func race(ctx context.Context, engines ...func(context.Context) (outcome, bool))
 			return []outcome{out}, ok
 		}
 	}
-	return raceParts(ctx, many...)[0]
+	return raceParts(ctx, headStart, many...)[0]
 }
 
-// raceHeadStart is the fast engine's head start in a race: what it answers
-// within it (most objects, in microseconds) costs the other core nothing,
-// and one answer does not depend on which goroutine the scheduler ran
-// first.
-const raceHeadStart = 20 * time.Millisecond
+// raceHeadStart is the fast engine's head start in a race on ops
+// operations: 20 ms and 1 µs per operation, about what the fast engines
+// take on a busy core. What the fast engine answers within it costs the
+// other core nothing (on a history of millions of operations, the search
+// beside it would take half the machine and slow it down), and an answer
+// on a small object does not depend on which goroutine the scheduler ran
+// first. Past it, the fast engine may be in trouble (the analyzer's
+// search of completions, the queue engine's branching): the search starts.
+func raceHeadStart(ops int) time.Duration {
+	return 20*time.Millisecond + time.Duration(ops)*time.Microsecond
+}
 
 // raceParts is race for engines that decide several parts at once.
-func raceParts(ctx context.Context, engines ...func(context.Context) ([]outcome, bool)) []outcome {
+func raceParts(ctx context.Context, headStart time.Duration, engines ...func(context.Context) ([]outcome, bool)) []outcome {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type answer struct {
@@ -637,7 +653,7 @@ func raceParts(ctx context.Context, engines ...func(context.Context) ([]outcome,
 		}
 	}
 	startRest(1)
-	head := time.NewTimer(raceHeadStart)
+	head := time.NewTimer(headStart)
 	defer head.Stop()
 	var won *answer
 	var last []outcome

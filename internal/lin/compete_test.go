@@ -40,17 +40,17 @@ func answerAfter(d time.Duration, v Verdict, engine string) func(context.Context
 // the other's answer is taken.
 func TestRace(t *testing.T) {
 	var cancelled atomic.Bool
-	out := race(context.Background(), answerAfter(2*raceHeadStart, Violation, EngineUnique), blocker(&cancelled))
+	out := race(context.Background(), raceHeadStart(0), answerAfter(2*raceHeadStart(0), Violation, EngineUnique), blocker(&cancelled))
 	if out.engine != EngineUnique || out.verdict != Violation || !cancelled.Load() {
 		t.Errorf("fast engine first: %+v, search cancelled %v", out, cancelled.Load())
 	}
 	cancelled.Store(false)
-	out = race(context.Background(), blocker(&cancelled), answerAfter(raceHeadStart, Linearizable, EngineExact))
+	out = race(context.Background(), raceHeadStart(0), blocker(&cancelled), answerAfter(raceHeadStart(0), Linearizable, EngineExact))
 	if out.engine != EngineExact || out.verdict != Linearizable || !cancelled.Load() {
 		t.Errorf("search first: %+v, fast engine cancelled %v", out, cancelled.Load())
 	}
 	var started atomic.Bool
-	out = race(context.Background(), answerAfter(0, Linearizable, EngineQueue), func(ctx context.Context) (outcome, bool) {
+	out = race(context.Background(), raceHeadStart(0), answerAfter(0, Linearizable, EngineQueue), func(ctx context.Context) (outcome, bool) {
 		started.Store(true)
 		return outcome{}, false
 	})
@@ -58,11 +58,11 @@ func TestRace(t *testing.T) {
 		t.Errorf("within the head start: %+v, search started %v", out, started.Load())
 	}
 	giveUp := func(context.Context) (outcome, bool) { return outcome{verdict: Undecided, engine: EngineUnique}, false }
-	out = race(context.Background(), giveUp, answerAfter(0, Violation, EngineExact))
+	out = race(context.Background(), raceHeadStart(0), giveUp, answerAfter(0, Violation, EngineExact))
 	if out.engine != EngineExact || out.verdict != Violation {
 		t.Errorf("fast engine gave up: %+v", out)
 	}
-	out = race(context.Background(), giveUp, func(context.Context) (outcome, bool) {
+	out = race(context.Background(), raceHeadStart(0), giveUp, func(context.Context) (outcome, bool) {
 		return outcome{verdict: Undecided, reason: "budget", engine: EngineExact}, false
 	})
 	if out.verdict != Undecided || out.reason != "budget" {
@@ -73,7 +73,7 @@ func TestRace(t *testing.T) {
 // TestUniqueRaceCancelsSearch: a map whose first key the search cannot
 // decide (20 concurrent puts answered ?, then a get of a value none
 // wrote: every subset of the puts) beside 60,000 operations on other keys,
-// which keep the unique-value engine busy past its head start. The
+// which keep the unique-value engine busy past its head start (1 ms here). The
 // engine answers, the search of the first key is cancelled at once, and
 // no goroutine outlives the check.
 func TestUniqueRaceCancelsSearch(t *testing.T) {
@@ -93,7 +93,7 @@ func TestUniqueRaceCancelsSearch(t *testing.T) {
 	h := parse(t, b.String())
 	before := runtime.NumGoroutine()
 	start := time.Now()
-	res, err := Check(context.Background(), h, Options{Mode: history.Strict, MaxStates: 1 << 40})
+	res, err := Check(context.Background(), h, Options{Mode: history.Strict, MaxStates: 1 << 40, headStart: time.Millisecond})
 	took := time.Since(start)
 	if err != nil {
 		t.Fatal(err)

@@ -48,8 +48,37 @@
 // value, delay the other dequeues, repeat), in O(n (p + log n)) steps for
 // n operations and p pending at once where no deq -> empty conflicts
 // (Definition 11), branching only where one does (queue.go). Anything
-// else about a queue is the search's (Options.Generic forces it);
-// ObjectResult.Engine says which answered.
+// else about a queue is the search's.
+//
+// # The unique-value engine
+//
+// A built-in map or register whose written values are unique is a family
+// of words, one per key (Cepeda, Chowdhury, Li, Lopez, Wang and Golab,
+// "Toward Linearizability Testing for Multi-Word Persistent
+// Synchronization Primitives", OPODIS 2019, Sections 4 and 5): get and
+// read are reads, put a swap (it returns what it replaced), putifabsent
+// and a register's cas a cas, a remove that took a value a swap to a
+// tombstone of its own. The object, all its keys at once, is written as
+// a version 1 history of words and decided by package analyzer in the
+// mode asked, in near-linear time (unique.go says the translation and
+// when it is exact). Where it is not (a register's write, which returns
+// no old value; a key seen without a value after a remove may have left
+// one, since nil does not say which remove; "?" operations the word
+// history cannot keep open; process order linking the object to another),
+// or where the analyzer cannot decide (its Assumptions 1 and 2, its budget
+// of completions), the search decides. A violation is explained by the
+// search on the failing key when that is small and quick, else from the
+// analyzer's anomaly told in the map's terms (keys, values, the object's
+// operations and their lines).
+//
+// # Engines in competition
+//
+// Where a fast engine applies, it and the search race (race), as Lowe's
+// tester runs two algorithms: the fast engine starts first, the search
+// after a head start of a few milliseconds (or at once when the fast
+// engine gives up), the first answer is the object's, and the other is
+// cancelled through its context and waited for. Options.Engine forces one
+// engine (tests, benchmarks); ObjectResult.Engine says which answered.
 //
 // A violation is explained as data (Explanation): the longest order the
 // search found and the model's state after it, the operation that could

@@ -551,18 +551,18 @@ func uniqueUnits(h *model.History, parts []*part, opt *Options) []unit {
 			byObj[o] = append(byObj[o], k)
 		}
 	}
+	// Each object's operations in order of invocation: one pass, not a
+	// sort of its parts' (millions of operations).
+	ops := map[int][]int{}
+	for i := range h.Ops {
+		if o := h.Ops[i].Object; alone[o] {
+			ops[o] = append(ops[o], i)
+		}
+	}
 	var units []unit
 	for o := range h.Objects {
-		if !alone[o] {
-			continue
-		}
-		u := unit{obj: o, parts: byObj[o]}
-		for _, k := range u.parts {
-			u.ops = append(u.ops, parts[k].ops...)
-		}
-		u.ops = sortedInts(u.ops)
-		if uniqueApplies(h, o, u.ops, opt.Mode) == "" {
-			units = append(units, u)
+		if alone[o] && uniqueApplies(h, o, ops[o], opt.Mode) == "" {
+			units = append(units, unit{obj: o, parts: byObj[o], ops: ops[o]})
 		}
 	}
 	return units
@@ -620,7 +620,7 @@ func decideUnit(ctx context.Context, h *model.History, parts []*part, u *unit, b
 			res, _ = exact(ctx)
 		}
 	} else {
-		res = raceParts(ctx, unique, exact)
+		res = raceParts(ctx, opt.raceStart(len(u.ops)), unique, exact)
 	}
 	for x, k := range u.parts {
 		outs[k] = res[x]
