@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,7 +101,9 @@ func writeUniqueMap(path string, n, keys, procs int, unknown float64, seed uint6
 //	go test -run '^$' -bench BenchmarkUniqueMap -benchtime 1x -timeout 60m ./internal/lin/
 //
 // Each check has 120 s: one that does not answer in time is reported, not
-// timed as an answer. PMLIN_BENCH_SIZES=1000000 limits the sizes.
+// timed as an answer. PMLIN_BENCH_SIZES=100000,1000000 sets the sizes.
+// Porcupine is not run on the shape with ? from 1M operations on: it took
+// 22.5 GB without answering.
 func BenchmarkUniqueMap(b *testing.B) {
 	dir := filepath.Join(os.TempDir(), "pmlin-unique-bench")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -108,9 +111,12 @@ func BenchmarkUniqueMap(b *testing.B) {
 	}
 	sizes := []int{1_000_000, 10_000_000}
 	if s := os.Getenv("PMLIN_BENCH_SIZES"); s != "" {
-		var n int
-		fmt.Sscan(s, &n)
-		sizes = []int{n}
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			var n int
+			fmt.Sscan(f, &n)
+			sizes = append(sizes, n)
+		}
 	}
 	shapes := []struct {
 		name        string
@@ -127,6 +133,12 @@ func BenchmarkUniqueMap(b *testing.B) {
 			}
 			for _, engine := range []string{lin.EngineUnique, "race", lin.EngineExact, "porcupine"} {
 				b.Run(fmt.Sprintf("%s/%s/%d", sh.name, engine, n), func(b *testing.B) {
+					if sh.unknown > 0 && n >= 1_000_000 && engine == "porcupine" {
+						// Measured once: no answer after 137 s at 1M
+						// operations, with 22.5 GB resident; more would take
+						// the machine's memory.
+						b.Skip("Porcupine: no answer in 120 s at 1M operations with ?, and 22.5 GB resident")
+					}
 					for range b.N {
 						f, err := os.Open(path)
 						if err != nil {

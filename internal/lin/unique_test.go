@@ -113,7 +113,8 @@ func checkEngine(t *testing.T, h *model.History, mode history.Mode, opt lin.Opti
 // pending operations and lies, in every mode: 1,500 per shape by default,
 // 20,000 under PMLIN_LONG=1. It counts the objects the engine answered
 // for (the others fell back to the search, for a reason uniqueApplies or
-// the analyzer gives) and fails if it answered too few to test it.
+// the analyzer gives) and fails if it answered too few to test it. The
+// default (engine and search in a race) must agree too.
 func TestUniqueAgreesBruteForce(t *testing.T) {
 	n := testenv.Count(0, 1500, 20000)
 	for s, um := range uniqueModels {
@@ -129,6 +130,10 @@ func TestUniqueAgreesBruteForce(t *testing.T) {
 				l, k := checkEngine(t, h, mode, lin.Options{Engine: lin.EngineUnique}, lin.EngineUnique, where)
 				if l != b {
 					t.Fatalf("%s, %v: the unique-value engine says %v, the brute force %v\n%s", where(), mode, l, b, renderV2(h))
+				}
+				// The default: the engine and the search in a race.
+				if l, _ := checkEngine(t, h, mode, lin.Options{}, "", where); l != b {
+					t.Fatalf("%s, %v: the race says %v, the brute force %v\n%s", where(), mode, l, b, renderV2(h))
 				}
 				if b {
 					yes[mode]++
