@@ -605,11 +605,19 @@ func decideUnit(ctx context.Context, h *model.History, parts []*part, u *unit, b
 			return nil, false
 		}
 		res := make([]outcome, len(u.parts))
+		blamed := false
 		for x, k := range u.parts {
 			res[x] = outcome{verdict: Linearizable, failing: -1, engine: EngineUnique}
-			if q.verdict == Violation && slices.Contains(parts[k].ops, q.failing) {
+			if q.verdict == Violation && !blamed && slices.Contains(parts[k].ops, q.failing) {
 				res[x] = outcome{verdict: Violation, failing: q.failing, unique: &q, engine: EngineUnique}
+				blamed = true
 			}
+		}
+		if q.verdict == Violation && !blamed {
+			// The anomaly names an operation of the object, so of one of
+			// its parts; were it not, the violation must still stand.
+			q.failing = parts[u.parts[0]].ops[0]
+			res[0] = outcome{verdict: Violation, failing: q.failing, unique: &q, engine: EngineUnique}
 		}
 		return res, true
 	}
