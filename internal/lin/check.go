@@ -119,8 +119,8 @@ type ObjectResult struct {
 	Reason  string  `json:"reason,omitempty"` // why Undecided
 	Ops     int     `json:"ops"`
 	Parts   int     `json:"partitions"` // searched separately
-	// Engine answered: EngineQueue or EngineUnique if that engine
-	// decided every part, else EngineExact.
+	// Engine answered: EngineExact, EngineQueue or EngineUnique when that
+	// one decided every part, else EngineMixed.
 	Engine string `json:"engine"`
 	// Explanation is the witness of a Violation.
 	Explanation *Explanation `json:"explanation,omitempty"`
@@ -153,10 +153,13 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	for k, p := range parts {
 		out := &outs[k]
 		for _, obj := range p.objs {
-			// One part decided by the search makes the object's engine
-			// the search's.
-			if o := &res.Objects[obj]; o.Engine == "" || out.engine == EngineExact {
+			// The object's engine: its parts', or mixed.
+			switch o := &res.Objects[obj]; {
+			case out.engine == "": // a part not decided
+			case o.Engine == "":
 				o.Engine = out.engine
+			case o.Engine != out.engine:
+				o.Engine = EngineMixed
 			}
 		}
 		switch out.verdict {

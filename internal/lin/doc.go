@@ -61,12 +61,13 @@
 // tombstone of its own. The object, all its keys at once, is written as
 // a version 1 history of words and decided by package analyzer in the
 // mode asked, in near-linear time (unique.go says the translation and
-// when it is exact). Where it is not (a register's write, which returns
-// no old value; a key seen without a value after a remove may have left
-// one, since nil does not say which remove; "?" operations the word
-// history cannot keep open; process order linking the object to another),
-// or where the analyzer cannot decide (its Assumptions 1 and 2, its budget
-// of completions), the search decides. A violation is explained by the
+// when it is exact). Where it is not, the search decides: a key seen
+// without a value after a remove may have left one (nil does not say which
+// remove), or holding a "?" operation the word history cannot keep open,
+// goes to the search alone (ObjectResult.Engine EngineMixed); a register's
+// write (no old value), process order linking the object to another, or
+// the analyzer unable to decide (its Assumptions 1 and 2, its budget of
+// completions) send the whole object. A violation is explained by the
 // search on the failing key when that is small and quick, else from the
 // analyzer's anomaly told in the map's terms (keys, values, the object's
 // operations and their lines).

@@ -13,6 +13,7 @@ import (
 const (
 	EngineExact = "exact" // the generic search (search.go)
 	EngineQueue = "queue" // Lowe's queue-oriented algorithm (this file)
+	EngineMixed = "mixed" // some parts of an object by one, some by another
 )
 
 // queueApplies says whether the queue engine decides part p: one object

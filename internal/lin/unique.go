@@ -48,18 +48,21 @@ const EngineUnique = "unique"
 // its error, and then the exact search decides the object.
 
 // uniqueApplies says why the unique-value engine cannot decide object obj
-// of h, whose operations are ops (in order of invocation), in mode; ""
-// when it can.
-func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) string {
+// of h, whose operations are ops (in order of invocation), in mode ("" when
+// it can), and which operations it cannot take (taint, indexes in h.Ops):
+// the parts that hold them go to the search, the engine takes the others
+// (a part never depends on another's operations but through process order,
+// which joins them into one part).
+func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) (why string, taint []int) {
 	o := &h.Objects[obj]
 	switch o.Model {
 	case "map":
 		if len(o.Params) != 0 {
-			return "map with parameters"
+			return "map with parameters", nil
 		}
 	case "register":
 	default:
-		return "not a map or a register"
+		return "not a map or a register", nil
 	}
 	maxVal, _ := valueRange(h, obj, ops)
 	keys := map[uint64]uint8{} // map: per key, canTomb | seesAbsent
@@ -75,13 +78,13 @@ func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) stri
 			// A write returns no old value: it is neither a swap (which
 			// says what it replaced) nor a cas, and the analyzer has no
 			// blind write.
-			return "a register write (no old value)"
+			return "a register write (no old value)", nil
 		}
 		if op.Status == model.Unknown && mode == history.Strict && op.Call < lastCrash {
 			// In the word history it stays pending on a process of its
 			// own: a crash after it would close its window (strict),
 			// which "?" leaves open.
-			return "an operation answered ? before a crash (strict mode)"
+			taint = append(taint, i)
 		}
 		if o.Model != "map" {
 			continue
@@ -96,27 +99,29 @@ func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) stri
 			keys[k] |= seesAbsent
 		}
 	}
-	for _, f := range keys {
-		if f == canTomb|seesAbsent {
-			return "a key whose value may be removed and that is seen without a value (nil is ambiguous among the removes)"
-		}
-	}
 	if maxVal >= math.MaxUint64-1-removes {
-		return "values too close to 2^64 to leave room for nil and the removes"
+		return "values too close to 2^64 to leave room for nil and the removes", nil
+	}
+	// A key whose value a remove may take away and that an operation sees
+	// without a value: nil does not say which remove's absence it saw.
+	for _, i := range ops {
+		if o.Model == "map" && keys[h.Ops[i].Args[0].N] == canTomb|seesAbsent {
+			taint = append(taint, i)
+		}
 	}
 	if mode == history.Recoverable {
 		// A "?" operation runs on a process of its own in the word
 		// history: it must not be inside its process's order (window.go's
 		// processOrder), where it would end a chain the analyzer passes on.
-		for j, chain := range processOrder(h, ops, nil) {
+		for _, chain := range processOrder(h, ops, nil) {
 			for _, x := range chain {
 				if h.Ops[ops[x]].Status == model.Unknown {
-					return fmt.Sprintf("an operation answered ? (%s) after %s's operation cut off by a crash (recoverable mode)", h.Where(ops[x]), h.Where(ops[j]))
+					taint = append(taint, ops[x])
 				}
 			}
 		}
 	}
-	return ""
+	return "", taint
 }
 
 // valueRange is the greatest number among the values of object obj's
@@ -521,7 +526,8 @@ func (w *wordHistory) edgeReason(h *model.History, ed analyzer.Edge) string {
 }
 
 // unit is an object the unique-value engine may decide: its parts (indexes
-// in the parts searched) and its operations.
+// in the parts searched) and their operations, all the object's or those
+// of the parts uniqueApplies leaves it.
 type unit struct {
 	obj   int
 	parts []int
@@ -531,7 +537,8 @@ type unit struct {
 // uniqueUnits finds the objects the unique-value engine may decide: of a
 // built-in map or register, whose parts hold its operations alone (in
 // recoverable mode, process order may join them to other objects': the
-// word history holds one object), and where uniqueApplies.
+// word history holds one object), and where uniqueApplies; a unit is the
+// parts of such an object free of the operations uniqueApplies taints.
 func uniqueUnits(h *model.History, parts []*part, opt *Options) []unit {
 	if opt.Engine == EngineExact || opt.Engine == EngineQueue || opt.Models != nil {
 		return nil
@@ -561,8 +568,31 @@ func uniqueUnits(h *model.History, parts []*part, opt *Options) []unit {
 	}
 	var units []unit
 	for o := range h.Objects {
-		if alone[o] && uniqueApplies(h, o, ops[o], opt.Mode) == "" {
-			units = append(units, unit{obj: o, parts: byObj[o], ops: ops[o]})
+		if !alone[o] {
+			continue
+		}
+		why, taint := uniqueApplies(h, o, ops[o], opt.Mode)
+		if why != "" {
+			continue
+		}
+		u := unit{obj: o, parts: byObj[o], ops: ops[o]}
+		if len(taint) > 0 {
+			// The parts free of tainted operations, and their operations.
+			bad := map[int]bool{}
+			for _, i := range taint {
+				bad[i] = true
+			}
+			u.parts, u.ops = nil, nil
+			for _, k := range byObj[o] {
+				if !slices.ContainsFunc(parts[k].ops, func(i int) bool { return bad[i] }) {
+					u.parts = append(u.parts, k)
+					u.ops = append(u.ops, parts[k].ops...)
+				}
+			}
+			slices.Sort(u.ops)
+		}
+		if len(u.parts) > 0 {
+			units = append(units, u)
 		}
 	}
 	return units
@@ -579,15 +609,19 @@ func decideUnit(ctx context.Context, h *model.History, parts []*part, u *unit, b
 		ok := true
 		for x, k := range u.parts {
 			if ctx.Err() != nil {
-				// Lost the race: a small part's search ends before it
-				// looks at ctx, so the loop must.
-				return nil, false
+				// Lost the race, or another part of the object is a
+				// violation: a small part's search ends before it looks
+				// at ctx, so the loop must.
+				for y := x; y < len(res); y++ {
+					res[y] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
+				}
+				return res, false
 			}
 			res[x] = decide(ctx, h, parts[k], bounds, opt, sh)
 			res[x].engine = EngineExact
 			if res[x].verdict == Violation {
 				for y := x + 1; y < len(res); y++ {
-					res[y] = outcome{verdict: Undecided, reason: "cancelled", failing: -1, engine: EngineExact}
+					res[y] = outcome{verdict: Undecided, reason: "cancelled", failing: -1}
 				}
 				return res, true
 			}

@@ -97,8 +97,8 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		Operations: len(h.Ops), Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
 		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}, hist: h}
 	// The history's engine: the one that answered for every object with
-	// operations; else the exact search's if it answered for some, else
-	// "mixed" (several fast engines).
+	// operations; else the exact search's if it answered for some object
+	// (all its parts), else "mixed".
 	exact := false
 	for _, or := range res.Objects {
 		switch {
@@ -108,7 +108,7 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		case v.Engine == "":
 			v.Engine = or.Engine
 		case v.Engine != or.Engine:
-			v.Engine = engineMixed
+			v.Engine = lin.EngineMixed
 		}
 	}
 	if exact || v.Engine == "" {
@@ -159,13 +159,9 @@ func appendAddrs(addrs []uint64, op *model.Op) []uint64 {
 	return addrs
 }
 
-// engineMixed is the history's engine when objects were answered by
-// different ones.
-const engineMixed = "mixed"
-
 // engineNames say in words which engine answered, for text and HTML.
 var engineNames = map[string]string{lin.EngineExact: "exact search", lin.EngineQueue: "queue engine",
-	lin.EngineUnique: "unique-value engine", engineMixed: "several engines"}
+	lin.EngineUnique: "unique-value engine", lin.EngineMixed: "several engines"}
 
 func (v *ObjectsVerdict) engineName() string { return engineNames[v.Engine] }
 
@@ -185,10 +181,8 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		if o.Reason != "" {
 			what += " (" + o.Reason + ")"
 		}
-		by := ""
-		if o.Engine != lin.EngineExact {
-			by = ", by the " + engineNames[o.Engine]
-		}
+		by := map[string]string{lin.EngineQueue: ", by the queue engine", lin.EngineUnique: ", by the unique-value engine",
+			lin.EngineMixed: ", by several engines"}[o.Engine]
 		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations%s\n", o.Name, o.Model, what, o.Operations, by)
 	}
 	for i, a := range v.Anomalies {
