@@ -540,6 +540,11 @@ func runParts(ctx context.Context, h *model.History, parts []*part, units []unit
 				if k >= len(parts) {
 					un := &units[k-len(parts)]
 					decideUnit(objCtx[un.obj], h, parts, un, bounds, opt, sh, outs)
+					for _, k := range un.parts {
+						if outs[k].verdict == Violation {
+							objStop[un.obj]() // its parts left to the search stop
+						}
+					}
 					mu.Lock()
 					finished += int64(len(un.parts))
 					mu.Unlock()

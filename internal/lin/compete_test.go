@@ -159,3 +159,36 @@ func TestUniqueExplainsLarge(t *testing.T) {
 		t.Log(s)
 	}
 }
+
+// TestUniqueViolationStopsSearch: a map whose key 0 goes to the search (a
+// nil after a remove that took a value) and is hard there (18 puts
+// answered ?, then a get of a value none wrote), and whose key 1 the
+// engine finds a violation on at once: the search of key 0 stops.
+func TestUniqueViolationStopsSearch(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs the engine and a search at once")
+	}
+	var b strings.Builder
+	b.WriteString("object m map\n")
+	const n = 18
+	for p := range n {
+		fmt.Fprintf(&b, "%d inv m put 0 %d\n", p, 1000+p)
+	}
+	for p := range n {
+		fmt.Fprintf(&b, "%d ret ?\n", p)
+	}
+	fmt.Fprintf(&b, "%d inv m remove 0\n%d ret 1000\n%d inv m get 0\n%d ret nil\n%d inv m get 0\n%d ret 5\n", n, n, n, n, n, n)
+	fmt.Fprintf(&b, "%d inv m get 1\n%d ret 7\n", n+1, n+1)
+	h := parse(t, b.String())
+	res, err := Check(context.Background(), h, Options{MaxStates: 1 << 40, NoShrink: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Objects[0]
+	if res.Verdict != Violation || o.Engine != EngineMixed || o.Explanation == nil || o.Explanation.Failing.Line != 2*n+8 {
+		t.Fatalf("%v by %s, explanation %+v", res.Verdict, o.Engine, o.Explanation)
+	}
+	if res.States > 200_000 {
+		t.Errorf("%d states: the search of key 0 went on after the engine's violation on key 1", res.States)
+	}
+}
