@@ -48,6 +48,14 @@ const DefaultMaxMemory = 2 << 30
 // built-in models and the default bounds.
 type Options struct {
 	Mode history.Mode
+	// Engine forces an engine (tests, benchmarks): EngineQueue or
+	// EngineUnique, that engine alone where it applies (the search where
+	// it does not, or where it gives up); EngineExact, the search for
+	// every object, as Generic. "": where a fast engine applies, it and
+	// the search run at once and the first answer is taken (race).
+	Engine string
+	// headStart, if positive, replaces raceHeadStart (tests).
+	headStart time.Duration
 	// Models finds the maker of a model by name; nil: model.Builtin. A
 	// user's own models go here (wrap model.Builtin to keep the built-in
 	// ones).
@@ -67,14 +75,9 @@ type Options struct {
 	// NoShrink skips the shrinking of a violation's operations: the
 	// explanation then names every operation of the failing partition.
 	NoShrink bool
-	// Engine forces an engine (tests, benchmarks): EngineExact, every
-	// object by the generic search; EngineQueue or EngineUnique, that
-	// engine alone where it applies (the search where it does not, or
-	// where it gives up). "": where a fast engine applies, it and the
-	// search run at once and the first answer is taken (race).
-	Engine string
-	// headStart, if positive, replaces raceHeadStart (tests).
-	headStart time.Duration
+	// Generic: every object by the generic search, even where a faster
+	// engine applies (for comparisons).
+	Generic bool
 }
 
 // raceStart is the fast engine's head start on ops operations.

@@ -24,7 +24,7 @@ const (
 // the generic search's. A user's own models (opt.Models) may call a
 // different model "queue": the engine then stays out.
 func queueApplies(h *model.History, p *part, opt *Options) bool {
-	if opt.Engine == EngineExact || opt.Engine == EngineUnique || opt.Models != nil || len(p.objs) != 1 || p.required != nil {
+	if opt.Generic || opt.Engine == EngineExact || opt.Engine == EngineUnique || opt.Models != nil || len(p.objs) != 1 || p.required != nil {
 		return false
 	}
 	obj := &h.Objects[p.objs[0]]

@@ -540,7 +540,7 @@ type unit struct {
 // word history holds one object), and where uniqueApplies; a unit is the
 // parts of such an object free of the operations uniqueApplies taints.
 func uniqueUnits(h *model.History, parts []*part, opt *Options) []unit {
-	if opt.Engine == EngineExact || opt.Engine == EngineQueue || opt.Models != nil {
+	if opt.Generic || opt.Engine == EngineExact || opt.Engine == EngineQueue || opt.Models != nil {
 		return nil
 	}
 	byObj := map[int][]int{}
