@@ -29,10 +29,10 @@ var ceilings = map[string]int{
 	"pmem":            73,
 	"pmlintest":       12,
 	"recorders":       0,
-	"target":          43,
+	"target":          53, // data-structure targets: Object (Do, Recover, State), Target.Model, NewObject, OpenObject, ObjectModel, Config.Keys, Config.Ops
 }
 
-const totalCeiling = 669
+const totalCeiling = 679
 
 func TestPublicNames(t *testing.T) {
 	root, err := filepath.Abs("../..")
