@@ -223,6 +223,11 @@ type Target struct {
 	// by NewObject and OpenObject, which replace New and Open (leave those
 	// nil). The harness draws the workload from the model's operations.
 	Model string
+	// Mix, for a data-structure target, weighs the operations of its model
+	// that the workload draws ("put": 4, "get": 4, "remove": 1): one that
+	// is absent is never drawn, so a structure that lacks an operation of
+	// its model leaves it out. Nil is the harness's mix for the model.
+	Mix map[string]int
 	// NewObject is New for a data-structure target: the object it returns
 	// is empty (the model's initial state) and durable.
 	NewObject func(r *pmem.Region, c Config) (Object, error)
