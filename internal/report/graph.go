@@ -359,6 +359,16 @@ func labelCands(q curve, lines []string) []gtext {
 	return cands
 }
 
+// crossesAny says whether the polyline pts runs through box b.
+func crossesAny(b box, pts [][2]float64) bool {
+	for j := 1; j < len(pts); j++ {
+		if b.crosses(pts[j-1], pts[j]) {
+			return true
+		}
+	}
+	return false
+}
+
 // polyline samples a curve.
 func polyline(q curve) [][2]float64 {
 	const n = 32

@@ -213,6 +213,7 @@ const (
 	tlLeft   = 10.0
 	tlTop    = 30.0 // axis
 	tlCol    = 16.0 // one event line, at least
+	tlColMax = 110.0
 	tlGap    = 16.0 // omitted lines
 	tlLane   = 40.0
 	tlBar    = 16.0
@@ -278,8 +279,8 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core, key map[
 	// Bars, then the witness's edges, then the values over both (with a
 	// halo): an edge may pass under a value, never hide it.
 	var vals strings.Builder
-	bars := l.bars(b, &vals, d, ops, core, key, focus)
-	timelineEdges(b, edges, bars)
+	bars, texts := l.bars(b, &vals, d, ops, core, key, focus)
+	timelineEdges(b, edges, bars, texts)
 	b.WriteString(vals.String())
 	b.WriteString(markers)
 	b.WriteString("</svg></div></div>")
@@ -358,7 +359,7 @@ func layoutTimeline(ticks []int64, ops []analyzer.OpInfo, budget float64) *tlLay
 	// The columns share tlWidth (the drawing is tlLeft + (n+1.5) columns
 	// + the gaps wide): few events get wide columns, so that bars have
 	// room for a label; many get tlCol and the drawing scrolls.
-	col := min(56, max(tlCol, (budget-tlLeft-float64(gaps)*tlGap)/(float64(len(ticks))+1.5)))
+	col := min(tlColMax, max(tlCol, (budget-tlLeft-float64(gaps)*tlGap)/(float64(len(ticks))+1.5)))
 	l.col = col
 	x := tlLeft + col/2
 	for k, t := range ticks {
@@ -390,10 +391,10 @@ const (
 	tlValueLine = 9
 )
 
-// valueLines splits the values of a key read in two lines when they are
-// long (more than 40 characters): they fit under its bar, above the next
-// lane's bars, and a timeline that scrolls can show them whole beside the
-// anomaly's operations.
+// valueLines splits the values of a key operation in two lines when they
+// are long (more than 40 characters; used when they do not fit on one):
+// two lines fit under its bar, above the next lane's bars, and a timeline
+// that scrolls can show them whole beside the anomaly's operations.
 func valueLines(s string) []string {
 	if len([]rune(s)) <= 40 {
 		return []string{s}
@@ -452,7 +453,8 @@ type barPos struct{ x1, x2, y float64 }
 // crash, or the end, for a cut-off one), each with its values written
 // under it (the words in focus first, cut where the next bar of its lane
 // starts; written to vals, a layer above the edges), and returns where.
-func (l *tlLayout) bars(b, vals *strings.Builder, d *Data, ops []analyzer.OpInfo, core, key map[int64]bool, focus []uint64) map[int64]barPos {
+func (l *tlLayout) bars(b, vals *strings.Builder, d *Data, ops []analyzer.OpInfo, core, key map[int64]bool, focus []uint64) (map[int64]barPos, []box) {
+	var texts []box
 	bars := map[int64]barPos{}
 	open := map[int64]bool{}
 	for _, o := range ops {
@@ -489,7 +491,9 @@ func (l *tlLayout) bars(b, vals *strings.Builder, d *Data, ops []analyzer.OpInfo
 		}
 		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" rx=\"3\"/>", cls, o.Line, p.x1, p.y, max(p.x2-p.x1, 6), tlBar)
 		if p.x2-p.x1 > 58 {
-			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">L%d %s</text>", p.x1+4, p.y+tlBar-4, o.Line, o.Kind)
+			label := fmt.Sprintf("L%d %s", o.Line, o.Kind)
+			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", p.x1+4, p.y+tlBar-4, label)
+			texts = append(texts, box{p.x1 + 4, p.y + tlBar - 14, p.x1 + 4 + charW*float64(len(label)), p.y + tlBar - 1})
 		}
 		// The values run from the bar's start to the next bar of the lane.
 		room := l.width - p.x1
@@ -505,11 +509,16 @@ func (l *tlLayout) bars(b, vals *strings.Builder, d *Data, ops []analyzer.OpInfo
 		}
 		lines, cls := []string{txt}, "val tv"
 		if key[o.Line] {
-			lines, cls = valueLines(txt), cls+" key"
+			cls += " key"
+			if valueW*float64(len([]rune(txt)))+4 > room {
+				lines = valueLines(txt)
+			}
 		}
 		fmt.Fprintf(vals, "<text class=\"%s\" data-line=\"%d\" x=\"%.1f\" y=\"%.1f\">", cls, o.Line, p.x1+1, p.y+tlBar+10)
 		for k, line := range lines {
 			line = fit(line, int((room-4)/valueW))
+			y := p.y + tlBar + 10 + float64(k*tlValueLine)
+			texts = append(texts, box{p.x1 + 1, y - 9, p.x1 + 1 + valueW*float64(len([]rune(line))), y + 2})
 			if len(lines) == 1 {
 				vals.WriteString(esc(line))
 				break
@@ -519,11 +528,15 @@ func (l *tlLayout) bars(b, vals *strings.Builder, d *Data, ops []analyzer.OpInfo
 		vals.WriteString("</text>")
 		b.WriteString("</g>")
 	}
-	return bars
+	return bars, texts
 }
 
 // timelineEdges draws the witness's edges between bars.
-func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[int64]barPos) {
+//
+// An edge of reads-from or auxiliary kind joins the tops of its bars; each
+// bends above them as far as makes it cross fewest texts (bar labels and
+// values).
+func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[int64]barPos, texts []box) {
 	for _, e := range edges {
 		if !e.Witness {
 			continue
@@ -533,19 +546,29 @@ func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[
 		if !okf || !okt {
 			continue
 		}
-		var x1, x2 float64
+		var x1, x2, y1, y2 float64
 		if e.Kind == analyzer.HappensBefore || e.Kind == analyzer.Recovery {
-			x1, x2 = f.x2, t.x1
+			x1, x2, y1, y2 = f.x2, t.x1, f.y+tlBar/2, t.y+tlBar/2
 		} else {
-			x1, x2 = (f.x1+f.x2)/2, (t.x1+t.x2)/2
+			x1, x2, y1, y2 = (f.x1+f.x2)/2, (t.x1+t.x2)/2, f.y, t.y
 		}
-		y1, y2 := f.y+tlBar/2, t.y+tlBar/2
-		cy := min(y1, y2) - 22
-		if y1 == y2 {
-			cy = y1 - 26
+		var q curve
+		least := math.MaxInt
+		for _, lift := range []float64{22, 12, 34, 46, 60} {
+			c := curve{[2]float64{x1, y1}, [2]float64{(x1 + x2) / 2, min(y1, y2) - lift}, [2]float64{x2, y2}}
+			n := 0
+			pts := polyline(c)
+			for _, t := range texts {
+				if crossesAny(t, pts) {
+					n++
+				}
+			}
+			if n < least {
+				q, least = c, n
+			}
 		}
 		fmt.Fprintf(b, "<path class=\"tle k-%s\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" marker-end=\"url(#ah-%s)\"><title>%s</title></path>",
-			e.Kind, x1, y1, (x1+x2)/2, cy, x2, y2, e.Kind, esc(e.Reason))
+			e.Kind, q.s[0], q.s[1], q.m[0], q.m[1], q.t[0], q.t[1], e.Kind, esc(e.Reason))
 	}
 }
 

@@ -173,15 +173,6 @@ func TestGraphLayout(t *testing.T) {
 	}
 }
 
-func crossesAny(b box, pts [][2]float64) bool {
-	for j := 1; j < len(pts); j++ {
-		if b.crosses(pts[j-1], pts[j]) {
-			return true
-		}
-	}
-	return false
-}
-
 // TestTimelineWidth: a timeline of n operations (one process after
 // another, so 2n events, and a crash) is at most tlWidth wide up to the
 // number of columns tlWidth holds at their narrowest, so a small history
