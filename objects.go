@@ -33,10 +33,16 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		return nil, e
 	}
 	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	var ae *lin.AssumptionError
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &ae):
+		// Refused rather than guessed (recoverable mode through a
+		// synchronisation object): undecided.
+		ue := &analyzer.UndecidedError{File: opts.Name, Line: ae.Line, Msg: ae.Msg, Operations: int64(len(mh.Ops))}
+		return nil, &Error{Op: byModel[ae.Op], Crash: -1, Err: ue, Msg: ae.Msg}
+	case err != nil:
 		return nil, &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed, Msg: err.Error()}
 	}
 	if res.Verdict == lin.Undecided {
@@ -62,6 +68,15 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 			out.Witness = an.Ops
 		}
 		out.Anomalies = append(out.Anomalies, an)
+	}
+	// A synchronisation object's operations stuck (not progressible):
+	// anomalies of kind "stuck", the operation then its partner, though
+	// the history is linearizable.
+	for _, or := range res.Objects {
+		for _, st := range or.Stuck {
+			out.Anomalies = append(out.Anomalies, Anomaly{Kind: analyzer.Kind("stuck"), Explanation: st.Sentence,
+				Ops: []int{byModel[st.Op.Index], byModel[st.Partner.Index]}})
+		}
 	}
 	return out, nil
 }

@@ -56,7 +56,8 @@ type Stuck struct {
 // synchronisation object (matching places pairs with no order between
 // them).
 type AssumptionError struct {
-	Where string // "FILE:LINE" of the operation cut off by the crash
+	Op    int    // the operation cut off by the crash, in History.Ops
+	Where string // "FILE:LINE" of it
 	Line  int64
 	Msg   string
 }
@@ -87,8 +88,8 @@ func syncRefusal(h *model.History, isSync []bool, mode history.Mode) error {
 		if !isSync[obj] {
 			continue
 		}
-		return &AssumptionError{Where: h.Where(x), Line: h.Ops[x].Line, Msg: fmt.Sprintf(
-			"recoverable mode: this operation, cut off by a crash, must take effect before its process's next operation (%s), and one of them is on the synchronisation object %s, whose pairs the checker places without order between them: undecided in recoverable mode (strict and durable modes decide it)",
+		return &AssumptionError{Op: x, Where: h.Where(x), Line: h.Ops[x].Line, Msg: fmt.Sprintf(
+			"recoverable mode: this operation, cut off by a crash, must take effect before its process's next operation (%s), and one of them is on the synchronisation object %s, whose pairs the matching places without any order between them, so pmlin does not decide this history in recoverable mode (strict and durable modes decide it)",
 			h.Where(chain[0]), h.Objects[obj].Name)}
 	}
 	return nil
@@ -451,8 +452,14 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 	obj := &h.Objects[h.Ops[failing].Object]
 	x := &Explanation{Object: obj.Name, Model: obj.Model, Failing: ref(h, failing), State: describe(s.m, s.init),
 		Prefix: []OpRef{}}
-	// The operations that fit failing, and those whose values fit but
-	// whose windows do not overlap it, or that overlap it and do not fit.
+	// The operations that fit failing; and, to say why the others do
+	// not, those that share a value with it (one's argument the other's
+	// result: where its result came from, where its argument went) or fit
+	// it, whose windows do not overlap its own, or that overlap it and do
+	// not fit.
+	shares := func(a, b *model.Op) bool {
+		return len(a.Args) > 0 && b.Status == model.Returned && b.Results[0] == a.Args[0]
+	}
 	var partners, apart, misfit []int
 	for _, j := range ops {
 		if j == failing || s.alone(j) {
@@ -460,12 +467,14 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 		}
 		a, b := min(failing, j), max(failing, j)
 		overlap := h.Ops[b].Call < s.hi(a)
-		switch sync := s.m.Sync(&h.Ops[failing], &h.Ops[j]); {
+		sync := s.m.Sync(&h.Ops[failing], &h.Ops[j])
+		related := sync || shares(&h.Ops[failing], &h.Ops[j]) || shares(&h.Ops[j], &h.Ops[failing])
+		switch {
 		case overlap && sync:
 			partners = append(partners, j)
-		case sync:
+		case related && !overlap:
 			apart = append(apart, j)
-		case overlap:
+		case related:
 			misfit = append(misfit, j)
 		}
 	}
@@ -506,10 +515,10 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 		x.Impossible = true
 		x.Sentence = fmt.Sprintf("%s (%s, process %d) could not be paired: no operation whose window overlaps its own fits it as a partner", f.Op, f.at(), f.Proc)
 		if len(misfit) > 0 {
-			x.Sentence += "; overlapping but not fitting: " + refs(misfit)
+			x.Sentence += "; sharing a value with it and overlapping, but not fitting: " + refs(misfit)
 		}
 		if len(apart) > 0 {
-			x.Sentence += "; fitting but not overlapping: " + refs(apart)
+			x.Sentence += "; sharing a value with it or fitting, but not overlapping: " + refs(apart)
 		}
 		return x
 	}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestCheckSyncObjects: the synchronisation objects from the command
+// line. Lawrence and Lowe's Figure 9 (an exchange with no partner) is a
+// violation explained by pairing, in text and JSON; their Figure 10 (a
+// send and a receive pending together at the end) is linearizable but
+// stuck, exit 1, in text, JSON and the HTML report; the buggy exchanger
+// example names the exchange that took an offer already taken.
+func TestCheckSyncObjects(t *testing.T) {
+	fig9, fig10 := "../history/testdata/v2/exchanger-fig9.hist", "../history/testdata/v2/channel-fig10.hist"
+	code, out, errs := pmlin(t, "", "check", fig9)
+	if code != 1 || errs != "" {
+		t.Fatalf("fig 9: exit %d, %s", code, errs)
+	}
+	for _, s := range []string{"NOT LINEARIZABLE (strict mode, synchronisation matching)", "object x (exchanger): NOT LINEARIZABLE, 4 operations",
+		"exchange 13 -> 58 (line 7, process 0) could not be paired", "exchange 70 -> 13 (line 8)"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("fig 9: no %q in\n%s", s, out)
+		}
+	}
+	code, out, _ = pmlin(t, "", "check", "--json", fig9)
+	v := v2JSONOf(t, out)
+	if code != 1 || v.Engine != "sync" || len(v.Anomalies) != 1 || !slices.Equal(v.Anomalies[0].Ops, []int64{7}) || v.Anomalies[0].Failing != 7 {
+		t.Errorf("fig 9 --json: exit %d, %+v", code, v)
+	}
+
+	html := filepath.Join(t.TempDir(), "fig10.html")
+	code, out, errs = pmlin(t, "", "check", "--report", html, fig10)
+	if code != 1 {
+		t.Fatalf("fig 10: exit %d, %s%s", code, out, errs)
+	}
+	for _, s := range []string{"LINEARIZABLE, NOT PROGRESSIBLE (strict mode, synchronisation matching)",
+		"object c (channel): linearizable, NOT PROGRESSIBLE (2 stuck), 4 operations",
+		"stuck 1: object c, operation at line 9, partner at line 10", "stuck 2: object c, operation at line 10, partner at line 9"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("fig 10: no %q in\n%s", s, out)
+		}
+	}
+	page, err := os.ReadFile(html)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"LINEARIZABLE, NOT PROGRESSIBLE", "Stuck: not progressible", `data-line="9" data-partner="10"`} {
+		if !strings.Contains(string(page), s) {
+			t.Errorf("fig 10's report has no %q", s)
+		}
+	}
+	code, out, _ = pmlin(t, "", "check", "--json", fig10)
+	v = v2JSONOf(t, out)
+	if code != 1 || !v.Linearizable || v.Stuck != 2 || len(v.Objects[0].Stuck) != 2 {
+		t.Fatalf("fig 10 --json: exit %d, %+v", code, v)
+	}
+	if st := v.Objects[0].Stuck[0]; st.Op.Line != 9 || st.Partner.Line != 10 || st.Synchronised {
+		t.Errorf("fig 10 --json: stuck %+v", st)
+	}
+
+	code, out, _ = pmlin(t, "", "check", "../examples/v2/exchanger-bug.hist")
+	if code != 1 || !strings.Contains(out, "exchange 0x300001 -> 0x100001 (line 12, process 3) could not be paired") ||
+		!strings.Contains(out, "not overlapping: exchange 0x100001 -> 0x200001 (line 8)") {
+		t.Errorf("exchanger-bug: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckSyncStuckSynchronised: a receive that returned the value of a
+// send still pending at the end synchronised with it, so the send should
+// have returned: stuck, naming the receive.
+func TestCheckSyncStuckSynchronised(t *testing.T) {
+	f := writeFile(t, "s.hist", "pmlin-history v2\nobject c channel\n1 inv c send 5\n2 inv c recv\n2 ret 5\n")
+	code, out, _ := pmlin(t, "", "check", "--json", f)
+	v := v2JSONOf(t, out)
+	if code != 1 || !v.Linearizable || len(v.Objects[0].Stuck) != 1 {
+		t.Fatalf("exit %d, %+v", code, v)
+	}
+	if st := v.Objects[0].Stuck[0]; st.Op.Line != 3 || st.Partner.Line != 4 || !st.Synchronised || !strings.Contains(st.Explanation, "must have synchronised") {
+		t.Errorf("stuck %+v", st)
+	}
+	// Answered, it is progressible.
+	f = writeFile(t, "s2.hist", "pmlin-history v2\nobject c channel\n1 inv c send 5\n2 inv c recv\n2 ret 5\n1 ret ok\n")
+	if code, out, _ := pmlin(t, "", "check", f); code != 0 || !strings.Contains(out, "LINEARIZABLE (strict mode") {
+		t.Errorf("answered: exit %d\n%s", code, out)
+	}
+}
+
+// TestCheckSyncRecoverable: in recoverable mode, an exchange cut off by a
+// crash whose process goes on is refused (exit 2, kind assumption, its
+// line), not guessed; strict and durable modes decide the same history.
+func TestCheckSyncRecoverable(t *testing.T) {
+	f := writeFile(t, "r.hist", "pmlin-history v2\nobject x exchanger\n1 inv x exchange 1\ncrash\n1 inv x exchange 2\n2 inv x exchange 3\n1 ret 3\n2 ret 2\n")
+	code, out, _ := pmlin(t, "", "check", "--json", "--mode", "recoverable", f)
+	var e struct{ Error checkErrorJSON }
+	if err := json.Unmarshal([]byte(out), &e); err != nil || code != 2 || e.Error.Kind != "assumption" || e.Error.Line != 3 ||
+		!strings.Contains(e.Error.Message, "synchronisation object x") {
+		t.Errorf("recoverable: exit %d, %v\n%s", code, err, out)
+	}
+	for _, mode := range []string{"strict", "durable"} {
+		if code, out, errs := pmlin(t, "", "check", "--mode", mode, f); code != 0 {
+			t.Errorf("%s: exit %d\n%s%s", mode, code, out, errs)
+		}
+	}
+}
