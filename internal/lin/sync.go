@@ -451,7 +451,7 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 	h := s.h
 	obj := &h.Objects[h.Ops[failing].Object]
 	x := &Explanation{Object: obj.Name, Model: obj.Model, Failing: ref(h, failing), State: describe(s.m, s.init),
-		Prefix: []OpRef{}}
+		Prefix: []OpRef{}, Sync: true}
 	// The operations that fit failing; and, to say why the others do
 	// not, those that share a value with it (one's argument the other's
 	// result: where its result came from, where its argument went) or fit
@@ -480,13 +480,15 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 	}
 	// The witness: the operations of failing's reach (those linked to it
 	// through pairs that fit), shrunk one by one while no pairing covers
-	// what returned among them.
+	// what returned among them and each operation that returned keeps a
+	// partner that fits it, if it had one (else any operation that
+	// returned, alone, would do: a witness of nothing).
 	wit := s.reach(ops, failing)
 	x.Minimal = !opt.NoShrink && len(wit) <= maxShrinkSync
 	if x.Minimal {
 		for k := 0; k < len(wit) && ctx.Err() == nil; {
 			try := slices.Delete(slices.Clone(wit), k, k+1)
-			if _, f := s.pairUp(try, nil); f >= 0 {
+			if _, f := s.pairUp(try, nil); f >= 0 && s.keepsPartners(wit, try) {
 				wit = try
 				continue
 			}
@@ -525,6 +527,25 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 	x.Sentence = fmt.Sprintf("%s (%s, process %d) could not be paired: its possible partners, %s, cannot all be given to it and to the other operations that returned and need them",
 		f.Op, f.at(), f.Proc, refs(partners))
 	return x
+}
+
+// keepsPartners says whether every operation of try that returned and
+// has a partner that fits it in from still has one in try.
+func (s *syncer) keepsPartners(from, try []int) bool {
+	has := func(set []int, i int) bool {
+		for _, j := range set {
+			if j != i && !s.alone(j) && s.fits(min(i, j), max(i, j)) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, i := range try {
+		if s.h.Ops[i].Status == model.Returned && !s.alone(i) && has(from, i) && !has(try, i) {
+			return false
+		}
+	}
+	return true
 }
 
 // reach is the operations of ops linked to i through pairs that fit.

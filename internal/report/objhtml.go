@@ -49,8 +49,8 @@ var objTemplateText string
 var objTemplate = template.Must(template.New("objects").Funcs(template.FuncMap{
 	"px": func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	// witnessTitle is lin's sentence, capitalised for a heading's line.
-	"witnessTitle": func(minimal bool) string {
-		t := lin.WitnessTitle(minimal)
+	"witnessTitle": func(minimal, sync bool) string {
+		t := lin.WitnessTitle(minimal, sync)
 		return strings.ToUpper(t[:1]) + t[1:]
 	},
 }).Parse(objTemplateText))

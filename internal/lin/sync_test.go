@@ -1,0 +1,151 @@
+package lin_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/lin"
+	"github.com/pmlin/pmlin/model"
+)
+
+func syncCheck(t *testing.T, name, text string, mode history.Mode) (*model.History, *lin.ObjectResult) {
+	t.Helper()
+	if text == "" {
+		b, err := os.ReadFile("../../history/testdata/v2/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text = string(b)
+	}
+	h, err := history.ReadV2(strings.NewReader(text), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lin.Check(context.Background(), h, lin.Options{Mode: mode})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	o := &res.Objects[0]
+	if o.Engine != lin.EngineSync {
+		t.Errorf("%s: engine %s", name, o.Engine)
+	}
+	return h, o
+}
+
+func lines(refs []lin.OpRef) []int64 {
+	var out []int64
+	for _, r := range refs {
+		out = append(out, r.Line)
+	}
+	return out
+}
+
+// TestSyncPaperFigures: Lawrence and Lowe's examples. Figure 2's channel
+// history pairs off; Figure 9's exchange of 13 has no partner (their
+// tester: "Invocation 0 does not synchronise with any other operation");
+// Proposition 12's send and receive do not overlap; Figure 10's pending
+// send and receive could have synchronised: linearizable, both stuck, each
+// naming the other.
+func TestSyncPaperFigures(t *testing.T) {
+	for _, mode := range history.Modes {
+		if _, o := syncCheck(t, "channel-fig2.hist", "", mode); o.Verdict != lin.Linearizable || len(o.Stuck) != 0 {
+			t.Errorf("fig 2, %v: %v %+v", mode, o.Verdict, o.Stuck)
+		}
+		_, o := syncCheck(t, "exchanger-fig9.hist", "", mode)
+		if x := o.Explanation; o.Verdict != lin.Violation || x.Failing.Line != 7 || !x.Impossible || !x.Minimal || !x.Sync ||
+			len(x.Ops) != 1 || !strings.Contains(x.Sentence, "exchange 70 -> 13 (line 8)") {
+			t.Errorf("fig 9, %v: %v %+v", mode, o.Verdict, o.Explanation)
+		}
+		if _, o := syncCheck(t, "exchanger-fig9-fixed.hist", "", mode); o.Verdict != lin.Linearizable {
+			t.Errorf("fig 9 fixed, %v: %v", mode, o.Verdict)
+		}
+		_, o = syncCheck(t, "channel-prop12.hist", "", mode)
+		if o.Verdict != lin.Violation || !strings.Contains(o.Explanation.Sentence, "not overlapping: recv -> 3 (line 9)") {
+			t.Errorf("prop 12, %v: %v %+v", mode, o.Verdict, o.Explanation)
+		}
+		_, o = syncCheck(t, "channel-fig10.hist", "", mode)
+		if o.Verdict != lin.Linearizable || len(o.Stuck) != 2 || o.Stuck[0].Op.Line != 9 || o.Stuck[0].Partner.Line != 10 ||
+			o.Stuck[1].Op.Line != 10 || o.Stuck[1].Partner.Line != 9 || o.Stuck[0].Synchronised {
+			t.Errorf("fig 10, %v: %v %+v", mode, o.Verdict, o.Stuck)
+		}
+	}
+}
+
+// TestSyncConflict: every operation has a partner that fits, but not
+// enough of them: one send for two receives of its value. The sentence
+// names the possible partner, the witness is the three operations.
+func TestSyncConflict(t *testing.T) {
+	h := "pmlin-history v2\nobject c channel\n1 inv c send 5\n2 inv c recv\n3 inv c recv\n4 inv c send 6\n4 ret ok\n" +
+		"5 inv c recv\n5 ret 6\n1 ret ok\n2 ret 5\n3 ret 5\n"
+	_, o := syncCheck(t, "conflict", h, history.Strict)
+	x := o.Explanation
+	if o.Verdict != lin.Violation || x.Impossible || !x.Minimal || len(x.Ops) != 3 || lines(x.Ops)[0] != 3 ||
+		!strings.Contains(x.Sentence, "its possible partners, send 5 -> ok (line 3), cannot all be given") {
+		t.Errorf("%v %+v", o.Verdict, x)
+	}
+	if text := x.Text(); !strings.Contains(text, "no pairing explains") {
+		t.Errorf("text:\n%s", text)
+	}
+}
+
+// TestSyncOddCycle: exchanges of 1 that all got 1 pair with each other:
+// three overlapping ones cannot all pair (a triangle), four can.
+func TestSyncOddCycle(t *testing.T) {
+	ex := func(n int) string {
+		s := "pmlin-history v2\nobject x exchanger\n"
+		for p := range n {
+			s += "1" + strings.Repeat("0", p) + " inv x exchange 1\n"
+		}
+		for p := range n {
+			s += "1" + strings.Repeat("0", p) + " ret 1\n"
+		}
+		return s
+	}
+	if _, o := syncCheck(t, "three", ex(3), history.Strict); o.Verdict != lin.Violation || len(o.Explanation.Ops) != 3 {
+		t.Errorf("three: %v %+v", o.Verdict, o.Explanation)
+	}
+	if _, o := syncCheck(t, "four", ex(4), history.Strict); o.Verdict != lin.Linearizable {
+		t.Errorf("four: %v", o.Verdict)
+	}
+}
+
+// TestSyncModes: an exchange cut off by a crash gave its value to an
+// exchange invoked after the crash: only durable mode lets it take
+// effect that late; in strict mode the later exchange has no partner.
+// A timeout needs none; "?" may or may not have paired.
+func TestSyncModes(t *testing.T) {
+	h := "pmlin-history v2\nobject x exchanger\n1 inv x exchange 7\ncrash\n2 inv x exchange 8\n2 ret 7\n3 inv x exchange 9\n3 ret fail\n" +
+		"4 inv x exchange 10\n4 ret ?\n"
+	if _, o := syncCheck(t, "late", h, history.Strict); o.Verdict != lin.Violation || o.Explanation.Failing.Line != 5 {
+		t.Errorf("strict: %v %+v", o.Verdict, o.Explanation)
+	}
+	if _, o := syncCheck(t, "late", h, history.Durable); o.Verdict != lin.Linearizable || len(o.Stuck) != 0 {
+		t.Errorf("durable: %v %+v", o.Verdict, o.Stuck)
+	}
+	// Recoverable: process 1 does nothing after the crash, so no order
+	// binds its exchange, which may take effect late.
+	if _, o := syncCheck(t, "late", h, history.Recoverable); o.Verdict != lin.Linearizable {
+		t.Errorf("recoverable: %v", o.Verdict)
+	}
+}
+
+// TestSyncRecoverableRefused: process order from an exchange cut off by a
+// crash to its process's next operation, on a register, is refused.
+func TestSyncRecoverableRefused(t *testing.T) {
+	text := "pmlin-history v2\nobject x exchanger\nobject r register\n1 inv x exchange 7\ncrash\n1 inv r read\n1 ret 0\n"
+	h, err := history.ReadV2(strings.NewReader(text), "r.hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = lin.Check(context.Background(), h, lin.Options{Mode: history.Recoverable})
+	ae, ok := err.(*lin.AssumptionError)
+	if !ok || ae.Line != 4 || ae.Op != 0 || !strings.Contains(ae.Error(), "r.hist:4: recoverable mode") {
+		t.Fatalf("%v", err)
+	}
+	if res, err := lin.Check(context.Background(), h, lin.Options{Mode: history.Durable}); err != nil || res.Verdict != lin.Linearizable {
+		t.Errorf("durable: %v %+v", err, res)
+	}
+}
