@@ -443,7 +443,7 @@ func (s *syncer) stuck(ops []int) []Stuck {
 
 // maxShrinkSync bounds the operations a violation's witness is shrunk
 // from: each try is a matching of them.
-const maxShrinkSync = 2000
+const maxShrinkSync = 300
 
 // explain makes the explanation of a violation: failing is an operation
 // that returned and that no pairing covers along with the others.
