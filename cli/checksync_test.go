@@ -27,6 +27,18 @@ func TestCheckSyncObjects(t *testing.T) {
 			t.Errorf("fig 9: no %q in\n%s", s, out)
 		}
 	}
+	html9 := filepath.Join(t.TempDir(), "fig9.html")
+	if code, _, errs := pmlin(t, "", "check", "--report", html9, fig9); code != 1 {
+		t.Fatalf("fig 9 --report: exit %d, %s", code, errs)
+	}
+	page9, err := os.ReadFile(html9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := string(page9); !strings.Contains(p, "No pairing of the object's operations gives a partner") ||
+		!strings.Contains(p, "no pairing explains") || strings.Contains(p, "Longest order") {
+		t.Errorf("fig 9's report does not explain by pairing:\n%s", p)
+	}
 	code, out, _ = pmlin(t, "", "check", "--json", fig9)
 	v := v2JSONOf(t, out)
 	if code != 1 || v.Engine != "sync" || len(v.Anomalies) != 1 || !slices.Equal(v.Anomalies[0].Ops, []int64{7}) || v.Anomalies[0].Failing != 7 {
