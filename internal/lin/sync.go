@@ -99,8 +99,12 @@ func syncRefusal(h *model.History, isSync []bool, mode history.Mode) error {
 // order of invocation), into or.
 func checkSync(ctx context.Context, h *model.History, ops []int, m *model.Model, bounds []int, opt *Options, or *ObjectResult) {
 	or.Engine, or.Parts = EngineSync, 1
-	s := &syncer{h: h, m: m, bounds: bounds, init: m.Init()[0]}
+	s := &syncer{ctx: ctx, h: h, m: m, bounds: bounds, init: m.Init()[0], maxEdges: opt.maxStates()}
 	_, failing := s.pairUp(ops, nil)
+	if s.stopped != "" {
+		or.Verdict, or.Reason = Undecided, fmt.Sprintf("object %s: %s", h.Objects[or.Object].Name, s.stopped)
+		return
+	}
 	if failing < 0 {
 		or.Verdict = Linearizable
 		or.Stuck = s.stuck(ops)
@@ -112,10 +116,16 @@ func checkSync(ctx context.Context, h *model.History, ops []int, m *model.Model,
 
 // syncer decides the pairings of one synchronisation object.
 type syncer struct {
+	ctx    context.Context
 	h      *model.History
 	m      *model.Model
 	bounds []int
 	init   any
+	// maxEdges bounds the pairs that fit in one pairing's graph (the
+	// state budget, Options.MaxStates, stands for it): beyond, or when
+	// ctx ends, pairUp stops and says why in stopped.
+	maxEdges int64
+	stopped  string
 }
 
 // alone says whether op takes effect alone: a timeout.
@@ -143,7 +153,8 @@ func (s *syncer) fits(i, j int) bool {
 // exclude left out of the history) that covers every operation that
 // returned, timeouts apart: mate maps each paired operation to its
 // partner. failing is -1 if there is one, else an operation that returned
-// and that no pairing covers along with the others.
+// and that no pairing covers along with the others; -2 if it stopped
+// (stopped says why).
 func (s *syncer) pairUp(ops []int, exclude map[int]bool) (mate map[int]int, failing int) {
 	var vs []int // the operations that may pair
 	for _, i := range ops {
@@ -170,9 +181,18 @@ func (s *syncer) pairUp(ops []int, exclude map[int]bool) (mate map[int]int, fail
 		}
 		return v
 	}
+	var tried, edges int64
 	for a := range vs {
 		for b := a + 1; b < n && s.h.Ops[vs[b]].Call < s.hi(vs[a]); b++ {
+			if tried++; tried%(1<<16) == 0 && s.ctx.Err() != nil {
+				s.stopped = "cancelled"
+				return nil, -2
+			}
 			if (required[a] || required[b]) && s.fits(vs[a], vs[b]) {
+				if edges++; edges > s.maxEdges {
+					s.stopped = fmt.Sprintf("more than %d pairs of operations fit, the state budget (it bounds them)", s.maxEdges)
+					return nil, -2
+				}
 				adj[a] = append(adj[a], int32(b))
 				adj[b] = append(adj[b], int32(a))
 				comp[find(a)] = find(b)
@@ -404,7 +424,9 @@ func (s *syncer) stuck(ops []int) []Stuck {
 	for _, i := range pend {
 		exclude[i] = true
 	}
-	if _, failing := s.pairUp(ops, exclude); failing >= 0 {
+	if _, failing := s.pairUp(ops, exclude); failing == -2 {
+		return nil // ctx ended: Check answers its error
+	} else if failing >= 0 {
 		for _, i := range pend {
 			delete(exclude, i)
 		}

@@ -149,3 +149,23 @@ func TestSyncRecoverableRefused(t *testing.T) {
 		t.Errorf("durable: %v %+v", err, res)
 	}
 }
+
+// TestSyncBudget: more pairs that fit than the state budget leaves the
+// object undecided, with the reason, never guessed.
+func TestSyncBudget(t *testing.T) {
+	b, err := os.ReadFile("../../history/testdata/v2/channel-fig2.hist")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.ReadV2(strings.NewReader(string(b)), "fig2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := lin.Check(context.Background(), h, lin.Options{MaxStates: 2})
+	if err != nil || res.Verdict != lin.Undecided || !strings.Contains(res.Objects[0].Reason, "object c: more than 2 pairs of operations fit") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if res, err := lin.Check(context.Background(), h, lin.Options{MaxStates: 10}); err != nil || res.Verdict != lin.Linearizable {
+		t.Fatalf("budget 10: %v %+v", err, res)
+	}
+}
