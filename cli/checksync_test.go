@@ -92,7 +92,7 @@ func TestCheckSyncStuckSynchronised(t *testing.T) {
 	if code != 1 || !v.Linearizable || len(v.Objects[0].Stuck) != 1 {
 		t.Fatalf("exit %d, %+v", code, v)
 	}
-	if st := v.Objects[0].Stuck[0]; st.Op.Line != 3 || st.Partner.Line != 4 || !st.Synchronised || !strings.Contains(st.Explanation, "must have synchronised") {
+	if st := v.Objects[0].Stuck[0]; st.Op.Line != 3 || st.Partner.Line != 4 || !st.Synchronised || !strings.Contains(st.Explanation, "must have synchronised: no pairing gives every operation that returned a partner without pending ones") {
 		t.Errorf("stuck %+v", st)
 	}
 	// Answered, it is progressible.

@@ -46,6 +46,7 @@ func TestCheckV2Testdata(t *testing.T) {
 		"exchanger-fig9.hist":       {1, 1, 1},
 		"channel-prop12.hist":       {1, 1, 1},
 		"channel-fig10.hist":        {1, 1, 1}, // linearizable, stuck
+		"channel-sec3.hist":         {1, 1, 1}, // linearizable, stuck
 	}
 	for _, f := range files {
 		for m, mode := range []string{"strict", "recoverable", "durable"} {

@@ -440,7 +440,7 @@ func (s *syncer) stuck(ops []int) []Stuck {
 		for _, i := range pend {
 			if w, ok := mate[i]; ok && !exclude[i] {
 				st := Stuck{Op: ref(s.h, i), Partner: ref(s.h, w), Synchronised: true}
-				st.Sentence = fmt.Sprintf("%s (%s, process %d) never returned, yet it must have synchronised: %s (%s) returned, and no pairing of the operations that returned leaves it out",
+				st.Sentence = fmt.Sprintf("%s (%s, process %d) never returned, though it must have synchronised: no pairing gives every operation that returned a partner without pending ones, and the pairing found pairs it with %s (%s)",
 					st.Op.Op, st.Op.at(), st.Op.Proc, st.Partner.Op, st.Partner.at())
 				out = append(out, st)
 			}

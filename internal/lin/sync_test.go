@@ -46,7 +46,9 @@ func lines(refs []lin.OpRef) []int64 {
 // TestSyncPaperFigures: Lawrence and Lowe's examples. Figure 2's channel
 // history pairs off; Figure 9's exchange of 13 has no partner (their
 // tester: "Invocation 0 does not synchronise with any other operation");
-// Proposition 12's send and receive do not overlap; Figure 10's pending
+// Proposition 12's send and receive do not overlap; in Section 3's h' a
+// send returned while two receives are pending, so one of them is stuck
+// after synchronising; Figure 10's pending
 // send and receive could have synchronised: linearizable, both stuck, each
 // naming the other.
 func TestSyncPaperFigures(t *testing.T) {
@@ -65,6 +67,11 @@ func TestSyncPaperFigures(t *testing.T) {
 		_, o = syncCheck(t, "channel-prop12.hist", "", mode)
 		if o.Verdict != lin.Violation || !strings.Contains(o.Explanation.Sentence, "not overlapping: recv -> 3 (line 9)") {
 			t.Errorf("prop 12, %v: %v %+v", mode, o.Verdict, o.Explanation)
+		}
+		_, o = syncCheck(t, "channel-sec3.hist", "", mode)
+		if o.Verdict != lin.Linearizable || len(o.Stuck) != 1 || !o.Stuck[0].Synchronised || o.Stuck[0].Partner.Line != 8 ||
+			(o.Stuck[0].Op.Line != 9 && o.Stuck[0].Op.Line != 10) {
+			t.Errorf("section 3's h', %v: %v %+v", mode, o.Verdict, o.Stuck)
 		}
 		_, o = syncCheck(t, "channel-fig10.hist", "", mode)
 		if o.Verdict != lin.Linearizable || len(o.Stuck) != 2 || o.Stuck[0].Op.Line != 9 || o.Stuck[0].Partner.Line != 10 ||
