@@ -121,7 +121,11 @@ type ObjectResult struct {
 // unknown model, a bad parameter, an operation its model does not have),
 // naming the file and line, or ctx's error when ctx ends first.
 func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) {
-	parts, syncs, res, err := compile(h, &opt)
+	parts, res, err := compile(h, &opt)
+	if err != nil {
+		return nil, err
+	}
+	syncs, err := syncObjects(h, &opt)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +208,7 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 
 // compile makes each object's model, validates each operation, and splits
 // each object's operations into the parts to search.
-func compile(h *model.History, opt *Options) ([]*part, []group, *Result, error) {
+func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 	find := opt.Models
 	if find == nil {
 		find = model.Builtin
@@ -218,17 +222,17 @@ func compile(h *model.History, opt *Options) ([]*part, []group, *Result, error) 
 		}
 		mk := find(obj.Model)
 		if mk == nil {
-			return nil, nil, nil, fmt.Errorf("%s: unknown model %q", where, obj.Model)
+			return nil, nil, fmt.Errorf("%s: unknown model %q", where, obj.Model)
 		}
 		m, err := mk(obj.Params)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", where, err)
+			return nil, nil, fmt.Errorf("%s: %w", where, err)
 		}
 		if m == nil || m.Init == nil || m.Step == nil || m.Key == nil || m.Validate == nil {
-			return nil, nil, nil, fmt.Errorf("%s: model %s lacks Init, Step, Key or Validate", where, obj.Model)
+			return nil, nil, fmt.Errorf("%s: model %s lacks Init, Step, Key or Validate", where, obj.Model)
 		}
 		if len(m.Init()) == 0 {
-			return nil, nil, nil, fmt.Errorf("%s: model %s has no initial state", where, obj.Model)
+			return nil, nil, fmt.Errorf("%s: model %s has no initial state", where, obj.Model)
 		}
 		models[k] = m
 		res.Objects[k] = ObjectResult{Object: k, Name: obj.Name, Model: obj.Model}
@@ -237,39 +241,26 @@ func compile(h *model.History, opt *Options) ([]*part, []group, *Result, error) 
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if op.Object < 0 || op.Object >= len(h.Objects) {
-			return nil, nil, nil, fmt.Errorf("%s: operation on object %d, which is not declared", h.Where(i), op.Object)
+			return nil, nil, fmt.Errorf("%s: operation on object %d, which is not declared", h.Where(i), op.Object)
 		}
 		if op.Status == model.Returned && op.Return <= op.Call {
-			return nil, nil, nil, fmt.Errorf("%s: operation's positions are inconsistent (call %d, return %d)", h.Where(i), op.Call, op.Return)
+			return nil, nil, fmt.Errorf("%s: operation's positions are inconsistent (call %d, return %d)", h.Where(i), op.Call, op.Return)
 		}
 		if op.Status == model.CutOff && op.Crash >= len(h.Crashes) {
-			return nil, nil, nil, fmt.Errorf("%s: cut off by crash %d, which is not in the history", h.Where(i), op.Crash)
+			return nil, nil, fmt.Errorf("%s: cut off by crash %d, which is not in the history", h.Where(i), op.Crash)
 		}
 		if i > 0 && h.Ops[i-1].Call >= op.Call {
-			return nil, nil, nil, fmt.Errorf("%s: operations are not in order of invocation", h.Where(i))
+			return nil, nil, fmt.Errorf("%s: operations are not in order of invocation", h.Where(i))
 		}
 		if err := models[op.Object].Validate(op); err != nil {
-			return nil, nil, nil, fmt.Errorf("%s: %w", h.Where(i), err)
+			return nil, nil, fmt.Errorf("%s: %w", h.Where(i), err)
 		}
 		byObj[op.Object] = append(byObj[op.Object], i)
-	}
-	// Synchronisation objects are matched, not searched (sync.go).
-	isSync := make([]bool, len(models))
-	var syncs []group
-	for k, m := range models {
-		isSync[k] = m.Sync != nil
-		if isSync[k] {
-			res.Objects[k].Ops = len(byObj[k])
-			syncs = append(syncs, group{obj: k, m: m, ops: byObj[k]})
-		}
-	}
-	if err := syncRefusal(h, isSync, opt.Mode); err != nil {
-		return nil, nil, nil, err
 	}
 	var groups []group
 	for k, ops := range byObj {
 		res.Objects[k].Ops = len(ops)
-		if len(ops) == 0 || isSync[k] {
+		if len(ops) == 0 || models[k].Sync != nil { // matched, not searched (sync.go)
 			continue
 		}
 		m := models[k]
@@ -289,7 +280,7 @@ func compile(h *model.History, opt *Options) ([]*part, []group, *Result, error) 
 				abs := make([]int, len(g))
 				for x, j := range g {
 					if j < 0 || j >= len(ops) || seen[j] {
-						return nil, nil, nil, fmt.Errorf("object %s: model %s's partition is not a partition of its operations", h.Objects[k].Name, h.Objects[k].Model)
+						return nil, nil, fmt.Errorf("object %s: model %s's partition is not a partition of its operations", h.Objects[k].Name, h.Objects[k].Model)
 					}
 					seen[j] = true
 					abs[x] = ops[j]
@@ -298,7 +289,7 @@ func compile(h *model.History, opt *Options) ([]*part, []group, *Result, error) 
 			}
 			for _, s := range seen {
 				if !s {
-					return nil, nil, nil, fmt.Errorf("object %s: model %s's partition leaves operations out", h.Objects[k].Name, h.Objects[k].Model)
+					return nil, nil, fmt.Errorf("object %s: model %s's partition leaves operations out", h.Objects[k].Name, h.Objects[k].Model)
 				}
 			}
 		}
@@ -311,7 +302,7 @@ func compile(h *model.History, opt *Options) ([]*part, []group, *Result, error) 
 			groups = append(groups, group{obj: k, m: m, ops: g, label: label})
 		}
 	}
-	return join(h, groups, opt.Mode), syncs, res, nil
+	return join(h, groups, opt.Mode), res, nil
 }
 
 // group is the operations of one object, or of one partition of it, that

@@ -95,6 +95,37 @@ func syncRefusal(h *model.History, isSync []bool, mode history.Mode) error {
 	return nil
 }
 
+// syncObjects returns the synchronisation objects of h (their models set
+// Model.Sync) with their operations, or the refusal of h (syncRefusal).
+// compile has made and checked every model and operation already.
+func syncObjects(h *model.History, opt *Options) ([]group, error) {
+	find := opt.Models
+	if find == nil {
+		find = model.Builtin
+	}
+	isSync := make([]bool, len(h.Objects))
+	var syncs []group
+	for k, obj := range h.Objects {
+		m, err := find(obj.Model)(obj.Params)
+		if err != nil {
+			return nil, err
+		}
+		if isSync[k] = m.Sync != nil; isSync[k] {
+			syncs = append(syncs, group{obj: k, m: m})
+		}
+	}
+	at := map[int]int{}
+	for k, g := range syncs {
+		at[g.obj] = k
+	}
+	for i := range h.Ops {
+		if k, ok := at[h.Ops[i].Object]; ok {
+			syncs[k].ops = append(syncs[k].ops, i)
+		}
+	}
+	return syncs, syncRefusal(h, isSync, opt.Mode)
+}
+
 // checkSync decides one synchronisation object: its operations ops (in
 // order of invocation), into or.
 func checkSync(ctx context.Context, h *model.History, ops []int, m *model.Model, bounds []int, opt *Options, or *ObjectResult) {
