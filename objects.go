@@ -33,16 +33,10 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		return nil, e
 	}
 	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models})
-	var ae *lin.AssumptionError
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.As(err, &ae):
-		// Refused rather than guessed (recoverable mode through a
-		// synchronisation object): undecided.
-		ue := &analyzer.UndecidedError{File: opts.Name, Line: ae.Line, Msg: ae.Msg, Operations: int64(len(mh.Ops))}
-		return nil, &Error{Op: byModel[ae.Op], Crash: -1, Err: ue, Msg: ae.Msg}
-	case err != nil:
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed, Msg: err.Error()}
 	}
 	if res.Verdict == lin.Undecided {

@@ -12,7 +12,6 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
-	"github.com/pmlin/pmlin/internal/lin"
 )
 
 // The kinds of error of pmlin check --json (docs/cli-contract.md): what
@@ -57,7 +56,6 @@ func describe(err error, file, fallback string) checkErrorJSON {
 	var ue *analyzer.UndecidedError
 	var pe *fs.PathError
 	var me *analyzer.MemoryError
-	var le *lin.AssumptionError
 	switch {
 	case errors.As(err, &he):
 		d.File, d.Line, d.Column, d.Message = he.File, he.Line, he.Column, he.Msg
@@ -74,9 +72,6 @@ func describe(err error, file, fallback string) checkErrorJSON {
 	case errors.As(err, &ae):
 		d.Kind, d.File, d.Line = kindAssumption, ae.File, ae.Line
 		d.Message = fmt.Sprintf("breaks Assumption %d: %s", ae.Assumption, ae.Msg)
-	case errors.As(err, &le):
-		// A version 2 history the checker refuses rather than guess.
-		d.Kind, d.Line, d.Message = kindAssumption, le.Line, le.Msg
 	case errors.As(err, &me):
 		// The shared contract's kinds are fixed: like --exact's state
 		// budget, a memory bound leaves the history undecided.

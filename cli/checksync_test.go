@@ -103,19 +103,28 @@ func TestCheckSyncStuckSynchronised(t *testing.T) {
 }
 
 // TestCheckSyncRecoverable: in recoverable mode, an exchange cut off by a
-// crash whose process goes on is refused (exit 2, kind assumption, its
-// line), not guessed; strict and durable modes decide the same history.
+// crash must pair before its process's next exchange; the only exchange
+// that got its value came after: the two-step search says so (exit 1,
+// engine twostep, the four operations); durable mode accepts it. With a
+// second cut-off exchange it could have paired with, recoverable mode is
+// undecided (exit 2, kind undecided), never guessed.
 func TestCheckSyncRecoverable(t *testing.T) {
-	f := writeFile(t, "r.hist", "pmlin-history v2\nobject x exchanger\n1 inv x exchange 1\ncrash\n1 inv x exchange 2\n2 inv x exchange 3\n1 ret 3\n2 ret 2\n")
+	h := "pmlin-history v2\nobject x exchanger\n1 inv x exchange 1\ncrash\n1 inv x exchange 2\n2 inv x exchange 3\n1 ret 3\n2 ret 2\n3 inv x exchange 9\n3 ret 1\n"
+	f := writeFile(t, "r.hist", h)
 	code, out, _ := pmlin(t, "", "check", "--json", "--mode", "recoverable", f)
-	var e struct{ Error checkErrorJSON }
-	if err := json.Unmarshal([]byte(out), &e); err != nil || code != 2 || e.Error.Kind != "assumption" || e.Error.Line != 3 ||
-		!strings.Contains(e.Error.Message, "synchronisation object x") {
-		t.Errorf("recoverable: exit %d, %v\n%s", code, err, out)
+	v := v2JSONOf(t, out)
+	if code != 1 || v.Engine != "twostep" || len(v.Anomalies) != 1 || !slices.Equal(v.Anomalies[0].Ops, []int64{3, 5, 6, 9}) ||
+		!strings.Contains(v.Anomalies[0].Explanation, "respects recoverable process order") {
+		t.Errorf("recoverable: exit %d\n%s", code, out)
 	}
-	for _, mode := range []string{"strict", "durable"} {
-		if code, out, errs := pmlin(t, "", "check", "--mode", mode, f); code != 0 {
-			t.Errorf("%s: exit %d\n%s%s", mode, code, out, errs)
-		}
+	if code, out, errs := pmlin(t, "", "check", "--mode", "durable", f); code != 0 {
+		t.Errorf("durable: exit %d\n%s%s", code, out, errs)
+	}
+	f2 := writeFile(t, "r2.hist", strings.Replace(h, "crash\n", "4 inv x exchange 5\ncrash\n", 1))
+	code, out, _ = pmlin(t, "", "check", "--json", "--mode", "recoverable", f2)
+	var e struct{ Error checkErrorJSON }
+	if err := json.Unmarshal([]byte(out), &e); err != nil || code != 2 || e.Error.Kind != "undecided" || e.Error.Line != 2 ||
+		!strings.Contains(e.Error.Message, "could have paired") {
+		t.Errorf("recoverable, two cut-off exchanges: exit %d, %v\n%s", code, err, out)
 	}
 }

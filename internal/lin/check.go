@@ -125,9 +125,14 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
-	syncs, err := syncObjects(h, &opt)
+	syncs, twoStep, err := syncObjects(h, &opt)
 	if err != nil {
 		return nil, err
+	}
+	if twoStep {
+		// Recoverable process order through a synchronisation object:
+		// the two-step form (twostep.go).
+		return checkTwoStep(ctx, h, opt)
 	}
 	sh := &shared{maxMemory: opt.MaxMemory}
 	if sh.maxMemory == 0 {
@@ -335,7 +340,7 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 	if mode == history.Recoverable {
 		groupOf := make([]int, len(h.Ops))
 		for i := range groupOf {
-			groupOf[i] = -1 // an operation of a synchronisation object (syncRefusal)
+			groupOf[i] = -1 // an operation of a synchronisation object (twostep.go)
 		}
 		for g, gr := range groups {
 			for _, i := range gr.ops {

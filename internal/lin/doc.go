@@ -60,8 +60,9 @@
 // operation that returned, found by Edmonds' blossom search on a doubled
 // graph that lets optional operations stay unpaired (sync.go, engine
 // EngineSync), with progressibility (Section 3) as ObjectResult.Stuck.
-// Recoverable process order through such an object is refused
-// (AssumptionError), never guessed.
+// Recoverable process order through such an object goes to the generic
+// search in two-step form instead (twostep.go, Section 4; EngineTwoStep),
+// undecided where that form cannot prove a violation.
 //
 // A violation is explained as data (Explanation): the longest order the
 // search found and the model's state after it, the operation that could

@@ -51,54 +51,36 @@ type Stuck struct {
 	Sentence     string `json:"sentence"`
 }
 
-// AssumptionError is a history that the checker refuses to decide rather
-// than guess: recoverable mode's process order through an operation of a
-// synchronisation object (matching places pairs with no order between
-// them).
-type AssumptionError struct {
-	Op    int    // the operation cut off by the crash, in History.Ops
-	Where string // "FILE:LINE" of it
-	Line  int64
-	Msg   string
-}
-
-func (e *AssumptionError) Error() string { return e.Where + ": " + e.Msg }
-
-// syncRefusal returns the AssumptionError of h in recoverable mode if a
-// process-order chain (processOrder) touches a synchronisation object:
-// the cut-off operation or one it must precede.
-func syncRefusal(h *model.History, isSync []bool, mode history.Mode) error {
+// needsTwoStep says whether h in mode has recoverable process order
+// through a synchronisation object: an operation cut off by a crash that
+// must precede the next operation of its process, one of them on such an
+// object. The matching places pairs without any order between them, so
+// such a history goes to the two-step form instead (twostep.go).
+func needsTwoStep(h *model.History, isSync []bool, mode history.Mode) bool {
 	if mode != history.Recoverable {
-		return nil
+		return false
 	}
 	all := make([]int, len(h.Ops))
 	for i := range all {
 		all[i] = i
 	}
 	for x, chain := range processOrder(h, all, nil) {
-		if len(chain) == 0 {
-			continue
-		}
-		obj := h.Ops[x].Object
+		touches := len(chain) > 0 && isSync[h.Ops[x].Object]
 		for _, y := range chain {
-			if !isSync[obj] {
-				obj = h.Ops[y].Object
-			}
+			touches = touches || isSync[h.Ops[y].Object]
 		}
-		if !isSync[obj] {
-			continue
+		if touches {
+			return true
 		}
-		return &AssumptionError{Op: x, Where: h.Where(x), Line: h.Ops[x].Line, Msg: fmt.Sprintf(
-			"recoverable mode: this operation, cut off by a crash, must take effect before its process's next operation (%s), and one of them is on the synchronisation object %s, whose pairs the matching places without any order between them, so pmlin does not decide this history in recoverable mode (strict and durable modes decide it)",
-			h.Where(chain[0]), h.Objects[obj].Name)}
 	}
-	return nil
+	return false
 }
 
 // syncObjects returns the synchronisation objects of h (their models set
-// Model.Sync) with their operations, or the refusal of h (syncRefusal).
-// compile has made and checked every model and operation already.
-func syncObjects(h *model.History, opt *Options) ([]group, error) {
+// Model.Sync) with their operations, and whether h needs the two-step
+// form (needsTwoStep). compile has made and checked every model and
+// operation already.
+func syncObjects(h *model.History, opt *Options) ([]group, bool, error) {
 	find := opt.Models
 	if find == nil {
 		find = model.Builtin
@@ -108,7 +90,7 @@ func syncObjects(h *model.History, opt *Options) ([]group, error) {
 	for k, obj := range h.Objects {
 		m, err := find(obj.Model)(obj.Params)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if isSync[k] = m.Sync != nil; isSync[k] {
 			syncs = append(syncs, group{obj: k, m: m})
@@ -123,7 +105,7 @@ func syncObjects(h *model.History, opt *Options) ([]group, error) {
 			syncs[k].ops = append(syncs[k].ops, i)
 		}
 	}
-	return syncs, syncRefusal(h, isSync, opt.Mode)
+	return syncs, needsTwoStep(h, isSync, opt.Mode), nil
 }
 
 // checkSync decides one synchronisation object: its operations ops (in
@@ -477,7 +459,15 @@ func (s *syncer) stuck(ops []int) []Stuck {
 			}
 		}
 	}
-	// Pending operations that could have synchronised with each other.
+	out = append(out, s.pendingPairs(pend)...)
+	slices.SortFunc(out, func(a, b Stuck) int { return a.Op.Index - b.Op.Index })
+	return out
+}
+
+// pendingPairs are the pending operations pend that could have
+// synchronised with each other, each with the first such partner.
+func (s *syncer) pendingPairs(pend []int) []Stuck {
+	var out []Stuck
 	for _, i := range pend {
 		for _, j := range pend {
 			if i == j || !s.m.Sync(&s.h.Ops[i], &s.h.Ops[j]) {
@@ -490,7 +480,6 @@ func (s *syncer) stuck(ops []int) []Stuck {
 			break
 		}
 	}
-	slices.SortFunc(out, func(a, b Stuck) int { return a.Op.Index - b.Op.Index })
 	return out
 }
 

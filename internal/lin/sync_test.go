@@ -3,6 +3,7 @@ package lin_test
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -139,22 +140,60 @@ func TestSyncModes(t *testing.T) {
 	}
 }
 
-// TestSyncRecoverableRefused: process order from an exchange cut off by a
-// crash to its process's next operation, on a register, is refused.
-func TestSyncRecoverableRefused(t *testing.T) {
-	text := "pmlin-history v2\nobject x exchanger\nobject r register\n1 inv x exchange 7\ncrash\n1 inv r read\n1 ret 0\n"
-	h, err := history.ReadV2(strings.NewReader(text), "r.hist")
+// TestSyncRecoverable: recoverable process order through an exchanger
+// goes to the two-step search. An exchange cut off by a crash must pair
+// before its process's next operation; the only exchange that got its
+// value was invoked after that one returned: a violation in recoverable
+// and strict mode, linearizable in durable mode (no order, no bound). The
+// same with a second cut-off exchange that could have paired with the
+// first is undecided: the two-step form never pairs two operations that
+// may not have taken effect. And process order from an exchange to a
+// register's read, with no exchange to pair, is linearizable.
+func TestSyncRecoverable(t *testing.T) {
+	text := "pmlin-history v2\nobject x exchanger\n1 inv x exchange 1\ncrash\n1 inv x exchange 2\n2 inv x exchange 3\n1 ret 3\n2 ret 2\n" +
+		"3 inv x exchange 9\n3 ret 1\n"
+	want := map[history.Mode]lin.Verdict{history.Strict: lin.Violation, history.Recoverable: lin.Violation, history.Durable: lin.Linearizable}
+	for mode, v := range want {
+		_, o := syncCheckAny(t, "r.hist", text, mode)
+		if o.Verdict != v {
+			t.Errorf("%v: %v %+v", mode, o.Verdict, o.Explanation)
+		}
+		if mode == history.Recoverable {
+			if o.Engine != lin.EngineTwoStep || o.Ops != 4 || !o.Explanation.Sync || !strings.Contains(o.Explanation.Sentence, "respects recoverable process order") ||
+				slices.Contains(lines(o.Explanation.Ops), 0) {
+				t.Errorf("recoverable: %+v %+v", o, o.Explanation)
+			}
+		}
+	}
+	// A second cut-off exchange, of process 4, which the first could
+	// have paired with.
+	text2 := strings.Replace(text, "crash\n", "4 inv x exchange 5\ncrash\n", 1)
+	if _, o := syncCheckAny(t, "r2.hist", text2, history.Recoverable); o.Verdict != lin.Undecided || !strings.Contains(o.Reason, "could have paired") {
+		t.Errorf("two optional exchanges: %v %q", o.Verdict, o.Reason)
+	}
+	text3 := "pmlin-history v2\nobject x exchanger\nobject r register\n1 inv x exchange 7\ncrash\n1 inv r read\n1 ret 0\n"
+	h, err := history.ReadV2(strings.NewReader(text3), "r3.hist")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = lin.Check(context.Background(), h, lin.Options{Mode: history.Recoverable})
-	ae, ok := err.(*lin.AssumptionError)
-	if !ok || ae.Line != 4 || ae.Op != 0 || !strings.Contains(ae.Error(), "r.hist:4: recoverable mode") {
-		t.Fatalf("%v", err)
+	res, err := lin.Check(context.Background(), h, lin.Options{Mode: history.Recoverable})
+	if err != nil || res.Verdict != lin.Linearizable || res.Objects[0].Engine != lin.EngineTwoStep {
+		t.Fatalf("exchange then read: %v %+v", err, res)
 	}
-	if res, err := lin.Check(context.Background(), h, lin.Options{Mode: history.Durable}); err != nil || res.Verdict != lin.Linearizable {
-		t.Errorf("durable: %v %+v", err, res)
+}
+
+// syncCheckAny is syncCheck for any engine.
+func syncCheckAny(t *testing.T, name, text string, mode history.Mode) (*model.History, *lin.ObjectResult) {
+	t.Helper()
+	h, err := history.ReadV2(strings.NewReader(text), name)
+	if err != nil {
+		t.Fatal(err)
 	}
+	res, err := lin.Check(context.Background(), h, lin.Options{Mode: mode})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return h, &res.Objects[0]
 }
 
 // TestSyncBudget: more pairs that fit than the state budget leaves the

@@ -208,6 +208,8 @@ func engineWords(engine string) string {
 		return "queue engine"
 	case lin.EngineSync:
 		return "synchronisation matching"
+	case lin.EngineTwoStep:
+		return "two-step search"
 	}
 	return "exact search"
 }
