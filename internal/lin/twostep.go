@@ -385,7 +385,9 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 				continue
 			}
 			for _, j := range ops {
-				if j != i && h.Ops[j].Status == model.Returned && m.Step(s.init, &h.Ops[j]) == nil && m.Sync(&h.Ops[i], &h.Ops[j]) {
+				// j returned, i is pending (its window unbounded): they
+				// overlap when i was invoked before j returned.
+				if j != i && h.Ops[j].Status == model.Returned && h.Ops[i].Call < h.Ops[j].Return && m.Step(s.init, &h.Ops[j]) == nil && m.Sync(&h.Ops[i], &h.Ops[j]) {
 					st := Stuck{Op: ref(h, i), Partner: ref(h, j), Synchronised: true}
 					st.Sentence = fmt.Sprintf("%s (%s, process %d) never returned, though it must have synchronised: no synchronisation linearisation in recoverable mode gives every operation that returned a partner without it; %s (%s) fits it",
 						st.Op.Op, st.Op.at(), st.Op.Proc, st.Partner.Op, st.Partner.at())
