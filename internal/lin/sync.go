@@ -460,7 +460,7 @@ func (s *syncer) stuck(ops []int) []Stuck {
 		}
 	}
 	out = append(out, s.pendingPairs(pend)...)
-	slices.SortFunc(out, func(a, b Stuck) int { return a.Op.Index - b.Op.Index })
+	slices.SortStableFunc(out, func(a, b Stuck) int { return a.Op.Index - b.Op.Index })
 	return out
 }
 

@@ -171,6 +171,22 @@ func TestSyncRecoverable(t *testing.T) {
 	if _, o := syncCheckAny(t, "r2.hist", text2, history.Recoverable); o.Verdict != lin.Undecided || !strings.Contains(o.Reason, "could have paired") {
 		t.Errorf("two optional exchanges: %v %q", o.Verdict, o.Reason)
 	}
+	// Stuck, in two-step form: two exchanges pending at the end could
+	// have paired; a returned exchange of 5 that got 6 needs the pending
+	// exchange of 6.
+	text4 := "pmlin-history v2\nobject x exchanger\n1 inv x exchange 1\ncrash\n1 inv x exchange 2\n2 inv x exchange 3\n1 ret 3\n2 ret 2\n" +
+		"4 inv x exchange 7\n5 inv x exchange 8\n6 inv x exchange 5\n7 inv x exchange 6\n6 ret 6\n"
+	_, o := syncCheckAny(t, "r4.hist", text4, history.Recoverable)
+	if o.Verdict != lin.Linearizable || o.Engine != lin.EngineTwoStep || len(o.Stuck) != 4 {
+		t.Fatalf("stuck in two-step form: %v %q %+v", o.Verdict, o.Reason, o.Stuck)
+	}
+	// The exchange of 6 is stuck twice: it synchronised with the exchange
+	// of 5, and it could have paired with the pending exchange of 7.
+	for k, want := range [][2]int64{{9, 10}, {10, 9}, {12, 11}, {12, 9}} {
+		if st := o.Stuck[k]; st.Op.Line != want[0] || st.Partner.Line != want[1] || st.Synchronised != (k == 2) {
+			t.Errorf("stuck %d: %+v, want lines %v", k, st, want)
+		}
+	}
 	text3 := "pmlin-history v2\nobject x exchanger\nobject r register\n1 inv x exchange 7\ncrash\n1 inv r read\n1 ret 0\n"
 	h, err := history.ReadV2(strings.NewReader(text3), "r3.hist")
 	if err != nil {

@@ -231,7 +231,7 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	unsure := twoStepUnsure(h, syncs)
+	unsure := twoStepUnsure(h, syncs, nil)
 	for k := range res.Objects {
 		o := &res.Objects[k]
 		o.Model = h.Objects[k].Model
@@ -277,14 +277,14 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 // proof: two optional operations of a synchronisation object that could
 // have paired ("" if there are none). In recoverable mode every optional
 // operation's window is unbounded, so any two that fit could pair.
-func twoStepUnsure(h *model.History, syncs []*model.Model) string {
+func twoStepUnsure(h *model.History, syncs []*model.Model, drop map[int]bool) string {
 	for i := range h.Ops {
 		m := syncs[h.Ops[i].Object]
-		if m == nil || h.Ops[i].Status == model.Returned {
+		if m == nil || h.Ops[i].Status == model.Returned || drop[i] {
 			continue
 		}
 		for j := i + 1; j < len(h.Ops); j++ {
-			if h.Ops[j].Object == h.Ops[i].Object && h.Ops[j].Status != model.Returned && m.Sync(&h.Ops[i], &h.Ops[j]) {
+			if !drop[j] && h.Ops[j].Object == h.Ops[i].Object && h.Ops[j].Status != model.Returned && m.Sync(&h.Ops[i], &h.Ops[j]) {
 				return fmt.Sprintf("recoverable mode through a synchronisation object: the two-step search found no order, but the operations at %s and %s, which may not have taken effect, could have paired, which it does not try (taking effect, they may end a process-order chain)",
 					h.Where(i), h.Where(j))
 			}
@@ -343,7 +343,9 @@ func twoStepBack(h, t *model.History, back []int, x *Explanation) {
 // cannot do without, each named with a partner that fits it and
 // returned. sure is false when a search found no order where the
 // operations that returned need a pending one, while optional ones could
-// have paired (twoStepUnsure): then no answer.
+// have paired (twoStepUnsure): then no answer. The pending operations it
+// names are those the searches could not do without (each search that
+// fails while optional operations could pair keeps the operation in).
 func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool) (*Result, []int, *model.History, error)) (stuck []Stuck, sure bool) {
 	var ops, pend []int
 	for i := range h.Ops {
@@ -371,7 +373,7 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 	if !ok(drop) {
 		syncs := make([]*model.Model, len(h.Objects))
 		syncs[k] = m
-		if twoStepUnsure(h, syncs) != "" {
+		if twoStepUnsure(h, syncs, drop) != "" {
 			return nil, false
 		}
 		clear(drop)
@@ -398,6 +400,6 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 		}
 	}
 	out = append(out, s.pendingPairs(pend)...)
-	slices.SortFunc(out, func(a, b Stuck) int { return a.Op.Index - b.Op.Index })
+	slices.SortStableFunc(out, func(a, b Stuck) int { return a.Op.Index - b.Op.Index })
 	return out, true
 }
