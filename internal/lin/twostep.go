@@ -29,7 +29,8 @@ import (
 // never pair, and in recoverable mode such a pair can matter: an optional
 // operation that takes effect ends a process-order chain. So a violation
 // found while some two optional operations of a synchronisation object
-// could have paired is undecided, never a guess (twoStepUnsure).
+// could have paired is no proof (twoStepUnsure), and the relaxed form
+// below decides it, or it is undecided, never a guess.
 
 // EngineTwoStep is ObjectResult.Engine of a synchronisation object
 // decided in two-step form.
@@ -38,6 +39,15 @@ const EngineTwoStep = "twostep"
 // twoStepModel is the prefix of a two-step object's model name in the
 // two-step form, before the object's index.
 const twoStepModel = "\x00twostep "
+
+// In the relaxed two-step form an optional operation may offer too. Then
+// every synchronisation linearisation has a two-step one (a pair of two
+// optional operations included), so a violation of the relaxed form is a
+// proof; but not every linearisation of it is one of the history (an
+// optional operation's offer may be taken too late), so only the strict
+// form proves a history linearizable. checkTwoStep runs the relaxed form
+// where the strict one finds a violation that is not a proof
+// (twoStepUnsure): both violations, a violation; else undecided.
 
 // twoStepState is the state of a synchronisation object in two-step
 // form: the operation whose offer waits for its partner (-1: none), and
@@ -55,7 +65,7 @@ func twoStepOp(op *model.Op) (int, byte) {
 
 // twoStepMaker is the two-step specification of synchronisation object m
 // of h.
-func twoStepMaker(h *model.History, m *model.Model) model.Maker {
+func twoStepMaker(h *model.History, m *model.Model, relaxed bool) model.Maker {
 	return func([]model.Param) (*model.Model, error) {
 		has := func(list string, i int) bool {
 			return slices.Contains(strings.Split(list, ","), strconv.Itoa(i))
@@ -103,7 +113,7 @@ func twoStepMaker(h *model.History, m *model.Model) model.Maker {
 					}
 					s.collect = remove(s.collect, i)
 				case s.offer < 0:
-					if orig.Status != model.Returned {
+					if orig.Status != model.Returned && !relaxed {
 						return nil // an optional operation only accepts
 					}
 					s.offer = i
@@ -211,32 +221,46 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 			syncs[k] = m
 		}
 	}
-	topt := opt
-	// The shrink removes steps, which can leave an operation half in
-	// the form: the explanation names every operation of the failing part.
-	topt.NoShrink = true
-	topt.Models = func(name string) model.Maker {
-		if k, ok := strings.CutPrefix(name, twoStepModel); ok {
-			n, _ := strconv.Atoi(k)
-			return twoStepMaker(h, syncs[n])
+	run := func(drop map[int]bool, relaxed bool) (*Result, []int, *model.History, error) {
+		topt := opt
+		// The shrink removes steps, which can leave an operation half in
+		// the form: the explanation names every operation of the failing
+		// part.
+		topt.NoShrink = true
+		topt.Models = func(name string) model.Maker {
+			if k, ok := strings.CutPrefix(name, twoStepModel); ok {
+				n, _ := strconv.Atoi(k)
+				return twoStepMaker(h, syncs[n], relaxed)
+			}
+			return find(name)
 		}
-		return find(name)
-	}
-	run := func(drop map[int]bool) (*Result, []int, *model.History, error) {
 		t, back := twoStepHistory(h, syncs, drop)
 		res, err := Check(ctx, t, topt)
 		return res, back, t, err
 	}
-	res, back, t, err := run(nil)
+	res, back, t, err := run(nil, false)
 	if err != nil {
 		return nil, err
 	}
 	unsure := twoStepUnsure(h, syncs, nil)
+	var relaxed *Result
 	for k := range res.Objects {
 		o := &res.Objects[k]
 		o.Model = h.Objects[k].Model
 		if o.Verdict == Violation && unsure != "" {
-			o.Verdict, o.Reason, o.Explanation = Undecided, unsure, nil
+			if relaxed == nil {
+				var rback []int
+				var rt *model.History
+				if relaxed, rback, rt, err = run(nil, true); err != nil {
+					return nil, err
+				}
+				back, t = rback, rt // the explanations are the relaxed form's
+			}
+			if r := relaxed.Objects[k]; r.Verdict == Violation {
+				o.Explanation = r.Explanation
+			} else {
+				o.Verdict, o.Reason, o.Explanation = Undecided, unsure, nil
+			}
 		}
 		if syncs[k] == nil {
 			if o.Explanation != nil {
@@ -273,6 +297,9 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 	return res, nil
 }
 
+// ok1 is the first of two results.
+func ok1(yes, _ bool) bool { return yes }
+
 // twoStepUnsure says why a violation of the two-step form is not a
 // proof: two optional operations of a synchronisation object that could
 // have paired ("" if there are none). In recoverable mode every optional
@@ -285,7 +312,7 @@ func twoStepUnsure(h *model.History, syncs []*model.Model, drop map[int]bool) st
 		}
 		for j := i + 1; j < len(h.Ops); j++ {
 			if !drop[j] && h.Ops[j].Object == h.Ops[i].Object && h.Ops[j].Status != model.Returned && m.Sync(&h.Ops[i], &h.Ops[j]) {
-				return fmt.Sprintf("recoverable mode through a synchronisation object: the two-step search found no order, but the operations at %s and %s, which may not have taken effect, could have paired, which it does not try (taking effect, they may end a process-order chain)",
+				return fmt.Sprintf("recoverable mode through a synchronisation object: the two-step search finds no order, but operations that may not have taken effect could have paired (such as those at %s and %s), which it does not try; with their offers allowed it finds one, which may take an offer too late to be a synchronisation linearisation",
 					h.Where(i), h.Where(j))
 			}
 		}
@@ -341,12 +368,11 @@ func twoStepBack(h, t *model.History, back []int, x *Explanation) {
 // form: pending operations that could pair with each other; and, when
 // the operations that returned need pending ones, those that the search
 // cannot do without, each named with a partner that fits it and
-// returned. sure is false when a search found no order where the
-// operations that returned need a pending one, while optional ones could
-// have paired (twoStepUnsure): then no answer. The pending operations it
-// names are those the searches could not do without (each search that
-// fails while optional operations could pair keeps the operation in).
-func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool) (*Result, []int, *model.History, error)) (stuck []Stuck, sure bool) {
+// returned. sure is false when the strict form finds no order without
+// the pending operations and the relaxed form one: then no answer. The
+// pending operations it names are those that surely cannot be left out
+// one by one (an operation kept when unsure).
+func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool, bool) (*Result, []int, *model.History, error)) (stuck []Stuck, sure bool) {
 	var ops, pend []int
 	for i := range h.Ops {
 		if h.Ops[i].Object != k {
@@ -360,9 +386,21 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 	if len(pend) == 0 {
 		return nil, true
 	}
-	ok := func(drop map[int]bool) bool {
-		res, _, _, err := run(drop)
-		return err == nil && res.Objects[k].Verdict == Linearizable
+	syncs := make([]*model.Model, len(h.Objects))
+	syncs[k] = m
+	// ok says whether the operations that returned, without those in
+	// drop, have a synchronisation linearisation: sure false when the
+	// strict form finds none and the relaxed form one.
+	ok := func(drop map[int]bool) (yes, sure bool) {
+		res, _, _, err := run(drop, false)
+		if err == nil && res.Objects[k].Verdict == Linearizable {
+			return true, true
+		}
+		if twoStepUnsure(h, syncs, drop) == "" {
+			return false, true
+		}
+		res, _, _, err = run(drop, true)
+		return false, err == nil && res.Objects[k].Verdict == Violation
 	}
 	s := &syncer{h: h, m: m, init: m.Init()[0]}
 	var out []Stuck
@@ -370,15 +408,13 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 	for _, i := range pend {
 		drop[i] = true
 	}
-	if !ok(drop) {
-		syncs := make([]*model.Model, len(h.Objects))
-		syncs[k] = m
-		if twoStepUnsure(h, syncs, drop) != "" {
-			return nil, false
-		}
+	if yes, sure := ok(drop); !sure {
+		return nil, false
+	} else if !yes {
 		clear(drop)
 		for _, i := range pend {
-			if drop[i] = true; !ok(drop) {
+			// Left in unless it surely can go.
+			if drop[i] = true; !ok1(ok(drop)) {
 				delete(drop, i)
 			}
 		}
