@@ -46,8 +46,10 @@ type ObjectVerdict struct {
 	Reason     string `json:"reason,omitempty"`
 	Partitions int    `json:"partitions"`
 	// Engine answered: "exact" (the search), "queue" (Lowe's
-	// queue-oriented algorithm, for queues of unique values) or "sync"
-	// (synchronisation objects, by matching).
+	// queue-oriented algorithm, for queues of unique values), "sync"
+	// (synchronisation objects, by matching) or "twostep" (them in
+	// recoverable mode with process order, by the search in two-step
+	// form).
 	Engine string `json:"engine"`
 	// Stuck: a synchronisation object's operations that never returned
 	// though they should have (not progressible), each with its partner.
