@@ -249,12 +249,11 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 		o.Model = h.Objects[k].Model
 		if o.Verdict == Violation && unsure != "" {
 			if relaxed == nil {
-				var rback []int
-				var rt *model.History
-				if relaxed, rback, rt, err = run(nil, true); err != nil {
+				// The same history in two-step form (back and t hold), with
+				// the relaxed model.
+				if relaxed, _, _, err = run(nil, true); err != nil {
 					return nil, err
 				}
-				back, t = rback, rt // the explanations are the relaxed form's
 			}
 			if r := relaxed.Objects[k]; r.Verdict == Violation {
 				o.Explanation = r.Explanation
