@@ -7,7 +7,7 @@ import (
 )
 
 func TestBuiltinNames(t *testing.T) {
-	for _, name := range []string{"words", "register", "counter", "queue", "stack", "pqueue", "set", "map", "mutex"} {
+	for _, name := range []string{"words", "register", "counter", "queue", "stack", "pqueue", "set", "map", "mutex", "exchanger", "channel"} {
 		mk := Builtin(name)
 		if mk == nil {
 			t.Fatalf("%s: no maker", name)
@@ -21,7 +21,7 @@ func TestBuiltinNames(t *testing.T) {
 	if m, err := Builtin("kqueue")([]Param{{"k", "2"}}); err != nil || m.Describe == nil {
 		t.Fatalf("kqueue k=2: %v", err)
 	}
-	for _, name := range []string{"exchanger", "channel", "Queue", ""} {
+	for _, name := range []string{"Queue", "exchange", ""} {
 		if Builtin(name) != nil {
 			t.Errorf("%q has a maker", name)
 		}

@@ -111,6 +111,9 @@ type ObjectResult struct {
 	Engine string `json:"engine"`
 	// Explanation is the witness of a Violation.
 	Explanation *Explanation `json:"explanation,omitempty"`
+	// Stuck, for a synchronisation object (EngineSync) that is
+	// linearizable, are its failures of progressibility (sync.go).
+	Stuck []Stuck `json:"stuck,omitempty"`
 }
 
 // Check decides whether h is linearizable (docs/history-format.md, version
@@ -122,6 +125,15 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	syncs, twoStep, err := syncObjects(h, &opt)
+	if err != nil {
+		return nil, err
+	}
+	if twoStep {
+		// Recoverable process order through a synchronisation object:
+		// the two-step form (twostep.go).
+		return checkTwoStep(ctx, h, opt)
+	}
 	sh := &shared{maxMemory: opt.MaxMemory}
 	if sh.maxMemory == 0 {
 		sh.maxMemory = DefaultMaxMemory
@@ -131,6 +143,9 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 		bounds[i], _ = window(h, &h.Ops[i], opt.Mode)
 	}
 	outs := runParts(ctx, h, parts, bounds, &opt, sh)
+	for _, so := range syncs {
+		checkSync(ctx, h, so.ops, so.m, bounds, &opt, &res.Objects[so.obj])
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -250,7 +265,7 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 	var groups []group
 	for k, ops := range byObj {
 		res.Objects[k].Ops = len(ops)
-		if len(ops) == 0 {
+		if len(ops) == 0 || models[k].Sync != nil { // matched, not searched (sync.go)
 			continue
 		}
 		m := models[k]
@@ -324,6 +339,9 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 	}
 	if mode == history.Recoverable {
 		groupOf := make([]int, len(h.Ops))
+		for i := range groupOf {
+			groupOf[i] = -1 // an operation of a synchronisation object (twostep.go)
+		}
 		for g, gr := range groups {
 			for _, i := range gr.ops {
 				groupOf[i] = g
@@ -335,7 +353,9 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 		}
 		for x, chain := range processOrder(h, all, nil) {
 			for _, y := range chain {
-				root[find(groupOf[x])] = find(groupOf[y])
+				if groupOf[x] >= 0 && groupOf[y] >= 0 {
+					root[find(groupOf[x])] = find(groupOf[y])
+				}
 			}
 		}
 	}

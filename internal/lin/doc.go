@@ -51,6 +51,19 @@
 // else about a queue is the search's (Options.Generic forces it);
 // ObjectResult.Engine says which answered.
 //
+// # Synchronisation objects
+//
+// An object whose model sets Model.Sync (exchanger, channel) is judged by
+// synchronisation linearisation instead (Lawrence and Lowe,
+// "Synchronisation: specification and testing", Sections 2.3 and 7.3-7.4):
+// its stateless specification makes that a matching that covers every
+// operation that returned, found by Edmonds' blossom search on a doubled
+// graph that lets optional operations stay unpaired (sync.go, engine
+// EngineSync), with progressibility (Section 3) as ObjectResult.Stuck.
+// Recoverable process order through such an object goes to the generic
+// search in two-step form instead (twostep.go, Section 4; EngineTwoStep),
+// undecided where that form cannot prove a violation.
+//
 // A violation is explained as data (Explanation): the longest order the
 // search found and the model's state after it, the operation that could
 // not come next, and a set of the object's operations that no order

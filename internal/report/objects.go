@@ -26,7 +26,11 @@ type ObjectsVerdict struct {
 	States       int64           `json:"states"`
 	Objects      []ObjectVerdict `json:"objects"`
 	Anomalies    []ObjectAnomaly `json:"anomalies"`
-	hist         *model.History  // for HTML's timelines
+	// Stuck counts the operations of synchronisation objects that break
+	// progressibility (each object's Stuck lists them): a finding like a
+	// violation (exit 1), though every object is linearizable.
+	Stuck int            `json:"stuck,omitempty"`
+	hist  *model.History // for HTML's timelines
 }
 
 // ObjectVerdict is one object's verdict.
@@ -41,9 +45,26 @@ type ObjectVerdict struct {
 	Verdict    string `json:"verdict"`
 	Reason     string `json:"reason,omitempty"`
 	Partitions int    `json:"partitions"`
-	// Engine answered: "exact" (the search) or "queue" (Lowe's
-	// queue-oriented algorithm, for queues of unique values).
+	// Engine answered: "exact" (the search), "queue" (Lowe's
+	// queue-oriented algorithm, for queues of unique values), "sync"
+	// (synchronisation objects, by matching) or "twostep" (them in
+	// recoverable mode with process order, by the search in two-step
+	// form).
 	Engine string `json:"engine"`
+	// Stuck: a synchronisation object's operations that never returned
+	// though they should have (not progressible), each with its partner.
+	Stuck []ObjectStuck `json:"stuck,omitempty"`
+}
+
+// ObjectStuck is an operation cut off by the end of the history that
+// breaks progressibility (lin.Stuck).
+type ObjectStuck struct {
+	Op      ObjectOp `json:"op"`
+	Partner ObjectOp `json:"partner"`
+	// Synchronised: the partner returned, so the operation synchronised
+	// with it; else both are pending and could have synchronised.
+	Synchronised bool   `json:"synchronised"`
+	Explanation  string `json:"explanation"`
 }
 
 // ObjectAnomaly is an object whose operations no order explains.
@@ -94,23 +115,32 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 	v := &ObjectsVerdict{File: name, Linearizable: res.Verdict == lin.Linearizable, Mode: res.Mode,
 		Operations: len(h.Ops), Engine: lin.EngineExact, Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
 		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}, hist: h}
-	// The history's engine: the queue engine's when it answered for every
-	// object with operations, else the exact search's (if only for some).
-	queue := false
+	// The history's engine: the one that answered for every object with
+	// operations when it is one, else the exact search's.
+	engine := ""
 	for _, or := range res.Objects {
-		if or.Ops > 0 && or.Engine != lin.EngineQueue {
-			queue = false
+		if or.Ops == 0 {
+			continue
+		}
+		if engine != "" && or.Engine != engine {
+			engine = lin.EngineExact
 			break
 		}
-		queue = queue || or.Ops > 0
+		engine = or.Engine
 	}
-	if queue {
-		v.Engine = lin.EngineQueue
+	if engine != "" {
+		v.Engine = engine
 	}
 	for _, or := range res.Objects {
-		v.Objects = append(v.Objects, ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
+		ov := ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
 			Operations: or.Ops, Linearizable: or.Verdict == lin.Linearizable, Verdict: or.Verdict.String(),
-			Reason: or.Reason, Partitions: or.Parts, Engine: or.Engine})
+			Reason: or.Reason, Partitions: or.Parts, Engine: or.Engine}
+		for _, st := range or.Stuck {
+			ov.Stuck = append(ov.Stuck, ObjectStuck{Op: objectOps([]lin.OpRef{st.Op})[0], Partner: objectOps([]lin.OpRef{st.Partner})[0],
+				Synchronised: st.Synchronised, Explanation: st.Sentence})
+		}
+		v.Stuck += len(ov.Stuck)
+		v.Objects = append(v.Objects, ov)
 		x := or.Explanation
 		if or.Verdict != lin.Violation || x == nil {
 			continue
@@ -131,7 +161,26 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 
 // says is the object's verdict in words, as the text and HTML write it.
 func (o ObjectVerdict) says() string {
-	return map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
+	s := map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
+	if len(o.Stuck) > 0 {
+		s += fmt.Sprintf(", NOT PROGRESSIBLE (%d stuck)", len(o.Stuck))
+	}
+	return s
+}
+
+// Found says whether the verdict found something: a violation, or an
+// operation stuck (exit status 1).
+func (v *ObjectsVerdict) Found() bool { return !v.Linearizable || v.Stuck > 0 }
+
+// says is the history's verdict in words.
+func (v *ObjectsVerdict) says() string {
+	switch {
+	case !v.Linearizable:
+		return "NOT LINEARIZABLE"
+	case v.Stuck > 0:
+		return "LINEARIZABLE, NOT PROGRESSIBLE"
+	}
+	return "LINEARIZABLE"
 }
 
 // appendAddrs adds the addresses of a words operation (every stride-th
@@ -153,9 +202,16 @@ func appendAddrs(addrs []uint64, op *model.Op) []uint64 {
 }
 
 // engineName says in words which engine answered, for text and HTML.
-func (v *ObjectsVerdict) engineName() string {
-	if v.Engine == lin.EngineQueue {
+func (v *ObjectsVerdict) engineName() string { return engineWords(v.Engine) }
+
+func engineWords(engine string) string {
+	switch engine {
+	case lin.EngineQueue:
 		return "queue engine"
+	case lin.EngineSync:
+		return "synchronisation matching"
+	case lin.EngineTwoStep:
+		return "two-step search"
 	}
 	return "exact search"
 }
@@ -164,11 +220,7 @@ func (v *ObjectsVerdict) engineName() string {
 // then each violation's explanation.
 func (v *ObjectsVerdict) Text(w io.Writer) error {
 	var b strings.Builder
-	verdict := "LINEARIZABLE"
-	if !v.Linearizable {
-		verdict = "NOT LINEARIZABLE"
-	}
-	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, verdict, v.Mode, v.engineName())
+	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, v.says(), v.Mode, v.engineName())
 	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
 		v.Operations, v.Processes, v.Crashes, len(v.Objects), v.States)
 	for _, o := range v.Objects {
@@ -177,8 +229,8 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 			what += " (" + o.Reason + ")"
 		}
 		by := ""
-		if o.Engine == lin.EngineQueue {
-			by = ", by the queue engine"
+		if o.Engine != lin.EngineExact && o.Engine != v.Engine {
+			by = ", by the " + engineWords(o.Engine)
 		}
 		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations%s\n", o.Name, o.Model, what, o.Operations, by)
 	}
@@ -190,6 +242,13 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s %s\n", i+1, a.Object, at, lines(a.Ops))
 		for _, l := range strings.Split(strings.TrimRight(a.expl.Text(), "\n"), "\n") {
 			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	k := 0
+	for _, o := range v.Objects {
+		for _, st := range o.Stuck {
+			k++
+			fmt.Fprintf(&b, "\nstuck %d: object %s, operation at line %d, partner at line %d\n  %s\n", k, o.Name, st.Op.Line, st.Partner.Line, st.Explanation)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
