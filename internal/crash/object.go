@@ -62,8 +62,6 @@ func (c Config) checkObject() error {
 		return fmt.Errorf("target %s is a data structure (model %s): it has no swaps (--swaps)", c.Target.Name, c.Target.Model)
 	case c.Driver.FailValues:
 		return fmt.Errorf("target %s is a data structure (model %s): it has no failed cas that reports values (--fail-values)", c.Target.Name, c.Target.Model)
-	case c.CrashMode != Emulated:
-		return fmt.Errorf("target %s is a data structure (model %s): its runs crash emulated (--crash-mode emulated); process kills are for the primitives so far", c.Target.Name, c.Target.Model)
 	}
 	_, err := c.ObjectWorkload()
 	return err
@@ -101,6 +99,16 @@ func recordRead(rec *driver.Recorder, reader int32, rv recovery) error {
 	}
 	_, err := rec.ObjectState(reader, rv.state)
 	return err
+}
+
+// logK is the k that sizes the process-kill modes' shared logs: the
+// workload's, or one whose operations take as much log as a data
+// structure's.
+func (c Config) logK() int {
+	if c.isObject() {
+		return driver.ObjectLogK
+	}
+	return c.Driver.K
 }
 
 // objectModel is the name of the model of c's data-structure target.
