@@ -54,6 +54,9 @@ func TestPlantedBugCaughtAndReplayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if page, err := os.ReadFile(strings.TrimSuffix(sum.Finding.History, ".hist") + ".html"); err != nil || !strings.Contains(string(page), "lockqueue") {
+		t.Errorf("no HTML report kept beside the history (%v)", err)
+	}
 	head := strings.SplitN(string(kept), "\n", 4)
 	if head[0] != "pmlin-history v2" || head[1] != "object lockqueue queue" || !strings.HasPrefix(head[2], "# pmlin run ") {
 		t.Fatalf("kept history starts %q", head[:3])
