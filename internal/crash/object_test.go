@@ -186,3 +186,26 @@ func TestObjectReplay(t *testing.T) {
 		t.Errorf("flags %q, want %q", got, want)
 	}
 }
+
+// TestObjectFuzzMix: a campaign on the lock-free map takes the whole mix
+// (shapes of threads, operations and keys; stopped threads; late writes
+// and late crashes; recoveries under fire) and finds nothing; the mix's
+// summary speaks of a data structure's shapes.
+func TestObjectFuzzMix(t *testing.T) {
+	c := objectConfig(casMapTarget(), "", 1)
+	fc := FuzzConfig{Run: c, Seed: 3, Mode: history.Strict, MaxRuns: 40, Jobs: 1, Mix: DefaultMix()}
+	st, found, err := Fuzz(context.Background(), fc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found != nil {
+		t.Fatalf("a violation: %v", found.Verdict.Anomalies)
+	}
+	m := st.Mix
+	if st.Runs != 40 || st.Operations < 40*60 || st.Crashes == 0 || m.Shaped == 0 || m.Stalled == 0 || m.Late == 0 || m.Fire == 0 {
+		t.Fatalf("runs %d, mix %+v: some part of the mix never drawn", st.Runs, m)
+	}
+	if s := m.String(st.Runs); !strings.Contains(s, "threads ") || !strings.Contains(s, "keys ") || strings.Contains(s, "words") {
+		t.Errorf("mix summary %q", s)
+	}
+}
