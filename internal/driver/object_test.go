@@ -57,7 +57,7 @@ func TestObjectWorkload(t *testing.T) {
 		mix  map[string]int
 		keys uint64
 	}{
-		{"mutex", nil, 0},                     // no state to read back
+		{"mutex", nil, 0},                      // no state to read back
 		{"queue", map[string]int{"pop": 1}, 0}, // not a queue's
 		{"queue", map[string]int{"enq": -1}, 0},
 		{"queue", map[string]int{"enq": 0}, 0}, // nothing to draw
@@ -159,7 +159,7 @@ func TestObjectRecording(t *testing.T) {
 func TestObjectRecordsValidated(t *testing.T) {
 	w, _ := NewObjectWorkload("q", "queue", nil, 0)
 	for _, log := range [][]uint64{
-		{wireHead(recInvOp, 0, 1), 7},                                // operation 7 of 2
+		{wireHead(recInvOp, 0, 1), 7},                                 // operation 7 of 2
 		{wireHead(recInvOp, 1, 1), 0, 99, 5},                          // symbol 99
 		{wireHead(recInvOp, 0, 1), 1, wireHead(recRetOp, 1, 2), 3, 4}, // a symbol with a number
 		{wireHead(recRetOp, 1, 1), 0, 5},                              // a response first
