@@ -83,7 +83,8 @@ func TestPrimitiveFlagsRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"run", "--target", "lockqueue", "--k", "3"},
 		{"fuzz", "--target", "lockqueue", "--words", "16", "--runs", "1"},
-		{"run", "--target", "lockqueue", "--keys", "4"}, // a queue has no keys
+		{"run", "--target", "lockqueue", "--keys", "4"},                                               // a queue has no keys
+		{"run", "--target", "lockqueue", "--format", "binary", "-o", filepath.Join(t.TempDir(), "h")}, // version 1 only
 	} {
 		code, _, errs := pmlin(t, args...)
 		if code != 2 || !strings.Contains(errs, "lockqueue") {
