@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -100,18 +101,22 @@ func TestPrimitiveFlagsRefused(t *testing.T) {
 // TestFuzzProcessKills: the correct queue is clean when a child process
 // is killed with SIGKILL (its missing flushes cannot show there: the page
 // cache survives), and a recovery that keeps the lock of the killed
-// process is found stuck.
+// process is found stuck, in both crash modes, the report naming the
+// operation as the history writes it.
 func TestFuzzProcessKills(t *testing.T) {
 	pmlintest.Fuzz(t, lockqueue.Target(), pmlintest.FuzzOptions{Duration: time.Second, CrashMode: "kill"})
-	var out, errs bytes.Buffer
-	c := cli.Command{Name: "queuepmlin", Targets: []*target.Target{lockqueue.Target()}, Stdout: &out, Stderr: &errs, Child: func(spec string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "PMLIN_TEST_CHILD="+spec)
-		return cmd
-	}}
-	code := c.Run(context.Background(), []string{"fuzz", "--target", "lockqueue", "--crash-mode", "kill", "--mutant", "lock-kept",
-		"--seconds", "20", "--stuck-after", "200ms", "--stuck-accesses", "20000", "--out", t.TempDir()})
-	if code != 1 || !strings.Contains(out.String(), "stuck") {
-		t.Fatalf("kill mode, lock-kept: exit %d, want 1 (stuck)\n%s%s", code, out.String(), errs.String())
+	stuck := regexp.MustCompile(`stuck, operation at line \d+\n  (in the child process: )?process \d+'s (enq 0x[0-9a-f]+|deq) \(line \d+\) made`)
+	for _, mode := range []string{"emulated", "kill"} {
+		var out, errs bytes.Buffer
+		c := cli.Command{Name: "queuepmlin", Targets: []*target.Target{lockqueue.Target()}, Stdout: &out, Stderr: &errs, Child: func(spec string) *exec.Cmd {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), "PMLIN_TEST_CHILD="+spec)
+			return cmd
+		}}
+		code := c.Run(context.Background(), []string{"fuzz", "--target", "lockqueue", "--crash-mode", mode, "--mutant", "lock-kept",
+			"--seconds", "20", "--stuck-after", "200ms", "--stuck-accesses", "20000", "--out", t.TempDir()})
+		if code != 1 || !stuck.MatchString(out.String()) {
+			t.Errorf("%s, lock-kept: exit %d, want 1 (stuck, naming the operation)\n%s%s", mode, code, out.String(), errs.String())
+		}
 	}
 }
