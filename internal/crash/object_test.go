@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
@@ -25,6 +28,7 @@ type casMap struct {
 	r      *pmem.Region
 	keys   uint64
 	mutant string
+	mu     sync.Mutex // "go-mutex": operations wait in Go for each other
 }
 
 func casMapTarget() *target.Target {
@@ -32,11 +36,15 @@ func casMapTarget() *target.Target {
 		return &casMap{r: r, keys: c.Keys, mutant: c.Mutant}, nil
 	}
 	return &target.Target{Name: "casmap", Model: "map",
-		Mutants: []target.Mutant{{Name: "put-unpersisted"}, {Name: "state-writes"}, {Name: "state-unsorted"}},
+		Mutants: []target.Mutant{{Name: "put-unpersisted"}, {Name: "state-writes"}, {Name: "state-unsorted"}, {Name: "go-mutex"}},
 		Size:    func(c target.Config) (uint64, error) { return max(c.Keys, 1), nil }, NewObject: build, OpenObject: build}
 }
 
 func (m *casMap) Do(w int, name string, args, res []model.Value) ([]model.Value, error) {
+	if m.mutant == "go-mutex" {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+	}
 	s := pmem.Steps{W: m.r.Worker(w)}
 	k := args[0].N
 	for s.Err == nil {
@@ -207,5 +215,23 @@ func TestObjectFuzzMix(t *testing.T) {
 	}
 	if s := m.String(st.Runs); !strings.Contains(s, "threads ") || !strings.Contains(s, "keys ") || strings.Contains(s, "words") {
 		t.Errorf("mix summary %q", s)
+	}
+}
+
+// TestObjectBlocked: a data structure that waits in Go (a sync.Mutex)
+// under the deterministic scheduler is reported blocked, the report
+// naming its operation as the history writes it.
+func TestObjectBlocked(t *testing.T) {
+	c := objectConfig(casMapTarget(), "go-mutex", 1)
+	c.Driver.StuckAfter = 100 * time.Millisecond
+	c.Driver.Stick = 0
+	var buf bytes.Buffer
+	res, err := Run(context.Background(), c, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Anomalies) != 1 || res.Anomalies[0].Kind != Blocked ||
+		!regexp.MustCompile(`process \d's (put|get|remove|putifabsent) \d`).MatchString(res.Anomalies[0].Explanation) {
+		t.Fatalf("anomalies %v, want one blocked naming a map operation", res.Anomalies)
 	}
 }
