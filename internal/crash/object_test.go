@@ -235,3 +235,21 @@ func TestObjectBlocked(t *testing.T) {
 		t.Fatalf("anomalies %v, want one blocked naming a map operation", res.Anomalies)
 	}
 }
+
+// TestObjectSystematic: the systematic sweep (a crash at each access in
+// turn, under each policy) drives a data structure too: the clean map
+// passes it, the map whose put does not persist fails it.
+func TestObjectSystematic(t *testing.T) {
+	for _, mutant := range []string{"", "put-unpersisted"} {
+		c := objectConfig(casMapTarget(), mutant, 1)
+		c.Ops, c.Driver.Threads = 6, 2
+		fc := FuzzConfig{Run: c, Seed: 1, Mode: history.Strict, MaxRuns: 400, Jobs: 1, Systematic: true}
+		st, found, err := Fuzz(context.Background(), fc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (found != nil) != (mutant != "") || st.Runs == 0 {
+			t.Errorf("mutant %q: %d runs, finding %v", mutant, st.Runs, found != nil)
+		}
+	}
+}
