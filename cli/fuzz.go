@@ -265,7 +265,12 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		fmt.Fprintf(w, "  mix: %s\n", out.Mix)
 	}
 	if st.Undecided > 0 {
-		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
+		if fc.Exec == nil && c.Target.Model != "" {
+			fmt.Fprintf(w, "  %d runs the exact checker could not decide within a fuzz run's budget of %d states (pmlin check of a replay searches with --budget; smaller --ops decide more)\n",
+				st.Undecided, crash.FuzzObjectStates)
+		} else {
+			fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
+		}
 	}
 	if found == nil {
 		if fc.Exec != nil {
