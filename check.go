@@ -180,6 +180,11 @@ type Result struct {
 
 // Anomaly is one broken property (analyzer.Anomaly), operations by index.
 type Anomaly struct {
+	// Kind: analyzer's kinds; "nonlinearizable" for an object of a
+	// version 2 model; "stuck" for an operation of a synchronisation
+	// object (exchanger, channel) that never returned though it should
+	// have, in a history that is linearizable (Result.Linearizable stays
+	// true): its Ops are the operation, then its partner.
 	Kind analyzer.Kind
 	// Ops are the operations involved (for a cycle, in cycle order).
 	Ops   []int

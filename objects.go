@@ -64,6 +64,15 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		}
 		out.Anomalies = append(out.Anomalies, an)
 	}
+	// A synchronisation object's operations stuck (not progressible):
+	// anomalies of kind "stuck", the operation then its partner, though
+	// the history is linearizable.
+	for _, or := range res.Objects {
+		for _, st := range or.Stuck {
+			out.Anomalies = append(out.Anomalies, Anomaly{Kind: analyzer.Kind("stuck"), Explanation: st.Sentence,
+				Ops: []int{byModel[st.Op.Index], byModel[st.Partner.Index]}})
+		}
+	}
 	return out, nil
 }
 

@@ -123,7 +123,7 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 		}
 		fmt.Fprintf(e.stderr, "pmlin: wrote the report %s (%s)\n", o.outs.html, fileSize(o.outs.html))
 	}
-	if !v.Linearizable {
+	if v.Found() {
 		return &exitError{exitViolated, nil}
 	}
 	return nil

@@ -56,6 +56,17 @@ type Model struct {
 	// (nil if it has none there, or several), for explanations: "it
 	// returns 0x100001 there".
 	Expect func(s any, op *Op) []Value
+	// Sync, if not nil, makes the model's objects synchronisation objects
+	// (Lawrence and Lowe, "Synchronisation: specification and testing",
+	// Section 2): an operation takes effect together with one partner, at
+	// one point inside both intervals. Sync says whether a and b (either
+	// way round) can be such a pair with their results as recorded (an
+	// optional one's results are any). Step then says only which returned
+	// operations take effect alone (a timeout: the state unchanged; nil:
+	// it needs a partner). The checker decides such a model by matching
+	// (internal/lin, sync.go), which takes it to be stateless: one
+	// initial state that no step changes.
+	Sync func(a, b *Op) bool
 }
 
 // Maker makes a model from an object's declaration parameters
@@ -85,6 +96,10 @@ func Builtin(name string) Maker {
 		return makeMap
 	case "mutex":
 		return makeMutex
+	case "exchanger":
+		return makeExchanger
+	case "channel":
+		return makeChannel
 	case "words":
 		return makeWords
 	}

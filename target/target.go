@@ -131,6 +131,15 @@ type Config struct {
 	// Params holds a value for each of the target's Params (its default
 	// unless the user set it), and nothing else.
 	Params map[string]string
+	// Keys, for a data-structure target (Target.Model set) of a model with
+	// keys or members (map, set), is the number of keys the workload uses:
+	// 0 .. Keys-1. Other targets get 0.
+	Keys uint64
+	// Ops, for a data-structure target, bounds the number of operations a
+	// run applies, across all its crashes (the recovery's and the final
+	// read-backs excluded): a structure that never reclaims memory sizes
+	// its pool of nodes by it. Other targets get 0.
+	Ops int
 }
 
 // Int returns the value of the integer parameter name, which must lie in
@@ -207,6 +216,23 @@ type Target struct {
 	// error says that the region cannot be opened, and is a finding: the
 	// region holds only what the target wrote.
 	Open func(r *pmem.Region, c Config) (Instance, error)
+
+	// Model, if not empty, makes the target a data structure: an object of
+	// this built-in version 2 model ("queue", "map", ...; params as in an
+	// object declaration, "queue cap=8"), whose instances are Objects made
+	// by NewObject and OpenObject, which replace New and Open (leave those
+	// nil). The harness draws the workload from the model's operations.
+	Model string
+	// Mix, for a data-structure target, weighs the operations of its model
+	// that the workload draws ("put": 4, "get": 4, "remove": 1): one that
+	// is absent is never drawn, so a structure that lacks an operation of
+	// its model leaves it out. Nil is the harness's mix for the model.
+	Mix map[string]int
+	// NewObject is New for a data-structure target: the object it returns
+	// is empty (the model's initial state) and durable.
+	NewObject func(r *pmem.Region, c Config) (Object, error)
+	// OpenObject is Open for a data-structure target.
+	OpenObject func(r *pmem.Region, c Config) (Object, error)
 }
 
 // nameOK reports whether s is a name: lower-case letters, digits and
@@ -229,8 +255,17 @@ func (t *Target) Check() error {
 		return errors.New("target: nil target")
 	case !nameOK(t.Name):
 		return fmt.Errorf("target: name %q: lower-case letters, digits and dashes, starting with a letter", t.Name)
-	case t.Size == nil || t.New == nil || t.Open == nil:
-		return fmt.Errorf("target %s: Size, New and Open must all be set", t.Name)
+	case t.Size == nil:
+		return fmt.Errorf("target %s: Size must be set", t.Name)
+	case t.Model != "" && (t.NewObject == nil || t.OpenObject == nil || t.New != nil || t.Open != nil):
+		return fmt.Errorf("target %s: a data-structure target (Model %q) sets NewObject and OpenObject, not New and Open", t.Name, t.Model)
+	case t.Model == "" && (t.New == nil || t.Open == nil || t.NewObject != nil || t.OpenObject != nil):
+		return fmt.Errorf("target %s: New and Open must both be set (NewObject and OpenObject are for data-structure targets, with Model)", t.Name)
+	}
+	if t.Model != "" {
+		if _, err := t.ObjectModel(); err != nil {
+			return err
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range t.Mutants {

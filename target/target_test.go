@@ -37,7 +37,12 @@ func TestCheck(t *testing.T) {
 	}{
 		{func(t *target.Target) { t.Name = "" }, "name"},
 		{func(t *target.Target) { t.Name = "9lives" }, "starting with a letter"},
-		{func(t *target.Target) { t.Open = nil }, "must all be set"},
+		{func(t *target.Target) { t.Open = nil }, "must both be set"},
+		{func(t *target.Target) { t.Size = nil }, "Size must be set"},
+		{func(t *target.Target) { t.Model = "queue" }, "sets NewObject and OpenObject"},
+		{func(t *target.Target) {
+			t.NewObject = func(*pmem.Region, target.Config) (target.Object, error) { return nil, nil }
+		}, "NewObject and OpenObject are for data-structure targets"},
 		{func(t *target.Target) { t.Mutants = append(t.Mutants, t.Mutants[0]) }, `mutant name "bug-one"`},
 		{func(t *target.Target) { t.Params = append(t.Params, target.Param{Name: "Size"}) }, `parameter name "Size"`},
 	} {
@@ -45,6 +50,21 @@ func TestCheck(t *testing.T) {
 		tc.change(tg)
 		if err := tg.Check(); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%v, want %q", err, tc.err)
+		}
+	}
+	obj := func(model string) *target.Target {
+		tg := sample()
+		tg.New, tg.Open, tg.Model = nil, nil, model
+		tg.NewObject = func(*pmem.Region, target.Config) (target.Object, error) { return nil, nil }
+		tg.OpenObject = tg.NewObject
+		return tg
+	}
+	if err := obj("queue cap=8").Check(); err != nil {
+		t.Error(err)
+	}
+	for model, want := range map[string]string{"quue": `unknown model "quue"`, "queue cap": "not key=value", "queue cap=0": "model queue cap=0"} {
+		if err := obj(model).Check(); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("model %q: %v, want %q", model, err, want)
 		}
 	}
 	var nilTarget *target.Target

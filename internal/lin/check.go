@@ -76,7 +76,8 @@ type Options struct {
 	// explanation then names every operation of the failing partition.
 	NoShrink bool
 	// Generic: every object by the generic search, even where a faster
-	// engine applies (for comparisons).
+	// engine applies, and with every operation (no optional insert left
+	// out up front, unobserved.go): for comparisons.
 	Generic bool
 }
 
@@ -127,6 +128,9 @@ type ObjectResult struct {
 	Engine string `json:"engine"`
 	// Explanation is the witness of a Violation.
 	Explanation *Explanation `json:"explanation,omitempty"`
+	// Stuck, for a synchronisation object (EngineSync) that is
+	// linearizable, are its failures of progressibility (sync.go).
+	Stuck []Stuck `json:"stuck,omitempty"`
 }
 
 // Check decides whether h is linearizable (docs/history-format.md, version
@@ -138,6 +142,15 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	if err != nil {
 		return nil, err
 	}
+	syncs, twoStep, err := syncObjects(h, &opt)
+	if err != nil {
+		return nil, err
+	}
+	if twoStep {
+		// Recoverable process order through a synchronisation object:
+		// the two-step form (twostep.go).
+		return checkTwoStep(ctx, h, opt)
+	}
 	sh := &shared{maxMemory: opt.MaxMemory}
 	if sh.maxMemory == 0 {
 		sh.maxMemory = DefaultMaxMemory
@@ -148,6 +161,9 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	}
 	units := uniqueUnits(h, parts, &opt)
 	outs := runParts(ctx, h, parts, units, bounds, &opt, sh)
+	for _, so := range syncs {
+		checkSync(ctx, h, so.ops, so.m, bounds, &opt, &res.Objects[so.obj])
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -272,8 +288,11 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 	var groups []group
 	for k, ops := range byObj {
 		res.Objects[k].Ops = len(ops)
-		if len(ops) == 0 {
+		if len(ops) == 0 || models[k].Sync != nil { // matched, not searched (sync.go)
 			continue
+		}
+		if opt.Models == nil && !opt.Generic {
+			ops = unobserved(h, &h.Objects[k], ops) // (built-in models only)
 		}
 		m := models[k]
 		gs := [][]int{ops}
@@ -346,6 +365,9 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 	}
 	if mode == history.Recoverable {
 		groupOf := make([]int, len(h.Ops))
+		for i := range groupOf {
+			groupOf[i] = -1 // an operation of a synchronisation object (twostep.go)
+		}
 		for g, gr := range groups {
 			for _, i := range gr.ops {
 				groupOf[i] = g
@@ -357,7 +379,9 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 		}
 		for x, chain := range processOrder(h, all, nil) {
 			for _, y := range chain {
-				root[find(groupOf[x])] = find(groupOf[y])
+				if groupOf[x] >= 0 && groupOf[y] >= 0 {
+					root[find(groupOf[x])] = find(groupOf[y])
+				}
 			}
 		}
 	}

@@ -39,6 +39,11 @@
 // together a bound on the memory their memos hold: beyond either, the
 // answer is Undecided with the reason, never a guess.
 //
+// Before the search, an unbounded queue's, stack's or priority queue's
+// optional inserts whose value no operation returned are left out
+// (unobserved.go: that changes no verdict); in durable and recoverable
+// mode their windows would otherwise stay open to the end of the history.
+//
 // # The queue engine
 //
 // An unbounded queue of the built-in model whose operations all returned,
@@ -80,6 +85,19 @@
 // engine gives up), the first answer is the object's, and the other is
 // cancelled through its context and waited for. Options.Engine forces one
 // engine (tests, benchmarks); ObjectResult.Engine says which answered.
+//
+// # Synchronisation objects
+//
+// An object whose model sets Model.Sync (exchanger, channel) is judged by
+// synchronisation linearisation instead (Lawrence and Lowe,
+// "Synchronisation: specification and testing", Sections 2.3 and 7.3-7.4):
+// its stateless specification makes that a matching that covers every
+// operation that returned, found by Edmonds' blossom search on a doubled
+// graph that lets optional operations stay unpaired (sync.go, engine
+// EngineSync), with progressibility (Section 3) as ObjectResult.Stuck.
+// Recoverable process order through such an object goes to the generic
+// search in two-step form instead (twostep.go, Section 4; EngineTwoStep),
+// undecided where that form cannot prove a violation.
 //
 // A violation is explained as data (Explanation): the longest order the
 // search found and the model's state after it, the operation that could

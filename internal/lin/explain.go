@@ -45,6 +45,10 @@ type Explanation struct {
 	Expected string  `json:"expected,omitempty"`
 	Origins  []OpRef `json:"origins,omitempty"`
 	Sentence string  `json:"sentence"`
+	// Sync: the object is a synchronisation object (sync.go): Ops are
+	// operations that no pairing explains, and there is no order (Prefix
+	// empty).
+	Sync bool `json:"sync,omitempty"`
 }
 
 // OpRef names one operation of the history.
@@ -95,9 +99,15 @@ func (r OpRef) at() string {
 }
 
 // WitnessTitle says what an explanation's operations are, minimal or
-// not: written here once for every rendering (text, HTML).
-func WitnessTitle(minimal bool) string {
-	if minimal {
+// not, of a synchronisation object (sync) or not: written here once for
+// every rendering (text, HTML).
+func WitnessTitle(minimal, sync bool) string {
+	switch {
+	case sync && minimal:
+		return "a minimal set of operations that no pairing explains (leaving out any one of them, the rest pair off, or one of them that returned loses its only partner)"
+	case sync:
+		return "operations that no pairing explains"
+	case minimal:
 		return "a minimal set of operations that no order explains (leaving out any one of them, the rest can be ordered, or return a value none of them gave)"
 	}
 	return "operations that no order explains"
@@ -108,7 +118,7 @@ func WitnessTitle(minimal bool) string {
 func (e *Explanation) Text() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", e.Sentence)
-	fmt.Fprintf(&b, "  %s (object %s, model %s):\n", WitnessTitle(e.Minimal), e.Object, e.Model)
+	fmt.Fprintf(&b, "  %s (object %s, model %s):\n", WitnessTitle(e.Minimal, e.Sync), e.Object, e.Model)
 	for _, r := range e.Ops {
 		fmt.Fprintf(&b, "    %-10s process %d: %s\n", r.at(), r.Proc, r.Op)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
 	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/internal/testenv"
 )
 
 // The browser test opens reports in headless Chromium (Debian's chromium
@@ -348,6 +349,77 @@ func TestBrowserObjects(t *testing.T) {
 				p.name, len(page), bars, hl, px, scrolled, over, shot)
 			if witness > 0 && px < 100 {
 				t.Errorf("the highlighted operations are not visible in the screenshot (%d pixels)", px)
+			}
+		})
+	}
+}
+
+// TestBrowserLayout opens the report of every finding the layout tests
+// measure (report.LayoutCases) in a window 1000 px wide, as a person
+// would, and measures what the page's script records: no timeline of a
+// small finding scrolls sideways, the page is no wider than the window,
+// no edge label or vertex's values overlaps another or a vertex, no edge
+// runs through a text that is not its own label (the dense findings: at
+// most one in eight), and every key read's values are in view. The two
+// whole fuzz findings are kept as screenshots to look at.
+func TestBrowserLayout(t *testing.T) {
+	bin := chromium(t)
+	dir := t.TempDir()
+	shots := artifacts(t)
+	for _, c := range report.LayoutCases {
+		if !c.Short && !testenv.Long() {
+			continue // PMLIN_LONG=1 opens them all
+		}
+		name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(c.Path), ".gz"), ".hist")
+		if c.Dense {
+			name = "finding-" + name
+		}
+		t.Run(name, func(t *testing.T) {
+			d := report.CollectFile(t, c.Path)
+			var buf bytes.Buffer
+			if err := report.HTML(&buf, d); err != nil {
+				t.Fatal(err)
+			}
+			page := filepath.Join(dir, name+".html")
+			if err := os.WriteFile(page, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			dom, stderr := headless(t, bin, page, "--window-size=1000,800", "--enable-logging=stderr", "--v=0", "--dump-dom")
+			if e, ok := attr(dom, "data-errors"); ok || strings.Contains(stderr, "Uncaught") {
+				t.Fatalf("script errors: %q\n%s", e, grepLines(stderr, "Uncaught"))
+			}
+			if r, _ := attr(dom, "data-render"); r != "ok" {
+				t.Fatalf("the page's script did not finish (data-render=%q)", r)
+			}
+			get := func(name string) int {
+				v, ok := attr(dom, name)
+				n, err := strconv.Atoi(v)
+				if !ok || err != nil {
+					t.Fatalf("%s=%q", name, v)
+				}
+				return n
+			}
+			scrolled, over, overlaps := get("data-scrolled"), get("data-page-overflow"), get("data-label-overlaps")
+			crossings, labels, texts, hidden := get("data-label-crossings"), get("data-labels"), get("data-texts"), get("data-key-hidden")
+			t.Logf("%s: %d timelines scroll, page %d px too wide, %d edge labels, %d texts, %d overlaps, %d edges through a text, %d key values out of view",
+				name, scrolled, over, labels, texts, overlaps, crossings, hidden)
+			if (!c.Dense && scrolled > 0) || over > 0 {
+				t.Errorf("the page scrolls sideways: %d timelines, %d px", scrolled, over)
+			}
+			if overlaps > 0 {
+				t.Errorf("%d overlaps of texts", overlaps)
+			}
+			if crossings > 0 && (!c.Dense || 3*crossings > texts) {
+				t.Errorf("%d edges through a text (%d texts)", crossings, texts)
+			}
+			if hidden > 0 {
+				t.Errorf("%d key reads' values out of view", hidden)
+			}
+			if c.Dense {
+				shot := filepath.Join(shots, name+".png")
+				os.Remove(shot)
+				headless(t, bin, page, "--hide-scrollbars", "--window-size=1000,1600", "--screenshot="+shot)
+				t.Logf("screenshot %s", shot)
 			}
 		})
 	}

@@ -22,7 +22,7 @@ func TestObjectsEngine(t *testing.T) {
 		text    []string
 	}{
 		{[]string{lin.EngineUnique, lin.EngineUnique, lin.EngineExact}, []int{1, 1, 0}, lin.EngineUnique,
-			[]string{"(strict mode, unique-value engine)", "object a (map): linearizable, 1 operations, by the unique-value engine"}},
+			[]string{"(strict mode, unique-value engine)", "object a (map): linearizable, 1 operations\n"}},
 		{[]string{lin.EngineUnique, lin.EngineQueue, lin.EngineExact}, []int{1, 1, 0}, "mixed",
 			[]string{"(strict mode, several engines)", "object b (queue): linearizable, 1 operations, by the queue engine"}},
 		{[]string{lin.EngineUnique, lin.EngineQueue, lin.EngineExact}, []int{1, 1, 1}, lin.EngineExact,

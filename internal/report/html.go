@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -27,8 +28,13 @@ import (
 // have a size on screen (data-highlighted-drawn), how many values of
 // operations are drawn with a size (data-values-drawn), how many crash
 // vertices the graphs have (data-crashes-drawn), how many edge labels
-// the graphs have (data-labels) and how many times one overlaps another
-// label, a vertex or its values (data-label-overlaps), and
+// the graphs have (data-labels), how many times a label or a vertex's
+// values overlaps another or a vertex (data-label-overlaps), how many
+// times an edge runs through one that is not its own label
+// (data-label-crossings) of how many texts (data-texts), how many timelines scroll sideways
+// (data-scrolled), by how many pixels the page is wider than the window
+// (data-page-overflow), how many values of key reads are out of their
+// timeline's view after it scrolled to the anomaly (data-key-hidden), and
 // data-render="ok"; script errors are recorded in data-errors. Tests read
 // these from the DOM of a headless browser.
 func HTML(w io.Writer, d *Data) error {
@@ -65,7 +71,7 @@ func HTML(w io.Writer, d *Data) error {
 	if r.Linearizable || len(r.Anomalies) == 0 {
 		fmt.Fprintf(&b, "<section class=\"anomaly\"><h2>No anomaly</h2><p>Every order constraint of the precedence graph is consistent: the history is linearizable in %s mode. The timeline shows its first %d operations.</p>\n", r.Mode, len(d.Sample))
 		b.WriteString("<div class=\"panels\"><div class=\"panel tl\"><h3>Timeline</h3>")
-		timeline(&b, d, d.Sample, nil, nil, nil, nil)
+		timeline(&b, d, d.Sample, nil, nil, nil, nil, nil)
 		b.WriteString("</div></div></section>\n")
 		remember(d.Sample)
 	}
@@ -180,10 +186,14 @@ func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood, dep
 		core[l] = true
 	}
 	var crashes []int64
+	key := maps.Clone(core) // and the reads that show what recovery left
 	for _, c := range nb.Crashes {
 		crashes = append(crashes, c.Line)
+		for _, l := range c.Reads {
+			key[l] = true
+		}
 	}
-	timeline(b, d, nb.Timeline, core, nb.Edges, crashes, a.Words)
+	timeline(b, d, nb.Timeline, core, key, nb.Edges, crashes, a.Words)
 	b.WriteString("</div><div class=\"panel gr\"><h3>Precedence subgraph</h3>")
 	subgraph(b, d, nb, core)
 	b.WriteString("</div></div></section>\n")
@@ -203,10 +213,14 @@ const (
 	tlLeft   = 10.0
 	tlTop    = 30.0 // axis
 	tlCol    = 16.0 // one event line, at least
+	tlColMax = 110.0
 	tlGap    = 16.0 // omitted lines
 	tlLane   = 40.0
 	tlBar    = 16.0
 	tlBottom = 10.0
+	// tlWidth is the widest a timeline is drawn before it scrolls: in a
+	// window 1000 px wide the page leaves it about 875 px.
+	tlWidth = 840.0
 )
 
 // timeline draws ops (invocation order) as bars in lanes, one per
@@ -214,13 +228,18 @@ const (
 // invocation, response and crash line gets a column, and a stretch of
 // lines not shown gets a narrow marked gap, so that an anomaly spread over
 // a million lines fits on a screen.
-func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64]bool, edges []analyzer.NeighbourEdge, story []int64, focus []uint64) {
+func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core, key map[int64]bool, edges []analyzer.NeighbourEdge, story []int64, focus []uint64) {
 	if len(ops) == 0 {
 		b.WriteString("<p>(no operations)</p>")
 		return
 	}
 	ticks, crashes := timelineTicks(d, ops, story)
-	l := layoutTimeline(ticks, ops)
+	l := layoutTimeline(ticks, ops, tlWidth)
+	if over := l.tail(d, ops, key, focus) - tlWidth; over > 0 && l.col > tlCol {
+		// The last values need room: narrower columns give it.
+		l = layoutTimeline(ticks, ops, tlWidth-over)
+	}
+	l.width = max(l.width, l.tail(d, ops, key, focus))
 	// Lane labels stay in view: they are drawn apart from the scrolled part.
 	fmt.Fprintf(b, "<div class=\"tlwrap\"><svg class=\"lanes\" xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"%.0f\">", l.height)
 	for k, p := range l.procs {
@@ -257,8 +276,12 @@ func timeline(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64
 		}
 		fmt.Fprintf(b, "<g class=\"%s\" data-crash=\"%d\"><title>crash at line %d</title><line x1=\"%.1f\" y1=\"16\" x2=\"%.1f\" y2=\"%.0f\"/><text x=\"%.1f\" y=\"26\">crash %d</text></g>", cls, c, c, cx, cx, l.height-tlBottom, cx+3, c)
 	}
-	bars := l.bars(b, d, ops, core, focus)
-	timelineEdges(b, edges, bars)
+	// Bars, then the witness's edges, then the values over both (with a
+	// halo): an edge may pass under a value, never hide it.
+	var vals strings.Builder
+	bars, texts := l.bars(b, &vals, d, ops, core, key, focus)
+	timelineEdges(b, edges, bars, texts)
+	b.WriteString(vals.String())
 	b.WriteString(markers)
 	b.WriteString("</svg></div></div>")
 }
@@ -315,6 +338,7 @@ type tlLayout struct {
 	xs            []float64
 	gaps          []tlGapPos
 	end           float64 // pending at the end of the history
+	col           float64 // a column's width
 	width, height float64
 	procs         []int32
 }
@@ -324,10 +348,19 @@ type tlGapPos struct {
 	from, to int64
 }
 
-func layoutTimeline(ticks []int64, ops []analyzer.OpInfo) *tlLayout {
+func layoutTimeline(ticks []int64, ops []analyzer.OpInfo, budget float64) *tlLayout {
 	l := &tlLayout{ticks: ticks, xs: make([]float64, len(ticks))}
-	// Few events get wide columns, so that bars have room for a label.
-	col := min(56, max(tlCol, 740/float64(len(ticks)+1)))
+	gaps := 0
+	for k := 1; k < len(ticks); k++ {
+		if ticks[k] > ticks[k-1]+1 {
+			gaps++
+		}
+	}
+	// The columns share tlWidth (the drawing is tlLeft + (n+1.5) columns
+	// + the gaps wide): few events get wide columns, so that bars have
+	// room for a label; many get tlCol and the drawing scrolls.
+	col := min(tlColMax, max(tlCol, (budget-tlLeft-float64(gaps)*tlGap)/(float64(len(ticks))+1.5)))
+	l.col = col
 	x := tlLeft + col/2
 	for k, t := range ticks {
 		if k > 0 {
@@ -351,6 +384,58 @@ func layoutTimeline(ticks []int64, ops []analyzer.OpInfo) *tlLayout {
 	return l
 }
 
+// valueW is the width of a bar's values, 9px monospace; tlValueLine the
+// distance of their lines.
+const (
+	valueW      = 5.5
+	tlValueLine = 9
+)
+
+// valueLines splits the values of a key operation in two lines when they
+// are long (more than 40 characters; used when they do not fit on one):
+// two lines fit under its bar, above the next lane's bars, and a timeline
+// that scrolls can show them whole beside the anomaly's operations.
+func valueLines(s string) []string {
+	if len([]rune(s)) <= 40 {
+		return []string{s}
+	}
+	best := -1
+	for k, r := range s {
+		if r == ' ' && (best < 0 || abs(k-len(s)/2) < abs(best-len(s)/2)) {
+			best = k
+		}
+	}
+	if best < 0 {
+		return []string{s}
+	}
+	return []string{s[:best], s[best+1:]}
+}
+
+// tail is how wide the drawing must be for the values of the last bar of
+// each lane to be written: in full for the key operations (the anomaly's
+// and the reads after its crashes), the others within tlWidth.
+func (l *tlLayout) tail(d *Data, ops []analyzer.OpInfo, key map[int64]bool, focus []uint64) float64 {
+	last := map[int32]analyzer.OpInfo{}
+	for _, o := range ops {
+		if o.Line != 0 && o.Line > last[o.Proc].Line {
+			last[o.Proc] = o
+		}
+	}
+	w := l.width
+	for _, o := range last {
+		txt := opValues(d.Ops[o.Line], focus)
+		if key[o.Line] {
+			txt = slices.MaxFunc(valueLines(txt), func(a, b string) int { return len(a) - len(b) })
+		}
+		need := l.xOf(o.Line) - 5 + 4 + valueW*float64(len([]rune(txt)))
+		if !key[o.Line] {
+			need = min(need, max(l.width, tlWidth))
+		}
+		w = max(w, need)
+	}
+	return w
+}
+
 func (l *tlLayout) xOf(line int64) float64 {
 	k, _ := slices.BinarySearch(l.ticks, line)
 	return l.xs[min(k, len(l.xs)-1)]
@@ -367,8 +452,9 @@ type barPos struct{ x1, x2, y float64 }
 // bars draws the operations as bars from invocation to response (to the
 // crash, or the end, for a cut-off one), each with its values written
 // under it (the words in focus first, cut where the next bar of its lane
-// starts), and returns where.
-func (l *tlLayout) bars(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core map[int64]bool, focus []uint64) map[int64]barPos {
+// starts; written to vals, a layer above the edges), and returns where.
+func (l *tlLayout) bars(b, vals *strings.Builder, d *Data, ops []analyzer.OpInfo, core, key map[int64]bool, focus []uint64) (map[int64]barPos, []box) {
+	var texts []box
 	bars := map[int64]barPos{}
 	open := map[int64]bool{}
 	for _, o := range ops {
@@ -405,7 +491,9 @@ func (l *tlLayout) bars(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core
 		}
 		fmt.Fprintf(b, "<g class=\"%s\" data-line=\"%d\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" rx=\"3\"/>", cls, o.Line, p.x1, p.y, max(p.x2-p.x1, 6), tlBar)
 		if p.x2-p.x1 > 58 {
-			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">L%d %s</text>", p.x1+4, p.y+tlBar-4, o.Line, o.Kind)
+			label := fmt.Sprintf("L%d %s", o.Line, o.Kind)
+			fmt.Fprintf(b, "<text x=\"%.1f\" y=\"%.1f\">%s</text>", p.x1+4, p.y+tlBar-4, label)
+			texts = append(texts, box{p.x1 + 4, p.y + tlBar - 14, p.x1 + 4 + charW*float64(len(label)), p.y + tlBar - 1})
 		}
 		// The values run from the bar's start to the next bar of the lane.
 		room := l.width - p.x1
@@ -414,16 +502,41 @@ func (l *tlLayout) bars(b *strings.Builder, d *Data, ops []analyzer.OpInfo, core
 				room = min(room, q.x1-p.x1)
 			}
 		}
-		if txt := fit(opValues(d.Ops[o.Line], focus), int((room-4)/5.5)); txt != "" {
-			fmt.Fprintf(b, "<text class=\"val\" x=\"%.1f\" y=\"%.1f\">%s</text>", p.x1+1, p.y+tlBar+10, esc(txt))
+		txt := opValues(d.Ops[o.Line], focus)
+		if txt == "" {
+			b.WriteString("</g>")
+			continue
 		}
+		lines, cls := []string{txt}, "val tv"
+		if key[o.Line] {
+			cls += " key"
+			if valueW*float64(len([]rune(txt)))+4 > room {
+				lines = valueLines(txt)
+			}
+		}
+		fmt.Fprintf(vals, "<text class=\"%s\" data-line=\"%d\" x=\"%.1f\" y=\"%.1f\">", cls, o.Line, p.x1+1, p.y+tlBar+10)
+		for k, line := range lines {
+			line = fit(line, int((room-4)/valueW))
+			y := p.y + tlBar + 10 + float64(k*tlValueLine)
+			texts = append(texts, box{p.x1 + 1, y - 9, p.x1 + 1 + valueW*float64(len([]rune(line))), y + 2})
+			if len(lines) == 1 {
+				vals.WriteString(esc(line))
+				break
+			}
+			fmt.Fprintf(vals, "<tspan x=\"%.1f\" dy=\"%d\">%s</tspan>", p.x1+1, min(k, 1)*tlValueLine, esc(line))
+		}
+		vals.WriteString("</text>")
 		b.WriteString("</g>")
 	}
-	return bars
+	return bars, texts
 }
 
 // timelineEdges draws the witness's edges between bars.
-func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[int64]barPos) {
+//
+// An edge of reads-from or auxiliary kind joins the tops of its bars; each
+// bends above them as far as makes it cross fewest texts (bar labels and
+// values).
+func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[int64]barPos, texts []box) {
 	for _, e := range edges {
 		if !e.Witness {
 			continue
@@ -433,19 +546,29 @@ func timelineEdges(b *strings.Builder, edges []analyzer.NeighbourEdge, bars map[
 		if !okf || !okt {
 			continue
 		}
-		var x1, x2 float64
+		var x1, x2, y1, y2 float64
 		if e.Kind == analyzer.HappensBefore || e.Kind == analyzer.Recovery {
-			x1, x2 = f.x2, t.x1
+			x1, x2, y1, y2 = f.x2, t.x1, f.y+tlBar/2, t.y+tlBar/2
 		} else {
-			x1, x2 = (f.x1+f.x2)/2, (t.x1+t.x2)/2
+			x1, x2, y1, y2 = (f.x1+f.x2)/2, (t.x1+t.x2)/2, f.y, t.y
 		}
-		y1, y2 := f.y+tlBar/2, t.y+tlBar/2
-		cy := min(y1, y2) - 22
-		if y1 == y2 {
-			cy = y1 - 26
+		var q curve
+		least := math.MaxInt
+		for _, lift := range []float64{22, 12, 34, 46, 60} {
+			c := curve{[2]float64{x1, y1}, [2]float64{(x1 + x2) / 2, min(y1, y2) - lift}, [2]float64{x2, y2}}
+			n := 0
+			pts := polyline(c)
+			for _, t := range texts {
+				if crossesAny(t, pts) {
+					n++
+				}
+			}
+			if n < least {
+				q, least = c, n
+			}
 		}
 		fmt.Fprintf(b, "<path class=\"tle k-%s\" d=\"M%.1f %.1f Q%.1f %.1f %.1f %.1f\" marker-end=\"url(#ah-%s)\"><title>%s</title></path>",
-			e.Kind, x1, y1, (x1+x2)/2, cy, x2, y2, e.Kind, esc(e.Reason))
+			e.Kind, q.s[0], q.s[1], q.m[0], q.m[1], q.t[0], q.t[1], e.Kind, esc(e.Reason))
 	}
 }
 
@@ -474,7 +597,7 @@ header p{margin:2px 0;color:#444}.ok{color:#137333}.bad{color:#c5221f}
 .kind{display:inline-block;min-width:34px;padding:0 5px;border-radius:3px;color:#fff;font:11px/17px monospace;text-align:center}
 .kind.k-hb{background:#444}.kind.k-rf{background:#1f6fd1}.kind.k-aux{background:#e07b00}.kind.k-recovery{background:#8a3ccf}
 .stale{background:#fff4e0;border-left:3px solid #e07b00;padding:4px 8px;margin:6px 0}
-.panels{display:flex;gap:16px;align-items:flex-start}.panel{min-width:0}.panel.tl{flex:1 1 auto}.panel.gr{flex:0 0 auto}
+.panels{display:flex;flex-wrap:wrap;gap:16px;align-items:flex-start}.panel{min-width:0;max-width:100%}.panel.tl{flex:1 1 auto}.panel.gr{flex:0 1 auto;overflow-x:auto}
 .tlwrap{display:flex;border:1px solid #e3e3e3;background:#fff}.lanes{flex:0 0 40px;border-right:1px solid #eee}.scroll{overflow-x:auto;flex:1 1 auto}
 svg text{font:10px monospace;fill:#333}
 .lane{fill:#fff;stroke:#f0f0f0}.pl{font-weight:bold}.ax{fill:#888;text-anchor:middle}
@@ -494,7 +617,7 @@ text.k-hb{fill:#444}text.k-rf{fill:#1f6fd1}text.k-aux{fill:#e07b00}text.k-recove
 .node text{text-anchor:middle;font-weight:bold;font-size:10px}.node text.sub{font-weight:normal;font-size:9px;fill:#555}
 .more li{margin:3px 0}
 .implied{margin:6px 0}.implied summary{cursor:pointer;color:#555}.implied li{margin:3px 0}
-.val{font-size:9px;fill:#555}.nv{text-anchor:middle}
+.val{font-size:9px;fill:#555;paint-order:stroke;stroke:#fff;stroke-width:3px}.node text.nv{text-anchor:middle;font-size:9px;font-weight:normal}.op.hover~.tv,.tv.hover{fill:#000}
 .evidence{list-style:none;padding-left:0;margin:4px 0 8px}.evidence li{margin:3px 0}
 .badge{display:inline-block;padding:0 5px;border-radius:3px;background:#555;color:#fff;font:11px/17px monospace}.badge.crash{background:#d93025}
 .crash.story line{stroke-width:3.5;stroke-dasharray:none}
@@ -534,26 +657,53 @@ for(var i=0;i<els.length;i++){
     el.addEventListener("mouseleave",function(){tip.style.display="none";mark(line,false);});
   })(els[i]);
 }
-var scrolls=document.querySelectorAll(".scroll");
+// A timeline wider than its box shows the anomaly's operations and the
+// values of the key reads (those after its crashes), from the first.
+var scrolls=document.querySelectorAll(".scroll"),scrolled=0,keyHidden=0;
 for(var k=0;k<scrolls.length;k++){
-  var h=scrolls[k].querySelector(".op.hl rect");
-  if(h){var bb=h.getBBox();if(bb.x+bb.width>scrolls[k].clientWidth)scrolls[k].scrollLeft=Math.max(0,bb.x-160);}
+  var sc=scrolls[k];
+  // All of them if they fit, else the key reads' values (the evidence).
+  [".op.hl rect,.tv.key",".tv.key"].some(function(sel){
+    var lo=Infinity,hi=-Infinity,ks=sc.querySelectorAll(sel);
+    for(var j=0;j<ks.length;j++){var bb=ks[j].getBBox();lo=Math.min(lo,bb.x);hi=Math.max(hi,bb.x+bb.width);}
+    if(!ks.length||hi<=sc.clientWidth)return !!ks.length;
+    sc.scrollLeft=Math.max(0,Math.min(lo-20,hi-sc.clientWidth+10));
+    return hi-lo+30<=sc.clientWidth;
+  });
+  if(sc.scrollWidth>sc.clientWidth+1)scrolled++;
+  var box=sc.getBoundingClientRect(),kv=sc.querySelectorAll(".tv.key");
+  for(var j=0;j<kv.length;j++){var kr=kv[j].getBoundingClientRect();if(kr.right>box.right+0.5||kr.left<box.left-0.5)keyHidden++;}
 }
 function overlap(a,b){return a.left<b.right-0.5&&b.left<a.right-0.5&&a.top<b.bottom-0.5&&b.top<a.bottom-0.5;}
-var graphs=document.querySelectorAll("svg.graph"),labels=0,overlaps=0;
+function inside(x,y,r){return x>r.left+0.5&&x<r.right-0.5&&y>r.top+0.5&&y<r.bottom-0.5;}
+// Texts of the graphs: no edge label or values over another, or over a
+// vertex; no edge through a text (but an edge's own label).
+var graphs=document.querySelectorAll("svg.graph"),labels=0,texts=0,overlaps=0,crossings=0;
 for(var g=0;g<graphs.length;g++){
-  var ls=graphs[g].querySelectorAll(".el"),obs=graphs[g].querySelectorAll(".el,.nv,.node circle,.crashnode polygon");
-  labels+=ls.length;
+  var ls=graphs[g].querySelectorAll(".el,.nv"),vs=graphs[g].querySelectorAll(".node circle,.crashnode polygon"),ps=graphs[g].querySelectorAll("path.edge,path.cedge");
+  labels+=graphs[g].querySelectorAll(".el").length;texts+=ls.length;
+  var rs=[];for(var x=0;x<ls.length;x++)rs.push(ls[x].getBoundingClientRect());
+  var pts=[];
+  for(var p=0;p<ps.length;p++){
+    var len=ps[p].getTotalLength(),m=ps[p].getScreenCTM(),q=[];
+    for(var u=0;u<=len;u+=2){var pt=ps[p].getPointAtLength(u);q.push([m.a*pt.x+m.c*pt.y+m.e,m.b*pt.x+m.d*pt.y+m.f]);}
+    pts.push(q);
+  }
   for(var x=0;x<ls.length;x++){
-    var rx=ls[x].getBoundingClientRect();
-    for(var y=0;y<obs.length;y++){
-      if(obs[y]===ls[x])continue;
-      var isLabel=obs[y].classList.contains("el");
-      if(isLabel&&Array.prototype.indexOf.call(ls,obs[y])<x)continue;
-      if(overlap(rx,obs[y].getBoundingClientRect()))overlaps++;
+    for(var y=x+1;y<ls.length;y++)if(overlap(rs[x],rs[y]))overlaps++;
+    for(var v=0;v<vs.length;v++)if(overlap(rs[x],vs[v].getBoundingClientRect()))overlaps++;
+    var own=ls[x].getAttribute("data-edge");
+    for(var p=0;p<ps.length;p++){
+      if(own!==null&&ps[p].getAttribute("data-edge")===own)continue;
+      for(var u=0;u<pts[p].length;u++)if(inside(pts[p][u][0],pts[p][u][1],rs[x])){crossings++;break;}
     }
   }
 }
+document.body.setAttribute("data-scrolled",String(scrolled));
+document.body.setAttribute("data-page-overflow",String(Math.max(0,document.documentElement.scrollWidth-document.documentElement.clientWidth)));
+document.body.setAttribute("data-key-hidden",String(keyHidden));
+document.body.setAttribute("data-label-crossings",String(crossings));
+document.body.setAttribute("data-texts",String(texts));
 var vals=document.querySelectorAll(".val"),shown=0;
 for(var v=0;v<vals.length;v++){var vr=vals[v].getBoundingClientRect();if(vr.width>0&&vr.height>0)shown++;}
 document.body.setAttribute("data-values-drawn",String(shown));

@@ -26,7 +26,11 @@ type ObjectsVerdict struct {
 	States       int64           `json:"states"`
 	Objects      []ObjectVerdict `json:"objects"`
 	Anomalies    []ObjectAnomaly `json:"anomalies"`
-	hist         *model.History  // for HTML's timelines
+	// Stuck counts the operations of synchronisation objects that break
+	// progressibility (each object's Stuck lists them): a finding like a
+	// violation (exit 1), though every object is linearizable.
+	Stuck int            `json:"stuck,omitempty"`
+	hist  *model.History // for HTML's timelines
 }
 
 // ObjectVerdict is one object's verdict.
@@ -42,10 +46,26 @@ type ObjectVerdict struct {
 	Reason     string `json:"reason,omitempty"`
 	Partitions int    `json:"partitions"`
 	// Engine answered: "exact" (the search), "queue" (Lowe's
-	// queue-oriented algorithm, for queues of unique values) or "unique"
+	// queue-oriented algorithm, for queues of unique values), "unique"
 	// (the precedence-graph analyzer, for maps and registers of unique
-	// values).
+	// values), "sync" (synchronisation objects, by matching), "twostep"
+	// (them in recoverable mode with process order, by the search in
+	// two-step form) or "mixed" (some keys by one, some by another).
 	Engine string `json:"engine"`
+	// Stuck: a synchronisation object's operations that never returned
+	// though they should have (not progressible), each with its partner.
+	Stuck []ObjectStuck `json:"stuck,omitempty"`
+}
+
+// ObjectStuck is an operation cut off by the end of the history that
+// breaks progressibility (lin.Stuck).
+type ObjectStuck struct {
+	Op      ObjectOp `json:"op"`
+	Partner ObjectOp `json:"partner"`
+	// Synchronised: the partner returned, so the operation synchronised
+	// with it; else both are pending and could have synchronised.
+	Synchronised bool   `json:"synchronised"`
+	Explanation  string `json:"explanation"`
 }
 
 // ObjectAnomaly is an object whose operations no order explains.
@@ -115,9 +135,15 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		v.Engine = lin.EngineExact
 	}
 	for _, or := range res.Objects {
-		v.Objects = append(v.Objects, ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
+		ov := ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
 			Operations: or.Ops, Linearizable: or.Verdict == lin.Linearizable, Verdict: or.Verdict.String(),
-			Reason: or.Reason, Partitions: or.Parts, Engine: or.Engine})
+			Reason: or.Reason, Partitions: or.Parts, Engine: or.Engine}
+		for _, st := range or.Stuck {
+			ov.Stuck = append(ov.Stuck, ObjectStuck{Op: objectOps([]lin.OpRef{st.Op})[0], Partner: objectOps([]lin.OpRef{st.Partner})[0],
+				Synchronised: st.Synchronised, Explanation: st.Sentence})
+		}
+		v.Stuck += len(ov.Stuck)
+		v.Objects = append(v.Objects, ov)
 		x := or.Explanation
 		if or.Verdict != lin.Violation || x == nil {
 			continue
@@ -138,7 +164,26 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 
 // says is the object's verdict in words, as the text and HTML write it.
 func (o ObjectVerdict) says() string {
-	return map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
+	s := map[string]string{"linearizable": "linearizable", "violation": "NOT LINEARIZABLE", "undecided": "undecided"}[o.Verdict]
+	if len(o.Stuck) > 0 {
+		s += fmt.Sprintf(", NOT PROGRESSIBLE (%d stuck)", len(o.Stuck))
+	}
+	return s
+}
+
+// Found says whether the verdict found something: a violation, or an
+// operation stuck (exit status 1).
+func (v *ObjectsVerdict) Found() bool { return !v.Linearizable || v.Stuck > 0 }
+
+// says is the history's verdict in words.
+func (v *ObjectsVerdict) says() string {
+	switch {
+	case !v.Linearizable:
+		return "NOT LINEARIZABLE"
+	case v.Stuck > 0:
+		return "LINEARIZABLE, NOT PROGRESSIBLE"
+	}
+	return "LINEARIZABLE"
 }
 
 // appendAddrs adds the addresses of a words operation (every stride-th
@@ -159,21 +204,30 @@ func appendAddrs(addrs []uint64, op *model.Op) []uint64 {
 	return addrs
 }
 
-// engineNames say in words which engine answered, for text and HTML.
-var engineNames = map[string]string{lin.EngineExact: "exact search", lin.EngineQueue: "queue engine",
-	lin.EngineUnique: "unique-value engine", lin.EngineMixed: "several engines"}
+// engineName says in words which engine answered, for text and HTML.
+func (v *ObjectsVerdict) engineName() string { return engineWords(v.Engine) }
 
-func (v *ObjectsVerdict) engineName() string { return engineNames[v.Engine] }
+func engineWords(engine string) string {
+	switch engine {
+	case lin.EngineQueue:
+		return "queue engine"
+	case lin.EngineUnique:
+		return "unique-value engine"
+	case lin.EngineMixed:
+		return "several engines"
+	case lin.EngineSync:
+		return "synchronisation matching"
+	case lin.EngineTwoStep:
+		return "two-step search"
+	}
+	return "exact search"
+}
 
 // Text writes the verdict for a person: the verdict, a line per object,
 // then each violation's explanation.
 func (v *ObjectsVerdict) Text(w io.Writer) error {
 	var b strings.Builder
-	verdict := "LINEARIZABLE"
-	if !v.Linearizable {
-		verdict = "NOT LINEARIZABLE"
-	}
-	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, verdict, v.Mode, v.engineName())
+	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, v.says(), v.Mode, v.engineName())
 	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
 		v.Operations, v.Processes, v.Crashes, len(v.Objects), v.States)
 	for _, o := range v.Objects {
@@ -181,8 +235,13 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		if o.Reason != "" {
 			what += " (" + o.Reason + ")"
 		}
-		by := map[string]string{lin.EngineQueue: ", by the queue engine", lin.EngineUnique: ", by the unique-value engine",
-			lin.EngineMixed: ", by several engines"}[o.Engine]
+		by := ""
+		switch {
+		case o.Engine == lin.EngineMixed && v.Engine != o.Engine:
+			by = ", by several engines"
+		case o.Engine != lin.EngineExact && o.Engine != v.Engine:
+			by = ", by the " + engineWords(o.Engine)
+		}
 		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations%s\n", o.Name, o.Model, what, o.Operations, by)
 	}
 	for i, a := range v.Anomalies {
@@ -193,6 +252,13 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s %s\n", i+1, a.Object, at, lines(a.Ops))
 		for _, l := range strings.Split(strings.TrimRight(a.expl.Text(), "\n"), "\n") {
 			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
+	k := 0
+	for _, o := range v.Objects {
+		for _, st := range o.Stuck {
+			k++
+			fmt.Fprintf(&b, "\nstuck %d: object %s, operation at line %d, partner at line %d\n  %s\n", k, o.Name, st.Op.Line, st.Partner.Line, st.Explanation)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

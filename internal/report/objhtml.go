@@ -49,8 +49,8 @@ var objTemplateText string
 var objTemplate = template.Must(template.New("objects").Funcs(template.FuncMap{
 	"px": func(f float64) string { return fmt.Sprintf("%.1f", f) },
 	// witnessTitle is lin's sentence, capitalised for a heading's line.
-	"witnessTitle": func(minimal bool) string {
-		t := lin.WitnessTitle(minimal)
+	"witnessTitle": func(minimal, sync bool) string {
+		t := lin.WitnessTitle(minimal, sync)
 		return strings.ToUpper(t[:1]) + t[1:]
 	},
 }).Parse(objTemplateText))
@@ -182,10 +182,7 @@ type objBar struct {
 // data-render="ok"; script errors go to data-errors. Tests read these from
 // a headless browser's DOM.
 func (v *ObjectsVerdict) HTML(w io.Writer) error {
-	p := objPage{V: v, Verdict: "LINEARIZABLE", Engine: v.engineName()}
-	if !v.Linearizable {
-		p.Verdict, p.Bad = "NOT LINEARIZABLE", true
-	}
+	p := objPage{V: v, Verdict: v.says(), Bad: v.Found(), Engine: v.engineName()}
 	count := func(n int64, one, many string) string { return fmt.Sprintf("%d %s", n, plural(int(n), one, many)) }
 	p.Figures = []string{count(int64(v.Operations), "operation", "operations"), count(int64(v.Processes), "process", "processes"),
 		count(int64(v.Crashes), "crash", "crashes"), count(int64(len(v.Objects)), "object", "objects"),
@@ -195,6 +192,9 @@ func (v *ObjectsVerdict) HTML(w io.Writer) error {
 			Class: map[string]string{"linearizable": "ok", "violation": "bad"}[o.Verdict]}
 		if s.Class == "" {
 			s.Class = "und"
+		}
+		if len(o.Stuck) > 0 {
+			s.Class = "bad"
 		}
 		for i := range v.Anomalies {
 			if v.Anomalies[i].Object == o.Name {
