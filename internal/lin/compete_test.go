@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/model"
 )
 
 // blocker is an engine that never answers: it waits for its context's end
@@ -190,5 +191,18 @@ func TestUniqueViolationStopsSearch(t *testing.T) {
 	}
 	if res.States > 200_000 {
 		t.Errorf("%d states: the search of key 0 went on after the engine's violation on key 1", res.States)
+	}
+}
+
+// TestUniqueUnknownOperation: an operation of a map or register the
+// translation does not know (should the model grow one) sends the object
+// to the search, as a register's write does.
+func TestUniqueUnknownOperation(t *testing.T) {
+	for _, c := range []struct{ model, op string }{{"map", "scan"}, {"register", "swap"}, {"register", "write"}} {
+		h := &model.History{Objects: []model.Object{{Name: "x", Model: c.model}},
+			Ops: []model.Op{{Proc: 1, Name: c.op, Args: []model.Value{model.Number(1), model.Number(2)}, Status: model.CutOff, Return: -1, Crash: -1}}}
+		if why, _ := uniqueApplies(h, 0, []int{0}, history.Strict); why == "" {
+			t.Errorf("%s %s: the engine would take it", c.model, c.op)
+		}
 	}
 }

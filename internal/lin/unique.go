@@ -80,6 +80,11 @@ func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) (why
 			// blind write.
 			return "a register write (no old value)", nil
 		}
+		if !uniqueKnows(o.Model, op.Name) {
+			// An operation the translation does not know (a model that
+			// grew one): never guess its words.
+			return fmt.Sprintf("a %s operation %q the translation does not know", o.Model, op.Name), nil
+		}
 		if op.Status == model.Unknown && mode == history.Strict && op.Call < lastCrash {
 			// In the word history it stays pending on a process of its
 			// own: a crash after it would close its window (strict),
@@ -122,6 +127,17 @@ func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) (why
 		}
 	}
 	return "", taint
+}
+
+// uniqueKnows says whether translate knows operation name of model m.
+func uniqueKnows(m, name string) bool {
+	switch m {
+	case "map":
+		return name == "get" || name == "put" || name == "remove" || name == "putifabsent"
+	case "register":
+		return name == "read" || name == "cas"
+	}
+	return false
 }
 
 // valueRange is the greatest number among the values of object obj's
