@@ -155,7 +155,8 @@ type Result struct {
 	// Engine is the method that answered: "graph" (package analyzer), or
 	// "exact" (an exhaustive search, as pmlin check's) for a history of at
 	// most 200 operations that the graph method left undecided
-	// (WriteReport says why). An
+	// (WriteReport says why). For a history of objects, as pmlin check's
+	// version 2 verdict says it: "exact", "queue", "unique" or "mixed". An
 	// exact verdict has no anomalies: when not linearizable, Witness are
 	// operations, by index, that cannot be ordered on their own.
 	Engine  string

@@ -47,8 +47,9 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 			}
 		}
 	}
-	out := &Result{Linearizable: res.Verdict == lin.Linearizable, Mode: opts.Mode, Engine: report.EngineExact,
-		name: opts.Name, ov: report.NewObjectsVerdict(mh, opts.Name, res), lay: lay}
+	ov := report.NewObjectsVerdict(mh, opts.Name, res)
+	out := &Result{Linearizable: res.Verdict == lin.Linearizable, Mode: opts.Mode, Engine: ov.Engine,
+		name: opts.Name, ov: ov, lay: lay}
 	for _, or := range res.Objects {
 		x := or.Explanation
 		if or.Verdict != lin.Violation || x == nil {

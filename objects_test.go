@@ -52,6 +52,27 @@ func vals(vs ...uint64) []model.Value {
 
 var okv = []model.Value{model.Sym(model.OK)}
 
+// TestCheckObjectsEngine: a map of unique values is answered by the
+// unique-value engine, and Result.Engine says so.
+func TestCheckObjectsEngine(t *testing.T) {
+	nilv := []model.Value{model.Sym(model.Nil)}
+	h := pmlin.History{
+		Objects: []model.Object{{Name: "m", Model: "map"}},
+		Operations: []pmlin.Operation{
+			qop(1, "put", 10, 20, pmlin.Returned, vals(7, 100), nilv),
+			qop(2, "get", 30, 40, pmlin.Returned, vals(7), vals(100)),
+			qop(2, "get", 50, 60, pmlin.Returned, vals(7), vals(101)),
+		},
+	}
+	res, err := pmlin.Check(context.Background(), h, pmlin.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Linearizable || res.Engine != "unique" || len(res.Anomalies) != 1 {
+		t.Errorf("%+v", res)
+	}
+}
+
 // TestCheckObjectsModes: a register's write cut off by a crash and seen
 // only after its process's next operation: durable only; the caller's
 // operations are listed in any order; the history as checked is version 2

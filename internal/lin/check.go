@@ -48,6 +48,14 @@ const DefaultMaxMemory = 2 << 30
 // built-in models and the default bounds.
 type Options struct {
 	Mode history.Mode
+	// Engine forces an engine (tests, benchmarks): EngineQueue or
+	// EngineUnique, that engine alone where it applies (the search where
+	// it does not, or where it gives up); EngineExact, the search for
+	// every object, as Generic. "": where a fast engine applies, it and
+	// the search run at once and the first answer is taken (race).
+	Engine string
+	// headStart, if positive, replaces raceHeadStart (tests).
+	headStart time.Duration
 	// Models finds the maker of a model by name; nil: model.Builtin. A
 	// user's own models go here (wrap model.Builtin to keep the built-in
 	// ones).
@@ -71,6 +79,14 @@ type Options struct {
 	// engine applies, and with every operation (no optional insert left
 	// out up front, unobserved.go): for comparisons.
 	Generic bool
+}
+
+// raceStart is the fast engine's head start on ops operations.
+func (o *Options) raceStart(ops int) time.Duration {
+	if o.headStart > 0 {
+		return o.headStart
+	}
+	return raceHeadStart(ops)
 }
 
 func (o *Options) maxStates() int64 {
@@ -107,8 +123,8 @@ type ObjectResult struct {
 	Reason  string  `json:"reason,omitempty"` // why Undecided
 	Ops     int     `json:"ops"`
 	Parts   int     `json:"partitions"` // searched separately
-	// Engine answered: EngineQueue if the queue engine decided every
-	// part, else EngineExact.
+	// Engine answered: EngineExact, EngineQueue or EngineUnique when that
+	// one decided every part, else EngineMixed.
 	Engine string `json:"engine"`
 	// Explanation is the witness of a Violation.
 	Explanation *Explanation `json:"explanation,omitempty"`
@@ -143,7 +159,8 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	for i := range h.Ops {
 		bounds[i], _ = window(h, &h.Ops[i], opt.Mode)
 	}
-	outs := runParts(ctx, h, parts, bounds, &opt, sh)
+	units := uniqueUnits(h, parts, &opt)
+	outs := runParts(ctx, h, parts, units, bounds, &opt, sh)
 	for _, so := range syncs {
 		checkSync(ctx, h, so.ops, so.m, bounds, &opt, &res.Objects[so.obj])
 	}
@@ -155,11 +172,13 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 	for k, p := range parts {
 		out := &outs[k]
 		for _, obj := range p.objs {
-			if o := &res.Objects[obj]; out.queue == nil || o.Engine == "" {
-				o.Engine = EngineExact
-				if out.queue != nil {
-					o.Engine = EngineQueue
-				}
+			// The object's engine: its parts', or mixed.
+			switch o := &res.Objects[obj]; {
+			case out.engine == "": // a part not decided
+			case o.Engine == "":
+				o.Engine = out.engine
+			case o.Engine != out.engine:
+				o.Engine = EngineMixed
 			}
 		}
 		switch out.verdict {
@@ -169,9 +188,12 @@ func Check(ctx context.Context, h *model.History, opt Options) (*Result, error) 
 			o := &res.Objects[h.Ops[out.failing].Object]
 			if o.Verdict != Violation {
 				o.Verdict, o.Reason = Violation, "" // its other parts may have been stopped
-				if out.queue != nil {
+				switch {
+				case out.queue != nil:
 					o.Explanation = explainQueue(ctx, h, p, bounds, &opt, sh, out.queue)
-				} else {
+				case out.unique != nil:
+					o.Explanation = explainUnique(ctx, h, p, bounds, &opt, sh, out.unique)
+				default:
 					o.Explanation = explain(ctx, h, p, bounds, &opt, out)
 				}
 			}
@@ -478,13 +500,28 @@ func sortedInts(s []int) []int {
 
 // runParts searches the parts on GOMAXPROCS goroutines, largest first so
 // that a long one starts early.
-func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int, opt *Options, sh *shared) []outcome {
+//
+// An object the unique-value engine may decide (units) is one job, that
+// decides all its parts (decideUnit); job len(parts)+u is units[u].
+func runParts(ctx context.Context, h *model.History, parts []*part, units []unit, bounds []int, opt *Options, sh *shared) []outcome {
 	outs := make([]outcome, len(parts))
-	order := make([]int, len(parts))
-	for k := range order {
-		order[k] = k
+	inUnit := make([]bool, len(parts))
+	size := make([]int, len(parts)+len(units))
+	order := make([]int, 0, len(size))
+	for u, un := range units {
+		for _, k := range un.parts {
+			inUnit[k] = true
+		}
+		size[len(parts)+u] = len(un.ops)
+		order = append(order, len(parts)+u)
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return len(parts[b].ops) - len(parts[a].ops) })
+	for k := range parts {
+		size[k] = len(parts[k].ops)
+		if !inUnit[k] {
+			order = append(order, k)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return size[b] - size[a] })
 	var done sync.WaitGroup
 	var finished int64
 	var mu sync.Mutex
@@ -527,6 +564,19 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 		go func() {
 			defer done.Done()
 			for k := range work {
+				if k >= len(parts) {
+					un := &units[k-len(parts)]
+					decideUnit(objCtx[un.obj], h, parts, un, bounds, opt, sh, outs)
+					for _, k := range un.parts {
+						if outs[k].verdict == Violation {
+							objStop[un.obj]() // its parts left to the search stop
+						}
+					}
+					mu.Lock()
+					finished += int64(len(un.parts))
+					mu.Unlock()
+					continue
+				}
 				pctx := ctx
 				if p := parts[k]; len(p.objs) == 1 {
 					pctx = objCtx[p.objs[0]]
@@ -558,15 +608,112 @@ func runParts(ctx context.Context, h *model.History, parts []*part, bounds []int
 	return outs
 }
 
-// decideFast decides a part by the queue engine where it applies and
-// answers, else by the generic search.
+// decideFast decides a part by the queue engine where it applies, in a
+// race with the generic search unless opt.Engine forces one, else by the
+// generic search.
 func decideFast(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
-	if queueApplies(h, p, opt) {
+	exact := func(ctx context.Context) (outcome, bool) {
+		out := decide(ctx, h, p, bounds, opt, sh)
+		out.engine = EngineExact
+		return out, out.verdict != Undecided
+	}
+	if !queueApplies(h, p, opt) {
+		out, _ := exact(ctx)
+		return out
+	}
+	queue := func(ctx context.Context) (outcome, bool) {
 		// The budget: the steps of the branch-free run, many times over.
-		if q := decideQueue(ctx, h, p, 16*int64(len(p.ops))+1<<20); q.ok {
-			out := outcome{verdict: q.verdict, failing: q.failing, queue: &q}
+		q := decideQueue(ctx, h, p, 16*int64(len(p.ops))+1<<20)
+		return outcome{verdict: q.verdict, failing: q.failing, queue: &q, engine: EngineQueue}, q.ok
+	}
+	if opt.Engine == EngineQueue {
+		if out, ok := queue(ctx); ok {
 			return out
 		}
+		out, _ := exact(ctx)
+		return out
 	}
-	return decide(ctx, h, p, bounds, opt, sh)
+	return race(ctx, opt.raceStart(len(p.ops)), queue, exact)
+}
+
+// race runs the engines in competition, as Lowe's tester runs two
+// algorithms ("Testing for linearizability"), and returns the first
+// answer one of them gives, cancelling the others; it returns once every
+// engine it started has returned, so that none outlives the check. The
+// first engine (the fast one) has a head start (raceHeadStart): the
+// others start then, or as soon as it gives up. An
+// engine returns ok false when it gives up; if every one does, the last
+// engine's outcome (the exact search's, with its reason) is the answer.
+func race(ctx context.Context, headStart time.Duration, engines ...func(context.Context) (outcome, bool)) outcome {
+	many := make([]func(context.Context) ([]outcome, bool), len(engines))
+	for k, e := range engines {
+		many[k] = func(ctx context.Context) ([]outcome, bool) {
+			out, ok := e(ctx)
+			return []outcome{out}, ok
+		}
+	}
+	return raceParts(ctx, headStart, many...)[0]
+}
+
+// raceHeadStart is the fast engine's head start in a race on ops
+// operations: 20 ms and 1 µs per operation, about what the fast engines
+// take on a busy core. What the fast engine answers within it costs the
+// other core nothing (on a history of millions of operations, the search
+// beside it would take half the machine and slow it down), and an answer
+// on a small object does not depend on which goroutine the scheduler ran
+// first. Past it, the fast engine may be in trouble (the analyzer's
+// search of completions, the queue engine's branching): the search starts.
+func raceHeadStart(ops int) time.Duration {
+	return 20*time.Millisecond + time.Duration(ops)*time.Microsecond
+}
+
+// raceParts is race for engines that decide several parts at once.
+func raceParts(ctx context.Context, headStart time.Duration, engines ...func(context.Context) ([]outcome, bool)) []outcome {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		k   int
+		out []outcome
+		ok  bool
+	}
+	ch := make(chan answer, len(engines))
+	started := 0
+	startRest := func(upTo int) {
+		for ; started < upTo; started++ {
+			k, e := started, engines[started]
+			go func() {
+				out, ok := e(ctx)
+				ch <- answer{k, out, ok}
+			}()
+		}
+	}
+	startRest(1)
+	head := time.NewTimer(headStart)
+	defer head.Stop()
+	var won *answer
+	var last []outcome
+	for received := 0; received < started; {
+		select {
+		case <-head.C:
+			if won == nil {
+				startRest(len(engines))
+			}
+		case a := <-ch:
+			received++
+			switch {
+			case won == nil && a.ok && ctx.Err() == nil:
+				won = &a
+				cancel()
+			case a.k == len(engines)-1:
+				last = a.out
+			}
+			if won == nil {
+				startRest(len(engines)) // the fast one gave up
+			}
+		}
+	}
+	if won != nil {
+		return won.out
+	}
+	return last
 }

@@ -53,8 +53,38 @@
 // value, delay the other dequeues, repeat), in O(n (p + log n)) steps for
 // n operations and p pending at once where no deq -> empty conflicts
 // (Definition 11), branching only where one does (queue.go). Anything
-// else about a queue is the search's (Options.Generic forces it);
-// ObjectResult.Engine says which answered.
+// else about a queue is the search's.
+//
+// # The unique-value engine
+//
+// A built-in map or register whose written values are unique is a family
+// of words, one per key (Cepeda, Chowdhury, Li, Lopez, Wang and Golab,
+// "Toward Linearizability Testing for Multi-Word Persistent
+// Synchronization Primitives", OPODIS 2019, Sections 4 and 5): get and
+// read are reads, put a swap (it returns what it replaced), putifabsent
+// and a register's cas a cas, a remove that took a value a swap to a
+// tombstone of its own. The object, all its keys at once, is written as
+// a version 1 history of words and decided by package analyzer in the
+// mode asked, in near-linear time (unique.go says the translation and
+// when it is exact). Where it is not, the search decides: a key seen
+// without a value after a remove may have left one (nil does not say which
+// remove), or holding a "?" operation the word history cannot keep open,
+// goes to the search alone (ObjectResult.Engine EngineMixed); a register's
+// write (no old value), process order linking the object to another, or
+// the analyzer unable to decide (its Assumptions 1 and 2, its budget of
+// completions) send the whole object. A violation is explained by the
+// search on the failing key when that is small and quick, else from the
+// analyzer's anomaly told in the map's terms (keys, values, the object's
+// operations and their lines).
+//
+// # Engines in competition
+//
+// Where a fast engine applies, it and the search race (race), as Lowe's
+// tester runs two algorithms: the fast engine starts first, the search
+// after a head start of a few milliseconds (or at once when the fast
+// engine gives up), the first answer is the object's, and the other is
+// cancelled through its context and waited for. Options.Engine forces one
+// engine (tests, benchmarks); ObjectResult.Engine says which answered.
 //
 // # Synchronisation objects
 //

@@ -61,6 +61,10 @@ type genConfig struct {
 	// operations are invoked and one is in flight, and in half the
 	// histories a second one at three quarters.
 	midCrash bool
+	// calls and lies, if set, replace genCall and genLie (the
+	// unique-value histories of unique_test.go).
+	calls func(r *rand.Rand, m string) (string, []model.Value)
+	lies  func(r *rand.Rand, m, name string, args []model.Value) []model.Value
 }
 
 // genMax is the most operations of a generated history.
@@ -266,6 +270,10 @@ type genOp struct {
 // genHistory simulates one run under cfg, from r.
 func genHistory(r *rand.Rand, cfg genConfig) *model.History {
 	h := &model.History{}
+	genCall, genLie := genCall, genLie
+	if cfg.calls != nil {
+		genCall, genLie = cfg.calls, cfg.lies
+	}
 	nobj := 1 + r.IntN(2)
 	if cfg.plain {
 		nobj = 1

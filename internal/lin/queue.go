@@ -13,6 +13,7 @@ import (
 const (
 	EngineExact = "exact" // the generic search (search.go)
 	EngineQueue = "queue" // Lowe's queue-oriented algorithm (this file)
+	EngineMixed = "mixed" // some parts of an object by one, some by another
 )
 
 // queueApplies says whether the queue engine decides part p: one object
@@ -23,7 +24,7 @@ const (
 // the generic search's. A user's own models (opt.Models) may call a
 // different model "queue": the engine then stays out.
 func queueApplies(h *model.History, p *part, opt *Options) bool {
-	if opt.Generic || opt.Models != nil || len(p.objs) != 1 || p.required != nil {
+	if opt.Generic || opt.Engine == EngineExact || opt.Engine == EngineUnique || opt.Models != nil || len(p.objs) != 1 || p.required != nil {
 		return false
 	}
 	obj := &h.Objects[p.objs[0]]

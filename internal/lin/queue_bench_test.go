@@ -58,7 +58,7 @@ func BenchmarkQueueEngine(b *testing.B) {
 							b.Logf("porcupine: %v on %d operations", res, n)
 						}
 					default:
-						res, err := lin.Check(context.Background(), h, lin.Options{Generic: c.engine == "exact"})
+						res, err := lin.Check(context.Background(), h, lin.Options{Engine: c.engine})
 						if err != nil {
 							b.Fatal(err)
 						}

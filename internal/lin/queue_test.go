@@ -91,7 +91,7 @@ func genUniqueQueue(r *rand.Rand, nops, procs int, deqs, lie, slow float64) *mod
 
 func checkQueue(t *testing.T, h *model.History, generic bool) (bool, string) {
 	t.Helper()
-	res, err := lin.Check(context.Background(), h, lin.Options{Generic: generic})
+	res, err := lin.Check(context.Background(), h, lin.Options{Generic: generic, Engine: lin.EngineQueue})
 	if err != nil {
 		t.Fatalf("lin.Check: %v\n%s", err, renderV2(h))
 	}

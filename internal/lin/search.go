@@ -47,8 +47,12 @@ type outcome struct {
 	left    []bool
 	state   any
 	failing int
-	// queue: the queue engine's answer, when it answered (decideFast).
-	queue *queueOutcome
+	// queue: the queue engine's answer, when it answered (decideFast);
+	// unique: the unique-value engine's (decideUnit).
+	queue  *queueOutcome
+	unique *uniqueOutcome
+	// engine answered: EngineExact, EngineQueue or EngineUnique.
+	engine string
 }
 
 // frame is one placed operation: its call entry, the states it may lead

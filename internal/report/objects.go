@@ -46,10 +46,11 @@ type ObjectVerdict struct {
 	Reason     string `json:"reason,omitempty"`
 	Partitions int    `json:"partitions"`
 	// Engine answered: "exact" (the search), "queue" (Lowe's
-	// queue-oriented algorithm, for queues of unique values), "sync"
-	// (synchronisation objects, by matching) or "twostep" (them in
-	// recoverable mode with process order, by the search in two-step
-	// form).
+	// queue-oriented algorithm, for queues of unique values), "unique"
+	// (the precedence-graph analyzer, for maps and registers of unique
+	// values), "sync" (synchronisation objects, by matching), "twostep"
+	// (them in recoverable mode with process order, by the search in
+	// two-step form) or "mixed" (some keys by one, some by another).
 	Engine string `json:"engine"`
 	// Stuck: a synchronisation object's operations that never returned
 	// though they should have (not progressible), each with its partner.
@@ -113,23 +114,25 @@ func NewObjectsVerdict(h *model.History, name string, res *lin.Result) *ObjectsV
 		procs[h.Ops[i].Proc] = true
 	}
 	v := &ObjectsVerdict{File: name, Linearizable: res.Verdict == lin.Linearizable, Mode: res.Mode,
-		Operations: len(h.Ops), Engine: lin.EngineExact, Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
+		Operations: len(h.Ops), Version: 2, Processes: len(procs), Crashes: len(h.Crashes),
 		States: res.States, Objects: []ObjectVerdict{}, Anomalies: []ObjectAnomaly{}, hist: h}
 	// The history's engine: the one that answered for every object with
-	// operations when it is one, else the exact search's.
-	engine := ""
+	// operations; else the exact search's if it answered for some object
+	// (all its parts), else "mixed".
+	exact := false
 	for _, or := range res.Objects {
-		if or.Ops == 0 {
-			continue
+		switch {
+		case or.Ops == 0:
+		case or.Engine == lin.EngineExact:
+			exact = true
+		case v.Engine == "":
+			v.Engine = or.Engine
+		case v.Engine != or.Engine:
+			v.Engine = lin.EngineMixed
 		}
-		if engine != "" && or.Engine != engine {
-			engine = lin.EngineExact
-			break
-		}
-		engine = or.Engine
 	}
-	if engine != "" {
-		v.Engine = engine
+	if exact || v.Engine == "" {
+		v.Engine = lin.EngineExact
 	}
 	for _, or := range res.Objects {
 		ov := ObjectVerdict{Name: or.Name, Model: or.Model, Line: h.Objects[or.Object].Line,
@@ -208,6 +211,10 @@ func engineWords(engine string) string {
 	switch engine {
 	case lin.EngineQueue:
 		return "queue engine"
+	case lin.EngineUnique:
+		return "unique-value engine"
+	case lin.EngineMixed:
+		return "several engines"
 	case lin.EngineSync:
 		return "synchronisation matching"
 	case lin.EngineTwoStep:
@@ -229,7 +236,10 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 			what += " (" + o.Reason + ")"
 		}
 		by := ""
-		if o.Engine != lin.EngineExact && o.Engine != v.Engine {
+		switch {
+		case o.Engine == lin.EngineMixed && v.Engine != o.Engine:
+			by = ", by several engines"
+		case o.Engine != lin.EngineExact && o.Engine != v.Engine:
 			by = ", by the " + engineWords(o.Engine)
 		}
 		fmt.Fprintf(&b, "  object %s (%s): %s, %d operations%s\n", o.Name, o.Model, what, o.Operations, by)
