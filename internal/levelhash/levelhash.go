@@ -280,9 +280,10 @@ type table struct {
 	l       layout
 	ready   bool
 	scratch []scratch
-	// onMove, if set (by tests), is called as an item starts to move:
-	// tests crash right after, where the movement bugs live.
-	onMove func(site mutant)
+	// onStep, if set (by tests), is called as an item starts to move and
+	// as a resize starts to publish its new level, with the mutant that
+	// plants a bug there: tests crash right after, where those bugs live.
+	onStep func(site mutant)
 }
 
 // scratch is a worker's: the buckets it holds locked.
@@ -606,8 +607,8 @@ func (t *table) moveOut(a *pmem.Steps, s *scratch, owner, b, from, to, k, v uint
 			}
 			j, _, ok := t.free(a.Load(dst + tokenWord))
 			if ok {
-				if t.onMove != nil {
-					t.onMove(bug)
+				if t.onStep != nil {
+					t.onStep(bug)
 				}
 				t.write(a, dst, j, x, xv, bug)
 				t.clear(a, b, i) // a crash before this leaves x twice
@@ -688,6 +689,9 @@ func (t *table) resize(a *pmem.Steps, s *scratch, owner, g uint64) error {
 				return fmt.Errorf("levelhash: resize to generation %d found no room for key %d", ng, x)
 			}
 		}
+	}
+	if t.onStep != nil {
+		t.onStep(resizeSizeEarly)
 	}
 	a.Fence()
 	a.Store(l.genOff, ng)

@@ -229,13 +229,13 @@ func geometry(mutant string) (target.Config, uint64) {
 }
 
 // movesAt runs ops as worker 0 without a crash and returns the accesses at
-// which items started to move.
+// which items started to move and resizes to publish.
 func movesAt(t *testing.T, c target.Config, ops []op) []int {
 	r, tb := newTable(t, c)
 	h := &crashAt{}
 	r.SetHook(h)
 	var at []int
-	tb.onMove = func(mutant) { at = append(at, h.seen) }
+	tb.onStep = func(mutant) { at = append(at, h.seen) }
 	for _, o := range ops {
 		if _, err := do(tb, 0, o); err != nil {
 			t.Fatal(err)
@@ -245,16 +245,24 @@ func movesAt(t *testing.T, c target.Config, ops []op) []int {
 }
 
 // TestCrashPoints crashes a workload at many accesses under every policy
-// (every few accesses, and every access in the first movements): the
+// (every few accesses, and every access in the first movements and
+// resizes): the
 // correct table always recovers a state the model allows, and every
 // planted bug is shown wrong somewhere.
 func TestCrashPoints(t *testing.T) {
-	names := []string{""}
+	// The correct code runs in both geometries, as "" and as "4 slots".
+	names := []string{"", "4 slots"}
 	for _, m := range Target().Mutants {
 		names = append(names, m.Name)
 	}
-	for _, mutant := range names {
+	for _, name := range names {
+		mutant := name
 		c, seed := geometry(mutant)
+		if name == "4 slots" {
+			mutant = ""
+			c, seed = geometry("update-token-early")
+			c.Mutant = ""
+		}
 		ops := workload(rand.New(rand.NewPCG(seed, 7)), 60, c.Keys)
 		found := ""
 		try := func(p pmem.Policy, at int, rng *rand.Rand) bool {
@@ -276,7 +284,7 @@ func TestCrashPoints(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(p)))
 			for at := 1; try(p, at, rng); at += 3 + rng.IntN(6) {
 			}
-			for _, m := range moves[:min(len(moves), 4)] {
+			for _, m := range moves[:min(len(moves), 6)] {
 				for at := m; at < m+16; at++ {
 					for range max(1, draws[p]) {
 						try(p, at, rng)
