@@ -128,6 +128,11 @@ survives a kill.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
+			if x == nil {
+				if err := structureFlags(cmd.Flags(), &c); err != nil {
+					return &exitError{exitInput, err}
+				}
+			}
 			mix.KeepSet(cmd.Flags())
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
 				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix, Exec: x}
@@ -249,6 +254,9 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		fmt.Fprintf(w, "  each run: %d starts of the program, each killed (SIGKILL) a delay drawn in [0, %v] after it said it was ready, then a start that recovers and reads back\n",
 			x.Kills, x.KillWithin)
 		fmt.Fprintf(w, "  process crashes only: what the program wrote to its file mappings survives a kill (no power failure)\n")
+	} else if c.Target.Model != "" {
+		fmt.Fprintf(w, "  each run: %d threads, %d %s; %s; %s scheduler\n",
+			c.Driver.Threads, c.Ops, objectText(c), crashesText(c, fc.Systematic), c.Scheduler())
 	} else {
 		fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
 			c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())

@@ -122,8 +122,12 @@ func (m Mix) draw(c *Config) drawn {
 	// One draw per decision, always made: a decision does not shift the
 	// others.
 	shape, stall, fire, sweep := rng.Float64(), rng.Float64(), rng.Float64(), rng.Float64()
-	if shape < m.Shapes {
+	if shape < m.Shapes && c.isObject() {
+		d.shaped = m.objectShape(c, rng)
+	} else if shape < m.Shapes {
 		d.shaped = m.shape(c, rng)
+	} else if c.isObject() {
+		// (No crowd: a data structure has no words or k.)
 	} else if crowd := rand.New(rand.NewPCG(c.Driver.Seed, 0xc40d)); crowd.Float64() < m.Crowd {
 		// A stream of its own: the runs that do not take it replay as
 		// before it existed.
@@ -197,6 +201,32 @@ func (m Mix) shape(c *Config, rng *rand.Rand) bool {
 		changed = true
 	}
 	d.Words = max(d.Words, uint64(d.K)) // a k the user set
+	drew := m.params(c, rng)
+	return changed || drew
+}
+
+// objectShape draws the shape of a data-structure target's run (c) that
+// the user did not set: its threads (2 to 5), its operations (half to
+// one and a half times DefaultObjectOps: the checker's search must stay
+// small) and, for a map or set, its keys (1 to 4: every
+// operation meets another on its key; or 5 to 32), and the target's
+// parameters as for a shape.
+func (m Mix) objectShape(c *Config, rng *rand.Rand) bool {
+	changed := false
+	if !m.Keep["threads"] {
+		c.Driver.Threads, changed = 2+rng.IntN(4), true
+	}
+	if !m.Keep["ops"] {
+		c.Ops, changed = DefaultObjectOps/2+rng.IntN(DefaultObjectOps+1), true
+	}
+	if !m.Keep["keys"] && driver.KeyedModel(c.objectModel()) {
+		if rng.IntN(2) == 0 {
+			c.Keys = 1 + rng.Uint64N(4)
+		} else {
+			c.Keys = 5 + rng.Uint64N(28)
+		}
+		changed = true
+	}
 	drew := m.params(c, rng)
 	return changed || drew
 }
@@ -460,6 +490,9 @@ func (o Optional) String() string {
 // ProbeOptional tells which optional operations c's target has, from an
 // instance it builds on a scratch region in memory (and discards).
 func ProbeOptional(c Config) (Optional, error) {
+	if c.isObject() {
+		return Optional{}, nil // a data structure's operations are its model's
+	}
 	tc, err := c.targetConfig()
 	if err != nil {
 		return Optional{}, err

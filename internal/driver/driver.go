@@ -40,6 +40,12 @@ type Driver struct {
 	swapper  target.Swapper
 	reporter target.FailReporter
 
+	// obj, ow and oprocs are an object workload's (NewObject): the object,
+	// the workload and its processes, in place of target and procs.
+	obj    target.Object
+	ow     *ObjectWorkload
+	oprocs []*objProc
+
 	// segment state
 	aborted     atomic.Bool
 	crashAt     int64 // 0: no crash
@@ -129,6 +135,46 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.dump = newDumper(rec, c.Threads, c.K)
 	}
 	return d, nil
+}
+
+// NewObject returns a driver of an object workload w (a data-structure
+// target's, workload_model.go) on the object obj, which keeps its shared
+// state on r, writing to rec, which must record w (Recorder.SetObject; nil
+// only as New allows). The workload's operations replace the reads, cas
+// and swaps of c, whose Reads, Swaps and FailValues are not used (Swaps
+// and FailValues must be off); K and Words only size the logs' checks.
+func NewObject(c Config, w *ObjectWorkload, obj target.Object, r *pmem.Region, rec *Recorder) (*Driver, error) {
+	if w == nil || obj == nil {
+		return nil, errors.New("driver: an object workload needs its workload and its object")
+	}
+	if c.Swaps > 0 || c.FailValues {
+		return nil, errors.New("driver: an object workload has no swaps or failures that report values")
+	}
+	if rec != nil && rec.Object() != w {
+		return nil, errors.New("driver: the recorder of an object workload must record it (Recorder.SetObject)")
+	}
+	d, err := New(c, nil, r, rec)
+	if err != nil {
+		return nil, err
+	}
+	d.obj, d.ow = obj, w
+	d.oprocs = make([]*objProc, c.Threads)
+	for i := range d.oprocs {
+		d.oprocs[i] = newObjProc(int32(i), w, c.Seed)
+	}
+	return d, nil
+}
+
+// RebindObject is Rebind for a driver of an object workload.
+func (d *Driver) RebindObject(obj target.Object, r *pmem.Region) {
+	d.obj, d.region = obj, r
+}
+
+// SetObjectTagBase is SetTagBase for a driver of an object workload.
+func (d *Driver) SetObjectTagBase(base uint64) {
+	for _, p := range d.oprocs {
+		p.ctr = max(p.ctr, base)
+	}
 }
 
 // ErrUnsupported says that the workload asks for an operation the target
@@ -806,6 +852,13 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	count := stamps && d.det == nil && d.clk.count
 	var ts int64
 	opw := opWords(k)
+	// An object workload (a data-structure target) draws and logs the
+	// operations of its model instead (workload_model.go).
+	obj := d.obj != nil
+	var q *objProc
+	if obj {
+		opw, q = objOpWords, d.oprocs[w]
+	}
 	for *left > 0 {
 		if d.point(w) {
 			haveShared = false
@@ -813,11 +866,18 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		if d.stopped(done) {
 			return
 		}
-		if !l.room(k) {
+		if !l.room(opw) {
 			*full = true
 			return
 		}
-		o, err := p.next()
+		var o *op
+		var oo *objOp
+		var err error
+		if obj {
+			oo, err = q.next()
+		} else {
+			o, err = p.next()
+		}
 		if err != nil {
 			d.setOpErr(w, err)
 			return
@@ -846,19 +906,33 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			d.stampOverflow(w, ts)
 			return
 		}
-		if rec {
+		switch {
+		case rec && obj:
+			l.reserve(opw)
+			logObjInvocation(l, oo, ts)
+		case rec:
 			l.reserve(opw)
 			logInvocation(l, o, k, ts)
-		} else {
+		case obj:
+			l.counts[recInvOp]++
+			l.lastKind = recInvOp
+		default:
 			l.counts[invKind(o)]++
 			l.lastKind = invKind(o)
 		}
-		if o.kind != history.Read {
+		if obj {
+			l.tag = q.ctr
+		} else if o.kind != history.Read {
 			l.tag = p.ctr // the largest tag in the log
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
 		d.invoked(w)
 		switch {
+		case obj:
+			oo.res, err = d.obj.Do(w, d.ow.Ops[oo.code], oo.args[:oo.nargs], oo.res[:0])
+			if err == nil {
+				err = checkResults(oo.res)
+			}
 		case o.kind == history.Read:
 			err = d.target.Read(w, o.addrs, o.vals)
 		case o.kind == history.Swap:
@@ -886,7 +960,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return // abandoned: the log is the watchdog's
 		}
 		if err != nil {
-			p.interrupted()
+			if !obj {
+				p.interrupted()
+			}
 			if !errors.Is(err, pmem.ErrCrashed) && !errors.Is(err, errAborted) {
 				d.setOpErr(w, err)
 			}
@@ -908,18 +984,27 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			rts = d.now()
 		}
 		if check && uint64(rts) > wire.MaxStamp {
-			p.interrupted()
+			if !obj {
+				p.interrupted()
+			}
 			d.stampOverflow(w, rts)
 			return
 		}
 		shared, haveShared, responded = rts, d.det == nil && share, true
-		if rec {
+		switch {
+		case rec && obj:
+			logObjResponse(l, oo, rts)
+		case rec:
 			logResponse(l, o, k, rts)
-		} else {
+		default:
 			l.counts[recRetOK]++ // counted as responses, whatever the kind
 			l.lastKind = recRetOK
 		}
-		p.done(o)
+		if obj {
+			q.done(oo)
+		} else {
+			p.done(o)
+		}
 	}
 }
 
