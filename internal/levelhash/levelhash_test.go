@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/pmlin/pmlin/model"
@@ -404,5 +406,52 @@ func TestConcurrent(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkDo is the table's throughput without recording: the map
+// workload's operations (put 3, get 3, remove 2, putifabsent 1) over 8
+// keys, from parallel workers, on a region without persistence emulation
+// (flushes and fences cost a call each) or with it (-emulate).
+func BenchmarkDo(b *testing.B) {
+	for _, emulate := range []bool{false, true} {
+		b.Run(fmt.Sprintf("emulate=%v", emulate), func(b *testing.B) {
+			workers := runtime.GOMAXPROCS(0) // RunParallel's goroutines: a worker id each
+			c := config("", 8, 2, 4)
+			c.Workers = workers
+			n, err := Target().Size(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := pmem.NewMemory(n, pmem.Options{Emulate: emulate})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer r.Close()
+			obj, err := create(r, c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			var next atomic.Int64
+			b.RunParallel(func(pb *testing.PB) {
+				w := int(next.Add(1) - 1)
+				rng := rand.New(rand.NewPCG(uint64(w), 3))
+				ops := workload(rng, 1024, c.Keys)
+				res := make([]model.Value, 0, 2)
+				args := make([]model.Value, 2)
+				for i := 0; pb.Next(); i++ {
+					o := ops[i%len(ops)]
+					args[0], args[1] = model.Number(o.k), model.Number(o.v)
+					nargs := 1
+					if o.name == "put" || o.name == "putifabsent" {
+						nargs = 2
+					}
+					if _, err := obj.Do(w, o.name, args[:nargs], res); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 	}
 }
