@@ -4,7 +4,7 @@
 // map), with the crash bugs that Witcher (Fu et al., SOSP 2021) reported in
 // the authors' code planted as mutants.
 //
-// # Structure (the paper, Section 3.1)
+// # Structure
 //
 // Two levels of buckets: a top level of T buckets and a bottom level of T/2.
 // A key has two hash functions; its candidate buckets are the two top
@@ -15,20 +15,21 @@
 // with the bucket's lock; the slots on the next line: a token and its
 // item are not in one line, the case Witcher's ordering bugs need.
 //
-// Insert writes the item into a free slot of the less loaded of its two top
-// candidates, else of its bottom candidates (Section 3.2: item durable
-// first, then the token, one 8-byte store). If all four are full it tries
-// one movement: an item of a candidate bucket moves to its alternative
-// bucket in the same level (copy, token set, old token cleared), or a
-// bottom item moves up to one of its top candidates (the paper's B2T
-// movement), and the new item takes the slot freed. If that fails too, the
-// table is resized (Section 3.4): a new top level of 2T buckets receives
-// the items of the bottom level, the old top level becomes the bottom.
-// Delete clears the token bit. Update (Section 3.3, log-free update) writes
-// the new item into a free slot of the same bucket and then flips both
-// token bits in one 8-byte store; without a free slot it stores the new
-// value in place, which is one word here and so failure-atomic (the paper
-// needs a log for its 15-byte values, this table does not).
+// Insert writes the item into a free slot of the less loaded of its two
+// top candidates, else of its bottom candidates (the paper's log-free
+// insert: the item durable first, then the token, one 8-byte store). If
+// all four are full it tries one movement: an item of a candidate bucket
+// moves to its alternative bucket in the same level (copy, token set, old
+// token cleared), or a bottom item moves up to one of its top candidates
+// (the paper's bottom-to-top movement), and the new item takes the slot
+// freed. If that fails too, the table is resized in the paper's in-place
+// way: a new top level of 2T buckets receives the items of the bottom
+// level (a third of the buckets), and the old top level becomes the
+// bottom. Delete clears the token bit. Update (the opportunistic log-free
+// update) writes the new item into a free slot of the same bucket and then
+// flips both token bits in one 8-byte store; without a free slot it stores
+// the new value in place, which is one word here and so failure-atomic
+// (the paper needs a log for its 15-byte values, this table does not).
 //
 // # Concurrency
 //
