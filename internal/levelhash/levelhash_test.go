@@ -150,19 +150,21 @@ func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
 // crashRun runs ops as worker 0 and crashes at access at (an access past
 // the last: no crash, done false), recovers on a reopened region under
 // policy p, and checks what durable linearizability requires: the state
-// recovered is the model's before the cut-off operation or after it, and
-// then every key removed and read again behaves as that state says (a
-// duplicate item left behind shows there). It returns what went wrong.
+// recovered is the model's before the cut-off operation or after it; then
+// the rest of the workload (which resizes again over what a cut-off resize
+// left) and a removal and a read of every key behave as that state says
+// (a duplicate item left behind shows there). It returns what went wrong.
 func crashRun(t *testing.T, c target.Config, ops []op, at int, p pmem.Policy, rng *rand.Rand) (problem string, done bool) {
 	r, tb := newTable(t, c)
 	ref := map[uint64]uint64{}
 	h := &crashAt{n: at}
 	r.SetHook(h)
 	var cut *op
+	var rest []op
 	for i := range ops {
 		_, err := do(tb, 0, ops[i])
 		if errors.Is(err, pmem.ErrCrashed) {
-			cut = &ops[i]
+			cut, rest = &ops[i], ops[i+1:]
 			break
 		}
 		if err != nil {
@@ -201,6 +203,15 @@ func crashRun(t *testing.T, c target.Config, ops []op, at int, p pmem.Policy, rn
 		ref = after
 	default:
 		return fmt.Sprintf("cut off in %v: recovered %v, want %v or %v", *cut, st, ref, after), true
+	}
+	for _, o := range rest {
+		got, err := do(obj, 1, o)
+		if err != nil {
+			return fmt.Sprintf("%v after recovery: %v", o, err), true
+		}
+		if w := want(apply(ref, o)); got != w {
+			return fmt.Sprintf("cut off in %v: after recovery %v returned %v, want %v", *cut, o, got, w), true
+		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(ref)) {
 		for _, o := range []op{{name: "remove", k: k}, {name: "get", k: k}} {
