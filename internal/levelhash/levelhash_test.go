@@ -153,7 +153,8 @@ func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
 // recovered is the model's before the cut-off operation or after it; then
 // the rest of the workload (which resizes again over what a cut-off resize
 // left) and a removal and a read of every key behave as that state says
-// (a duplicate item left behind shows there). It returns what went wrong.
+// (a duplicate item left behind shows there), and a second crash keeps
+// those removals. It returns what went wrong.
 func crashRun(t *testing.T, c target.Config, ops []op, at int, p pmem.Policy, rng *rand.Rand) (problem string, done bool) {
 	r, tb := newTable(t, c)
 	ref := map[uint64]uint64{}
@@ -232,6 +233,28 @@ func crashRun(t *testing.T, c target.Config, ops []op, at int, p pmem.Policy, rn
 				return fmt.Sprintf("cut off in %v: after recovery %v returned %v, want %v", *cut, o, got, w), true
 			}
 		}
+	}
+	// Everything since recovery returned, so it is durable: a second crash
+	// that keeps nothing else (min) must leave the map empty, as the
+	// removals did (a copy that recovery removed without making it durable
+	// comes back here).
+	r2.SetHook(nil)
+	if err := r2.Crash(pmem.PolicyMin, rng); err != nil {
+		t.Fatal(err)
+	}
+	r3, err := r2.Reopen(pmem.Options{Emulate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r3.Close() })
+	if obj, err = open(r3, c); err == nil {
+		_, err = obj.Recover(0)
+	}
+	if err != nil {
+		return "second recovery: " + err.Error(), true
+	}
+	if st, err := stateOf(obj); err != nil || len(st) != 0 {
+		return fmt.Sprintf("cut off in %v: after a second crash, recovered %v (%v), want the empty map", *cut, st, err), true
 	}
 	return "", true
 }
