@@ -34,8 +34,10 @@ func Target() *target.Target {
 		Name:        "lockqueue",
 		Description: "a FIFO queue under one lock whose enq persists the slot it fills before it moves the tail",
 		Model:       "queue",
-		Mutants: []target.Mutant{{Name: "slot-unpersisted",
-			Description: "enq moves the tail without persisting the slot it filled"}},
+		Mutants: []target.Mutant{
+			{Name: "slot-unpersisted", Description: "enq moves the tail without persisting the slot it filled"},
+			{Name: "lock-kept", Description: "recovery does not release the lock a crash left taken"},
+		},
 		Size:       func(c target.Config) (uint64, error) { return slots + uint64(c.Ops), nil },
 		NewObject:  New,
 		OpenObject: Open,
@@ -107,8 +109,10 @@ func (q *Queue) Do(worker int, name string, args, res []model.Value) ([]model.Va
 // Recover releases the lock that a crash may have left taken.
 func (q *Queue) Recover(worker int) (string, error) {
 	s := pmem.Steps{W: q.r.Worker(worker)}
-	s.Store(lockWord, 0)
-	s.Persist(lockWord)
+	if q.mutant != "lock-kept" {
+		s.Store(lockWord, 0)
+		s.Persist(lockWord)
+	}
 	head, tail := s.Load(headWord), s.Load(tailWord)
 	return fmt.Sprintf("%d elements", tail-head), s.Err
 }

@@ -285,6 +285,13 @@ type MixStats struct {
 	KMin, KMax         int                         `json:"-"`
 	KWords             int64                       `json:"k_words"`
 	Params             map[string]map[string]int64 `json:"params,omitempty"`
+	// For a data-structure target (Object), a shape is its threads, its
+	// operations and, for a map or set, its keys (Mix.objectShape), from
+	// their Min to their Max, instead of words and k.
+	Object                 bool   `json:"-"`
+	ThreadsMin, ThreadsMax int    `json:"-"`
+	OpsMin, OpsMax         int    `json:"-"`
+	KeysMin, KeysMax       uint64 `json:"-"`
 	// Crowded runs took a crowded shape (Mix.Crowd), of k from
 	// CrowdKMin to CrowdKMax.
 	Crowded              int64 `json:"crowded"`
@@ -366,6 +373,21 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	if !d.shaped {
 		return
 	}
+	if c.isObject() {
+		keys := c.Keys
+		if !driver.KeyedModel(c.objectModel()) {
+			keys = 0 // none drawn
+		}
+		if s.Shaped == 0 {
+			s.ThreadsMin, s.OpsMin, s.KeysMin = c.Driver.Threads, c.Ops, keys
+		}
+		s.Object = true
+		s.ThreadsMin, s.ThreadsMax = min(s.ThreadsMin, c.Driver.Threads), max(s.ThreadsMax, c.Driver.Threads)
+		s.OpsMin, s.OpsMax = min(s.OpsMin, c.Ops), max(s.OpsMax, c.Ops)
+		s.KeysMin, s.KeysMax = min(s.KeysMin, keys), max(s.KeysMax, keys)
+		s.Shaped++
+		return
+	}
 	w, k := c.Driver.Words, c.Driver.K
 	if s.Shaped == 0 || w < s.WordsMin {
 		s.WordsMin = w
@@ -416,7 +438,14 @@ func (s MixStats) String(runs int64) string {
 	}
 	pct := func(n, of int64) string { return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(max(of, 1))) }
 	var parts []string
-	if s.Shaped > 0 {
+	if s.Shaped > 0 && s.Object {
+		keys := ""
+		if s.KeysMax > 0 {
+			keys = fmt.Sprintf(", keys %d-%d", s.KeysMin, s.KeysMax)
+		}
+		parts = append(parts, fmt.Sprintf("%s with a shape of their own (threads %d-%d, operations %d-%d%s)",
+			pct(s.Shaped, runs), s.ThreadsMin, s.ThreadsMax, s.OpsMin, s.OpsMax, keys))
+	} else if s.Shaped > 0 {
 		shape := fmt.Sprintf("%s with a shape of their own (words %d-%d, %s odd; k %d-%d, k = words in %s",
 			pct(s.Shaped, runs), s.WordsMin, s.WordsMax, pct(s.OddWords, s.Shaped), s.KMin, s.KMax, pct(s.KWords, s.Shaped))
 		for _, name := range slices.Sorted(maps.Keys(s.Params)) {

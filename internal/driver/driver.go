@@ -281,6 +281,9 @@ type Stuck struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
+	// Op is an object workload's operation as the history writes it
+	// ("enq 0x100001"), in place of Kind and Addrs ("" for the others).
+	Op string
 	// Accesses the operation made without returning, and the last one.
 	Accesses int64
 	LastKind pmem.AccessKind
@@ -298,7 +301,7 @@ type Stuck struct {
 }
 
 func (s *Stuck) String() string {
-	op := fmt.Sprintf("process %d's %s of addresses %v (line %d)", s.Proc, s.Kind, s.Addrs, s.Line)
+	op := fmt.Sprintf("process %d's %s (line %d)", s.Proc, opName(s.Kind, s.Addrs, s.Op), s.Line)
 	switch {
 	case s.Quiet > 0:
 		return fmt.Sprintf("%s ran for %v without a region access (%s), after %d accesses: it loops outside the region, where no scheduler can run the other workers and no crash can stop it; a wait must be a loop of region accesses",
@@ -318,12 +321,17 @@ type OpError struct {
 	Proc int32
 	Line int64 // the line of its invocation
 	Kind history.OpKind
+	Op   string // an object workload's operation (see Stuck.Op)
 	Err  error
 	w    int
 }
 
 func (e *OpError) Error() string {
-	return fmt.Sprintf("process %d's %s (line %d) failed: %v", e.Proc, e.Kind, e.Line, e.Err)
+	op := e.Kind.String()
+	if e.Op != "" {
+		op = e.Op
+	}
+	return fmt.Sprintf("process %d's %s (line %d) failed: %v", e.Proc, op, e.Line, e.Err)
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
@@ -341,6 +349,7 @@ type Blocked struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
+	Op    string // an object workload's operation (see Stuck.Op)
 	// Quiet is how long the turn stayed with it, and Where what it was
 	// found waiting in (the watchdog's Spot).
 	Quiet  time.Duration
@@ -352,8 +361,8 @@ type Blocked struct {
 const BlockedAdvice = "the deterministic scheduler runs one worker at a time and switches only at region accesses, so a worker that waits in Go (a sync.Mutex, a channel, a WaitGroup, a sleep) for another one waits forever: make every wait a loop of region accesses (for instance a lock word taken with a region CAS), or run it under the free scheduler (--sched free)"
 
 func (b *Blocked) String() string {
-	return fmt.Sprintf("process %d's %s of addresses %v (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses (%s); %s",
-		b.Proc, b.Kind, b.Addrs, b.Line, b.Quiet.Round(time.Millisecond), b.Where, BlockedAdvice)
+	return fmt.Sprintf("process %d's %s (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses (%s); %s",
+		b.Proc, opName(b.Kind, b.Addrs, b.Op), b.Line, b.Quiet.Round(time.Millisecond), b.Where, BlockedAdvice)
 }
 
 // SegmentResult is what a segment did.
@@ -394,8 +403,8 @@ func (d *Driver) setStuck(w int) {
 	defer d.mu.Unlock()
 	if !d.stopping() {
 		ws := &d.ws[w]
-		o := &d.procs[w].op
-		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
+		kind, addrs, op := d.curOp(w)
+		d.stuck = &Stuck{Proc: d.pids[w], Kind: kind, Addrs: addrs, Op: op,
 			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
 		if d.det == nil {
 			d.stuck.Elapsed = d.opElapsed(ws)
@@ -454,7 +463,8 @@ func (d *Driver) setOpErr(w int, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.stopping() {
-		d.opErr = &OpError{Proc: d.pids[w], Kind: d.procs[w].op.kind, Err: err, w: w}
+		kind, _, op := d.curOp(w)
+		d.opErr = &OpError{Proc: d.pids[w], Kind: kind, Op: op, Err: err, w: w}
 	}
 	d.abort()
 }
@@ -466,8 +476,8 @@ func (d *Driver) setBlocked(w int, quiet time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.stopping() {
-		o := &d.procs[w].op
-		d.blocked = &Blocked{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...), Quiet: quiet, worker: w}
+		kind, addrs, op := d.curOp(w)
+		d.blocked = &Blocked{Proc: d.pids[w], Kind: kind, Addrs: addrs, Op: op, Quiet: quiet, worker: w}
 	}
 	d.abort()
 }

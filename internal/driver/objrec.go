@@ -125,6 +125,12 @@ func (rc *Recorder) objInterrupted(done, planned uint64) {
 // invocation and its response).
 var objOpWords = recWords(recInvOp, objMaxArgs) + recWords(recRetOp, objMaxResults)
 
+// ObjectLogK is the k to size and lay out shared logs (SharedLogWords,
+// LayoutSharedLogs) for an object workload: the operations of k words
+// take at least as many words of log as an object's operation
+// (TestObjectLogK).
+const ObjectLogK = 3
+
 // logObjInvocation logs o's invocation at ts (the log has room: reserve).
 func logObjInvocation(l *wlog, o *objOp, ts int64) {
 	l.mark(ts)

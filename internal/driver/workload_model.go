@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -231,4 +232,23 @@ func (w *ObjectWorkload) Declaration() string {
 		b = append(b, p.Value...)
 	}
 	return string(b)
+}
+
+// curOp is worker w's current operation, for a report: its kind and
+// addresses, or an object workload's operation as the history writes it.
+func (d *Driver) curOp(w int) (history.OpKind, []uint64, string) {
+	if d.obj != nil {
+		return 0, nil, d.ow.describe(&d.oprocs[w].op)
+	}
+	o := &d.procs[w].op
+	return o.kind, append([]uint64(nil), o.addrs...), ""
+}
+
+// opName names an operation in a report: "cas of addresses [1 3]", or an
+// object workload's operation as the history writes it.
+func opName(kind history.OpKind, addrs []uint64, op string) string {
+	if op != "" {
+		return op
+	}
+	return fmt.Sprintf("%s of addresses %v", kind, addrs)
 }
