@@ -213,9 +213,6 @@ func TestRunKillMode(t *testing.T) {
 	}
 	quickChildren(t)
 	for _, tg := range testTargets {
-		if tg.Model != "" {
-			continue // kill mode refuses data-structure targets so far
-		}
 		code, out, errs := pmlin(t, "", "run", "--target", tg.Name, "--crash-mode", "kill", "--ops", "600", "--check", "-o", filepath.Join(t.TempDir(), "k.hist"))
 		if code != 0 || !strings.Contains(out, "LINEARIZABLE") || !strings.Contains(out, "6 crashes") {
 			t.Fatalf("%s: exit %d\n%s\n%s", tg.Name, code, out, errs)
