@@ -143,6 +143,7 @@ func runBench(cmd *cobra.Command, e env, suite string, b *benchFlags) error {
 		return exec.Command(exe, append([]string{"bench", "child"}, args...)...)
 	}
 	o.Pmlin = func(args []string) *exec.Cmd { return exec.Command(exe, args...) }
+	o.Targets = e.targets
 	if !b.quiet {
 		o.Progress = e.stderr
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/internal/atomicfile"
+	"github.com/pmlin/pmlin/target"
 )
 
 // Options configure a suite. The zero value of a field means the suite's
@@ -103,6 +104,9 @@ type Options struct {
 	// ("": none). FuzzRuns is the runs of one fuzz campaign (default 300).
 	Baseline string
 	FuzzRuns int
+	// Targets are the targets the targets suite measures (pmlin bench
+	// passes every target the binary knows).
+	Targets []*target.Target
 }
 
 func (o *Options) seed() uint64 {
@@ -202,7 +206,7 @@ type Report interface {
 }
 
 // Suites are the suite names, in the order "all" runs them.
-var Suites = []string{"scale", "reducehb", "logging", "porcupine", "mwcas"}
+var Suites = []string{"scale", "reducehb", "logging", "porcupine", "mwcas", "targets"}
 
 // Describe is a one-line description of each suite.
 var Describe = map[string]string{
@@ -211,6 +215,7 @@ var Describe = map[string]string{
 	"logging":   "PMwCAS driver throughput with and without recording (OPODIS: about 10 % slowdown)",
 	"porcupine": "pmlin beside Porcupine on the same histories, 4 to 32 processes: time and peak memory",
 	"mwcas":     "PMwCAS throughput against threads and k, persistence emulation on/off, mutex baseline",
+	"targets":   "every target's throughput (primitives and data structures) under the driver, with and without recording",
 	"fuzz":      "pmlin fuzz's crash cycles per second and per CPU-second with its true defaults, and CPU time per run at one job, beside an older binary (--baseline); not in all",
 }
 
@@ -234,6 +239,8 @@ func Run(ctx context.Context, suite string, o Options, stdout io.Writer) (Report
 		r, err = runPorcupine(ctx, &o)
 	case "mwcas":
 		r, err = runMwCAS(ctx, &o)
+	case "targets":
+		r, err = runTargets(ctx, &o)
 	case "fuzz":
 		r, err = runFuzz(ctx, &o)
 	default:

@@ -16,8 +16,11 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/levelhash"
 	"github.com/pmlin/pmlin/internal/reduce"
 	"github.com/pmlin/pmlin/internal/testenv"
+	"github.com/pmlin/pmlin/mwcas"
+	"github.com/pmlin/pmlin/target"
 )
 
 // TestMain lets the test binary stand in for pmlin's bench child: with
@@ -52,6 +55,7 @@ func tiny(t *testing.T) Options {
 		Timeout:    20 * time.Second,
 		MemLimit:   2 << 30,
 		Reps:       1,
+		Targets:    []*target.Target{mwcas.Target(), levelhash.Target()},
 	}
 }
 
@@ -247,6 +251,34 @@ func TestMwCAS(t *testing.T) {
 	}
 }
 
+// TestTargets: every target measured, a primitive and a data structure,
+// recorded and not, with the recorded side's history written.
+func TestTargets(t *testing.T) {
+	o := tiny(t)
+	r, err := Run(context.Background(), "targets", o, new(bytes.Buffer))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkFiles(t, r, "target", "model", "threads", "ops_per_sec_plain", "ops_per_sec_logged")
+	jsonFields(t, r, "points.target", "points.model", "points.ops_per_sec_plain", "points.overhead")
+	tr := r.(*TargetsReport)
+	if len(tr.Points) != 2*2 {
+		t.Fatalf("%d points", len(tr.Points))
+	}
+	for _, p := range tr.Points {
+		if p.OpsPerSecPlain <= 0 || p.OpsPerSecLogged <= 0 || p.HistoryBytes <= 0 || p.Ops != 100 {
+			t.Errorf("point %+v", p)
+		}
+	}
+	if tr.Points[2].Model != "map" || tr.Points[0].Model != "words" {
+		t.Errorf("models %q, %q", tr.Points[0].Model, tr.Points[2].Model)
+	}
+	o.Targets = nil
+	if _, err := Run(context.Background(), "targets", o, new(bytes.Buffer)); err == nil {
+		t.Error("no targets: no error")
+	}
+}
+
 func TestLogging(t *testing.T) {
 	o := tiny(t)
 	var out bytes.Buffer
@@ -330,7 +362,7 @@ func TestRunAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Machine: ", "## Headlines", "## scale", "## reducehb", "## logging", "## porcupine", "## mwcas",
+	for _, want := range []string{"Machine: ", "## Headlines", "## scale", "## reducehb", "## logging", "## porcupine", "## mwcas", "## targets",
 		"![scale-time](scale-time.png)", "pmlin bench reducehb --test"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("summary.md has no %q", want)
