@@ -40,9 +40,9 @@ type sched struct {
 	crashAlone bool
 	stalled    int
 	kinds      []pmem.AccessKind
-	steps   int
-	stuck   bool
-	crashed atomic.Bool
+	steps      int
+	stuck      bool
+	crashed    atomic.Bool
 }
 
 func (s *sched) Access(w int, k pmem.AccessKind, _ uint64) error {
