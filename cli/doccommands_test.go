@@ -14,7 +14,8 @@ import (
 
 // The documents whose commands TestDocCommands holds to the code. The
 // shadowpmlin commands of the guide to a target of one's own are run by
-// examples/shadow's TestReadmeGuide.
+// examples/shadow's TestReadmeGuide, and its queuepmlin commands by
+// examples/lockqueue's TestGuide.
 var commandDocs = []string{"README.md", "docs/fuzz.md", "docs/evidence.md", "docs/your-primitive.md", "internal/mutmwcas/README.md", "recorders/README.md"}
 
 // docCommand is one command a document shows: a line of a code block, or
@@ -230,6 +231,8 @@ func commandKind(text string) (kind string, args []string) {
 		return "pmlin", f[3:]
 	case len(f) >= 3 && f[0] == "go" && f[1] == "run" && strings.Contains(f[2], "shadowpmlin"):
 		return "", nil // examples/shadow's TestReadmeGuide runs them
+	case len(f) >= 3 && f[0] == "go" && f[1] == "run" && strings.Contains(f[2], "queuepmlin"):
+		return "", nil // examples/lockqueue's TestGuide runs them
 	case len(f) >= 3 && f[0] == "go" && slices.Contains([]string{"test", "run", "build", "install"}, f[1]):
 		return "go " + f[1], f[2:]
 	case slices.Contains([]string{"gcc", "g++", "python3", "jq", "dot"}, f[0]):

@@ -128,6 +128,11 @@ survives a kill.`,
 			if err != nil {
 				return &exitError{exitInput, err}
 			}
+			if x == nil {
+				if err := structureFlags(cmd.Flags(), &c); err != nil {
+					return &exitError{exitInput, err}
+				}
+			}
 			mix.KeepSet(cmd.Flags())
 			fc := crash.FuzzConfig{Run: c, Seed: c.Driver.Seed, Mode: mode, Duration: time.Duration(seconds * float64(time.Second)),
 				MaxRuns: maxRuns, Jobs: jobs, Systematic: systematic, Mix: mix, Exec: x}
@@ -249,6 +254,9 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		fmt.Fprintf(w, "  each run: %d starts of the program, each killed (SIGKILL) a delay drawn in [0, %v] after it said it was ready, then a start that recovers and reads back\n",
 			x.Kills, x.KillWithin)
 		fmt.Fprintf(w, "  process crashes only: what the program wrote to its file mappings survives a kill (no power failure)\n")
+	} else if c.Target.Model != "" {
+		fmt.Fprintf(w, "  each run: %d threads, %d %s; %s; %s scheduler\n",
+			c.Driver.Threads, c.Ops, objectText(c), crashesText(c, fc.Systematic), c.Scheduler())
 	} else {
 		fmt.Fprintf(w, "  each run: %d threads, %d operations on %d words, k = %d, %s; %s; %s scheduler\n",
 			c.Driver.Threads, c.Ops, c.Driver.Words, c.Driver.K, mixText(c.Driver), crashesText(c, fc.Systematic), c.Scheduler())
@@ -257,7 +265,12 @@ func runFuzz(ctx context.Context, e env, fc crash.FuzzConfig, outDir string, asJ
 		fmt.Fprintf(w, "  mix: %s\n", out.Mix)
 	}
 	if st.Undecided > 0 {
-		fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
+		if fc.Exec == nil && c.Target.Model != "" {
+			fmt.Fprintf(w, "  %d runs the exact checker could not decide within a fuzz run's budget of %d states (pmlin check of a replay searches with --budget; smaller --ops decide more)\n",
+				st.Undecided, crash.FuzzObjectStates)
+		} else {
+			fmt.Fprintf(w, "  %d runs the analyzer could not decide (see pmlin check --exact)\n", st.Undecided)
+		}
 	}
 	if found == nil {
 		if fc.Exec != nil {
@@ -443,6 +456,19 @@ func claimBase(dir, stem string) (string, error) {
 // corrupt, blocked) have none. Failures here are not the campaign's: they are
 // reported in the returned list.
 func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [][2]string {
+	if ov := f.Verdict.Objects; ov != nil && !ov.Linearizable {
+		// A version 2 history (a data structure's, a program's): the HTML
+		// report of the exact checker's verdict. Its shrinking is the
+		// verdict's own: each anomaly names a minimal set of operations
+		// that no order explains (the v1 shrinker reads version 1 only).
+		html := base + ".html"
+		named := *ov
+		named.File = histPath
+		if err := createOutput(context.WithoutCancel(ctx), html, true, named.HTML); err != nil {
+			return [][2]string{{html, "not written: " + err.Error()}}
+		}
+		return [][2]string{{html, "the HTML report (timelines of each anomaly's operations; its minimal set is the shrunk finding)"}}
+	}
 	a := f.Verdict.Analysis
 	if a == nil || a.Result.Linearizable {
 		return nil

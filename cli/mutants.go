@@ -42,15 +42,18 @@ func targetsCommand(e env) *cobra.Command {
 		Short: "List the primitives that --target accepts",
 		Long: `targets lists the primitives that run, fuzz and mutants accept with --target,
 one per line: NAME, two spaces, a description, and the workload flags of
-the optional operations it has, if any ("[has --swaps, --fail-values]").
-The first is the default.`,
+the optional operations it has, if any ("[has --swaps, --fail-values]"),
+or, for a data structure, its model ("[model queue]": its workload is the
+model's operations, its history of version 2). The first is the default.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, t := range e.targets {
 				c := crash.DefaultConfig()
 				c.Target = t
 				has := ""
-				if o, err := crash.ProbeOptional(c); err == nil && o != (crash.Optional{}) {
+				if t.Model != "" {
+					has = " [model " + t.Model + "]"
+				} else if o, err := crash.ProbeOptional(c); err == nil && o != (crash.Optional{}) {
 					has = " [has " + o.String() + "]"
 				}
 				fmt.Fprintf(e.stdout, "%s  %s%s\n", t.Name, t.Description, has)

@@ -108,6 +108,9 @@ as above. The replay script of a finding of pmlin fuzz --exec runs it.`,
 				}
 				return runExecOnce(cmd.Context(), e, x, c.Driver.Seed, runOut{outPath, force, false}, check || asJSON, asJSON, mode)
 			}
+			if err := structureFlags(cmd.Flags(), &c); err != nil {
+				return &exitError{exitInput, err}
+			}
 			if err := c.Check(); err != nil { // before -o is created
 				return &exitError{exitInput, err}
 			}
@@ -117,6 +120,9 @@ as above. The replay script of a finding of pmlin fuzz --exec runs it.`,
 			}
 			if format != "text" && format != "binary" {
 				return &exitError{exitInput, fmt.Errorf("--format %q: text or binary", format)}
+			}
+			if format == "binary" && c.Target.Model != "" {
+				return &exitError{exitInput, fmt.Errorf("--format binary: target %s is a data structure (model %s), whose history is of version 2, which is text only", c.Target.Name, c.Target.Model)}
 			}
 			return runRun(cmd.Context(), e, c, runOut{outPath, force, format == "binary"}, check || asJSON, asJSON, mode)
 		},
@@ -196,8 +202,12 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 	if res.Swaps > 0 {
 		swaps = fmt.Sprintf(", %d swaps", res.Swaps)
 	}
-	fmt.Fprintf(summary, "pmlin run: %d operations (%d reads, %d cas%s), %d crashes%s, %d lines -> %s\n",
-		res.Operations, res.Reads, res.CASes, swaps, res.Crashes, acc, res.Lines, name)
+	kinds := fmt.Sprintf("%d reads, %d cas%s", res.Reads, res.CASes, swaps)
+	if c.Target.Model != "" {
+		kinds = "of model " + c.Target.Model
+	}
+	fmt.Fprintf(summary, "pmlin run: %d operations (%s), %d crashes%s, %d lines -> %s\n",
+		res.Operations, kinds, res.Crashes, acc, res.Lines, name)
 	if res.Canceled {
 		if f != nil {
 			return &exitError{exitInput, fmt.Errorf("interrupted: %s keeps the %d operations recorded, and says it was interrupted (pmlin check reports that)", name, res.Operations)}

@@ -127,13 +127,16 @@ func TestBadTargets(t *testing.T) {
 	clash.Params = append(clash.Params, target.Param{Name: "threads", Default: "1"})
 	noNew := lockmwcas.Target()
 	noNew.New = nil
+	halfObject := lockmwcas.Target()
+	halfObject.Model = "queue" // with New and Open, no NewObject
 	for _, tc := range []struct {
 		targets []*target.Target
 		err     string
 	}{
 		{[]*target.Target{ok, ok}, "two targets are called pmwcas"},
 		{[]*target.Target{ok, clash}, "parameter --threads would hide the flag"},
-		{[]*target.Target{noNew}, "Size, New and Open must all be set"},
+		{[]*target.Target{noNew}, "New and Open must both be set"},
+		{[]*target.Target{halfObject}, "sets NewObject and OpenObject, not New and Open"},
 		{[]*target.Target{{Name: "Bad Name"}}, "lower-case letters"},
 	} {
 		var errb bytes.Buffer

@@ -179,6 +179,7 @@ func makeQueue(o order) Maker {
 			Validate: validator(names.model, map[string]sig{
 				names.add:    {"n", addResult},
 				names.remove: {"", one(true, Empty)},
+				"contents":   {"", contentsResult},
 			}),
 			Describe: func(s any) string {
 				if s.(string) == "" {
@@ -186,10 +187,14 @@ func makeQueue(o order) Maker {
 				}
 				return names.model + " holding " + list(s.(string), "[]") + " (" + names.front + ")"
 			},
-			ReadOnly: func(op *Op) bool { return op.Results[0].Sym == Fail || op.Results[0].Sym == Empty },
+			ReadOnly: func(op *Op) bool {
+				return op.Name == "contents" || op.Results[0].Sym == Fail || op.Results[0].Sym == Empty
+			},
 			Expect: func(s any, op *Op) []Value {
 				q := s.(string)
 				switch {
+				case op.Name == "contents":
+					return listing(q)
 				case op.Name == names.add && capacity >= 0 && len(q)/vlen >= capacity:
 					return []Value{Sym(Fail)}
 				case op.Name == names.add:
@@ -205,6 +210,9 @@ func makeQueue(o order) Maker {
 
 func stepQueue(o order, capacity int, q string, op *Op) []any {
 	known := op.Status == Returned
+	if op.Name == "contents" {
+		return stepContents(q, op)
+	}
 	if op.Name == containerNames[o].add {
 		full := capacity >= 0 && len(q)/vlen >= capacity
 		if known && full != (op.Results[0].Sym == Fail) {
@@ -236,6 +244,61 @@ func stepQueue(o order, capacity int, q string, op *Op) []any {
 		return nil
 	}
 	return states(q[vlen:])
+}
+
+// contents is pmlin's read-only operation of the containers (queue,
+// stack, pqueue, kqueue: docs/history-format.md, "contents"): it returns
+// every element, in the container's order (front, top or least first),
+// or the one result empty when there is none. The harness records the
+// state a data-structure target's recovery left as one.
+func contentsResult(res []Value) error {
+	switch {
+	case len(res) == 0:
+		return fmt.Errorf("returns nothing (the elements, or empty)")
+	case len(res) == 1 && res[0].Sym == Empty:
+		return nil
+	}
+	for i, v := range res {
+		if v.Sym != Num {
+			return fmt.Errorf("result %d is %v, not a number (the elements, or empty alone)", i+1, v)
+		}
+	}
+	return nil
+}
+
+// listing is what contents returns on the elements encoded in q.
+func listing(q string) []Value {
+	if q == "" {
+		return []Value{Sym(Empty)}
+	}
+	out := make([]Value, 0, len(q)/vlen)
+	for i := 0; i < len(q); i += vlen {
+		out = append(out, dec(q, i))
+	}
+	return out
+}
+
+// stepContents steps contents on the elements encoded in q: the state
+// stays, if the results list them (or are unknown).
+func stepContents(q string, op *Op) []any {
+	if op.Status != Returned {
+		return states(q)
+	}
+	if q == "" {
+		if op.Results[0].Sym != Empty {
+			return nil
+		}
+		return states(q)
+	}
+	if len(op.Results)*vlen != len(q) {
+		return nil
+	}
+	for i, v := range op.Results {
+		if v != dec(q, i*vlen) {
+			return nil
+		}
+	}
+	return states(q)
 }
 
 // set: the state is a string of the encoded members in increasing order.

@@ -45,8 +45,9 @@ func makeKQueue(ps []Param) (*Model, error) {
 		Validate: validator("kqueue", map[string]sig{
 			// fail is a bounded queue's answer: here impossible (a
 			// violation), not malformed.
-			"enq": {"n", one(false, OK, Fail)},
-			"deq": {"", one(true, Empty)},
+			"enq":      {"n", one(false, OK, Fail)},
+			"deq":      {"", one(true, Empty)},
+			"contents": {"", contentsResult},
 		}),
 		Describe: func(s any) string {
 			q := s.(string)
@@ -60,10 +61,14 @@ func makeKQueue(ps []Param) (*Model, error) {
 		},
 		// A deq that answers empty changes nothing: it can only do so on
 		// the empty queue, whose skip count is 0.
-		ReadOnly: func(op *Op) bool { return op.Name == "deq" && op.Results[0].Sym == Empty },
+		ReadOnly: func(op *Op) bool {
+			return op.Name == "contents" || op.Name == "deq" && op.Results[0].Sym == Empty
+		},
 		Expect: func(s any, op *Op) []Value {
 			q := s.(string)
 			switch {
+			case op.Name == "contents":
+				return listing(q[1:]) // oldest first
 			case op.Name == "enq":
 				return []Value{Sym(OK)}
 			case len(q) == 1:
@@ -82,6 +87,12 @@ func makeKQueue(ps []Param) (*Model, error) {
 // exactly when there is no element.
 func stepKQueue(k int, q string, op *Op) []any {
 	known := op.Status == Returned
+	if op.Name == "contents" { // the elements, oldest first; the skip count stays
+		if stepContents(q[1:], op) == nil {
+			return nil
+		}
+		return states(q)
+	}
 	if op.Name == "enq" {
 		if known && op.Results[0].Sym != OK {
 			return nil

@@ -219,9 +219,9 @@ func TestExpectAgreesWithStep(t *testing.T) {
 	}{
 		"register": {{"read", 0}, {"write", 1}, {"cas", 2}},
 		"counter":  {{"add", 1}, {"get", 0}, {"fetchadd", 1}},
-		"queue":    {{"enq", 1}, {"deq", 0}},
-		"stack":    {{"push", 1}, {"pop", 0}},
-		"pqueue":   {{"insert", 1}, {"removemin", 0}},
+		"queue":    {{"enq", 1}, {"deq", 0}, {"contents", 0}},
+		"stack":    {{"push", 1}, {"pop", 0}, {"contents", 0}},
+		"pqueue":   {{"insert", 1}, {"removemin", 0}, {"contents", 0}},
 		"set":      {{"add", 1}, {"remove", 1}, {"contains", 1}},
 		"map":      {{"put", 2}, {"get", 1}, {"remove", 1}, {"putifabsent", 2}},
 		"words":    {{"read", 2}, {"cas", 6}, {"swap", 4}},
@@ -325,5 +325,48 @@ func TestKQueue(t *testing.T) {
 	}
 	if got := m.Step(s, &Op{Name: "deq", Status: Unknown}); len(got) != 2 {
 		t.Errorf("unknown deq: %d next states, want 2 (1 or 2 removed)", len(got))
+	}
+}
+
+// TestContents: pmlin's read of a container's whole state lists it in
+// the container's order (or says empty), changes nothing, and refuses
+// any other listing.
+func TestContents(t *testing.T) {
+	c := func(res ...Value) *Op { return ret("contents", nil, res...) }
+	cases := []struct {
+		m    *Model
+		pre  []*Op
+		good []Value
+		bad  [][]Value
+	}{
+		{must(t, "queue"), []*Op{ret("enq", nums(1), ok), ret("enq", nums(2), ok)}, nums(1, 2), [][]Value{nums(2, 1), nums(1), nums(1, 2, 3), {Sym(Empty)}}},
+		{must(t, "stack"), []*Op{ret("push", nums(1), ok), ret("push", nums(2), ok)}, nums(2, 1), [][]Value{nums(1, 2)}},
+		{must(t, "pqueue"), []*Op{ret("insert", nums(5), ok), ret("insert", nums(2), ok), ret("insert", nums(5), ok)}, nums(2, 5, 5), [][]Value{nums(2, 5), nums(5, 5, 2)}},
+		{must(t, "queue"), nil, []Value{Sym(Empty)}, [][]Value{nums(0)}},
+		{must(t, "kqueue", Param{"k", "1"}), []*Op{ret("enq", nums(1), ok), ret("enq", nums(2), ok), ret("deq", nil, Number(2))}, nums(1), [][]Value{nums(2), {Sym(Empty)}}},
+	}
+	for i, tc := range cases {
+		s := run(t, tc.m, tc.pre...)
+		op := c(tc.good...)
+		if err := tc.m.Validate(op); err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		next := tc.m.Step(s, op)
+		if len(next) != 1 || tc.m.Key(next[0]) != tc.m.Key(s) || !tc.m.ReadOnly(op) {
+			t.Errorf("case %d: contents %v in %s: %d next states, or not read-only", i, tc.good, tc.m.Describe(s), len(next))
+		}
+		if exp := tc.m.Expect(s, op); !slices.Equal(exp, tc.good) {
+			t.Errorf("case %d: Expect %v, want %v", i, exp, tc.good)
+		}
+		for _, b := range tc.bad {
+			if len(tc.m.Step(s, c(b...))) != 0 {
+				t.Errorf("case %d: contents %v accepted in %s", i, b, tc.m.Describe(s))
+			}
+		}
+	}
+	for _, bad := range [][]Value{nil, {Sym(Empty), Number(1)}, {Number(1), Sym(Nil)}} {
+		if must(t, "queue").Validate(c(bad...)) == nil {
+			t.Errorf("contents -> %v validates", bad)
+		}
 	}
 }

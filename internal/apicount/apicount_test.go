@@ -17,22 +17,23 @@ var listNames = flag.Bool("apicount.names", false, "log every public name, not o
 // one, or adding a public package, is a decision about the public API, to
 // be argued in the commit that does it.
 var ceilings = map[string]int{
-	"":                75,
-	"analyzer":        196,
-	"cli":             10,
-	"deploy":          0,
-	"examples/shadow": 8,
-	"history":         189,
-	"lockmwcas":       1,
-	"model":           61,
-	"mwcas":           1,
-	"pmem":            73,
-	"pmlintest":       12,
-	"recorders":       0,
-	"target":          54, // data-structure targets: Object (Do, Recover, State), Target.Model, Mix, NewObject, OpenObject, ObjectModel, Config.Keys, Config.Ops
+	"":                   75,
+	"analyzer":           196,
+	"cli":                10,
+	"deploy":             0,
+	"examples/shadow":    8,
+	"examples/lockqueue": 7,
+	"history":            189,
+	"lockmwcas":          1,
+	"model":              61,
+	"mwcas":              1,
+	"pmem":               73,
+	"pmlintest":          12,
+	"recorders":          0,
+	"target":             54, // data-structure targets: Object (Do, Recover, State), Target.Model, Mix, NewObject, OpenObject, ObjectModel, Config.Keys, Config.Ops
 }
 
-const totalCeiling = 680
+const totalCeiling = 687
 
 func TestPublicNames(t *testing.T) {
 	root, err := filepath.Abs("../..")

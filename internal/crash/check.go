@@ -9,6 +9,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/pmem"
 )
@@ -96,14 +97,24 @@ func checkRecording(ctx context.Context, c Config, mode history.Mode, sc *scratc
 	if err != nil {
 		return nil, err
 	}
+	if c.isObject() {
+		// Version 2: the exact checker reads the text.
+		var text bytes.Buffer
+		rec.WriteTo(&text) // cannot fail
+		return decideV2With(ctx, res, text.Bytes(), lin.Options{Mode: mode, MaxStates: FuzzObjectStates, MaxMemory: FuzzObjectMemory})
+	}
 	done := sc.done
 	sc.done = nil
 	return decide(ctx, res, rec.Reader("<run>", history.Options{}), rec.Size(), mode, done)
 }
 
-// Decide checks a recorded history with the analyzer and adds the run's
-// own anomalies.
+// Decide checks a recorded history with the analyzer (a version 2
+// history, of a data-structure target: with the exact checker) and adds
+// the run's own anomalies.
 func Decide(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*Verdict, error) {
+	if isV2(hist) {
+		return decideV2(ctx, res, hist, mode)
+	}
 	return decide(ctx, res, history.NewReader(bytes.NewReader(hist), "<run>", history.Options{}), int64(len(hist)), mode, nil)
 }
 

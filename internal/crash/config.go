@@ -84,6 +84,9 @@ type Config struct {
 	// Ops is the number of workload operations, over all threads (the full
 	// reads after recovery and at the end are not counted).
 	Ops int
+	// Keys is the number of keys of a data-structure target's workload
+	// whose model has keys or members (map, set): 0 .. Keys-1.
+	Keys uint64
 	// Crashes is the number of crashes, each at a seeded random point.
 	Crashes int
 	// CrashAt, if positive, makes the run crash once, at that region access
@@ -150,7 +153,7 @@ type ChildOptions struct {
 // the four image policies, the correct code.
 func DefaultConfig() Config {
 	return Config{
-		Driver: driver.DefaultConfig(), Ops: DefaultOps, Crashes: DefaultCrashes, Policies: pmem.Policies(),
+		Driver: driver.DefaultConfig(), Ops: DefaultOps, Keys: DefaultKeys, Crashes: DefaultCrashes, Policies: pmem.Policies(),
 		RecoveryCrash: DefaultRecoveryCrash, RecoveryCrashes: 1, CrashMode: Emulated,
 		Child: ChildOptions{RoundTimeout: DefaultRoundTimeout},
 	}
@@ -206,6 +209,11 @@ func (c Config) Check() error {
 			return fmt.Errorf("unknown crash policy %d", p)
 		}
 	}
+	if c.isObject() {
+		if err := c.checkObject(); err != nil {
+			return err
+		}
+	}
 	tc, err := c.targetConfig()
 	if err != nil {
 		return err
@@ -226,7 +234,16 @@ func (c Config) targetConfig() (target.Config, error) {
 	if err != nil {
 		return target.Config{}, err
 	}
-	return target.Config{Words: c.Driver.Words, Workers: c.Driver.Threads, MaxK: c.Driver.K, Mutant: c.Mutant, Params: ps}, nil
+	tc := target.Config{Words: c.Driver.Words, Workers: c.Driver.Threads, MaxK: c.Driver.K, Mutant: c.Mutant, Params: ps}
+	if c.isObject() {
+		// A data structure has no data words or k: its workload is its
+		// model's operations, over Keys keys.
+		tc.Words, tc.MaxK, tc.Ops = 0, 0, c.Ops
+		if driver.KeyedModel(c.objectModel()) {
+			tc.Keys = c.Keys
+		}
+	}
+	return tc, nil
 }
 
 // Scheduler is the scheduler the workload runs under: Driver.Sched, or the

@@ -29,6 +29,15 @@
 // process of its own (Threads). The workload then goes on with the same
 // process ids. A run ends with a read of every word through the target.
 //
+// A data-structure target (target.Target.Model) goes through the same
+// rounds (object.go): NewObject and OpenObject instead of New and Open,
+// the model's workload (driver.NewObject), and instead of the read of
+// every word the object's State after each recovery and at the end
+// (checked to change no region word), recorded as operations of the
+// reader process; its version 2 history is decided by the exact checker
+// (internal/lin) in the run's mode (decideV2), each violation an anomaly
+// "nonlinearizable" explained in the model's terms.
+//
 // # Process kill
 //
 // With Config.CrashMode Kill or KillAsync, each segment runs in a child process on a MAP_SHARED

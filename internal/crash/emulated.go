@@ -25,6 +25,7 @@ type emulated struct {
 	opts   pmem.Options // of every region of the run
 	r      *pmem.Region
 	in     target.Instance
+	obj    target.Object // a data-structure target's, in place of in
 	d      *driver.Driver
 	rn     rngs
 	sc     *scratch   // keeps the region for the next run (nil: closed)
@@ -67,12 +68,19 @@ func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratc
 		return nil, err
 	}
 	err = e.call(ctx, 0, 0, func() (err error) {
+		if c.isObject() {
+			e.obj, err = c.Target.NewObject(e.r, tc)
+			return err
+		}
 		e.in, err = c.Target.New(e.r, tc)
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		err = fmt.Errorf("target %s: new: %w", c.Target.Name, err)
-	} else {
+	case c.isObject():
+		e.d, err = driver.NewObject(c.Driver, rec.Object(), e.obj, e.r, rec)
+	default:
 		e.d, err = driver.New(c.Driver, e.in, e.r, rec)
 	}
 	if err == nil {
@@ -274,9 +282,18 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 	}
 	e.r = r
 	var in target.Instance
+	var obj target.Object
 	var said string
 	opened := false
 	h, err := e.callOn(ctx, at, after, func() (err error) {
+		if e.c.isObject() {
+			if obj, err = e.c.Target.OpenObject(r, e.tc); err != nil {
+				return err
+			}
+			opened = true
+			said, err = obj.Recover(0)
+			return err
+		}
 		if in, err = e.c.Target.Open(r, e.tc); err != nil {
 			return err
 		}
@@ -288,6 +305,9 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 	case h.dead.Load():
 		// Abandoned: its goroutine may still write in, said and opened.
 		return "", h, err
+	case err == nil && obj != nil:
+		e.obj = obj
+		e.d.RebindObject(obj, r)
 	case err == nil:
 		e.in = in
 		err = e.d.Rebind(in, r)
@@ -301,12 +321,30 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 // succeeded.
 func (e *emulated) read(ctx context.Context, rv recovery) (recovery, error) {
 	var err error
+	if e.obj != nil {
+		rv.err = e.call(ctx, 0, 0, func() (err error) {
+			var finding error
+			rv.state, finding, err = readState(e.r, e.obj)
+			if finding != nil {
+				return finding
+			}
+			return err
+		})
+		if stuckCall(rv.err) {
+			rv.kind = Stuck
+		}
+		return rv, nil
+	}
 	rv.addrs, rv.vals, rv.err, err = rawRead(e.r, e.in, e.c.Driver.Words)
 	return rv, err
 }
 
-// final reads every word through the target, guarded.
+// final reads every word through the target, guarded; a data-structure
+// target's state as after a recovery.
 func (e *emulated) final(ctx context.Context) (recovery, error) {
+	if e.obj != nil {
+		return e.read(ctx, recovery{})
+	}
 	rv := recovery{addrs: allAddrs(e.c.Driver.Words)}
 	rv.vals = make([]uint64, len(rv.addrs))
 	rv.err = e.call(ctx, 0, 0, func() error { return e.in.Read(0, rv.addrs, rv.vals) })

@@ -30,6 +30,13 @@ func isV2(hist []byte) bool {
 // anomaly of the run, its explanation the checker's (the witness
 // operations by line, the state the longest correct order reached).
 func decideV2(ctx context.Context, res *Result, hist []byte, mode history.Mode) (*Verdict, error) {
+	return decideV2With(ctx, res, hist, lin.Options{Mode: mode})
+}
+
+// decideV2With is decideV2 with the checker's options (their Mode the
+// run's).
+func decideV2With(ctx context.Context, res *Result, hist []byte, opts lin.Options) (*Verdict, error) {
+	mode := opts.Mode
 	v := &Verdict{Run: res, Mode: mode}
 	v.Anomalies = append(v.Anomalies, res.Anomalies...)
 	const name = "<run>"
@@ -49,7 +56,7 @@ func decideV2(ctx context.Context, res *Result, hist []byte, mode history.Mode) 
 			Explanation: fmt.Sprintf("the recorded history is not one its models read (line %d): %v", line, err)})
 		return v, nil
 	}
-	r, err := lin.Check(ctx, h, lin.Options{Mode: mode})
+	r, err := lin.Check(ctx, h, opts)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

@@ -27,6 +27,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	d := &c.Driver
 	fs.IntVar(&d.Threads, "threads", d.Threads, "worker threads (processes of the history)")
 	fs.IntVar(&c.Ops, "ops", c.Ops, "operations per run, over all threads")
+	fs.Uint64Var(&c.Keys, "keys", c.Keys, "data-structure targets of a map or set model: keys (set members) of the workload, 0 .. keys-1")
 	fs.Uint64Var(&d.Words, "words", d.Words, "words of the address space")
 	fs.IntVar(&d.K, "k", d.K, "words per operation (distinct, random order)")
 	fs.Float64Var(&d.Reads, "reads", d.Reads, "probability that an operation is a read (the rest are cas, or swaps: --swaps)")
@@ -58,6 +59,17 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	for _, name := range always {
 		fs.SetAnnotation(name, replayAlways, nil)
 	}
+}
+
+// PrimitiveFlag reports whether a flag of pmlin run and fuzz shapes a
+// primitive's workload of read, cas and swap: a data-structure target
+// (target.Target.Model) has none of them, and refuses them when set.
+func PrimitiveFlag(name string) bool {
+	switch name {
+	case "words", "k", "reads", "swaps", "fail-values":
+		return true
+	}
+	return false
 }
 
 // params are the parameters of targets, each name once (the first
@@ -143,9 +155,17 @@ func (r *replayFlags) args(c Config) []string {
 	}
 	r.bound = c // and its Value reads c's field.
 	var args []string
+	obj := c.isObject()
 	r.fs.VisitAll(func(f *pflag.Flag) {
 		v := f.Value.String()
-		if _, always := f.Annotations[replayAlways]; !always && v == f.DefValue {
+		_, always := f.Annotations[replayAlways]
+		switch {
+		case obj && PrimitiveFlag(f.Name):
+			return // not a data structure's: refused if set
+		case f.Name == "keys":
+			always = obj && driver.KeyedModel(c.objectModel())
+		}
+		if !always && v == f.DefValue {
 			return
 		}
 		if f.NoOptDefVal != "" { // a boolean: "--flag false" would not parse

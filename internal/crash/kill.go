@@ -22,6 +22,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -78,9 +79,18 @@ func ChildMain(ctx context.Context, spec string, out io.Writer, targets []*targe
 		return fail(err)
 	}
 	defer r.Close()
-	in, err := t.Open(r, s.TargetConfig)
-	if err == nil {
-		_, err = in.Recover(0)
+	var in target.Instance
+	var obj target.Object
+	if t.Model != "" {
+		obj, err = t.OpenObject(r, s.TargetConfig)
+		if err == nil {
+			_, err = obj.Recover(0)
+		}
+	} else {
+		in, err = t.Open(r, s.TargetConfig)
+		if err == nil {
+			_, err = in.Recover(0)
+		}
 	}
 	if err != nil {
 		return fail(err)
@@ -92,7 +102,20 @@ func ChildMain(ctx context.Context, spec string, out io.Writer, targets []*targe
 	defer unmap()
 	dc := s.Driver
 	dc.Sched = driver.Free
-	d, err := driver.New(dc, in, r, driver.NewRecorder(history.NewWriter(io.Discard)))
+	rec := driver.NewRecorder(history.NewWriter(io.Discard)) // the logs are the parent's to merge
+	var d *driver.Driver
+	if obj != nil {
+		var w *driver.ObjectWorkload
+		w, err = driver.NewObjectWorkload(t.Name, t.Model, t.Mix, s.TargetConfig.Keys)
+		if err == nil {
+			err = rec.SetObject(w)
+		}
+		if err == nil {
+			d, err = driver.NewObject(dc, w, obj, r, rec)
+		}
+	} else {
+		d, err = driver.New(dc, in, r, rec)
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -100,6 +123,7 @@ func ChildMain(ctx context.Context, spec string, out io.Writer, targets []*targe
 		return fail(err)
 	}
 	d.SetTagBase(s.TagBase)
+	d.SetObjectTagBase(s.TagBase)
 	if len(s.Ops) != dc.Threads {
 		return fail(fmt.Errorf("bad spec: %d quotas for %d threads", len(s.Ops), dc.Threads))
 	}
@@ -214,7 +238,7 @@ func (k *killer) makeFiles() error {
 		return err
 	}
 	k.cleanup = append(k.cleanup, func() { os.Remove(k.log) })
-	if err := os.Truncate(k.log, int64(driver.SharedLogWords(threads, c.Driver.K, k.maxQuota))*8); err != nil {
+	if err := os.Truncate(k.log, int64(driver.SharedLogWords(threads, c.logK(), k.maxQuota))*8); err != nil {
 		return err
 	}
 	mem, unmap, err := mapLog(k.log)
@@ -297,7 +321,12 @@ func (k *killer) createRegion(dir string) error {
 		return err
 	}
 	k.cleanup = append(k.cleanup, func() { os.Remove(k.region) })
-	if _, err := t.New(r, k.tc); err != nil {
+	if k.c.isObject() {
+		_, err = t.NewObject(r, k.tc)
+	} else {
+		_, err = t.New(r, k.tc)
+	}
+	if err != nil {
 		r.Close()
 		return fmt.Errorf("target %s: new: %w", t.Name, err)
 	}
@@ -313,7 +342,7 @@ func (k *killer) close() {
 }
 
 func (k *killer) segment(ctx context.Context, quota []int, last bool) (segment, error) {
-	c, threads, kk := k.c, k.c.Driver.Threads, k.c.Driver.K
+	c, threads, kk := k.c, k.c.Driver.Threads, k.c.logK()
 	if err := driver.LayoutSharedLogs(k.mem, threads, kk, k.maxQuota); err != nil {
 		return segment{}, err
 	}
@@ -378,10 +407,10 @@ func (k *killer) crash(segment) (string, error) {
 // run's (the file does not open); a target that does not open, recover or
 // do what then does is a finding, in rv.err (rv.kind). The caller closes
 // r unless it is nil.
-func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r *pmem.Region, in target.Instance, rv recovery, err error) {
+func (k *killer) open(ctx context.Context, then func(*pmem.Region, target.Instance, target.Object) error) (r *pmem.Region, in target.Instance, obj target.Object, rv recovery, err error) {
 	h := &callHook{bound: k.c.Driver.StuckAccesses}
 	if r, err = pmem.Open(k.region, pmem.Options{Hook: h}); err != nil {
-		return nil, nil, rv, err
+		return nil, nil, nil, rv, err
 	}
 	h.bound += 16 * int64(r.Words())
 	// The stage is atomic and in and said are read only if the call
@@ -390,16 +419,26 @@ func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r 
 	var stage atomic.Int32
 	var said string
 	var opened target.Instance
+	var openedObj target.Object
 	rv.err = guarded(ctx, nil, k.tag, h, k.c.Driver.StuckAfter, func() (err error) {
-		if opened, err = k.c.Target.Open(r, k.tc); err != nil {
-			return err
+		var recover func(int) (string, error)
+		if k.c.isObject() {
+			if openedObj, err = k.c.Target.OpenObject(r, k.tc); err != nil {
+				return err
+			}
+			recover = openedObj.Recover
+		} else {
+			if opened, err = k.c.Target.Open(r, k.tc); err != nil {
+				return err
+			}
+			recover = opened.Recover
 		}
 		stage.Store(1)
-		if said, err = opened.Recover(0); err != nil || then == nil {
+		if said, err = recover(0); err != nil || then == nil {
 			return err
 		}
 		stage.Store(2)
-		return then(opened)
+		return then(r, opened, openedObj)
 	})
 	if h.dead.Load() {
 		// The call never returned: its goroutine may touch the region,
@@ -407,7 +446,7 @@ func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r 
 		r = nil
 	} else {
 		r.SetHook(nil)
-		in, rv.said = opened, said
+		in, obj, rv.said = opened, openedObj, said
 	}
 	if rv.err != nil {
 		stage := stages[stage.Load()]
@@ -418,13 +457,16 @@ func (k *killer) open(ctx context.Context, then func(target.Instance) error) (r 
 		if r != nil {
 			r.Close()
 		}
-		return nil, nil, rv, nil
+		return nil, nil, nil, rv, nil
 	}
-	return r, in, rv, nil
+	return r, in, obj, rv, nil
 }
 
 func (k *killer) recover(ctx context.Context) (recovery, error) {
-	r, in, rv, err := k.open(ctx, nil)
+	if k.c.isObject() {
+		return k.final(ctx)
+	}
+	r, in, _, rv, err := k.open(ctx, nil)
 	if err != nil || rv.err != nil {
 		return rv, err
 	}
@@ -436,11 +478,25 @@ func (k *killer) recover(ctx context.Context) (recovery, error) {
 }
 
 // final reads every word through the target that the last child left,
-// opened and recovered as the next process would.
+// opened and recovered as the next process would; a data structure's
+// state, as after every recovery.
 func (k *killer) final(ctx context.Context) (recovery, error) {
+	if k.c.isObject() {
+		var st []model.Value
+		r, _, _, rv, err := k.open(ctx, func(r *pmem.Region, _ target.Instance, obj target.Object) error {
+			var finding, err error
+			st, finding, err = readState(r, obj)
+			return errors.Join(finding, err)
+		})
+		if err != nil || rv.err != nil {
+			return rv, err
+		}
+		rv.state = st
+		return rv, r.Close()
+	}
 	addrs := allAddrs(k.c.Driver.Words)
 	vals := make([]uint64, len(addrs))
-	r, _, rv, err := k.open(ctx, func(in target.Instance) error { return in.Read(0, addrs, vals) })
+	r, _, _, rv, err := k.open(ctx, func(_ *pmem.Region, in target.Instance, _ target.Object) error { return in.Read(0, addrs, vals) })
 	if err != nil || rv.err != nil {
 		return rv, err
 	}

@@ -122,8 +122,12 @@ func (m Mix) draw(c *Config) drawn {
 	// One draw per decision, always made: a decision does not shift the
 	// others.
 	shape, stall, fire, sweep := rng.Float64(), rng.Float64(), rng.Float64(), rng.Float64()
-	if shape < m.Shapes {
+	if shape < m.Shapes && c.isObject() {
+		d.shaped = m.objectShape(c, rng)
+	} else if shape < m.Shapes {
 		d.shaped = m.shape(c, rng)
+	} else if c.isObject() {
+		// (No crowd: a data structure has no words or k.)
 	} else if crowd := rand.New(rand.NewPCG(c.Driver.Seed, 0xc40d)); crowd.Float64() < m.Crowd {
 		// A stream of its own: the runs that do not take it replay as
 		// before it existed.
@@ -201,6 +205,32 @@ func (m Mix) shape(c *Config, rng *rand.Rand) bool {
 	return changed || drew
 }
 
+// objectShape draws the shape of a data-structure target's run (c) that
+// the user did not set: its threads (2 to 5), its operations (half to
+// one and a half times DefaultObjectOps: the checker's search must stay
+// small) and, for a map or set, its keys (1 to 4: every
+// operation meets another on its key; or 5 to 32), and the target's
+// parameters as for a shape.
+func (m Mix) objectShape(c *Config, rng *rand.Rand) bool {
+	changed := false
+	if !m.Keep["threads"] {
+		c.Driver.Threads, changed = 2+rng.IntN(4), true
+	}
+	if !m.Keep["ops"] {
+		c.Ops, changed = DefaultObjectOps/2+rng.IntN(DefaultObjectOps+1), true
+	}
+	if !m.Keep["keys"] && driver.KeyedModel(c.objectModel()) {
+		if rng.IntN(2) == 0 {
+			c.Keys = 1 + rng.Uint64N(4)
+		} else {
+			c.Keys = 5 + rng.Uint64N(28)
+		}
+		changed = true
+	}
+	drew := m.params(c, rng)
+	return changed || drew
+}
+
 // crowd draws a crowded shape for c, unless the user set its words or k:
 // k is 3 in half of these runs, 4 to 8 in 45 %, up to target.MaxK in 5 %;
 // the words k to 2k, so that nearly every operation meets another, fails
@@ -255,6 +285,13 @@ type MixStats struct {
 	KMin, KMax         int                         `json:"-"`
 	KWords             int64                       `json:"k_words"`
 	Params             map[string]map[string]int64 `json:"params,omitempty"`
+	// For a data-structure target (Object), a shape is its threads, its
+	// operations and, for a map or set, its keys (Mix.objectShape), from
+	// their Min to their Max, instead of words and k.
+	Object                 bool   `json:"-"`
+	ThreadsMin, ThreadsMax int    `json:"-"`
+	OpsMin, OpsMax         int    `json:"-"`
+	KeysMin, KeysMax       uint64 `json:"-"`
 	// Crowded runs took a crowded shape (Mix.Crowd), of k from
 	// CrowdKMin to CrowdKMax.
 	Crowded              int64 `json:"crowded"`
@@ -336,6 +373,21 @@ func (s *MixStats) add(c Config, d drawn, res *Result) {
 	if !d.shaped {
 		return
 	}
+	if c.isObject() {
+		keys := c.Keys
+		if !driver.KeyedModel(c.objectModel()) {
+			keys = 0 // none drawn
+		}
+		if s.Shaped == 0 {
+			s.ThreadsMin, s.OpsMin, s.KeysMin = c.Driver.Threads, c.Ops, keys
+		}
+		s.Object = true
+		s.ThreadsMin, s.ThreadsMax = min(s.ThreadsMin, c.Driver.Threads), max(s.ThreadsMax, c.Driver.Threads)
+		s.OpsMin, s.OpsMax = min(s.OpsMin, c.Ops), max(s.OpsMax, c.Ops)
+		s.KeysMin, s.KeysMax = min(s.KeysMin, keys), max(s.KeysMax, keys)
+		s.Shaped++
+		return
+	}
 	w, k := c.Driver.Words, c.Driver.K
 	if s.Shaped == 0 || w < s.WordsMin {
 		s.WordsMin = w
@@ -386,7 +438,14 @@ func (s MixStats) String(runs int64) string {
 	}
 	pct := func(n, of int64) string { return fmt.Sprintf("%.0f%%", 100*float64(n)/float64(max(of, 1))) }
 	var parts []string
-	if s.Shaped > 0 {
+	if s.Shaped > 0 && s.Object {
+		keys := ""
+		if s.KeysMax > 0 {
+			keys = fmt.Sprintf(", keys %d-%d", s.KeysMin, s.KeysMax)
+		}
+		parts = append(parts, fmt.Sprintf("%s with a shape of their own (threads %d-%d, operations %d-%d%s)",
+			pct(s.Shaped, runs), s.ThreadsMin, s.ThreadsMax, s.OpsMin, s.OpsMax, keys))
+	} else if s.Shaped > 0 {
 		shape := fmt.Sprintf("%s with a shape of their own (words %d-%d, %s odd; k %d-%d, k = words in %s",
 			pct(s.Shaped, runs), s.WordsMin, s.WordsMax, pct(s.OddWords, s.Shaped), s.KMin, s.KMax, pct(s.KWords, s.Shaped))
 		for _, name := range slices.Sorted(maps.Keys(s.Params)) {
@@ -460,6 +519,9 @@ func (o Optional) String() string {
 // ProbeOptional tells which optional operations c's target has, from an
 // instance it builds on a scratch region in memory (and discards).
 func ProbeOptional(c Config) (Optional, error) {
+	if c.isObject() {
+		return Optional{}, nil // a data structure's operations are its model's
+	}
 	tc, err := c.targetConfig()
 	if err != nil {
 		return Optional{}, err

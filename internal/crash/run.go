@@ -12,6 +12,7 @@ import (
 	"github.com/pmlin/pmlin/analyzer"
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -153,8 +154,10 @@ type recovery struct {
 	err     error  // the recovery failed: a finding
 	// kind is the finding's kind: Corrupt (the zero value) or Stuck.
 	kind analyzer.Kind
-	// addrs and vals are the read of every data word afterwards.
+	// addrs and vals are the read of every data word afterwards; state,
+	// a data-structure target's state (target.Object.State).
 	addrs, vals []uint64
+	state       []model.Value
 }
 
 // Run records one run of c as a history written to w, as text.
@@ -172,6 +175,15 @@ func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error)
 func runTo(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*Result, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
+	}
+	if c.isObject() {
+		w, err := c.ObjectWorkload()
+		if err == nil {
+			err = rec.SetObject(w)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	var rs rounds
 	var err error
@@ -266,7 +278,10 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 			Explanation: fmt.Sprintf("the final read of every word failed: %v", rv.err)})
 		return nil
 	}
-	rec.Read(reader, rv.addrs, rv.vals)
+	if err := recordRead(rec, reader, rv); err != nil {
+		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{rec.Lines() + 1}, Words: []uint64{},
+			Explanation: fmt.Sprintf("the final read of the state: %v", err)})
+	}
 	return nil
 }
 
@@ -314,7 +329,11 @@ func crashRound(ctx context.Context, rs rounds, seg segment, rec *driver.Recorde
 	if rv.said != "" {
 		rec.Comment("recovery: " + rv.said)
 	}
-	rec.Read(reader, rv.addrs, rv.vals)
+	if err := recordRead(rec, reader, rv); err != nil {
+		res.Anomalies = append(res.Anomalies, analyzer.Anomaly{Kind: Corrupt, Ops: []int64{}, Words: []uint64{},
+			Explanation: fmt.Sprintf("the state read back after recovery from the crash at line %d: %v", crashLine, err)})
+		return false, nil
+	}
 	return true, nil
 }
 

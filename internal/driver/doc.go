@@ -27,6 +27,19 @@
 //     or that an earlier failure of its own reported there (a retry). A
 //     swap expects nothing.
 //
+// # Data structures
+//
+// A data-structure target (target.Target.Model: a queue, a map, ...) is
+// driven by NewObject instead: its workload draws the operations of its
+// version 2 model (workload_model.go: weights per operation, elements and
+// values unique tags as above, keys 0 .. Keys-1), the workers log them as
+// records of their own in the same flat logs (object records, objrec.go),
+// and the merge writes version 2 text lines (docs/history-format.md,
+// "Version 2"), with Recorder.ObjectState recording the state a recovery
+// left as operations that read it (a queue's contents, a map's get of
+// every key). Everything else (schedulers, crash points, stalls, late
+// writes, shared logs) is the same.
+//
 // # Logging
 //
 // Each worker logs the invocation of an operation before its first region

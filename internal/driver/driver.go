@@ -40,6 +40,12 @@ type Driver struct {
 	swapper  target.Swapper
 	reporter target.FailReporter
 
+	// obj, ow and oprocs are an object workload's (NewObject): the object,
+	// the workload and its processes, in place of target and procs.
+	obj    target.Object
+	ow     *ObjectWorkload
+	oprocs []*objProc
+
 	// segment state
 	aborted     atomic.Bool
 	crashAt     int64 // 0: no crash
@@ -129,6 +135,46 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.dump = newDumper(rec, c.Threads, c.K)
 	}
 	return d, nil
+}
+
+// NewObject returns a driver of an object workload w (a data-structure
+// target's, workload_model.go) on the object obj, which keeps its shared
+// state on r, writing to rec, which must record w (Recorder.SetObject; nil
+// only as New allows). The workload's operations replace the reads, cas
+// and swaps of c, whose Reads, Swaps and FailValues are not used (Swaps
+// and FailValues must be off); K and Words only size the logs' checks.
+func NewObject(c Config, w *ObjectWorkload, obj target.Object, r *pmem.Region, rec *Recorder) (*Driver, error) {
+	if w == nil || obj == nil {
+		return nil, errors.New("driver: an object workload needs its workload and its object")
+	}
+	if c.Swaps > 0 || c.FailValues {
+		return nil, errors.New("driver: an object workload has no swaps or failures that report values")
+	}
+	if rec != nil && rec.Object() != w {
+		return nil, errors.New("driver: the recorder of an object workload must record it (Recorder.SetObject)")
+	}
+	d, err := New(c, nil, r, rec)
+	if err != nil {
+		return nil, err
+	}
+	d.obj, d.ow = obj, w
+	d.oprocs = make([]*objProc, c.Threads)
+	for i := range d.oprocs {
+		d.oprocs[i] = newObjProc(int32(i), w, c.Seed)
+	}
+	return d, nil
+}
+
+// RebindObject is Rebind for a driver of an object workload.
+func (d *Driver) RebindObject(obj target.Object, r *pmem.Region) {
+	d.obj, d.region = obj, r
+}
+
+// SetObjectTagBase is SetTagBase for a driver of an object workload.
+func (d *Driver) SetObjectTagBase(base uint64) {
+	for _, p := range d.oprocs {
+		p.ctr = max(p.ctr, base)
+	}
 }
 
 // ErrUnsupported says that the workload asks for an operation the target
@@ -235,6 +281,9 @@ type Stuck struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
+	// Op is an object workload's operation as the history writes it
+	// ("enq 0x100001"), in place of Kind and Addrs ("" for the others).
+	Op string
 	// Accesses the operation made without returning, and the last one.
 	Accesses int64
 	LastKind pmem.AccessKind
@@ -252,7 +301,7 @@ type Stuck struct {
 }
 
 func (s *Stuck) String() string {
-	op := fmt.Sprintf("process %d's %s of addresses %v (line %d)", s.Proc, s.Kind, s.Addrs, s.Line)
+	op := fmt.Sprintf("process %d's %s (line %d)", s.Proc, opName(s.Kind, s.Addrs, s.Op), s.Line)
 	switch {
 	case s.Quiet > 0:
 		return fmt.Sprintf("%s ran for %v without a region access (%s), after %d accesses: it loops outside the region, where no scheduler can run the other workers and no crash can stop it; a wait must be a loop of region accesses",
@@ -272,12 +321,17 @@ type OpError struct {
 	Proc int32
 	Line int64 // the line of its invocation
 	Kind history.OpKind
+	Op   string // an object workload's operation (see Stuck.Op)
 	Err  error
 	w    int
 }
 
 func (e *OpError) Error() string {
-	return fmt.Sprintf("process %d's %s (line %d) failed: %v", e.Proc, e.Kind, e.Line, e.Err)
+	op := e.Kind.String()
+	if e.Op != "" {
+		op = e.Op
+	}
+	return fmt.Sprintf("process %d's %s (line %d) failed: %v", e.Proc, op, e.Line, e.Err)
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
@@ -295,6 +349,7 @@ type Blocked struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
+	Op    string // an object workload's operation (see Stuck.Op)
 	// Quiet is how long the turn stayed with it, and Where what it was
 	// found waiting in (the watchdog's Spot).
 	Quiet  time.Duration
@@ -306,8 +361,8 @@ type Blocked struct {
 const BlockedAdvice = "the deterministic scheduler runs one worker at a time and switches only at region accesses, so a worker that waits in Go (a sync.Mutex, a channel, a WaitGroup, a sleep) for another one waits forever: make every wait a loop of region accesses (for instance a lock word taken with a region CAS), or run it under the free scheduler (--sched free)"
 
 func (b *Blocked) String() string {
-	return fmt.Sprintf("process %d's %s of addresses %v (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses (%s); %s",
-		b.Proc, b.Kind, b.Addrs, b.Line, b.Quiet.Round(time.Millisecond), b.Where, BlockedAdvice)
+	return fmt.Sprintf("process %d's %s (line %d) held the deterministic scheduler's turn for %v without handing it on or invoking an operation: it blocked outside region accesses (%s); %s",
+		b.Proc, opName(b.Kind, b.Addrs, b.Op), b.Line, b.Quiet.Round(time.Millisecond), b.Where, BlockedAdvice)
 }
 
 // SegmentResult is what a segment did.
@@ -348,8 +403,8 @@ func (d *Driver) setStuck(w int) {
 	defer d.mu.Unlock()
 	if !d.stopping() {
 		ws := &d.ws[w]
-		o := &d.procs[w].op
-		d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
+		kind, addrs, op := d.curOp(w)
+		d.stuck = &Stuck{Proc: d.pids[w], Kind: kind, Addrs: addrs, Op: op,
 			Accesses: ws.opAcc, LastKind: ws.lastKind, LastOff: ws.lastOff, worker: w}
 		if d.det == nil {
 			d.stuck.Elapsed = d.opElapsed(ws)
@@ -408,7 +463,8 @@ func (d *Driver) setOpErr(w int, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.stopping() {
-		d.opErr = &OpError{Proc: d.pids[w], Kind: d.procs[w].op.kind, Err: err, w: w}
+		kind, _, op := d.curOp(w)
+		d.opErr = &OpError{Proc: d.pids[w], Kind: kind, Op: op, Err: err, w: w}
 	}
 	d.abort()
 }
@@ -420,8 +476,8 @@ func (d *Driver) setBlocked(w int, quiet time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !d.stopping() {
-		o := &d.procs[w].op
-		d.blocked = &Blocked{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...), Quiet: quiet, worker: w}
+		kind, addrs, op := d.curOp(w)
+		d.blocked = &Blocked{Proc: d.pids[w], Kind: kind, Addrs: addrs, Op: op, Quiet: quiet, worker: w}
 	}
 	d.abort()
 }
@@ -806,6 +862,13 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	count := stamps && d.det == nil && d.clk.count
 	var ts int64
 	opw := opWords(k)
+	// An object workload (a data-structure target) draws and logs the
+	// operations of its model instead (workload_model.go).
+	obj := d.obj != nil
+	var q *objProc
+	if obj {
+		opw, q = objOpWords, d.oprocs[w]
+	}
 	for *left > 0 {
 		if d.point(w) {
 			haveShared = false
@@ -813,11 +876,18 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		if d.stopped(done) {
 			return
 		}
-		if !l.room(k) {
+		if !l.room(opw) {
 			*full = true
 			return
 		}
-		o, err := p.next()
+		var o *op
+		var oo *objOp
+		var err error
+		if obj {
+			oo, err = q.next()
+		} else {
+			o, err = p.next()
+		}
 		if err != nil {
 			d.setOpErr(w, err)
 			return
@@ -846,19 +916,33 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			d.stampOverflow(w, ts)
 			return
 		}
-		if rec {
+		switch {
+		case rec && obj:
+			l.reserve(opw)
+			logObjInvocation(l, oo, ts)
+		case rec:
 			l.reserve(opw)
 			logInvocation(l, o, k, ts)
-		} else {
+		case obj:
+			l.counts[recInvOp]++
+			l.lastKind = recInvOp
+		default:
 			l.counts[invKind(o)]++
 			l.lastKind = invKind(o)
 		}
-		if o.kind != history.Read {
+		if obj {
+			l.tag = q.ctr
+		} else if o.kind != history.Read {
 			l.tag = p.ctr // the largest tag in the log
 		}
 		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
 		d.invoked(w)
 		switch {
+		case obj:
+			oo.res, err = d.obj.Do(w, d.ow.Ops[oo.code], oo.args[:oo.nargs], oo.res[:0])
+			if err == nil {
+				err = checkResults(oo.res)
+			}
 		case o.kind == history.Read:
 			err = d.target.Read(w, o.addrs, o.vals)
 		case o.kind == history.Swap:
@@ -886,7 +970,9 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			return // abandoned: the log is the watchdog's
 		}
 		if err != nil {
-			p.interrupted()
+			if !obj {
+				p.interrupted()
+			}
 			if !errors.Is(err, pmem.ErrCrashed) && !errors.Is(err, errAborted) {
 				d.setOpErr(w, err)
 			}
@@ -908,18 +994,27 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			rts = d.now()
 		}
 		if check && uint64(rts) > wire.MaxStamp {
-			p.interrupted()
+			if !obj {
+				p.interrupted()
+			}
 			d.stampOverflow(w, rts)
 			return
 		}
 		shared, haveShared, responded = rts, d.det == nil && share, true
-		if rec {
+		switch {
+		case rec && obj:
+			logObjResponse(l, oo, rts)
+		case rec:
 			logResponse(l, o, k, rts)
-		} else {
+		default:
 			l.counts[recRetOK]++ // counted as responses, whatever the kind
 			l.lastKind = recRetOK
 		}
-		p.done(o)
+		if obj {
+			q.done(oo)
+		} else {
+			p.done(o)
+		}
 	}
 }
 

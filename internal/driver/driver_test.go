@@ -824,3 +824,11 @@ func TestUnrecorded(t *testing.T) {
 		t.Error("the deterministic scheduler took no recorder")
 	}
 }
+
+// TestObjectLogK: shared logs laid out for k = ObjectLogK hold an object
+// operation's records wherever a k-word operation's fit.
+func TestObjectLogK(t *testing.T) {
+	if opWords(ObjectLogK) < objOpWords {
+		t.Fatalf("opWords(%d) = %d < %d, an object operation's records", ObjectLogK, opWords(ObjectLogK), objOpWords)
+	}
+}

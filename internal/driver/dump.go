@@ -8,7 +8,6 @@ import (
 
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/tie"
-	"github.com/pmlin/pmlin/internal/wire"
 )
 
 // A recording under the free scheduler (and a binary one under either)
@@ -299,9 +298,9 @@ func newMergeStats(n int) MergeStats {
 
 // add counts log i's records by kind (counts), its last record's kind and
 // the largest tag counter of its cas and swaps.
-func (st *MergeStats) add(i int, counts [wire.RecRetFailValues + 1]int64, lastKind int, tag uint64) {
-	inv := counts[recInvRead] + counts[recInvCAS] + counts[recInvSwap]
-	ret := counts[recRetRead] + counts[recRetOK] + counts[recRetFail] + counts[recRetFailValues]
+func (st *MergeStats) add(i int, counts kindCounts, lastKind int, tag uint64) {
+	inv := counts[recInvRead] + counts[recInvCAS] + counts[recInvSwap] + counts[recInvOp]
+	ret := counts[recRetRead] + counts[recRetOK] + counts[recRetFail] + counts[recRetFailValues] + counts[recRetOp]
 	st.Events += inv + ret
 	st.Invoked += inv
 	st.Reads += counts[recInvRead]
@@ -309,7 +308,7 @@ func (st *MergeStats) add(i int, counts [wire.RecRetFailValues + 1]int64, lastKi
 	st.Swaps += counts[recInvSwap]
 	st.Returned += ret
 	st.InvokedBy[i] = inv
-	st.Pending[i] = inv > 0 && wire.IsInvocation(lastKind)
+	st.Pending[i] = inv > 0 && isInv(lastKind)
 	st.MaxTag[i] = tag
 }
 
@@ -468,7 +467,7 @@ func countBelow(chunks [][]uint64, sums []chunkSum, ths []uint64, lower []int64,
 					lower[i] += n
 					counted = true
 				}
-				ties[i][j] = append(ties[i][j], wire.IsInvocation(recKind(c[pos])))
+				ties[i][j] = append(ties[i][j], isInv(recKind(c[pos])))
 			}
 			n++
 			walked++

@@ -300,14 +300,14 @@ func (s *detSched) lateStep(w int, ws *wstate, was bool, kind pmem.AccessKind, o
 func (s *detSched) holdAt(w int, kind pmem.AccessKind, off uint64, h *hold) {
 	d, l := s.d, s.late
 	ws := &d.ws[w]
-	o := &d.procs[w].op
+	okind, addrs, op := d.curOp(w)
 	h.w, h.key = w, lateKey{kind == pmem.AccessVolatile, off}
 	h.byValue = !h.key.volatile && l.region != nil
 	if h.byValue {
 		h.last = l.region.Peek(off)
 		h.away = h.last != h.expect
 	}
-	h.st = &Stall{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
+	h.st = &Stall{Proc: d.pids[w], Kind: okind, Addrs: addrs, Op: op,
 		Access: ws.opAcc, AtKind: kind, AtOff: off, Late: true, Until: h.need, ABA: h.aba, Expect: h.expect, worker: w}
 	l.held = append(l.held, h)
 	l.holds++

@@ -9,6 +9,7 @@ import (
 	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/tie"
 	"github.com/pmlin/pmlin/internal/wire"
+	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -33,7 +34,24 @@ const (
 	recRetOK         = wire.RecRetOK
 	recRetFail       = wire.RecRetFail
 	recRetFailValues = wire.RecRetFailValues
+	// recInvOp and recRetOp are the records of an object workload's
+	// operation (a data-structure target, history version 2): the
+	// invocation's payload is the operation's index in the workload's Ops,
+	// then k arguments; the response's, k results; each value two words,
+	// its symbol and its number. They are the driver's own (stream kinds
+	// the binary format leaves free): a binary history holds version 1
+	// records only, so an object workload is recorded as text.
+	recInvOp = 10
+	recRetOp = 11
+	// recKinds bounds the kinds, for counts by kind.
+	recKinds = recRetOp + 1
 )
+
+// kindCounts counts records by kind.
+type kindCounts [recKinds]int64
+
+// isInv reports whether a record kind is an invocation.
+func isInv(kind int) bool { return wire.IsInvocation(kind) || kind == recInvOp }
 
 const recHeader = 1 // words before the payload
 
@@ -50,6 +68,10 @@ func recWords(kind, k int) int {
 	switch kind {
 	case recInvRead, recInvCAS, recInvSwap, recRetRead, recRetOK, recRetFail, recRetFailValues:
 		return recHeader + wire.RecWords(kind, k)
+	case recInvOp:
+		return recHeader + 1 + 2*k
+	case recRetOp:
+		return recHeader + 2*k
 	}
 	return -1
 }
@@ -73,12 +95,12 @@ type wlog struct {
 
 	// What the segment logged so far, counted as the records commit
 	// (a binary recording's statistics: no merge counts them).
-	counts   [wire.RecRetFailValues + 1]int64 // by kind
-	lastKind int                              // of the last record
-	lastTS   uint64                           // of the last record
-	invTS    uint64                           // of the last invocation
-	tag      uint64                           // the largest tag counter of a cas or swap logged
-	chunkEv  int64                            // records in buf
+	counts   kindCounts // by kind
+	lastKind int        // of the last record
+	lastTS   uint64     // of the last record
+	invTS    uint64     // of the last invocation
+	tag      uint64     // the largest tag counter of a cas or swap logged
+	chunkEv  int64      // records in buf
 	// marks index buf for lastInvLines (see chunkMark), a mark every
 	// markEvery operations; only in a log handed to a dumper.
 	marks []chunkMark
@@ -217,7 +239,7 @@ func (l *wlog) addMark(ts int64) {
 
 // invoked is the number of invocations logged in the segment.
 func (l *wlog) invoked() int64 {
-	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap]
+	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap] + l.counts[recInvOp]
 }
 
 func (l *wlog) reset() {
@@ -285,10 +307,10 @@ func (l *wlog) chunks() [][]uint64 {
 	return append(out, l.buf[:l.n])
 }
 
-// room reports whether a fixed log has room for one more operation of k
-// words (its invocation and response).
-func (l *wlog) room(k int) bool {
-	return !l.fixed || l.n+opWords(k) <= len(l.buf)
+// room reports whether a fixed log has room for one more operation whose
+// records take opw words (opWords, objOpWords).
+func (l *wlog) room(opw int) bool {
+	return !l.fixed || l.n+opw <= len(l.buf)
 }
 
 // MergeStats is what a merge of logs wrote.
@@ -327,7 +349,7 @@ func (c *cursor) again(ts uint64) bool {
 		}
 		recs, next = c.chunks[j], 0
 	}
-	return wire.IsInvocation(recKind(recs[next])) && recTS(recs[next]) == ts
+	return isInv(recKind(recs[next])) && recTS(recs[next]) == ts
 }
 
 // head is the kind and timestamp of the next record; a chunk walked to its
@@ -380,14 +402,14 @@ func (rc *Recorder) streamLogs(logs [][]uint64, procs []int32, k int) (MergeStat
 			return st, fmt.Errorf("log of process %d: %w", procs[i], err)
 		}
 		chunked[i] = [][]uint64{l}
-		var counts [wire.RecRetFailValues + 1]int64
+		var counts kindCounts
 		lastKind := 0
 		for pos := 0; pos < len(l); {
 			kind, kk := recKind(l[pos]), recK(l[pos])
 			st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, l[pos+recHeader:pos+recWords(kind, kk)], procs[i]))
 			counts[kind]++
 			lastKind = kind
-			if wire.IsInvocation(kind) {
+			if isInv(kind) {
 				last[i] = invStamp{ts: recTS(l[pos]), ok: true}
 			}
 			pos += recWords(kind, kk)
@@ -500,6 +522,11 @@ type merger struct {
 func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger {
 	recording, _ := rc.ew.(*history.Recording)
 	m := &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
+	if rc.obj != nil {
+		for i := range m.vs {
+			m.vs[i].ops = len(rc.obj.w.Ops)
+		}
+	}
 	m.merge.Reset(len(procs))
 	for i := range procs {
 		m.merge.Done(i) // no record yet
@@ -528,7 +555,7 @@ func (m *merger) setHead(i int) {
 		m.merge.Done(i)
 		return
 	}
-	ret := !wire.IsInvocation(kind)
+	ret := !isInv(kind)
 	m.merge.Set(i, tie.Head{TS: ts, Ret: ret, Again: ret && c.again(ts)})
 }
 
@@ -604,6 +631,16 @@ func (m *merger) write(i int) {
 		hw.ReturnFailValues(p, pay[0], pay[1:])
 		st.Returned++
 		st.Pending[i] = false
+	case recInvOp:
+		st.MaxTag[i] = max(st.MaxTag[i], maxTag(kind, pay, p))
+		m.rc.invokeOp(p, pay)
+		st.Invoked++
+		st.InvokedBy[i]++
+		st.LastInv[i], st.Pending[i] = m.rc.lines, true
+	case recRetOp:
+		m.rc.returnOp(p, pay)
+		st.Returned++
+		st.Pending[i] = false
 	}
 }
 
@@ -640,16 +677,24 @@ func (m *merger) invokeWrite(kind int, p int32, pay []uint64) {
 // maxTag returns the largest tag counter of process p among the new values
 // of an invocation record's payload (0 for a read or a response).
 func maxTag(kind int, pay []uint64, p int32) uint64 {
-	step := 3
+	step, from := 3, 2
 	switch kind {
 	case recInvSwap:
-		step = 2
+		step, from = 2, 1
 	case recInvCAS:
+	case recInvOp: // (symbol, number) pairs after the operation's index
+		var m uint64
+		for j := 1; j+1 < len(pay); j += 2 {
+			if v := pay[j+1]; pay[j] == uint64(model.Num) && v>>32 == uint64(p)+1 {
+				m = max(m, v&MaxTag)
+			}
+		}
+		return m
 	default:
 		return 0
 	}
 	var m uint64
-	for j := step - 1; j < len(pay); j += step {
+	for j := from; j < len(pay); j += step {
 		if v := pay[j]; v>>32 == uint64(p)+1 {
 			m = max(m, v&MaxTag)
 		}
@@ -663,6 +708,9 @@ func maxTag(kind int, pay []uint64, p int32) uint64 {
 type validator struct {
 	last              uint64
 	pending, pendingK int
+	// ops is the number of operations of the recorder's object workload
+	// (0: none, and the object records are refused).
+	ops int
 }
 
 func (v *validator) check(l []uint64, k int) error {
@@ -674,11 +722,15 @@ func (v *validator) check(l []uint64, k int) error {
 		}
 		kind, kk := recKind(l[pos]), recK(l[pos])
 		n := recWords(kind, kk)
-		if n < 0 || kk < 1 || kk > k {
+		obj := kind == recInvOp || kind == recRetOp
+		if n < 0 || !obj && (kk < 1 || kk > k) || obj && (v.ops == 0 || kk > objMaxResults) {
 			return fmt.Errorf("record at word %d has head %#x", pos, l[pos])
 		}
 		if pos+n > len(l) {
 			return fmt.Errorf("record at word %d is cut short", pos)
+		}
+		if obj && !v.objPayload(kind, l[pos+recHeader:pos+n]) {
+			return fmt.Errorf("record at word %d has a malformed operation", pos)
 		}
 		if ts := recTS(l[pos]); ts < last {
 			return fmt.Errorf("record at word %d goes back in time", pos)
@@ -701,10 +753,38 @@ func (v *validator) check(l []uint64, k int) error {
 				return fmt.Errorf("record at word %d returns a cas that was not invoked", pos)
 			}
 			pending = 0
+		case recInvOp:
+			if pending != 0 {
+				return fmt.Errorf("record at word %d invokes with an operation pending", pos)
+			}
+			pending, pendingK = kind, kk
+		case recRetOp:
+			if pending != recInvOp {
+				return fmt.Errorf("record at word %d returns an operation that was not invoked", pos)
+			}
+			pending = 0
 		}
 		pos += n
 	}
 	return nil
+}
+
+// objPayload checks an object record's payload: an operation index of
+// the workload (an invocation), then values whose symbols are the
+// format's.
+func (v *validator) objPayload(kind int, pay []uint64) bool {
+	if kind == recInvOp {
+		if pay[0] >= uint64(v.ops) {
+			return false
+		}
+		pay = pay[1:]
+	}
+	for j := 0; j < len(pay); j += 2 {
+		if pay[j] > uint64(model.False) || pay[j] != uint64(model.Num) && pay[j+1] != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // Recorder writes a history and counts its lines, so that operations can
@@ -716,6 +796,9 @@ type Recorder struct {
 	bw    *history.BinaryWriter // binary
 	lines int64
 	order []int32 // merger.ordered's, kept for the next merge
+	// obj, if set, makes the history one of version 2 of an object
+	// workload's operations (SetObject).
+	obj *objText
 }
 
 // NewRecorder returns a Recorder writing text to hw (a history.Writer), or
@@ -734,6 +817,10 @@ func (rc *Recorder) Lines() int64 { return rc.lines }
 
 // Header writes the magic line (every word starts at 0: no init line).
 func (rc *Recorder) Header() {
+	if rc.obj != nil {
+		rc.objHeader()
+		return
+	}
 	rc.ew.Header(0, nil)
 	rc.lines++
 }
@@ -748,12 +835,18 @@ func (rc *Recorder) Comment(text string) {
 // Interrupted), for a recording of planned operations: a file without its
 // closing line then reads as cut short (history.RecordingLine).
 func (rc *Recorder) Promise(planned uint64) {
+	if rc.obj != nil {
+		return // version 2 has no closing lines
+	}
 	rc.ew.TextLine([]byte(history.RecordingLine(planned)))
 	rc.lines++
 }
 
 // End writes the closing line of a complete recording.
 func (rc *Recorder) End() {
+	if rc.obj != nil {
+		return
+	}
 	rc.ew.TextLine([]byte(history.EndLine))
 	rc.lines++
 }
@@ -761,6 +854,10 @@ func (rc *Recorder) End() {
 // Interrupted writes the closing line of a recording stopped after done
 // of its planned operations.
 func (rc *Recorder) Interrupted(done, planned uint64) {
+	if rc.obj != nil {
+		rc.objInterrupted(done, planned)
+		return
+	}
 	rc.ew.TextLine([]byte(history.InterruptedLine(done, planned)))
 	rc.lines++
 }

@@ -64,6 +64,7 @@ type Stall struct {
 	Line  int64
 	Kind  history.OpKind
 	Addrs []uint64
+	Op    string // an object workload's operation (see Stuck.Op)
 	// Access is the number, within its operation, of the region access
 	// it was stopped at (before making it); AtKind and AtOff say what that
 	// access was.
@@ -97,11 +98,11 @@ func (st *Stall) String() string {
 		case st.Until == 0:
 			until = "for good, right after a late write of its own"
 		}
-		return fmt.Sprintf("process %d was held by the late-write policy inside its %s of addresses %v (line %d), at its region access %d of that operation (%s, not made), %s",
-			st.Proc, st.Kind, st.Addrs, st.Line, st.Access, at, until)
+		return fmt.Sprintf("process %d was held by the late-write policy inside its %s (line %d), at its region access %d of that operation (%s, not made), %s",
+			st.Proc, opName(st.Kind, st.Addrs, st.Op), st.Line, st.Access, at, until)
 	}
-	return fmt.Sprintf("process %d was stopped for good inside its %s of addresses %v (line %d), at its region access %d of that operation (a %s of region word %d, not made)",
-		st.Proc, st.Kind, st.Addrs, st.Line, st.Access, st.AtKind, st.AtOff)
+	return fmt.Sprintf("process %d was stopped for good inside its %s (line %d), at its region access %d of that operation (a %s of region word %d, not made)",
+		st.Proc, opName(st.Kind, st.Addrs, st.Op), st.Line, st.Access, st.AtKind, st.AtOff)
 }
 
 // stop stalls worker w, which holds the turn, at its access of kind and
@@ -110,9 +111,9 @@ func (st *Stall) String() string {
 func (s *detSched) stop(w int, kind pmem.AccessKind, off uint64) {
 	d := s.d
 	ws := &d.ws[w]
-	o := &d.procs[w].op
+	okind, addrs, op := d.curOp(w)
 	s.stallAt = 0
-	s.stall = &Stall{Proc: d.pids[w], Kind: o.kind, Addrs: append([]uint64(nil), o.addrs...),
+	s.stall = &Stall{Proc: d.pids[w], Kind: okind, Addrs: addrs, Op: op,
 		Access: ws.opAcc, AtKind: kind, AtOff: off, worker: w}
 	s.stalled = w
 	s.drop(w)

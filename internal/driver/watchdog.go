@@ -247,16 +247,15 @@ func (d *Driver) setSilent(w int, quiet time.Duration, det bool, spot Spot, foun
 	defer d.mu.Unlock()
 	d.silent = w // the watchdog waits no more for it
 	if !d.stopping() {
-		o := &d.procs[w].op
-		addrs := append([]uint64(nil), o.addrs...)
+		kind, addrs, op := d.curOp(w)
 		where := "not found in the goroutine profile"
 		if found {
 			where = spot.String()
 		}
 		if det && (!found || spot.Waiting) {
-			d.blocked = &Blocked{Proc: d.pids[w], Kind: o.kind, Addrs: addrs, Quiet: quiet, Where: where, worker: w}
+			d.blocked = &Blocked{Proc: d.pids[w], Kind: kind, Addrs: addrs, Op: op, Quiet: quiet, Where: where, worker: w}
 		} else {
-			d.stuck = &Stuck{Proc: d.pids[w], Kind: o.kind, Addrs: addrs, Quiet: quiet, Where: where, worker: w}
+			d.stuck = &Stuck{Proc: d.pids[w], Kind: kind, Addrs: addrs, Op: op, Quiet: quiet, Where: where, worker: w}
 		}
 	}
 	d.abort()

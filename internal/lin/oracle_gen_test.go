@@ -155,6 +155,9 @@ func genCall(r *rand.Rand, m string) (string, []model.Value) {
 		return "fetchadd", []model.Value{model.Number(uint64(r.IntN(3)))}
 	case "queue", "kqueue", "stack", "pqueue":
 		pair := insertRemove[m]
+		if r.IntN(8) == 0 {
+			return "contents", nil
+		}
 		if r.IntN(2) == 0 {
 			if m == "kqueue" {
 				// Fewer repeated values, so that an element taken out
@@ -216,6 +219,16 @@ func genLie(r *rand.Rand, m, name string, args []model.Value) []model.Value {
 		return res
 	}
 	pick := func(vs ...model.Value) []model.Value { return one(vs[r.IntN(len(vs))]) }
+	if name == "contents" {
+		if r.IntN(3) == 0 {
+			return one(vEmpty)
+		}
+		res := []model.Value{model.Number(uint64(1 + r.IntN(3)))}
+		for r.IntN(2) == 0 {
+			res = append(res, model.Number(uint64(1+r.IntN(3))))
+		}
+		return res
+	}
 	switch name {
 	case "read", "get", "fetchadd", "deq", "pop", "removemin", "remove", "put", "putifabsent":
 		switch {

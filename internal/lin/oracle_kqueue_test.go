@@ -48,10 +48,13 @@ type kqState struct {
 
 func kqueueSpec(k int) *seqSpec {
 	return &seqSpec{
-		arity:   map[string]int{"enq": 1, "deq": 0},
+		arity:   map[string]int{"enq": 1, "deq": 0, "contents": 0},
 		initial: kqState{},
 		outcomes: func(s any, name string, _ int64, a []model.Value) []seqOutcome {
 			cur := s.(kqState)
+			if name == "contents" { // oldest first; the skips stay
+				return []seqOutcome{{cur, contentsOf(slices.Clone(cur.elems))}}
+			}
 			if name == "enq" {
 				// Enqueueing does not change how often the oldest was skipped.
 				return []seqOutcome{{kqState{append(slices.Clip(cur.elems), a[0]), cur.skips}, one(vOK)}}

@@ -124,6 +124,18 @@ func porcStep(in porcIn, s porcState, out porcOut) (bool, porcState) {
 			}
 			v, _ := model.ParseValue(l[i])
 			return want(v), join(slices.Delete(l, i, i+1))
+		case "contents":
+			if len(l) == 0 {
+				return want(vEmpty), s
+			}
+			res := make([]model.Value, len(l))
+			for j, e := range l {
+				res[j], _ = model.ParseValue(e)
+			}
+			if in.kind == "stack" {
+				slices.Reverse(res)
+			}
+			return want(res...), s
 		}
 	case "set":
 		l := list()

@@ -28,6 +28,9 @@ package lin_test
 //   - queue/stack with cap=N: enq/push answers fail exactly when N
 //     elements are held, and then changes nothing; without cap it never
 //     fails.
+//   - contents (queue, stack, pqueue, kqueue; pmlin's extension of the
+//     table): every element, front / top / least / oldest first, or the
+//     one result empty when there is none; it changes nothing.
 
 import (
 	"fmt"
@@ -90,6 +93,14 @@ var (
 )
 
 func one(v model.Value) []model.Value { return []model.Value{v} }
+
+// contentsOf is what contents answers with the elements elems, in order.
+func contentsOf(elems []model.Value) []model.Value {
+	if len(elems) == 0 {
+		return one(vEmpty)
+	}
+	return elems
+}
 
 func boolVal(b bool) model.Value {
 	if b {
@@ -264,10 +275,17 @@ func sequenceSpec(lifo bool, limit int) *seqSpec {
 		ins, rem = "push", "pop"
 	}
 	return &seqSpec{
-		arity:   map[string]int{ins: 1, rem: 0},
+		arity:   map[string]int{ins: 1, rem: 0, "contents": 0},
 		initial: []model.Value(nil),
 		apply: func(s any, name string, _ int64, a []model.Value) (any, []model.Value, bool) {
 			cur := s.([]model.Value)
+			if name == "contents" {
+				out := slices.Clone(cur)
+				if lifo {
+					slices.Reverse(out)
+				}
+				return cur, contentsOf(out), true
+			}
 			if name == ins {
 				if limit >= 0 && len(cur) >= limit {
 					return cur, one(vFail), true
@@ -287,10 +305,18 @@ func sequenceSpec(lifo bool, limit int) *seqSpec {
 
 func pqueueSpec() *seqSpec {
 	return &seqSpec{
-		arity:   map[string]int{"insert": 1, "removemin": 0},
+		arity:   map[string]int{"insert": 1, "removemin": 0, "contents": 0},
 		initial: []uint64(nil),
 		apply: func(s any, name string, _ int64, a []model.Value) (any, []model.Value, bool) {
 			cur := s.([]uint64) // a multiset, kept unsorted
+			if name == "contents" {
+				sorted := slices.Sorted(slices.Values(cur))
+				out := make([]model.Value, len(sorted))
+				for i, v := range sorted {
+					out[i] = model.Number(v)
+				}
+				return cur, contentsOf(out), true
+			}
 			if name == "insert" {
 				if a[0].Sym != model.Num {
 					return nil, nil, false

@@ -19,7 +19,7 @@ const (
 // of the built-in unbounded queue, every operation returned (no optional
 // one: no window to respect, so neither crashes, whose only effect on a
 // returned operation is none, window.go, nor the mode matter), enq always
-// answered ok, and every enqueued value enqueued once. Anything else is
+// answered ok, every enqueued value enqueued once, and no contents. Anything else is
 // the generic search's. A user's own models (opt.Models) may call a
 // different model "queue": the engine then stays out.
 func queueApplies(h *model.History, p *part, opt *Options) bool {
@@ -33,7 +33,9 @@ func queueApplies(h *model.History, p *part, opt *Options) bool {
 	seen := make(map[model.Value]bool, len(p.ops)/2)
 	for _, i := range p.ops {
 		op := &h.Ops[i]
-		if op.Status != model.Returned {
+		if op.Status != model.Returned || op.Name == "contents" {
+			// (contents, pmlin's read of the whole queue, is the generic
+			// search's: Lowe's algorithm knows enq and deq.)
 			return false
 		}
 		if op.Name == "enq" {
