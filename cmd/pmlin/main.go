@@ -1,8 +1,9 @@
 // Command pmlin tests persistent-memory synchronization primitives for
 // linearizability; package cli is its command line, specified by
 // docs/cli-contract.md. It links the targets that come with pmlin: the
-// PMwCAS (package mwcas, the default) and a lock-striped MwCAS with a redo
-// log (package lockmwcas).
+// PMwCAS (package mwcas, the default), a lock-striped MwCAS with a redo
+// log (package lockmwcas) and Friedman et al.'s durable queue (package
+// internal/dqueue).
 //
 // The build is profile-guided: default.pgo merges CPU profiles of three
 // workloads, each run by a build without a profile: pmlin check reading a
@@ -26,8 +27,9 @@ package main
 
 import (
 	"github.com/pmlin/pmlin/cli"
+	"github.com/pmlin/pmlin/internal/dqueue"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 )
 
-func main() { cli.Main(mwcas.Target(), lockmwcas.Target()) }
+func main() { cli.Main(mwcas.Target(), lockmwcas.Target(), dqueue.Target()) }

@@ -88,7 +88,7 @@ func Target() *target.Target {
 		Name:        "dqueue",
 		Description: "Friedman et al.'s durable lock-free queue (PPoPP'18), model queue (package internal/dqueue)",
 		Mutants:     muts,
-		Params: []target.Param{{Name: "stride", Default: "8", Fuzz: []string{"4", "8", "8"},
+		Params: []target.Param{{Name: "node-words", Default: "8", Fuzz: []string{"4", "8", "8"},
 			Usage: "words per node: 8 puts each node on a cache line of its own, 4 two nodes on a line (a flush of one writes back the other)"}},
 		Size: func(c target.Config) (uint64, error) {
 			l, err := newLayout(c)
@@ -190,13 +190,13 @@ type layout struct {
 func roundLine(n uint64) uint64 { return (n + lineWords - 1) / lineWords * lineWords }
 
 func newLayout(c target.Config) (layout, error) {
-	stride, err := c.Int("stride", 4, 8)
+	stride, err := c.Int("node-words", 4, 8)
 	if err != nil {
 		return layout{}, err
 	}
 	switch {
 	case stride != 4 && stride != 8:
-		return layout{}, fmt.Errorf("dqueue: --stride %d: 4 or 8 (a node's three words on one cache line)", stride)
+		return layout{}, fmt.Errorf("dqueue: --node-words %d: 4 or 8 (a node's three words on one cache line)", stride)
 	case c.Workers < 1 || c.Workers > markWorkerMask-1:
 		return layout{}, fmt.Errorf("dqueue: %d workers (1..%d)", c.Workers, markWorkerMask-1)
 	case c.Ops < 1 || c.Ops > 1<<30:

@@ -15,7 +15,7 @@ import (
 )
 
 func config(mutant, stride string, workers, ops int) target.Config {
-	return target.Config{Workers: workers, Mutant: mutant, Ops: ops, Params: map[string]string{"stride": stride}}
+	return target.Config{Workers: workers, Mutant: mutant, Ops: ops, Params: map[string]string{"node-words": stride}}
 }
 
 func newQueue(t *testing.T, c target.Config, opts pmem.Options) (*pmem.Region, target.Object) {

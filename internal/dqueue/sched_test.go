@@ -197,7 +197,7 @@ type trial struct {
 }
 
 func (tr trial) config() target.Config {
-	return target.Config{Workers: tr.workers, Mutant: tr.mutant, Ops: 2 * tr.workers * tr.ops, Params: map[string]string{"stride": tr.stride}}
+	return target.Config{Workers: tr.workers, Mutant: tr.mutant, Ops: 2 * tr.workers * tr.ops, Params: map[string]string{"node-words": tr.stride}}
 }
 
 type outcome struct {

@@ -53,7 +53,7 @@ type step struct {
 func script(t *testing.T, m string, stop []func(pmem.AccessKind, int) bool, steps []step) string {
 	t.Helper()
 	const workers = 3
-	c := target.Config{Workers: workers, Mutant: m, Ops: 40, Params: map[string]string{"stride": "8"}}
+	c := target.Config{Workers: workers, Mutant: m, Ops: 40, Params: map[string]string{"node-words": "8"}}
 	n, _ := Target().Size(c)
 	r, err := pmem.NewMemory(n, pmem.Options{Emulate: true})
 	if err != nil {
