@@ -9,13 +9,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pmlin/pmlin/internal/dqueue"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/target"
 )
 
 // testTargets are the targets of command pmlin.
-var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target()}
+var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target(), dqueue.Target()}
 
 // pmlin runs the command line in process, as command pmlin.
 func pmlin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

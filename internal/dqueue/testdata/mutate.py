@@ -40,7 +40,7 @@ MUTANTS = [
     ("help-mark-fence", "deleted fence", "a.Fence()", 12, "// fence deleted"),
     ("help-same-context", "negated condition", "if a.Load(l.head) != first {", 1, "if a.Load(l.head) != first && false {"),
     ("help-head-cas", "deleted CAS", "a.CAS(l.head, first, next)", 2, "// head CAS deleted"),
-    ("rec-cell-flush", "recovery", "a.Flush(l.cell(c))", 5, "// flush deleted"),
+    ("rec-cell-flush", "recovery", "a.Flush(l.cell(c))", 4, "// flush deleted"),
     ("rec-head-store", "recovery", "a.Store(l.head, h)", 1, "// head store deleted"),
     ("rec-head-flush", "recovery", "a.Flush(l.head)", 1, "// flush deleted"),
     ("rec-tail-store", "recovery", "a.Store(l.tail, t)", 1, "// tail store deleted"),
@@ -49,7 +49,8 @@ MUTANTS = [
     ("rec-node-frontier", "recovery", "a.Store(l.nodeNext, top+1)", 1, "// frontier store deleted"),
     ("rec-node-frontier-off", "recovery", "a.Store(l.nodeNext, top+1)", 1, "a.Store(l.nodeNext, top)"),
     ("rec-cell-frontier", "recovery", "a.Store(l.cellNext, cells+1)", 1, "// frontier store deleted"),
-    ("rec-final-fence", "recovery", "a.Fence()", 16, "// fence deleted"),
+    ("rec-cell-fence", "recovery", "a.Fence() // the cells before head: a finished dequeue's result is durable before its node leaves the list", 1, "// fence deleted"),
+    ("rec-final-fence", "recovery", "a.Fence()", 14, "// fence deleted"),
     ("rec-mark-stop", "recovery", "if m == 0 || a.Err != nil {", 1, "if m != 0 || a.Err != nil {"),
 ]
 
