@@ -68,7 +68,8 @@ type Options struct {
 	// explanation then names every operation of the failing partition.
 	NoShrink bool
 	// Generic: every object by the generic search, even where a faster
-	// engine applies (for comparisons).
+	// engine applies, and with every operation (no optional insert left
+	// out up front, unobserved.go): for comparisons.
 	Generic bool
 }
 
@@ -252,6 +253,9 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 		res.Objects[k].Ops = len(ops)
 		if len(ops) == 0 {
 			continue
+		}
+		if opt.Models == nil && !opt.Generic {
+			ops = unobserved(h, &h.Objects[k], ops) // (built-in models only)
 		}
 		m := models[k]
 		gs := [][]int{ops}

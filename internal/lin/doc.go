@@ -39,6 +39,11 @@
 // together a bound on the memory their memos hold: beyond either, the
 // answer is Undecided with the reason, never a guess.
 //
+// Before the search, an unbounded queue's, stack's or priority queue's
+// optional inserts whose value no operation returned are left out
+// (unobserved.go: that changes no verdict); in durable and recoverable
+// mode their windows would otherwise stay open to the end of the history.
+//
 // # The queue engine
 //
 // An unbounded queue of the built-in model whose operations all returned,
