@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pmlin/pmlin/internal/dqueue"
 	"github.com/pmlin/pmlin/internal/levelhash"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
@@ -16,7 +17,7 @@ import (
 )
 
 // testTargets are the targets of command pmlin.
-var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target(), levelhash.Target()}
+var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target(), levelhash.Target(), dqueue.Target()}
 
 // pmlin runs the command line in process, as command pmlin.
 func pmlin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

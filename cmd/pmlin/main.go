@@ -1,9 +1,10 @@
-// Command pmlin tests persistent-memory synchronization primitives for
-// linearizability; package cli is its command line, specified by
+// Command pmlin tests persistent-memory synchronization primitives and data
+// structures for linearizability; package cli is its command line, specified by
 // docs/cli-contract.md. It links the targets that come with pmlin: the
 // PMwCAS (package mwcas, the default), a lock-striped MwCAS with a redo
-// log (package lockmwcas) and level hashing, a persistent hash index of
-// the map model (package internal/levelhash).
+// log (package lockmwcas), level hashing, a persistent hash index of the
+// map model (package internal/levelhash), and Friedman et al.'s durable
+// queue (package internal/dqueue).
 //
 // The build is profile-guided: default.pgo merges CPU profiles of three
 // workloads, each run by a build without a profile: pmlin check reading a
@@ -27,9 +28,10 @@ package main
 
 import (
 	"github.com/pmlin/pmlin/cli"
+	"github.com/pmlin/pmlin/internal/dqueue"
 	"github.com/pmlin/pmlin/internal/levelhash"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 )
 
-func main() { cli.Main(mwcas.Target(), lockmwcas.Target(), levelhash.Target()) }
+func main() { cli.Main(mwcas.Target(), lockmwcas.Target(), levelhash.Target(), dqueue.Target()) }
