@@ -208,7 +208,7 @@ func (r *TargetsReport) Table() *Table {
 func (r *TargetsReport) Headlines() []string {
 	var h []string
 	for _, p := range r.Points {
-		h = append(h, fmt.Sprintf("%s (%s), threads %d: %.2f M ops/s unrecorded, %.2f M recorded (%.0f %% slower).",
+		h = append(h, fmt.Sprintf("%s (%s), threads %d: %.2f M ops/s unrecorded, %.2f M recorded (overhead %.0f %%, the median of rounds).",
 			p.Target, p.Model, p.Threads, p.OpsPerSecPlain/1e6, p.OpsPerSecLogged/1e6, 100*p.Overhead))
 	}
 	return h
