@@ -55,6 +55,7 @@ import (
 	"iter"
 	"slices"
 
+	"github.com/pmlin/pmlin/internal/targetkit"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -109,15 +110,8 @@ var mutants = [...]target.Mutant{
 }
 
 func parseMutant(name string) (mutant, error) {
-	if name == "" {
-		return correct, nil
-	}
-	for i, m := range mutants[1:] {
-		if m.Name == name {
-			return mutant(i + 1), nil
-		}
-	}
-	return 0, fmt.Errorf("lockmwcas: unknown mutant %q", name)
+	i, err := targetkit.MutantIndex("lockmwcas", mutants[:], name)
+	return mutant(i), err
 }
 
 // Region layout, in words: a superblock line, a line per lock, the data
@@ -227,14 +221,11 @@ func open(r *pmem.Region, c target.Config) (target.Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := pmem.Steps{W: r.Worker(0)}
-	want := m.l.superblock()
-	for i := range want {
-		if v := a.Load(uint64(i)); a.Err == nil && v != want[i] {
-			return nil, fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a lockmwcas of this geometry)", errCorrupt, i, v, want[i])
-		}
+	sb := m.l.superblock()
+	if err := targetkit.CheckSuperblock(r, sb[:], "lockmwcas", errCorrupt); err != nil {
+		return nil, err
 	}
-	return m, a.Err
+	return m, nil
 }
 
 func build(r *pmem.Region, c target.Config) (*lockMwCAS, error) {

@@ -73,6 +73,7 @@ import (
 	"fmt"
 	"hash/fnv"
 
+	"github.com/pmlin/pmlin/internal/targetkit"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -139,15 +140,8 @@ var mutants = [...]target.Mutant{
 }
 
 func parseMutant(name string) (mutant, error) {
-	if name == "" {
-		return correct, nil
-	}
-	for i, m := range mutants[1:] {
-		if m.Name == name {
-			return mutant(i + 1), nil
-		}
-	}
-	return 0, fmt.Errorf("dqueue: unknown mutant %q", name)
+	i, err := targetkit.MutantIndex("dqueue", mutants[:], name)
+	return mutant(i), err
 }
 
 // Region layout, in words: a superblock line; head, tail, the node
@@ -295,14 +289,11 @@ func open(r *pmem.Region, c target.Config) (target.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := pmem.Steps{W: r.Worker(0)}
-	want := q.l.superblock()
-	for i := range want {
-		if v := a.Load(uint64(i)); a.Err == nil && v != want[i] {
-			return nil, fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a dqueue of this geometry)", errCorrupt, i, v, want[i])
-		}
+	sb := q.l.superblock()
+	if err := targetkit.CheckSuperblock(r, sb[:], "dqueue", errCorrupt); err != nil {
+		return nil, err
 	}
-	return q, a.Err
+	return q, nil
 }
 
 // Do applies enq or deq as worker (target.Object).

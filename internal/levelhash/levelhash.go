@@ -72,6 +72,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/pmlin/pmlin/internal/targetkit"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -158,15 +159,8 @@ var mutants = [...]target.Mutant{
 }
 
 func parseMutant(name string) (mutant, error) {
-	if name == "" {
-		return correct, nil
-	}
-	for i, m := range mutants[1:] {
-		if m.Name == name {
-			return mutant(i + 1), nil
-		}
-	}
-	return 0, fmt.Errorf("levelhash: unknown mutant %q", name)
+	i, err := targetkit.MutantIndex("levelhash", mutants[:], name)
+	return mutant(i), err
 }
 
 // layout is where everything lives: the superblock line, the line of the
@@ -349,14 +343,11 @@ func open(r *pmem.Region, c target.Config) (target.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := pmem.Steps{W: r.Worker(0)}
-	want := t.l.superblock()
-	for i := range want {
-		if v := a.Load(uint64(i)); a.Err == nil && v != want[i] {
-			return nil, fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a levelhash of this geometry)", errCorrupt, i, v, want[i])
-		}
+	sb := t.l.superblock()
+	if err := targetkit.CheckSuperblock(r, sb[:], "levelhash", errCorrupt); err != nil {
+		return nil, err
 	}
-	return t, a.Err
+	return t, nil
 }
 
 // levels are the generations of the top and the bottom level, as the
