@@ -45,6 +45,24 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// screenshot has the browser draw page in a window of size ("W,H") into
+// the file shot (replacing an earlier one) and returns the image.
+func screenshot(t *testing.T, bin, page, size, shot string) image.Image {
+	t.Helper()
+	os.Remove(shot)
+	headless(t, bin, page, "--hide-scrollbars", "--window-size="+size, "--screenshot="+shot)
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
 // headless runs the browser on a file with extra flags, in a fresh
 // profile, with networking features off.
 func headless(t *testing.T, bin, page string, extra ...string) (stdout, stderr string) {
@@ -186,17 +204,7 @@ func TestBrowser(t *testing.T) {
 			checkDrawn(t, dom, d, p.name != "lost-write-20k")
 
 			shot := filepath.Join(shots, p.name+"."+p.mode.String()+".png")
-			os.Remove(shot)
-			headless(t, bin, page, "--hide-scrollbars", "--window-size=1400,900", "--screenshot="+shot)
-			f, err := os.Open(shot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			img, err := png.Decode(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			img := screenshot(t, bin, page, "1400,900", shot)
 			px := highlightPixels(img)
 			t.Logf("%s: %d bytes, %d operations, %d highlighted elements drawn, %d highlight pixels; screenshot %s",
 				p.name, buf.Len(), a.Result.Operations, want, px, shot)
@@ -333,17 +341,7 @@ func TestBrowserObjects(t *testing.T) {
 				t.Errorf("a small history scrolls sideways: %s timelines scroll, the page is %s px wider than the window", scrolled, over)
 			}
 			shot := filepath.Join(shots, p.name+".png")
-			os.Remove(shot)
-			headless(t, bin, file, "--hide-scrollbars", "--window-size=1000,1400", "--screenshot="+shot)
-			f, err := os.Open(shot)
-			if err != nil {
-				t.Fatal(err)
-			}
-			img, err := png.Decode(f)
-			f.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			img := screenshot(t, bin, file, "1000,1400", shot)
 			px := highlightPixels(img)
 			t.Logf("%s: %d bytes, %d bars, %s highlighted, %d highlight pixels, %s timelines scrolled, page %s px too wide; screenshot %s",
 				p.name, len(page), bars, hl, px, scrolled, over, shot)
