@@ -92,12 +92,17 @@ func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops
 	for _, p := range t.Params {
 		tc.Params[p.Name] = p.Default
 	}
+	var w *driver.ObjectWorkload
 	if t.Model == "" {
 		tc.Words, tc.MaxK = targetsWords, targetsK
 	} else {
+		var err error
+		if w, err = driver.NewObjectWorkload(t.Name, t.Model, t.Mix, driver.DefaultKeys); err != nil {
+			return 0, 0, err
+		}
 		tc.Ops = ops
-		if driver.KeyedModel(modelName(t.Model)) {
-			tc.Keys = driver.DefaultKeys
+		if driver.KeyedModel(w.Model) {
+			tc.Keys = w.Keys
 		}
 	}
 	n, err := t.Size(tc)
@@ -140,10 +145,6 @@ func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops
 			return 0, 0, err
 		}
 	} else {
-		w, err := driver.NewObjectWorkload(t.Name, t.Model, t.Mix, tc.Keys)
-		if err != nil {
-			return 0, 0, err
-		}
 		obj, err := t.NewObject(reg, tc)
 		if err != nil {
 			return 0, 0, err
@@ -185,16 +186,6 @@ func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops
 		}
 	}
 	return float64(res.Invoked) / secs, size, ctx.Err()
-}
-
-// modelName is the model's name without its parameters ("queue cap=8").
-func modelName(spec string) string {
-	for i := range len(spec) {
-		if spec[i] == ' ' {
-			return spec[:i]
-		}
-	}
-	return spec
 }
 
 func (r *TargetsReport) Table() *Table {
