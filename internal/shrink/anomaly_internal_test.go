@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // TestAnomalyFallsBackToWhole: when no extraction around the anomaly
