@@ -1,7 +1,6 @@
 package pmlin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -266,10 +265,11 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{})
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: opts.Mode, MaxAnomalies: opts.MaxAnomalies, SizeHint: int64(len(lay.text))})
+	events := lay.rec.Source(opts.Name, history.Options{})
+	a, err := analyzer.Analyze(ctx, lay.rec.Reader(opts.Name, history.Options{}),
+		analyzer.Options{Mode: opts.Mode, MaxAnomalies: opts.MaxAnomalies, SizeHint: lay.rec.Size(), Names: lay})
 	if ue := (*analyzer.UndecidedError)(nil); errors.As(err, &ue) {
-		if res, err := lay.decideExactly(ctx, opts, ue); res != nil || err != nil {
+		if res, err := lay.decideExactly(ctx, opts, ue, events); res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -281,17 +281,26 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 		res.Anomalies = append(res.Anomalies, lay.anomaly(an))
 	}
 	if pairs := analyzer.ObservationsBeforeWrites(a.Result); len(pairs) > 0 {
-		concatenated, _ := history.LooksConcatenated(history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{}))
-		res.Hint = analyzer.RecorderHint(pairs, concatenated)
+		concatenated, _ := history.LooksConcatenated(lay.rec.Reader(opts.Name, history.Options{}))
+		res.Hint = analyzer.RecorderHint(lay, pairs, concatenated)
 	}
 	return res, nil
 }
 
 // decideExactly decides by the exact search a history the graph method
 // left undecided (ue), if it is small enough (exact.Fallback): nil, nil
-// when it is not, or when that search runs out of its budget too.
-func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.UndecidedError) (*Result, error) {
-	h, err := history.ReadAll(bytes.NewReader(l.text), opts.Name)
+// when it is not, or when that search runs out of its budget too. The
+// search reads the events the graph method read.
+func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.UndecidedError, events history.Source) (*Result, error) {
+	if ue.Operations > exact.FallbackOps {
+		return nil, nil
+	}
+	r, done, err := events()
+	if err != nil {
+		return nil, nil
+	}
+	h, err := history.ReadEvents(r)
+	done()
 	if err != nil {
 		return nil, nil
 	}
@@ -323,7 +332,11 @@ func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 // WriteHistory writes the history as it was checked, in text format v1
 // (History.WriteTo), or version 2 for a history of objects.
 func (r *Result) WriteHistory(w io.Writer) error {
-	_, err := w.Write(r.lay.text)
+	text, err := r.lay.text()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(text)
 	return err
 }
 
@@ -357,8 +370,7 @@ func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
 	if r.a == nil {
 		return errors.New("pmlin: the exact search decided this history: there is no graph to report")
 	}
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(r.lay.text)), nil }
-	d, err := report.Collect(ctx, r.a, r.name, open, report.Options{})
+	d, err := report.Collect(ctx, r.a, r.name, r.lay.rec.Source(r.name, history.Options{}), report.Options{})
 	if err != nil {
 		return err
 	}
@@ -380,7 +392,11 @@ func (h History) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(l.text)
+	text, err := l.text()
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(text)
 	return int64(n), err
 }
 
@@ -398,7 +414,7 @@ func (l *layout) anomaly(an analyzer.Anomaly) Anomaly {
 
 // op is the operation invoked at line, -1 for line 0 (the initial state).
 func (l *layout) op(line int64) int {
-	if i, ok := l.byLine[line]; ok && !i.ret && i.op >= 0 {
+	if i, ok := l.at(line); ok && !i.ret && i.op >= 0 {
 		return i.op
 	}
 	return -1
@@ -423,14 +439,11 @@ func (l *layout) blame(err error) error {
 		return err // ctx's
 	}
 	e := &Error{Op: -1, Crash: -1, Msg: msg, Err: err}
-	if at, ok := l.byLine[line]; ok {
+	if at, ok := l.at(line); ok {
 		e.Op, e.Crash = at.op, at.crash
 		if at.ret {
 			e.Msg = "its response: " + msg
 		}
-	}
-	if e.Op >= 0 || e.Crash >= 0 {
-		e.Msg += fmt.Sprintf(" (line %d of the history's text: History.WriteTo)", line)
 	}
 	return e
 }

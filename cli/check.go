@@ -296,12 +296,12 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	// The input again, if it can be read again: a file, standard input's
 	// copy (for the outputs, or for the hints and the exact search while
 	// small).
-	var again report.Opener
+	var again history.Source
 	switch {
 	case reread || outs.any():
-		again = reopen
+		again = textSource(reopen, name)
 	case !kept.over:
-		again = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }
+		again = textSource(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }, name)
 	}
 	if ue := (*analyzer.UndecidedError)(nil); errors.As(err, &ue) {
 		if decided, err := decideExactly(ctx, e, name, ue, again, o); decided {
@@ -355,6 +355,13 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	return nil
 }
 
+// textSource is the events of the input that open opens again from its
+// start. A recording cut short was judged as far as it goes: so is it read
+// again (Prefix).
+func textSource(open func() (io.ReadCloser, error), name string) history.Source {
+	return history.TextSource(open, name, history.Options{Prefix: true})
+}
+
 // rereadable reports whether the input opened as in (openInput) can be
 // opened and read again from its start: a regular file, named, not
 // standard input.
@@ -402,19 +409,19 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 // (analyzer.RecorderHint); the history's shape is looked at, in a second
 // pass, only when there is something to say and the input can be read
 // again (a file, or standard input copied for --report and the like).
-func recorderHint(res *analyzer.Result, name string, reopen report.Opener) string {
+func recorderHint(res *analyzer.Result, name string, reopen history.Source) string {
 	pairs := analyzer.ObservationsBeforeWrites(res)
 	if len(pairs) == 0 {
 		return ""
 	}
 	concatenated := false
 	if reopen != nil {
-		if f, err := reopen(); err == nil {
-			concatenated, _ = history.LooksConcatenated(history.NewReader(f, name, history.Options{Prefix: true}))
-			f.Close()
+		if r, done, err := reopen(); err == nil {
+			concatenated, _ = history.LooksConcatenated(r)
+			done()
 		}
 	}
-	return analyzer.RecorderHint(pairs, concatenated)
+	return analyzer.RecorderHint(nil, pairs, concatenated)
 }
 
 // outputs are the files check writes besides its verdict.
@@ -453,9 +460,9 @@ func (o outputs) validate(input string) error {
 
 // writeOutputs writes the HTML report, the DOT graph and the shrunk
 // history asked for, each reported on standard error.
-func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string, reopen report.Opener, o outputs) error {
+func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string, reopen func() (io.ReadCloser, error), o outputs) error {
 	if o.html != "" || o.dot != "" {
-		d, err := report.Collect(ctx, a, name, reopen, report.Options{})
+		d, err := report.Collect(ctx, a, name, textSource(reopen, name), report.Options{})
 		if err != nil {
 			return &exitError{exitInput, err}
 		}

@@ -43,7 +43,7 @@ func analyzeBytes(t testing.TB, name string, text []byte, mode history.Mode) (*a
 		t.Fatal(err)
 	}
 	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
-	d, err := report.Collect(context.Background(), a, name, open, report.Options{})
+	d, err := report.Collect(context.Background(), a, name, history.TextSource(open, name, history.Options{Prefix: true}), report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
