@@ -165,9 +165,9 @@ type Result struct {
 	Anomalies []Anomaly
 	Omitted   int64
 	// Hint says what the anomalies tell about the recorder rather than
-	// the primitive, or is "" (analyzer.RecorderHint): for instance an
-	// operation that observed a value before its writer was called, which
-	// says the timestamps are not those of one global clock.
+	// the primitive, or is "": for instance an operation that observed a
+	// value before its writer was called, which says the timestamps are
+	// not those of one global clock. It names operations by index.
 	Hint string
 
 	name string
@@ -188,9 +188,11 @@ type Anomaly struct {
 	// Ops are the operations involved (for a cycle, in cycle order).
 	Ops   []int
 	Words []uint64
-	// Explanation says it in sentences, naming operations by the line of
-	// their invocation in the history's text (History.WriteTo, where each
-	// invocation line ends with "# op I").
+	// Explanation says it in sentences, naming operations by index
+	// ("operation 3 (process 2 cas)"), crashes by index ("crash 1") and
+	// responses by their timestamps ("returned at time 20"); for a
+	// history of objects, by the line of WriteHistory's text (package
+	// doc, "Operations named by index").
 	Explanation string
 	// Edges are the witness: for a cycle, each edge of a shortest cycle.
 	Edges []Edge
@@ -205,13 +207,15 @@ type Edge struct {
 	// --json names them.
 	Kind string
 	// Word is the address of a reads-from or auxiliary edge.
-	Word   uint64
+	Word uint64
+	// Reason says why From comes before To, in Explanation's words.
 	Reason string
 }
 
 // Error is a history Check cannot judge: ill-formed, breaking an
 // assumption of the method, holding no operation, or undecided. It names
-// the operation (or the crash) to blame.
+// the operation (or the crash) to blame, by index, and so does Msg any
+// other it involves ("as does the cas of operation 0").
 type Error struct {
 	// Op is the index in History.Operations of the operation to blame,
 	// Crash the index in History.Crashes of the crash; -1 when none is.
@@ -326,11 +330,14 @@ func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.U
 	return out, nil
 }
 
-// Line is the line of operation op's invocation in WriteHistory's text.
+// Line is the line of operation op's invocation in WriteHistory's text:
+// for those who print the text, and the lines WriteReport's titles, the
+// HTML report and a history of objects' explanations name.
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 
 // WriteHistory writes the history as it was checked, in text format v1
-// (History.WriteTo), or version 2 for a history of objects.
+// (History.WriteTo), or version 2 for a history of objects: rendered now,
+// from the events checked (Check renders no text).
 func (r *Result) WriteHistory(w io.Writer) error {
 	text, err := r.lay.text()
 	if err != nil {
@@ -349,7 +356,7 @@ func (r *Result) WriteReport(w io.Writer) error {
 	if r.a == nil {
 		return report.ExactText(w, r.name, r.v)
 	}
-	if err := report.Text(w, r.name, r.a.Result); err != nil {
+	if err := report.Text(w, r.name, r.a.Result, r.lay); err != nil {
 		return err
 	}
 	if r.Hint != "" {
@@ -377,10 +384,10 @@ func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
 	return report.HTML(w, d)
 }
 
-// WriteTo writes h in text format v1, as Check reads it: steps merged by
-// timestamp (package doc), each invocation line ending with "# op I" and
-// each crash line with "# crash K"; a history of objects in version 2.
-// An error is an *Error.
+// WriteTo writes h in text format v1, the events Check reads as pmlin
+// check would read them: steps merged by timestamp (package doc), each
+// invocation line ending with "# op I" and each crash line with
+// "# crash K"; a history of objects in version 2. An error is an *Error.
 func (h History) WriteTo(w io.Writer) (int64, error) {
 	var l *layout
 	var err error

@@ -47,7 +47,7 @@ type lineOf struct {
 func (l *layout) at(line int64) (lineOf, bool) {
 	p := line - l.first
 	if p < 0 || p >= int64(len(l.order)) {
-		return lineOf{}, false
+		return lineOf{op: -1, crash: -1}, false
 	}
 	switch s := int(l.order[p]); {
 	case s >= 2*l.n:
@@ -343,16 +343,41 @@ func (l *layout) Returned(line int64) string {
 // Crashes names crashes by their index in History.Crashes: "crash 1",
 // "crashes 0 and 2".
 func (l *layout) Crashes(lines ...int64) string {
-	names := make([]string, len(lines))
+	ks := l.crashes(lines)
+	if len(ks) == 1 {
+		return "crash " + ks[0]
+	}
+	return "crashes " + strings.Join(ks[:len(ks)-1], ", ") + " and " + ks[len(ks)-1]
+}
+
+// OpList lists operations by index in a title: "operations 0, 1".
+func (l *layout) OpList(lines []int64) string {
+	is := make([]string, len(lines))
 	for k, line := range lines {
-		at, ok := l.at(line)
-		if !ok || at.crash < 0 {
-			return "the crashes at lines " + fmt.Sprint(lines)
-		}
-		names[k] = strconv.Itoa(at.crash)
+		is[k] = strconv.Itoa(l.op(line))
 	}
-	if len(names) == 1 {
-		return "crash " + names[0]
+	return titleList(is, "operation ", "operations ")
+}
+
+// CrashList lists crashes by index in a title: "crashes 0, 1".
+func (l *layout) CrashList(lines []int64) string {
+	return titleList(l.crashes(lines), "crash ", "crashes ")
+}
+
+// crashes are the indexes of the crashes at lines.
+func (l *layout) crashes(lines []int64) []string {
+	ks := make([]string, len(lines))
+	for k, line := range lines {
+		at, _ := l.at(line)
+		ks[k] = strconv.Itoa(at.crash)
 	}
-	return "crashes " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+	return ks
+}
+
+// titleList is a title's list of xs, after one or many.
+func titleList(xs []string, one, many string) string {
+	if len(xs) == 1 {
+		return one + xs[0]
+	}
+	return many + strings.Join(xs, ", ")
 }

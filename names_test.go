@@ -27,6 +27,11 @@ func TestExplanationsNameOperations(t *testing.T) {
 			[]string{"operation 0 (process 1 cas) returned at time 5, before operation 1 (process 2 read) was invoked"}},
 		{"cut off by a crash", pmlin.History{Operations: []pmlin.Operation{crashed, read(2, 3, 4, []uint64{10}, 0), read(2, 5, 6, []uint64{10}, 0x100001)}, Crashes: []int64{2}},
 			[]string{"was cut off by crash 0 and", "as operation 2 observed its value", "came before crash 0"}},
+		{"torn read (README)", pmlin.History{Operations: []pmlin.Operation{
+			{Process: 1, Kind: pmlin.CAS, Addrs: []uint64{10, 11}, Expected: []uint64{0, 0}, New: []uint64{0x100001, 0x100002}, Call: 100, Return: 180, Outcome: pmlin.OK},
+			{Process: 2, Kind: pmlin.Read, Addrs: []uint64{10, 11}, Call: 150, Return: 200, Outcome: pmlin.Returned, Values: []uint64{0x100001, 0}},
+			{Process: 1, Kind: pmlin.Read, Addrs: []uint64{11}, Call: 190, Return: 210, Outcome: pmlin.Returned, Values: []uint64{0x100002}}}},
+			[]string{"operation 1 (process 2 read) read address 11 = 0, which operation 0 (process 1 cas) replaced, so the read came first"}},
 		{"lost write", pmlin.History{Operations: []pmlin.Operation{read(3, 20, 21, []uint64{1}, 0), cas(1, 0, 1, 1, 0, 5, pmlin.OK)}, Crashes: []int64{7, 15}},
 			[]string{"after crash 0", "the successful cas of operation 1, which returned at time 1, was lost at address 1"}},
 	} {
@@ -54,6 +59,14 @@ func TestExplanationsNameOperations(t *testing.T) {
 			if !strings.Contains(res.Anomalies[0].Explanation, w) {
 				t.Errorf("%s: %q not in %s", c.name, w, res.Anomalies[0].Explanation)
 			}
+		}
+		// The report's titles too.
+		var report bytes.Buffer
+		if err := res.WriteReport(&report); err != nil {
+			t.Fatal(err)
+		}
+		if title := fmt.Sprintf("anomaly 1: %s, operations %d, %d,", res.Anomalies[0].Kind, res.Anomalies[0].Ops[0], res.Anomalies[0].Ops[1]); !strings.Contains(report.String(), title) || strings.Contains(report.String(), "line") {
+			t.Errorf("%s: the report names lines, or lacks %q:\n%s", c.name, title, report.String())
 		}
 	}
 

@@ -328,7 +328,7 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		}
 		err = report.JSON(e.stdout, v)
 	} else {
-		err = report.Text(e.stdout, name, res)
+		err = report.Text(e.stdout, name, res, nil)
 		if err == nil && hint != "" {
 			_, err = fmt.Fprintf(e.stdout, "\nhint: %s\n", hint)
 		}

@@ -88,7 +88,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 		t.Run(base, func(t *testing.T) {
 			a, _ := analyzeFile(t, c.file, c.mode)
 			var txt, js bytes.Buffer
-			if err := report.Text(&txt, c.file, a.Result); err != nil {
+			if err := report.Text(&txt, c.file, a.Result, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := report.JSON(&js, report.NewVerdict(a.Result)); err != nil {
@@ -325,7 +325,7 @@ func TestHTMLSize(t *testing.T) {
 func TestTextNonCycle(t *testing.T) {
 	a, _ := analyzeFile(t, "fork.hist", history.Strict)
 	var buf bytes.Buffer
-	if err := report.Text(&buf, "fork.hist", a.Result); err != nil {
+	if err := report.Text(&buf, "fork.hist", a.Result, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "anomaly 1: fork") || !strings.Contains(buf.String(), "- [rf]") {
