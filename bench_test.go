@@ -66,3 +66,21 @@ func BenchmarkCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestCheckAllocations: Check of 20,000 operations makes a few hundred
+// allocations, not a few per operation: it records the operations as
+// events in one growing block (a history.Recording) that the analyzer
+// reads in place, and renders no line of text, formats no value and
+// parses nothing back (rendering the text took about 18 per operation).
+func TestCheckAllocations(t *testing.T) {
+	h := large(t, 20_000)
+	allocs := testing.AllocsPerRun(2, func() {
+		if res, err := pmlin.Check(context.Background(), h, pmlin.Options{}); err != nil || !res.Linearizable {
+			t.Fatal(err, res)
+		}
+	})
+	if allocs > 2_000 {
+		t.Fatalf("%.0f allocations for %d operations", allocs, len(h.Operations))
+	}
+	t.Logf("%.0f allocations for %d operations", allocs, len(h.Operations))
+}
