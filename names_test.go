@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin"
+	"github.com/pmlin/pmlin/model"
 )
 
 // TestExplanationsNameOperations: Check's sentences (explanations, edges'
@@ -108,6 +109,21 @@ func TestLineOfWriteHistory(t *testing.T) {
 	}
 	if !strings.Contains(text.String(), "crash  # crash 0\n") {
 		t.Errorf("no crash line:\n%s", text.String())
+	}
+
+	// A history of objects: its version 2 text, after a line per object.
+	objects := pmlin.History{Objects: []model.Object{{Name: "q", Model: "queue"}, {Name: "r", Model: "queue"}}, Crashes: []int64{25},
+		Operations: []pmlin.Operation{qop(2, "deq", 30, 40, pmlin.Returned, nil, vals(7)), qop(1, "enq", 10, 20, pmlin.Returned, vals(7), okv)}}
+	res = check(t, objects, pmlin.Strict)
+	text.Reset()
+	if err := res.WriteHistory(&text); err != nil {
+		t.Fatal(err)
+	}
+	lines = strings.Split(text.String(), "\n")
+	for i := range objects.Operations {
+		if l := res.Line(i); l < 1 || int(l) > len(lines) || !strings.HasSuffix(lines[l-1], fmt.Sprintf("# op %d", i)) {
+			t.Errorf("objects: Line(%d) = %d:\n%s", i, l, text.String())
+		}
 	}
 }
 
