@@ -331,8 +331,8 @@ func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.U
 }
 
 // Line is the line of operation op's invocation in WriteHistory's text:
-// for those who print the text, and the lines WriteReport's titles, the
-// HTML report and a history of objects' explanations name.
+// for those who print the text, and the line the HTML report's timelines
+// and a history of objects' explanations name.
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 
 // WriteHistory writes the history as it was checked, in text format v1
@@ -348,7 +348,9 @@ func (r *Result) WriteHistory(w io.Writer) error {
 }
 
 // WriteReport writes the verdict for a person: pmlin check's text report,
-// then the hint if there is one.
+// naming operations and crashes by index, then the hint if there is one.
+// An exact verdict, and a history of objects, name them by the line of
+// WriteHistory's text, as pmlin check would.
 func (r *Result) WriteReport(w io.Writer) error {
 	if r.ov != nil {
 		return r.ov.Text(w)
