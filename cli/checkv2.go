@@ -170,6 +170,9 @@ func writeShrunkV2(ctx context.Context, h *model.History, name string, o shrinkV
 		fmt.Sprintf("object %s is not linearizable in %s mode. Each invocation and crash names its line there.", st.Object, o.mode),
 		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", o.mode),
 	}
+	if st.After > 0 {
+		comment = append(comment, fmt.Sprintf("Its first operation came after the crash of line %d there (and what recovery left).", st.After))
+	}
 	if err := createOutput(ctx, o.path, o.force, func(w io.Writer) error { return shrink.WriteObjects(w, out, comment) }); err != nil {
 		return st, errShrinkOutput{err}
 	}

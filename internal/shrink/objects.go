@@ -42,6 +42,11 @@ type ObjectStats struct {
 	Original, Final          int
 	OriginalCrashes, Crashes int
 	Lines                    int
+	// After is the line of the input's last crash before the result's
+	// first operation (0: none): the result starts in the recovery epoch
+	// after it, which a result without crashes does not show (a deq that
+	// returned a value never enqueued fails alone).
+	After int64
 	// Checks is the number of candidates re-checked, Undecided how many
 	// of them the budget left undecided (counted as not failing).
 	Checks, Undecided int
@@ -138,6 +143,14 @@ func Objects(ctx context.Context, h *model.History, opts ObjectOptions) (*model.
 	st.Checks, st.Undecided = s.checks, s.undecided
 	st.Minimal = !s.exhausted() && s.undecidedRound == 0
 	st.Final, st.Crashes, st.Lines = len(out.Ops), len(out.Crashes), out.Events
+	if len(cur) > 0 {
+		call := h.Ops[cur[0]].Call // (cur is in order of invocation, as h.Ops)
+		for _, c := range h.Crashes {
+			if c.Pos < call {
+				st.After = c.Line
+			}
+		}
+	}
 	st.Seconds = time.Since(start).Seconds()
 	return out, st, ctx.Err()
 }

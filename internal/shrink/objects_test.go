@@ -443,3 +443,17 @@ func TestObjectsRandom(t *testing.T) {
 	}
 	t.Logf("shrunk %d failing histories (of %d, in 3 modes)", shrunk, n)
 }
+
+// TestObjectsAfter: a deq of a value never enqueued fails alone; the
+// stats name the crash it came after (line 6), which the result cannot
+// show.
+func TestObjectsAfter(t *testing.T) {
+	in := "pmlin-history v2\nobject q queue\n1 inv q enq 0x1001\n1 ret ok\n2 inv q enq 0x1002\ncrash\n2 inv q deq\n2 ret 0x1001\n3 inv q deq\n3 ret 7\n"
+	got, st := shrinkText(t, in, history.Strict)
+	if events(got) != "pmlin-history v2\nobject q queue\n3 inv q deq\n3 ret 7" || st.After != 6 || st.Crashes != 0 {
+		t.Errorf("%+v\n%s", st, got)
+	}
+	if _, st := shrinkText(t, lostEnq, history.Strict); st.After != 0 {
+		t.Errorf("lost element: After %d, want 0 (its first operation is the first of the history)", st.After)
+	}
+}
