@@ -58,6 +58,9 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 	if need := v2ReadMemory(size); o.maxMemory > 0 && need > o.maxMemory {
 		return &exitError{exitInput, &analyzer.MemoryError{File: name, Need: need, Limit: o.maxMemory, Source: o.memorySource, Estimated: true}}
 	}
+	// A shrunk history names its operations' original lines: so do its
+	// anomalies.
+	in, origin := shrink.Origins(in)
 	h, err := history.ReadV2(in, name)
 	if err != nil {
 		return &exitError{exitInput, err}
@@ -110,6 +113,9 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 		}
 	}
 	v := report.NewObjectsVerdict(h, name, res)
+	if origin != nil {
+		v.SetOrigins(origin)
+	}
 	if o.asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetEscapeHTML(false) // "deq -> 5", not "deq -\u003e 5"

@@ -65,8 +65,16 @@ func TestCheckV2Shrink(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || !strings.Contains(string(b), "# line 4\n") || strings.Contains(string(b), "object m") {
 		t.Errorf("shrunk:\n%s", b)
 	}
-	if code, stdout, _ := pmlin(t, "", "check", out); code != 1 || !strings.Contains(stdout, "object q (queue): NOT LINEARIZABLE, 3 operations") {
+	// Its check names the lines of the original too.
+	if code, stdout, _ := pmlin(t, "", "check", out); code != 1 || !strings.Contains(stdout, "object q (queue): NOT LINEARIZABLE, 3 operations") ||
+		!regexp.MustCompile(`anomaly 1: nonlinearizable, object q, operations at lines [\d ]+ \(lines 4 18 22 of the original\)`).MatchString(stdout) {
 		t.Errorf("check of the shrunk history: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, _ := pmlin(t, "", "check", "--json", out); code != 1 || !strings.Contains(stdout, `"original_ops":[4,18,22]`) {
+		t.Errorf("check --json of the shrunk history: exit %d\n%s", code, stdout)
+	}
+	if code, stdout, _ := pmlin(t, "", "check", "--json", in); code != 1 || strings.Contains(stdout, `"original_ops"`) {
+		t.Errorf("check --json of the original names original lines: exit %d\n%s", code, stdout)
 	}
 	if code, _, errs := pmlin(t, "", "check", "--shrink", out, in); code != 2 || !strings.Contains(errs, "the file exists (use --force") {
 		t.Errorf("replaced without --force: exit %d %s", code, errs)

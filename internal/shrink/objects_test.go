@@ -294,8 +294,9 @@ func TestObjectsErrors(t *testing.T) {
 }
 
 // genHistory draws a history of a queue q and a map m (keys 0-2) by 3
-// processes, operations taking effect at their responses, with crashes
-// (each pending operation taking effect or not, the harness's process 9
+// processes, operations taking effect at their responses (or, answered
+// "?", not at all), with crashes (each pending operation taking effect or
+// not, the harness's process 9
 // reading the contents and every key after it) and faults: a result
 // changed (lies), or an element or a pair lost by a crash.
 func genHistory(r *rand.Rand) string {
@@ -372,6 +373,14 @@ func genHistory(r *rand.Rand) string {
 		}
 		proc := 1 + r.IntN(3)
 		if p := pend[proc]; p != nil {
+			if r.IntN(10) == 0 { // answered "?": it took effect, or not
+				if r.IntN(2) == 0 {
+					apply(p)
+				}
+				fmt.Fprintf(&b, "%d ret ?\n", proc)
+				delete(pend, proc)
+				continue
+			}
 			res := apply(p)
 			switch {
 			case r.IntN(14) != 0 || p.name == "enq":
