@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/pmlin/pmlin/analyzer"
@@ -172,7 +173,7 @@ func writeShrunkV2(ctx context.Context, h *model.History, name string, o shrinkV
 		return st, err
 	}
 	comment := []string{
-		fmt.Sprintf("Shrunk by %s from %s (%d operations, %s) to %d operations and %s:", o.by, name, st.Original, crashes(st.OriginalCrashes), st.Final, crashes(st.Crashes)),
+		fmt.Sprintf("Shrunk by %s from %s (%s, %s) to %s and %s:", o.by, name, count(st.Original, "operation"), count(st.OriginalCrashes, "crash"), count(st.Final, "operation"), count(st.Crashes, "crash")),
 		fmt.Sprintf("object %s is not linearizable in %s mode. Each invocation and crash names its line there.", st.Object, o.mode),
 		fmt.Sprintf("pmlin check --mode %s FILE -> NOT LINEARIZABLE (exit 1)", o.mode),
 	}
@@ -206,11 +207,15 @@ func shrinkV2(ctx context.Context, e env, h *model.History, name string, o shrin
 	return nil
 }
 
-func crashes(n int) string {
-	if n == 1 {
-		return "1 crash"
+// count says n things: "1 crash", "2 crashes", "0 operations".
+func count(n int, thing string) string {
+	switch {
+	case n == 1:
+		return "1 " + thing
+	case strings.HasSuffix(thing, "sh"):
+		return fmt.Sprintf("%d %ses", n, thing)
 	}
-	return fmt.Sprintf("%d crashes", n)
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // shrunkHow says how far a version 2 shrinking went, for its line on
@@ -224,5 +229,5 @@ func shrunkHow(st shrink.ObjectStats) string {
 	default:
 		minimal = "not proven 1-minimal: the re-check budget ran out"
 	}
-	return fmt.Sprintf("object %s, %s, %d lines; %s; %d re-checks in %.2fs", st.Object, crashes(st.Crashes), st.Lines, minimal, st.Checks, st.Seconds)
+	return fmt.Sprintf("object %s, %s, %d lines; %s; %d re-checks in %.2fs", st.Object, count(st.Crashes, "crash"), st.Lines, minimal, st.Checks, st.Seconds)
 }
