@@ -134,6 +134,8 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 	}
 	switch {
 	case o.outs.shrink == "":
+	case res.Verdict != lin.Violation && v.Stuck > 0:
+		fmt.Fprintf(e.stderr, "pmlin: nothing to shrink: every object is linearizable, and stuck operations are not shrunk (no %s written)\n", o.outs.shrink)
 	case res.Verdict != lin.Violation:
 		fmt.Fprintf(e.stderr, "pmlin: nothing to shrink: the history is linearizable (no %s written)\n", o.outs.shrink)
 	default:

@@ -97,6 +97,13 @@ func TestCheckV2Shrink(t *testing.T) {
 	if code, _, _ := pmlin(t, "", "check", "--mode", "recoverable", d); code != 1 {
 		t.Errorf("the shrunk history passes in recoverable mode")
 	}
+	// Stuck operations of a synchronisation object (exit 1, every object
+	// linearizable) are not shrunk.
+	stuck := writeFile(t, "stuck.hist", "pmlin-history v2\nobject c channel\n1 inv c send 5\n2 inv c recv\n2 ret 5\n")
+	s := filepath.Join(dir, "stuck-shrunk.hist")
+	if code, _, errs := pmlin(t, "", "check", "--shrink", s, stuck); code != 1 || !strings.Contains(errs, "nothing to shrink: every object is linearizable, and stuck operations are not shrunk") {
+		t.Errorf("stuck: exit %d %s", code, errs)
+	}
 }
 
 // TestFuzzShrinksStructureFindings: a planted bug of each built-in data
