@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/shrink"
 	"github.com/pmlin/pmlin/model"
@@ -185,7 +185,7 @@ type Anomaly struct {
 	// object (exchanger, channel) that never returned though it should
 	// have, in a history that is linearizable (Result.Linearizable stays
 	// true): its Ops are the operation, then its partner.
-	Kind analyzer.Kind
+	Kind string
 	// Ops are the operations involved (for a cycle, in cycle order).
 	Ops   []int
 	Words []uint64
@@ -201,7 +201,10 @@ type Anomaly struct {
 type Edge struct {
 	// From and To are operations by index; -1 is the initial state.
 	From, To int
-	Kind     analyzer.EdgeKind
+	// Kind is the edge's kind: "hb" (happens before), "rf" (reads from),
+	// "aux" (an auxiliary edge of the OPODIS paper), as pmlin check
+	// --json names them.
+	Kind string
 	// Word is the address of a reads-from or auxiliary edge.
 	Word   uint64
 	Reason string
@@ -215,12 +218,28 @@ type Error struct {
 	// Crash the index in History.Crashes of the crash; -1 when none is.
 	Op, Crash int
 	Msg       string
-	// Err is the cause: one of history's kinds (errors.Is(err,
-	// history.ErrMalformed)), history.ErrCoarseClock (timestamps that tie
-	// in a way no order can state: recorders/README.md, rule 4), an
-	// *analyzer.AssumptionError or an *analyzer.UndecidedError.
+	// Err is the cause, of one of the kinds below (errors.Is).
 	Err error
 }
+
+// The kinds of an Error's cause, for errors.Is.
+var (
+	// ErrMalformed: the history breaks the format; ErrSyntax (a field
+	// out of range), ErrIllFormed (a rule of well-formedness) and ErrLimit
+	// (a limit of pmlin's) are kinds of it.
+	ErrMalformed = history.ErrMalformed
+	ErrSyntax    = history.ErrSyntax
+	ErrIllFormed = history.ErrIllFormed
+	ErrLimit     = history.ErrLimit
+	// ErrCoarseClock: timestamps that tie in a way no order can state
+	// (recorders/README.md, rule 4).
+	ErrCoarseClock = history.ErrCoarseClock
+	// ErrAssumption: the history breaks an assumption of the method
+	// (docs/history-format.md, Assumptions 1 and 2) in a way that matters.
+	ErrAssumption = analyzer.ErrAssumption
+	// ErrUndecided: deciding needs more than the budget allows.
+	ErrUndecided = analyzer.ErrUndecided
+)
 
 func (e *Error) Error() string {
 	switch {
@@ -298,20 +317,6 @@ func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.U
 	return out, nil
 }
 
-// Verdict is the analyzer's result in full (figures, staleness, ...),
-// operations named by the line of their invocation in WriteHistory's text.
-// For an exact verdict (Engine "exact") it holds the verdict, the mode and
-// the number of operations only.
-func (r *Result) Verdict() *analyzer.Result {
-	if r.ov != nil {
-		return &analyzer.Result{Linearizable: r.Linearizable, Mode: r.Mode, Operations: int64(r.ov.Operations)}
-	}
-	if r.a == nil {
-		return &analyzer.Result{Linearizable: r.Linearizable, Mode: r.Mode, Operations: r.v.Operations}
-	}
-	return r.a.Result
-}
-
 // Line is the line of operation op's invocation in WriteHistory's text.
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 
@@ -381,12 +386,12 @@ func (h History) WriteTo(w io.Writer) (int64, error) {
 
 // anomaly names an analyzer anomaly's operations by index.
 func (l *layout) anomaly(an analyzer.Anomaly) Anomaly {
-	out := Anomaly{Kind: an.Kind, Words: an.Words, Explanation: an.Explanation}
+	out := Anomaly{Kind: string(an.Kind), Words: an.Words, Explanation: an.Explanation}
 	for _, line := range an.Ops {
 		out.Ops = append(out.Ops, l.op(line))
 	}
 	for _, e := range an.Edges {
-		out.Edges = append(out.Edges, Edge{From: l.op(e.From), To: l.op(e.To), Kind: e.Kind, Word: e.Word, Reason: e.Reason})
+		out.Edges = append(out.Edges, Edge{From: l.op(e.From), To: l.op(e.To), Kind: string(e.Kind), Word: e.Word, Reason: e.Reason})
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/merge"
 	"github.com/pmlin/pmlin/internal/tie"
 )

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/objcheck"
 	"github.com/pmlin/pmlin/internal/report"
@@ -55,7 +55,7 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		if or.Verdict != lin.Violation || x == nil {
 			continue
 		}
-		an := Anomaly{Kind: analyzer.Kind("nonlinearizable"), Explanation: x.Sentence}
+		an := Anomaly{Kind: "nonlinearizable", Explanation: x.Sentence}
 		for _, r := range x.Ops {
 			an.Ops = append(an.Ops, byModel[r.Index])
 		}
@@ -69,7 +69,7 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 	// the history is linearizable.
 	for _, or := range res.Objects {
 		for _, st := range or.Stuck {
-			out.Anomalies = append(out.Anomalies, Anomaly{Kind: analyzer.Kind("stuck"), Explanation: st.Sentence,
+			out.Anomalies = append(out.Anomalies, Anomaly{Kind: "stuck", Explanation: st.Sentence,
 				Ops: []int{byModel[st.Op.Index], byModel[st.Partner.Index]}})
 		}
 	}

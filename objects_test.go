@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -224,30 +224,30 @@ func TestCheckObjectsErrors(t *testing.T) {
 		want   string
 		kind   error
 	}{
-		{"no operation", func(h *pmlin.History) { h.Operations = nil }, -1, "no operation", history.ErrIllFormed},
-		{"unknown model", func(h *pmlin.History) { h.Objects[0].Model = "quue" }, -1, `object q: unknown model "quue"`, history.ErrIllFormed},
-		{"bad parameter", func(h *pmlin.History) { h.Objects[0].Params = []model.Param{{Key: "cap", Value: "x"}} }, -1, "object q: ", history.ErrIllFormed},
-		{"no such operation", func(h *pmlin.History) { h.Operations[1].Name = "pop" }, 1, `queue has no operation "pop"`, history.ErrIllFormed},
-		{"wrong results", func(h *pmlin.History) { h.Operations[0].Results = vals(3) }, 0, "queue enq", history.ErrIllFormed},
-		{"no results", func(h *pmlin.History) { h.Operations[0].Results = nil }, 0, "returned no result", history.ErrIllFormed},
-		{"results of a pending", func(h *pmlin.History) { h.Operations[1].Outcome = pmlin.Pending }, 1, "has Results but ended pending", history.ErrIllFormed},
-		{"word-array fields", func(h *pmlin.History) { h.Operations[1].Kind = pmlin.Read }, 1, "has the word array's fields", history.ErrSyntax},
-		{"no such object", func(h *pmlin.History) { h.Operations[1].Object = 1 }, 1, "acts on object 1", history.ErrSyntax},
-		{"a cas outcome", func(h *pmlin.History) { h.Operations[1].Outcome = pmlin.OK }, 1, "ends Returned, Unknown or Pending", history.ErrIllFormed},
-		{"overlap", func(h *pmlin.History) { h.Operations[1].Process = 1; h.Operations[1].Call = 15 }, 1, "must not overlap", history.ErrIllFormed},
-		{"initial words", func(h *pmlin.History) { h.Init = 5 }, -1, "initial values as its objects' parameters", history.ErrSyntax},
-		{"bad object name", func(h *pmlin.History) { h.Objects[0].Name = "Q" }, -1, `object name "Q"`, history.ErrSyntax},
+		{"no operation", func(h *pmlin.History) { h.Operations = nil }, -1, "no operation", pmlin.ErrIllFormed},
+		{"unknown model", func(h *pmlin.History) { h.Objects[0].Model = "quue" }, -1, `object q: unknown model "quue"`, pmlin.ErrIllFormed},
+		{"bad parameter", func(h *pmlin.History) { h.Objects[0].Params = []model.Param{{Key: "cap", Value: "x"}} }, -1, "object q: ", pmlin.ErrIllFormed},
+		{"no such operation", func(h *pmlin.History) { h.Operations[1].Name = "pop" }, 1, `queue has no operation "pop"`, pmlin.ErrIllFormed},
+		{"wrong results", func(h *pmlin.History) { h.Operations[0].Results = vals(3) }, 0, "queue enq", pmlin.ErrIllFormed},
+		{"no results", func(h *pmlin.History) { h.Operations[0].Results = nil }, 0, "returned no result", pmlin.ErrIllFormed},
+		{"results of a pending", func(h *pmlin.History) { h.Operations[1].Outcome = pmlin.Pending }, 1, "has Results but ended pending", pmlin.ErrIllFormed},
+		{"word-array fields", func(h *pmlin.History) { h.Operations[1].Kind = pmlin.Read }, 1, "has the word array's fields", pmlin.ErrSyntax},
+		{"no such object", func(h *pmlin.History) { h.Operations[1].Object = 1 }, 1, "acts on object 1", pmlin.ErrSyntax},
+		{"a cas outcome", func(h *pmlin.History) { h.Operations[1].Outcome = pmlin.OK }, 1, "ends Returned, Unknown or Pending", pmlin.ErrIllFormed},
+		{"overlap", func(h *pmlin.History) { h.Operations[1].Process = 1; h.Operations[1].Call = 15 }, 1, "must not overlap", pmlin.ErrIllFormed},
+		{"initial words", func(h *pmlin.History) { h.Init = 5 }, -1, "initial values as its objects' parameters", pmlin.ErrSyntax},
+		{"bad object name", func(h *pmlin.History) { h.Objects[0].Name = "Q" }, -1, `object name "Q"`, pmlin.ErrSyntax},
 		{"coarse clock", func(h *pmlin.History) {
 			h.Operations = append(h.Operations, qop(1, "deq", 40, 50, pmlin.Returned, nil, []model.Value{model.Sym(model.Empty)}),
 				qop(2, "enq", 40, 50, pmlin.Returned, vals(2), okv))
 			h.Operations[0].Return = 40
-		}, 0, "", history.ErrCoarseClock},
+		}, 0, "", pmlin.ErrCoarseClock},
 	} {
 		h := good()
 		c.change(&h)
 		_, err := pmlin.Check(context.Background(), h, pmlin.Options{})
 		var pe *pmlin.Error
-		if !errors.As(err, &pe) || pe.Op != c.op && c.kind != history.ErrCoarseClock || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.kind) {
+		if !errors.As(err, &pe) || pe.Op != c.op && c.kind != pmlin.ErrCoarseClock || !strings.Contains(err.Error(), c.want) || !errors.Is(err, c.kind) {
 			t.Errorf("%s: %v (%#v), want operation %d, %q", c.name, err, pe, c.op, c.want)
 		}
 	}

@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // The kinds of error of pmlin check --json (docs/cli-contract.md): what

@@ -16,7 +16,7 @@ import (
 // stuck, exit 1, in text, JSON and the HTML report; the buggy exchanger
 // example names the exchange that took an offer already taken.
 func TestCheckSyncObjects(t *testing.T) {
-	fig9, fig10 := "../history/testdata/v2/exchanger-fig9.hist", "../history/testdata/v2/channel-fig10.hist"
+	fig9, fig10 := "../internal/history/testdata/v2/exchanger-fig9.hist", "../internal/history/testdata/v2/channel-fig10.hist"
 	code, out, errs := pmlin(t, "", "check", fig9)
 	if code != 1 || errs != "" {
 		t.Fatalf("fig 9: exit %d, %s", code, errs)

@@ -29,12 +29,12 @@ func v2JSONOf(t *testing.T, out string) report.ObjectsVerdict {
 	return v
 }
 
-// TestCheckV2Testdata: every version 2 history under history/testdata/v2,
+// TestCheckV2Testdata: every version 2 history under internal/history/testdata/v2,
 // text and JSON Lines, gets its verdict in every mode, with one object per
 // object of the file; those that tell the modes apart, and Round-Up's
 // bug, are judged as their comments say.
 func TestCheckV2Testdata(t *testing.T) {
-	files, _ := filepath.Glob("../history/testdata/v2/*")
+	files, _ := filepath.Glob("../internal/history/testdata/v2/*")
 	if len(files) < 12 {
 		t.Fatalf("%d files", len(files))
 	}
@@ -279,7 +279,7 @@ func TestCheckV2Report(t *testing.T) {
 // pmlin check --exact gives the version 1 file, in every mode.
 func TestCheckV2WordsAgreesWithExact(t *testing.T) {
 	var files []string
-	for _, g := range []string{"../examples/*.hist", "../history/testdata/*.hist", "../analyzer/testdata/chains/*.hist", "../analyzer/testdata/opodis/*.hist"} {
+	for _, g := range []string{"../examples/*.hist", "../internal/history/testdata/*.hist", "../internal/analyzer/testdata/chains/*.hist", "../internal/analyzer/testdata/opodis/*.hist"} {
 		m, _ := filepath.Glob(g)
 		files = append(files, m...)
 	}

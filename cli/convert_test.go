@@ -70,7 +70,7 @@ func TestRunBinaryConvert(t *testing.T) {
 // Lines output are refused for the version they do not hold; malformed
 // input is refused with its line, nothing written.
 func TestConvertV2(t *testing.T) {
-	src, err := os.ReadFile("../history/testdata/v2/words.hist")
+	src, err := os.ReadFile("../internal/history/testdata/v2/words.hist")
 	if err != nil {
 		t.Fatal(err)
 	}

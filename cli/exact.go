@@ -11,9 +11,9 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/shrink"
 )

@@ -12,9 +12,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/crash"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/target"
 )
 

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // TestSmallUndecidedDecidedExactly: pmlin check leaves no small history

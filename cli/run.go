@@ -13,12 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/report"
 )
 

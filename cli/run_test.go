@@ -12,9 +12,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/crash"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/target"

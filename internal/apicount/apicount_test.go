@@ -17,14 +17,12 @@ var listNames = flag.Bool("apicount.names", false, "log every public name, not o
 // one, or adding a public package, is a decision about the public API, to
 // be argued in the commit that does it.
 var ceilings = map[string]int{
-	"":                   75,
-	"analyzer":           196,
+	"":                   81, // the Go API; the error kinds (ErrMalformed ... ErrUndecided) since the analyzer and history are internal
 	"cli":                10,
 	"deploy":             0,
 	"examples/hazard":    1,
 	"examples/lockqueue": 7,
 	"examples/shadow":    8,
-	"history":            189,
 	"lockmwcas":          1,
 	"model":              62,
 	"mwcas":              1,
@@ -34,7 +32,7 @@ var ceilings = map[string]int{
 	"target":             54, // data-structure targets: Object (Do, Recover, State), Target.Model, Mix, NewObject, OpenObject, ObjectModel, Config.Keys, Config.Ops
 }
 
-const totalCeiling = 689
+const totalCeiling = 310
 
 func TestPublicNames(t *testing.T) {
 	root, err := filepath.Abs("../..")

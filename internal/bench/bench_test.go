@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/levelhash"
 	"github.com/pmlin/pmlin/internal/reduce"
 	"github.com/pmlin/pmlin/internal/testenv"

@@ -19,8 +19,8 @@ import (
 	"github.com/anishathalye/porcupine"
 	"golang.org/x/sys/unix"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/porcmodel"
 )
 

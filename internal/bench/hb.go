@@ -6,7 +6,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/reduce"
 )
 

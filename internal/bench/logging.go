@@ -12,9 +12,9 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 )

@@ -11,8 +11,8 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )

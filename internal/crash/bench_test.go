@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // cpuTime is the process's user and system time so far.

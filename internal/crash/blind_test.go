@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/pmem"

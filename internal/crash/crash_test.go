@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/lockmwcas"

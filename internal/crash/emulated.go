@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"

@@ -16,8 +16,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/merge"
 	"github.com/pmlin/pmlin/internal/shellword"
 )

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/shellword"
 )
 

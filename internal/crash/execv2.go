@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/objcheck"
 	"github.com/pmlin/pmlin/internal/report"

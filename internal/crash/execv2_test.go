@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // TestDecideV2: a gathered history of version 2 (the program declared

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"

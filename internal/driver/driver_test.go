@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/tie"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/tie"
 	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/model"

@@ -13,8 +13,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/directio"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"

@@ -3,7 +3,7 @@ package driver
 import (
 	"fmt"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/pmem"
 )
 

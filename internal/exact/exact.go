@@ -8,7 +8,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/units"
 )
 

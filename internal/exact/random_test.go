@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/testenv"
 )
 

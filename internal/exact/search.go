@@ -9,7 +9,7 @@ import (
 	"slices"
 	"unsafe"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // kind is what linearizing an op means to the search.

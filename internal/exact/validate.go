@@ -3,7 +3,7 @@ package exact
 import (
 	"fmt"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Validate replays order (op IDs, as in Result.Order) against the sequential

@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // TestExactAgrees compares package exact with this package's reference

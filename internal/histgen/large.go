@@ -7,7 +7,7 @@ import (
 	"math/bits"
 	"math/rand/v2"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Violation is a kind of violation WriteLarge can plant in an otherwise

@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // RefCheck decides by exhaustive search whether a small history (at most 64

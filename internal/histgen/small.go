@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"math/rand/v2"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // SmallConfig describes a small in-memory history for Small and Random.

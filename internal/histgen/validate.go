@@ -3,7 +3,7 @@ package histgen
 import (
 	"fmt"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Validate checks that h is a consistent, well-formed in-memory history: op

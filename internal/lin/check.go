@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
 

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
 )

@@ -32,7 +32,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"

@@ -66,7 +66,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
 

@@ -14,7 +14,7 @@ package lin_test
 // the oldest that returned another one. This file implements the docs'
 // state as written and checks it against the paper's example and the
 // docs' own (kqueueSpecCases), then against hand-worked concurrent
-// histories (kqueueCases, the fixtures under history/testdata/v2).
+// histories (kqueueCases, the fixtures under internal/history/testdata/v2).
 //
 // The brute force's seqSpec.apply is a function: one next state per
 // operation. A kqueue deq may remove any of the K+1 oldest elements (and
@@ -33,7 +33,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
@@ -173,7 +173,7 @@ func TestOracleKqueueSpec(t *testing.T) {
 
 // kqueueCase is a concurrent kqueue history with its verdict in every
 // mode, worked out by hand from the docs' definition (the comments say
-// how), and, if file is set, kept as a fixture under history/testdata/v2.
+// how), and, if file is set, kept as a fixture under internal/history/testdata/v2.
 type kqueueCase struct {
 	name, file, text             string
 	strict, recoverable, durable bool
@@ -404,7 +404,7 @@ func splitSpace(s string) []string {
 
 // TestOracleKqueueHandWritten holds the brute force and the checker to
 // the hand-worked verdicts; a case with a file is also the fixture under
-// history/testdata/v2, read there by the project's reader (the same
+// internal/history/testdata/v2, read there by the project's reader (the same
 // operations as the case's text), and checked as read.
 func TestOracleKqueueHandWritten(t *testing.T) {
 	files := 0
@@ -415,7 +415,7 @@ func TestOracleKqueueHandWritten(t *testing.T) {
 		}
 		if c.file != "" {
 			files++
-			path := filepath.Join("..", "..", "history", "testdata", "v2", c.file)
+			path := filepath.Join("..", "history", "testdata", "v2", c.file)
 			f, err := os.Open(path)
 			if err != nil {
 				t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
 )

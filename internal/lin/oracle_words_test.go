@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/model"
 )
@@ -15,7 +15,7 @@ import (
 func syncCheck(t *testing.T, name, text string, mode history.Mode) (*model.History, *lin.ObjectResult) {
 	t.Helper()
 	if text == "" {
-		b, err := os.ReadFile("../../history/testdata/v2/" + name)
+		b, err := os.ReadFile("../history/testdata/v2/" + name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +227,7 @@ func syncCheckAny(t *testing.T, name, text string, mode history.Mode) (*model.Hi
 // TestSyncBudget: more pairs that fit than the state budget leaves the
 // object undecided, with the reason, never guessed.
 func TestSyncBudget(t *testing.T) {
-	b, err := os.ReadFile("../../history/testdata/v2/channel-fig2.hist")
+	b, err := os.ReadFile("../history/testdata/v2/channel-fig2.hist")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
 

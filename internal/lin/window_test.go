@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // TestWindow is the table of docs/history-format.md, "Optional operations

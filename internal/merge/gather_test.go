@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // rec is a record for a test log file: kind, n, timestamp, payload.

@@ -48,7 +48,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/tie"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // logs builds inputs from name/content pairs.

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // tstep is a step of a random log: its timestamp and whether it is a

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/pmem"
 )
 

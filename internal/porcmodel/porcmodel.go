@@ -15,7 +15,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // state is the memory of one partition: the words written so far, sorted

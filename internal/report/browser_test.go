@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/internal/testenv"
 )
@@ -158,9 +158,9 @@ func TestBrowser(t *testing.T) {
 		{"stale", nil, history.Strict},
 		{"dirty-bit", nil, history.Strict},
 		{"crash", nil, history.Strict},
-		{"torn-cas", readFile(t, "../../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
-		{"recovery-wrong-way", readFile(t, "../../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
-		{"two-cut-off", readFile(t, "../../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
+		{"torn-cas", readFile(t, "../analyzer/testdata/crashes/status-unpersisted.hist"), history.Strict},
+		{"recovery-wrong-way", readFile(t, "../analyzer/testdata/crashes/recovery-wrong-way.hist"), history.Strict},
+		{"two-cut-off", readFile(t, "../analyzer/testdata/chains/two-cut-off.hist"), history.Recoverable},
 		{"lost-write-20k", large.Bytes(), history.Strict},
 		{"linearizable", nil, history.Strict},
 	}

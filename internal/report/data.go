@@ -7,8 +7,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Opener re-opens the input an analysis read, from its beginning.

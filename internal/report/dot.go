@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/multi"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // dotNode is a vertex of the DOT drawing: an operation, by its line, or

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/internal/analyzer"
 )
 
 // The precedence subgraph of an anomaly, in SVG: the anomaly's operations

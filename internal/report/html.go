@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/internal/analyzer"
 )
 
 // HTML writes one self-contained HTML file (inline CSS, SVG and script; no

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // layoutCases are the findings whose drawings the layout tests measure:
@@ -32,13 +32,13 @@ var layoutCases = []struct {
 	{"testdata/fork.hist", false, false},
 	{"testdata/stale.hist", false, false},
 	{"testdata/swap.hist", false, false},
-	{"../../analyzer/testdata/crashes/descriptor-unflushed.hist", false, false},
-	{"../../analyzer/testdata/crashes/phase2-unflushed.hist", false, false},
-	{"../../analyzer/testdata/crashes/read-dirty-unpersisted.hist", false, false},
-	{"../../analyzer/testdata/crashes/recovery-skips-rdcss.hist", false, false},
-	{"../../analyzer/testdata/crashes/recovery-wrong-way.hist", false, true},
-	{"../../analyzer/testdata/crashes/status-unpersisted.hist", false, false},
-	{"../../analyzer/testdata/crashes/words-unpersisted.hist", false, false},
+	{"../analyzer/testdata/crashes/descriptor-unflushed.hist", false, false},
+	{"../analyzer/testdata/crashes/phase2-unflushed.hist", false, false},
+	{"../analyzer/testdata/crashes/read-dirty-unpersisted.hist", false, false},
+	{"../analyzer/testdata/crashes/recovery-skips-rdcss.hist", false, false},
+	{"../analyzer/testdata/crashes/recovery-wrong-way.hist", false, true},
+	{"../analyzer/testdata/crashes/status-unpersisted.hist", false, false},
+	{"../analyzer/testdata/crashes/words-unpersisted.hist", false, false},
 	{"testdata/findings/words-unpersisted.hist.gz", true, true},
 	{"testdata/findings/recovery-wrong-way.hist.gz", true, true},
 }

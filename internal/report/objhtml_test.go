@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/model"

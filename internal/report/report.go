@@ -45,7 +45,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
+	"github.com/pmlin/pmlin/internal/analyzer"
 )
 
 // Text writes a verdict a person can read.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // opValues writes an operation's values compactly, for the drawings: a

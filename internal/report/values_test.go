@@ -3,7 +3,7 @@ package report
 import (
 	"testing"
 
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 func TestOpValues(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Verdict is a verdict as pmlin prints it in JSON, however it was reached:

@@ -12,10 +12,10 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/pmlin/pmlin/analyzer"
-	"github.com/pmlin/pmlin/history"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/exact"
 	"github.com/pmlin/pmlin/internal/histgen"
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/shrink"
 	"github.com/pmlin/pmlin/internal/testenv"
 )
@@ -188,7 +188,7 @@ func TestShrinkRandom(t *testing.T) {
 // the extraction left out, and a cut-off swap whose observer was taken to
 // be another cut-off swap placed after it.
 func TestShrinkExtraction(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "analyzer", "testdata", "subhistory", "*.hist"))
+	files, err := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "subhistory", "*.hist"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no histories: %v", err)
 	}
@@ -286,7 +286,7 @@ func TestShrinkFarBehind(t *testing.T) {
 }
 
 // TestShrinkCrashChains shrinks violations of tiny crash-heavy histories
-// (histgen.CrashChainConfig) and of analyzer/testdata/chains in their modes: the
+// (histgen.CrashChainConfig) and of internal/analyzer/testdata/chains in their modes: the
 // result must still fail, be 1-minimal, and the exact checker must agree
 // on the in-memory result (a shrunk history whose operation lost its own
 // crash but not a later one once said "pending at the end" in memory while
@@ -299,9 +299,9 @@ func TestShrinkCrashChains(t *testing.T) {
 		mode history.Mode
 	}
 	var inputs []input
-	files, _ := filepath.Glob("../../analyzer/testdata/chains/*.hist")
+	files, _ := filepath.Glob("../analyzer/testdata/chains/*.hist")
 	if len(files) == 0 {
-		t.Fatal("no ../../analyzer/testdata/chains/*.hist")
+		t.Fatal("no ../analyzer/testdata/chains/*.hist")
 	}
 	for _, f := range files {
 		text, err := os.ReadFile(f)

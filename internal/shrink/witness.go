@@ -4,8 +4,8 @@ import (
 	"context"
 	"slices"
 
-	"github.com/pmlin/pmlin/history"
 	"github.com/pmlin/pmlin/internal/exact"
+	"github.com/pmlin/pmlin/internal/history"
 )
 
 // The exact checker's witness. exact.Check names the operations of a

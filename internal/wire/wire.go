@@ -28,7 +28,7 @@
 // driver's workers store one word per record for what took two in
 // version 1 (a head, k in bits 8-31, and a timestamp word), about a
 // quarter of the bytes a recording stores, copies and writes. Version 1
-// files are still read (history/binread.go).
+// files are still read (internal/history/binread.go).
 package wire
 
 // Magic is the first word of a binary history, as bytes: a first byte
