@@ -59,9 +59,11 @@ each edge with its reason; for a stale read, how many versions behind it was.
                       Graphviz DOT, edges labelled by kind and word
   --shrink OUT.hist   a small sub-history that still fails (1-minimal: removing
                       any one operation makes it pass, ill-formed or fail
-                      otherwise), for a person to read and a test to keep
+                      otherwise), for a person to read and a test to keep; of
+                      a version 2 history, the first failing object's few
+                      operations and the crashes between them
 
-These take one FILE (--dot and --shrink a version 1 history), and read a
+These take one FILE (--dot a version 1 history), and read a
 version 1 history a second time for the lines they show: when it cannot be
 read twice (standard input, a named pipe, /dev/fd/N), it is first copied to
 a temporary file (removed at exit). They never overwrite an
