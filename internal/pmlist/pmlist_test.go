@@ -292,7 +292,7 @@ func TestCrashPoints(t *testing.T) {
 		found, points := "", 0
 		for _, p := range pmem.Policies() {
 			rng := rand.New(rand.NewPCG(5, uint64(p)))
-			for at := 1; ; at += 1 + rng.IntN(testenv.Count(0, 4, 1)) {
+			for at := 1; ; at += 1 + rng.IntN(testenv.Count(0, 10, 1)) {
 				recAt := 0
 				if rng.IntN(5) == 0 {
 					recAt = 1 + rng.IntN(40)
