@@ -1,13 +1,14 @@
 // Package pmlist is a persistent sorted linked list built on pmlin's own
 // PMwCAS (internal/mwcas), as a data-structure target of pmlin's harness
-// (package target) of model set: it shows the primitive in use, the way
-// Wang, Levandoski and Larson ("Easy Lock-Free Indexing in Non-Volatile
-// Memory", ICDE 2018) present their persistent multi-word CAS as the one
-// tool with which lock-free persistent indexes are written (the paper's
-// sections on using PMwCAS to build indexes and on its programming model:
-// every shared word changes by PMwCAS, read through the PMwCAS's read,
-// and the PMwCAS's recovery is the structure's recovery). Planted variants
-// of the mistakes such a structure can make are its mutants.
+// (package target) of model set: it shows the primitive in use. Wang,
+// Levandoski and Larson ("Easy Lock-Free Indexing in Non-Volatile
+// Memory", ICDE 2018) propose their persistent multi-word CAS as the one
+// tool a lock-free persistent index needs, and show it by building
+// doubly-linked skip lists and the Bw-tree on it: every shared word
+// changes only by PMwCAS and is read through the PMwCAS's read, and the
+// PMwCAS's recovery is most of the structure's. This list is the
+// smallest such structure; planted variants of the mistakes one can make
+// building it are its mutants.
 //
 // # Structure
 //
