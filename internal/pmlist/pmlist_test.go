@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/spf13/pflag"
 
 	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/history"
@@ -511,4 +514,35 @@ func repeatedValue(t *testing.T, mutant string) string {
 		}
 	}
 	return ""
+}
+
+// TestTheDoubleApplication replays the run in which pmlin fuzz first met
+// an untagged next word coming back (its replay command, as kept): two
+// helpers of one add's PMwCAS, held back by the late-write policy, apply
+// it a second time after a remove brought pred.next back to its old
+// value, and the removed node returns to the list (finds then restart on
+// its mark for good: stuck). The tagged list runs the same schedule
+// clean. (The seed names a schedule of the harness's deterministic
+// scheduler: if that scheduler changes, find the run again with pmlin
+// fuzz --target pmlist --mutant next-untagged and put its seed here.)
+func TestTheDoubleApplication(t *testing.T) {
+	const flags = "--target pmlist --threads 4 --ops 100 --keys 8 --crashes 6 --policy mix --recovery-crash 0.1 --descriptors 4 --stride 1 --sched deterministic --late 0.02 --late-crash 1 --seed 16642447395122827981"
+	for _, mutant := range []string{"", "next-untagged"} {
+		c := crash.DefaultConfig()
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		c.RegisterFlags(fs, []*target.Target{Target()})
+		if err := fs.Parse(strings.Fields(flags + " --mutant=" + mutant)); err != nil {
+			t.Fatal(err)
+		}
+		res, err := crash.Run(context.Background(), c, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case mutant == "" && len(res.Anomalies) > 0:
+			t.Fatalf("the tagged list: %v", res.Anomalies)
+		case mutant != "" && (len(res.Anomalies) == 0 || res.Anomalies[0].Kind != crash.Stuck):
+			t.Fatalf("%s: anomalies %v, want the stuck find", mutant, res.Anomalies)
+		}
+	}
 }
