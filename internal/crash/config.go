@@ -124,11 +124,13 @@ type Config struct {
 	// ends in it. Emulated crashes, deterministic scheduler.
 	LateCrash float64
 	// RareCrash aims the crashes of the run's segments, from its second
-	// on, also at the paths it has rarely taken: a segment crashes at the
-	// first access, drawn with a fixed probability, at a site (the
-	// operation and the kinds of the worker's last few accesses) that the
-	// run has not met before, or at its random crash point if that comes
-	// first (driver.CrashPoint.Rare). Emulated crashes, deterministic
+	// on, also at the paths it has rarely taken: a segment crashes right
+	// before the first flush or fence, drawn with a fixed probability, at
+	// a site (the kinds of the worker's last few accesses in its
+	// operation) that the run has not met before, or at its random crash
+	// point if that comes first (driver.CrashPoint.Rare); the last segment
+	// too, which has no crash point of its own: if it crashes so, one more
+	// segment runs what it cut off. Emulated crashes, deterministic
 	// scheduler.
 	RareCrash bool
 	// CrashMode says where the segments run and what a crash is. The

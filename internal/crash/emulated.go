@@ -43,6 +43,9 @@ type emulated struct {
 	// abandoned: a guarded call never returned; its goroutine may still
 	// touch the region, which is therefore never closed.
 	abandoned bool
+	// lastRare: a last segment was armed for a rare-site crash
+	// (Config.RareCrash); the one after it, if it crashed, is not.
+	lastRare bool
 	// silent: a segment's worker was found silent (driver.Blocked, or a
 	// Stuck one that spun outside the region).
 	silent bool
@@ -141,8 +144,15 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 		cp.Access, cp.Late = 0, true // at the end of a late write's window
 	}
 	// (Not with a late crash, aimed at its own window; the sites are
-	// counted in every segment.)
-	cp.Rare = !last && e.c.CrashAt == 0 && !cp.Late && e.c.RareCrash
+	// counted in every segment.) The last segment too, which has no crash
+	// point of its own: it runs what the crashes of the others cut off
+	// (a uniform point leaves half a segment's quota on average), often
+	// the fullest part of the run, where a structure's rare paths are
+	// (level hashing moves items once its table is full).
+	// A last segment that crashes so is followed by one more (Run's loop),
+	// which does not.
+	cp.Rare = e.c.CrashAt == 0 && !cp.Late && e.c.RareCrash && !e.lastRare
+	e.lastRare = e.lastRare || last && cp.Rare
 	if e.c.Stall > 0 && !e.c.Target.Blocking && e.rn.stall.Float64() < e.c.Stall {
 		// Before the crash point, if any: a stall stops its worker for the
 		// rest of the segment.

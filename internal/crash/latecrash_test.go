@@ -80,6 +80,27 @@ func TestRareCrashRuns(t *testing.T) {
 	if rare == 0 {
 		t.Fatal("no rare crash in 8 runs")
 	}
+	// The last segment, which has no crash point, may crash at a rare
+	// site too: one more segment then runs what it cut off.
+	extra := 0
+	for i := range int64(20) {
+		c := pmwcasRun()
+		c.Ops, c.Crashes, c.RareCrash = 300, 1, true
+		c.Driver.Seed = RunSeed(7, i)
+		res, h := mustRun(t, c)
+		if res.Operations != 300 || res.Crashes > 2 || len(res.Anomalies) > 0 {
+			t.Fatalf("%s: %d operations, %d crashes, anomalies %+v", c.Flags(), res.Operations, res.Crashes, res.Anomalies)
+		}
+		if res.Crashes == 2 {
+			if res.RareCrashes == 0 || !strings.Contains(h, "crash 2: ") {
+				t.Fatalf("%s: 2 crashes, %d at rare sites", c.Flags(), res.RareCrashes)
+			}
+			extra++
+		}
+	}
+	if extra == 0 {
+		t.Fatal("no last segment crashed at a rare site in 20 runs of one crash")
+	}
 	c := pmwcasRun()
 	c.RareCrash, c.Driver.Sched = true, driver.Free
 	if err := c.Check(); err == nil {

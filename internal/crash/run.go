@@ -265,10 +265,15 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 		case ctx.Err() != nil:
 			res.Canceled = true
 			return nil
-		case last:
+		case last && !seg.crashed:
 		default:
 			if ok, err := crashRound(ctx, rs, seg, rec, reader, res); !ok || err != nil {
 				return err
+			}
+			if last {
+				// The last segment crashed at a rare site
+				// (Config.RareCrash): one more runs what it cut off.
+				crashes++
 			}
 		}
 	}

@@ -18,7 +18,8 @@ import "github.com/pmlin/pmlin/pmem"
 // it met. From the run's second segment on (the first one learns the
 // common paths), a flush or fence at a site the run has never met crashes
 // the segment, right before it, with probability rareCrashP; the
-// segment's drawn crash point still applies if it comes first. Only a
+// segment's drawn crash point still applies if it comes first. (The crash
+// harness arms the run's last segment too, which has no drawn point.) Only a
 // flush or a fence: a crash between two persist points leaves the stores
 // made since the first pending, a subset of those pending right before
 // the second, which the image policies choose among anyway. Every choice
