@@ -157,7 +157,9 @@ func TestFuzzClean(t *testing.T) {
 	if err := jsonUnmarshal(lines[len(lines)-1], &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Runs != 10 || got.Operations != 2000 || got.Crashes != 10*crash.DefaultCrashes || got.Violations != 0 || got.Seconds <= 0 {
+	// (A run whose last segment crashed at a rare site, --rare-crash, has
+	// one crash more.)
+	if got.Runs != 10 || got.Operations != 2000 || got.Crashes < 10*crash.DefaultCrashes || got.Crashes > 10*(crash.DefaultCrashes+1) || got.Violations != 0 || got.Seconds <= 0 {
 		t.Fatalf("%+v", got)
 	}
 	if !strings.Contains(errs, "no violation") {

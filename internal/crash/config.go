@@ -123,6 +123,16 @@ type Config struct {
 	// (driver.CrashPoint.Late), or at the segment's end if no such window
 	// ends in it. Emulated crashes, deterministic scheduler.
 	LateCrash float64
+	// RareCrash aims the crashes of the run's segments, from its second
+	// on, also at the paths it has rarely taken: a segment crashes right
+	// before the first flush or fence, drawn with a fixed probability, at
+	// a site (the kinds of the worker's last few accesses in its
+	// operation) that the run has not met before, or at its random crash
+	// point if that comes first (driver.CrashPoint.Rare); the last segment
+	// too, which has no crash point of its own: if it crashes so, one more
+	// segment runs what it cut off. Emulated crashes, deterministic
+	// scheduler.
+	RareCrash bool
 	// CrashMode says where the segments run and what a crash is. The
 	// process-kill modes run their children under the free scheduler,
 	// whatever Driver.Sched says (see Scheduler).
@@ -195,6 +205,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("late-crash probability %v", c.LateCrash)
 	case c.LateCrash > 0 && (c.Driver.Late == 0 || c.CrashMode != Emulated):
 		return errors.New("a late crash (--late-crash) needs the late-write policy (--late) and emulated crashes")
+	case c.RareCrash && (c.Scheduler() != driver.Deterministic || c.CrashMode != Emulated):
+		return errors.New("crashes at rare sites (--rare-crash) need the deterministic scheduler and emulated crashes")
 	case c.Driver.Late > 0 && c.Scheduler() != driver.Deterministic:
 		return errors.New("the late-write policy (--late) needs the deterministic scheduler, which holds a thread back by not scheduling it")
 	case int(c.CrashMode) >= len(crashModeNames):

@@ -196,12 +196,15 @@ func TestRecoveryCrash(t *testing.T) {
 // by default (the default workload, and its mix of swaps and failures that
 // report values in one run of MixEvery, which swap-stale-old needs) within
 // a few hundred runs (one job: the outcome does not depend on the
-// machine's speed; about a second each without the race detector).
+// machine's speed; about a second each without the race detector). The
+// slowest, read-dirty-unpersisted, took 91 runs with this seed before
+// rare-site crashes joined the mix and 762 after, though over seeds 1 to
+// 10 its mean is unchanged (375 and 372 runs): hence 1,000.
 func TestMutantsCaught(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fuzzes every mutant")
 	}
-	const runs = 600
+	const runs = 1000
 	for _, tg := range testTargets {
 		for _, mu := range tg.Mutants {
 			t.Run(tg.Name+"/"+mu.Name, func(t *testing.T) {

@@ -76,7 +76,10 @@
 // of at a random access (Config.LateCrash, driver.CrashPoint.Late: right
 // before the fence that would make it durable, the image keeping every
 // store but the change and what followed it on that cache line; a draw of
-// its own again), recoveries under fire, and in one run in MixEvery the
+// its own again), in other runs (Mix.Rare) crashes also at the flushes and
+// fences of paths the run had not taken before (Config.RareCrash,
+// driver.CrashPoint.Rare), a data structure's keys filling it (Mix.Fill),
+// recoveries under fire, and in one run in MixEvery the
 // optional operations the target has, ProbeOptional), as pmlin fuzz does
 // unless told the workload's. Target code runs guarded (guard.go): a panic
 // is a finding, and a call that loops or waits outside region accesses is

@@ -44,6 +44,9 @@ type emulated struct {
 	// abandoned: a guarded call never returned; its goroutine may still
 	// touch the region, which is therefore never closed.
 	abandoned bool
+	// lastRare: a last segment was armed for a rare-site crash
+	// (Config.RareCrash); the one after it, if it crashed, is not.
+	lastRare bool
 	// silent: a segment's worker was found silent (driver.Blocked, or a
 	// Stuck one that spun outside the region).
 	silent bool
@@ -86,6 +89,9 @@ func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratc
 	}
 	if err == nil {
 		e.d.KeepWorkers() // closed by close, or handed on to the next run
+		if c.RareCrash {
+			e.d.CountSites(c.Driver.Seed)
+		}
 	}
 	if err == nil && sc != nil {
 		e.d.Recycle(sc.drv)
@@ -138,6 +144,16 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	if !last && e.c.CrashAt == 0 && e.c.LateCrash > 0 && e.c.Driver.Sched == driver.Deterministic && e.rn.late.Float64() < e.c.LateCrash {
 		cp.Access, cp.Late = 0, true // at the end of a late write's window
 	}
+	// (Not with a late crash, aimed at its own window; the sites are
+	// counted in every segment.) The last segment too, which has no crash
+	// point of its own: it runs what the crashes of the others cut off
+	// (a uniform point leaves half a segment's quota on average), often
+	// the fullest part of the run, where a structure's rare paths are
+	// (level hashing moves items once its table is full).
+	// A last segment that crashes so is followed by one more (Run's loop),
+	// which does not.
+	cp.Rare = e.c.CrashAt == 0 && !cp.Late && e.c.RareCrash && !e.lastRare
+	e.lastRare = e.lastRare || last && cp.Rare
 	if e.c.Stall > 0 && !e.c.Target.Blocking && e.rn.stall.Float64() < e.c.Stall {
 		// Before the crash point, if any: a stall stops its worker for the
 		// rest of the segment.
@@ -161,7 +177,7 @@ func (e *emulated) segment(ctx context.Context, quota []int, last bool) (segment
 	if res.Invoked > 0 {
 		e.perOp = float64(e.accesses) / float64(e.ops)
 	}
-	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, holds: res.Holds, late: res.LateCrash, anomaly: stopped(res)}, nil
+	return segment{MergeStats: res.MergeStats, accesses: res.Accesses, crashed: res.Crashed, stalled: res.Stall != nil, holds: res.Holds, late: res.LateCrash, rare: res.RareCrash, anomaly: stopped(res)}, nil
 }
 
 // stopped turns a segment's stuck, failed or blocked operation into an
@@ -201,6 +217,8 @@ func (e *emulated) crash(seg segment) (string, error) {
 		how += " (where an operation's error stopped the run)"
 	case !seg.crashed:
 		how += " (at the end of the segment: the workload finished before the crash point)"
+	case seg.rare:
+		how += " (at a site the run had not met before: --rare-crash)"
 	}
 	return how, nil
 }

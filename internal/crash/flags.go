@@ -51,6 +51,7 @@ func (c *Config) RegisterFlags(fs *pflag.FlagSet, targets []*target.Target) {
 	fs.Int64Var(&d.StuckAccesses, "stuck-accesses", d.StuckAccesses, "an operation that makes this many region accesses without returning is reported stuck")
 	fs.Float64Var(&d.Late, "late", d.Late, "deterministic scheduler: probability that a thread's CAS inside an operation is held back until the others have changed that word (late-write policy; also switches at the target's volatile scheduling points)")
 	fs.Float64Var(&c.LateCrash, "late-crash", c.LateCrash, "with --late: probability that a segment crashes where a late write was changed and the change is not yet durable (right before the fence that would make it durable), instead of at a random access")
+	fs.BoolVar(&c.RareCrash, "rare-crash", c.RareCrash, "from a run's second segment on (its last included), crash a segment also right before the first flush or fence (each with probability 0.25) at a site the run has not met before, a site being the kinds of the thread's last four accesses in its operation (deterministic scheduler, emulated crashes)")
 	fs.Int64Var(&d.StallAccesses, "stall-accesses", d.StallAccesses, "while --stall has stopped a thread (or --late holds one), an operation of another that makes this many region accesses while no other operation returns is reported stuck (declared waits and the loads of their rounds not counted); 0: 10,000 or 16 k^2, whichever is larger")
 	fs.DurationVar(&d.StuckAfter, "stuck-after", d.StuckAfter, "free scheduler: an operation is stuck only once this much time has also passed since its invocation; deterministic: a thread that keeps the turn this long without a region access that hands it on, or a new operation, is blocked")
 	fs.Var(newValue(&c.CrashMode, ParseCrashMode, CrashMode.String), "crash-mode", "emulated (crash images of the emulated persistence domain), kill (a child process on a region file kills itself with SIGKILL at a seeded region access) or kill-async (its parent kills it at a random moment)")
@@ -221,6 +222,8 @@ func (m *Mix) RegisterFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&m.Lone, "mix-lone", m.Lone, "share of the runs of --mix-stall that have two threads, the stopped one and one live (unless --threads is set): nobody else can finish the stopped one's work for the live one")
 	fs.Float64Var(&m.Late, "mix-late", m.Late, "share of runs that hold writes back until others wrote the same word (late-write policy; see --late)")
 	fs.Float64Var(&m.LateCrash, "mix-late-crash", m.LateCrash, "share of the runs of --mix-late whose segments crash where a late write's change is not yet durable (see --late-crash)")
+	fs.Float64Var(&m.Fill, "mix-fill", m.Fill, "share of the runs of a map or set target without a shape of their own that fill it: --keys from a quarter to three quarters of --ops, so most inserts add a key (unless --keys is set)")
+	fs.Float64Var(&m.Rare, "mix-rare", m.Rare, "share of runs whose segments, from the second on, also crash at a flush or fence of a path the run has not taken before (see --rare-crash)")
 	fs.Float64Var(&m.Fire, "mix-fire", m.Fire, "share of runs whose recoveries are crashed often, or right after each of their flushes and fences (see --recovery-crashes, --recovery-sweep)")
 }
 

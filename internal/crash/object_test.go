@@ -210,11 +210,49 @@ func TestObjectFuzzMix(t *testing.T) {
 		t.Fatalf("a violation: %v", found.Verdict.Anomalies)
 	}
 	m := st.Mix
-	if st.Runs != 40 || st.Operations < 40*60 || st.Crashes == 0 || m.Shaped == 0 || m.Stalled == 0 || m.Late == 0 || m.Fire == 0 {
+	if st.Runs != 40 || st.Operations < 40*60 || st.Crashes == 0 || m.Shaped == 0 || m.Stalled == 0 || m.Late == 0 || m.Fire == 0 || m.Filled == 0 || m.Rare == 0 {
 		t.Fatalf("runs %d, mix %+v: some part of the mix never drawn", st.Runs, m)
 	}
-	if s := m.String(st.Runs); !strings.Contains(s, "threads ") || !strings.Contains(s, "keys ") || strings.Contains(s, "words") {
+	if s := m.String(st.Runs); !strings.Contains(s, "threads ") || !strings.Contains(s, "keys ") || strings.Contains(s, "words") ||
+		!strings.Contains(s, "filled (keys ") || !strings.Contains(s, "paths not taken before") {
 		t.Errorf("mix summary %q", s)
+	}
+}
+
+// TestObjectFill: the runs of a map without a shape of their own take, in
+// Mix.Fill of them, keys from a quarter to three quarters of their
+// operations; a shaped run keeps its own keys, a queue has none, and keys
+// the user set are kept.
+func TestObjectFill(t *testing.T) {
+	c := objectConfig(casMapTarget(), "", 1)
+	c.Ops = 200
+	filled := 0
+	for i := range int64(200) {
+		rc := c
+		rc.Driver.Seed = RunSeed(5, i)
+		d := Mix{Shapes: 0.3, Fill: 0.5}.draw(&rc)
+		switch {
+		case d.filled && (d.shaped || rc.Keys < 50 || rc.Keys > 150):
+			t.Fatalf("run %d: filled with %d keys (shaped %v) for 200 operations", i, rc.Keys, d.shaped)
+		case d.filled:
+			filled++
+		case !d.shaped && rc.Keys != c.Keys:
+			t.Fatalf("run %d: not filled, not shaped, %d keys", i, rc.Keys)
+		}
+		kept := c
+		kept.Driver.Seed = rc.Driver.Seed
+		if d := (Mix{Fill: 1, Keep: map[string]bool{"keys": true}}).draw(&kept); d.filled || kept.Keys != c.Keys {
+			t.Fatalf("run %d: the user's keys not kept", i)
+		}
+	}
+	if filled < 40 || filled > 100 {
+		t.Fatalf("%d of 200 runs filled (a share 0.5 of the 0.7 without a shape)", filled)
+	}
+	qt := *casMapTarget()
+	qt.Model = "queue"
+	q := objectConfig(&qt, "", 1)
+	if d := (Mix{Fill: 1}).draw(&q); d.filled {
+		t.Fatal("a queue was filled")
 	}
 }
 

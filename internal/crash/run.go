@@ -79,6 +79,9 @@ type Result struct {
 	// LateCrashes counts the segments that crashed where a late write's
 	// change was not yet durable (Config.LateCrash).
 	LateCrashes int `json:"late_crashes"`
+	// RareCrashes counts the segments that crashed at a site the run had
+	// not met before (Config.RareCrash).
+	RareCrashes int `json:"rare_crashes"`
 	// Accesses are the region accesses of the workload.
 	Accesses int64 `json:"accesses"`
 	// Lines is the length of the history.
@@ -142,6 +145,7 @@ type segment struct {
 	holds    int64 // the late-write policy held workers
 	// late is where a late crash fell (nil: none did).
 	late *driver.LateCrash
+	rare bool // crashed at a site the run had not met (Config.RareCrash)
 	// anomaly, if set, stopped the segment (stuck, corrupt).
 	anomaly *analyzer.Anomaly
 }
@@ -246,6 +250,9 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 		if seg.late != nil {
 			res.LateCrashes++
 		}
+		if seg.rare {
+			res.RareCrashes++
+		}
 		for i := range rem {
 			rem[i] = max(0, rem[i]-int(seg.InvokedBy[i]))
 		}
@@ -258,10 +265,15 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 		case ctx.Err() != nil:
 			res.Canceled = true
 			return nil
-		case last:
+		case last && !seg.crashed:
 		default:
 			if ok, err := crashRound(ctx, rs, seg, rec, reader, res); !ok || err != nil {
 				return err
+			}
+			if last {
+				// The last segment crashed at a rare site
+				// (Config.RareCrash): one more runs what it cut off.
+				crashes++
 			}
 		}
 	}

@@ -54,10 +54,15 @@ type Driver struct {
 	stallAt     int64 // deterministic: CrashPoint.Stall
 	stallBound  int64 // deterministic: Config.StallBound
 	lateCrash   bool  // deterministic: CrashPoint.Late
-	silent      int   // the worker a watchdog found silent (-1: none)
-	segAccesses int64 // deterministic: accesses of the segment
-	base        time.Time
-	clk         clock // free: the timestamps' source
+	// sites, if not nil (CountSites), counts the sites of the run's
+	// accesses (rare.go); rare: the segment crashes at a new one
+	// (CrashPoint.Rare, from the run's second segment), rareHit: it did.
+	sites         *sites
+	rare, rareHit bool
+	silent        int   // the worker a watchdog found silent (-1: none)
+	segAccesses   int64 // deterministic: accesses of the segment
+	base          time.Time
+	clk           clock // free: the timestamps' source
 	// stampFrom is where a segment's timestamps start (0; a test's
 	// injected clock starts them near wire.MaxStamp).
 	stampFrom int64
@@ -272,6 +277,12 @@ type CrashPoint struct {
 	// changed and the change is not yet durable (latecrash.go), instead
 	// of at Access (which should then be 0: the earlier of the two wins).
 	Late bool
+	// Rare (deterministic scheduler, CountSites called) crashes the
+	// segment also right before the first flush or fence, drawn with
+	// probability rareCrashP, whose site the run has not met before
+	// (rare.go), if this is not the run's first segment: the earlier of
+	// that and Access wins.
+	Rare bool
 }
 
 // Stuck describes an operation that made no progress.
@@ -385,6 +396,9 @@ type SegmentResult struct {
 	// LateCrash is where a late crash fell (CrashPoint.Late; nil: none
 	// did).
 	LateCrash *LateCrash
+	// RareCrash: the segment crashed at a site the run had not met
+	// (CrashPoint.Rare).
+	RareCrash bool
 	// Left is, per worker, the operations of its quota not invoked.
 	Left []int
 	// Full: some worker stopped because its (shared) log was full.
@@ -533,6 +547,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.stuck, d.opErr, d.blocked, d.stampErr = nil, nil, nil, nil
 	d.crashAt, d.crashWorker, d.crashAction, d.stallAt, d.silent = cp.Access, cp.Worker, cp.Action, cp.Stall, -1
 	d.lateCrash = cp.Late
+	d.rare, d.rareHit = cp.Rare && d.sites != nil && d.stops > 1, false
 	d.segAccesses = 0
 	d.base = time.Now()
 	d.clk.start(d.base, d.stampFrom)
@@ -619,6 +634,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		if lc := d.det.lc; lc != nil && res.Crashed {
 			res.LateCrash = lc.at
 		}
+		res.RareCrash = d.rareHit && res.Crashed
 	}
 	if d.opErr != nil {
 		d.opErr.Line = ms.LastInv[d.opErr.w]
@@ -935,7 +951,8 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		} else if o.kind != history.Read {
 			l.tag = p.ctr // the largest tag in the log
 		}
-		ws.opAcc, ws.inOp, ws.opStart = 0, true, ts
+		ws.opAcc, ws.inOp, ws.opStart, ws.nLoaded = 0, true, ts, 0
+		ws.site = siteStart // (counted only while the driver counts sites)
 		d.invoked(w)
 		switch {
 		case obj:

@@ -95,7 +95,10 @@ func TestVolatilePoints(t *testing.T) {
 
 // casLock is a MwCAS under one lock, region word 0, taken and released
 // with a region CAS; its waits load the lock word. Held before its
-// releasing CAS, a worker keeps the lock: the others spin.
+// releasing CAS, a worker keeps the lock: the others spin. It compares
+// its words with their values peeked, not loaded: a store of a word
+// loaded in the operation is held more often (TestLateStore), and under
+// the lock every such hold would catch.
 type casLock struct{ r *pmem.Region }
 
 func (l casLock) CAS(w int, words []target.Word) (bool, uint64, error) {
@@ -105,7 +108,7 @@ func (l casLock) CAS(w int, words []target.Word) (bool, uint64, error) {
 	}
 	ok := true
 	for _, x := range words {
-		if s.Load(1+x.Addr) != x.Old {
+		if l.r.Peek(1+x.Addr) != x.Old {
 			ok = false
 		}
 	}
@@ -334,4 +337,70 @@ func TestLateSolo(t *testing.T) {
 		t.Fatal("no MwCAS stuck behind a flag held for good")
 	}
 	t.Logf("%d of 20 segments stuck", caught)
+}
+
+// rmwStore increments region word 0 with a load and a plain store (a
+// read-modify-write that should be a CAS: updates are lost when another
+// increments in between); with fresh, it stores to a word of its own that
+// it never loads, after a load of word 0.
+type rmwStore struct {
+	r     *pmem.Region
+	fresh bool
+}
+
+func (x rmwStore) CAS(w int, _ []target.Word) (bool, uint64, error) {
+	s := &pmem.Steps{W: x.r.Worker(w)}
+	v := s.Load(0)
+	if x.fresh {
+		s.Store(1+uint64(w), v+1)
+	} else {
+		s.Store(0, v+1)
+	}
+	return s.Err == nil, 0, s.Err
+}
+
+func (x rmwStore) Read(w int, addrs, out []uint64) error {
+	for i := range addrs {
+		out[i] = 0
+	}
+	_, err := x.r.Worker(w).Load(0)
+	return err
+}
+
+// TestLateStore: the late-write policy holds a worker before a plain
+// store to a word it loaded in its operation (at least with probability
+// lateVolatile), until its bound: the increments it then overwrites are
+// lost, more of them than the scheduler's switches alone lose. A store
+// to a word the operation did not load is never held. A seed replays.
+func TestLateStore(t *testing.T) {
+	run := func(seed uint64, late float64, fresh bool) (string, SegmentResult, uint64) {
+		r, err := pmem.NewMemory(8, pmem.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		c := cfg(3, 4, 1, seed)
+		c.Reads, c.Late = 0, late
+		h, seg := stallSegment(t, c, rmwStore{r, fresh}, r, 40, 0)
+		return h, seg, r.Peek(0)
+	}
+	var lostLate, lostPlain uint64
+	for seed := range uint64(20) {
+		h, seg, v := run(seed, 0.02, false)
+		if seg.Holds == 0 {
+			t.Fatalf("seed %d: no hold at 120 plain stores of a word just loaded", seed)
+		}
+		if again, _, _ := run(seed, 0.02, false); again != h {
+			t.Fatalf("seed %d: the late-write run does not replay", seed)
+		}
+		lostLate += 120 - v
+		_, _, v = run(seed, 0, false)
+		lostPlain += 120 - v
+		if _, seg, _ := run(seed, 0.02, true); seg.Holds != 0 {
+			t.Fatalf("seed %d: %d holds at stores to words not loaded", seed, seg.Holds)
+		}
+	}
+	if lostLate <= lostPlain {
+		t.Fatalf("late stores lost %d increments, the scheduler alone %d", lostLate, lostPlain)
+	}
 }

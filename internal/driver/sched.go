@@ -26,7 +26,14 @@ type wstate struct {
 	inOp     bool
 	lastKind pmem.AccessKind
 	lastOff  uint64
-	yield    *rand.Rand // free: seeded yields
+	// site is the site of its last access (rare.go), while the driver
+	// counts sites.
+	site uint32
+	// loaded are the offsets of the worker's last loads in its operation
+	// (nLoaded of them, the late-write policy's: holdable).
+	loaded  [lateLoads]uint64
+	nLoaded uint32
+	yield   *rand.Rand // free: seeded yields
 	// waiting (deterministic, while a worker is stalled or held): the
 	// worker waits by design, its last access other than a load being a
 	// declared wait (pmem.Worker.Wait); round counts the loads since its
@@ -325,6 +332,10 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 	if d.segAccesses == d.crashAt {
 		return true, d.crashHere()
 	}
+	if ss := d.sites; ss != nil && kind != pmem.AccessVolatile && ss.step(ws, kind, d.rare) {
+		d.rareHit = true
+		return true, d.crashHere()
+	}
 	was := ws.waiting
 	if s.stalled >= 0 || s.holding() {
 		ws.declared(kind)
@@ -336,9 +347,12 @@ func (s *detSched) special(w int, ws *wstate, prev, kind pmem.AccessKind, off ui
 			return true, err
 		}
 	}
+	if s.late != nil && kind == pmem.AccessLoad {
+		ws.noteLoad(off) // for a hold at a store (holdable)
+	}
 	switch l := s.late; {
 	case l == nil:
-	case l.idle(w, kind):
+	case l.idle(w, ws, kind, off):
 		l.casKnown = false // all lateStep would do
 	case s.lateStep(w, ws, was, kind, off):
 		return true, s.resumedErr()
@@ -371,7 +385,7 @@ func (s *detSched) lateCrashOrStall(w int, ws *wstate, was bool, prev, kind pmem
 func (s *detSched) startSlow() {
 	s.slowFrom = math.MaxInt64
 	switch {
-	case s.late != nil || s.lc != nil || s.stalled >= 0:
+	case s.late != nil || s.lc != nil || s.stalled >= 0 || s.d.sites != nil:
 		s.slowFrom = 0
 	case s.d.crashAt > 0:
 		s.slowFrom = s.d.crashAt
