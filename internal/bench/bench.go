@@ -90,7 +90,7 @@ type Options struct {
 	Emulate string
 	// Clock is the timestamp source of logging's recorded runs: "auto"
 	// (the default), "tsc", "monotonic" or "count" (one thread only;
-	// driver.ClockSource).
+	// record.ClockSource).
 	Clock string
 	// Split adds a fourth side to logging: the binary recording with its
 	// history dropped instead of written (the workers' timestamps and
