@@ -871,8 +871,12 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		switch {
 		case rec && obj:
 			l.InvokeOp(ts, oo.code, oo.args[:oo.nargs])
+		case rec && o.kind == history.Read:
+			l.InvokeRead(k, ts, o.addrs)
+		case rec && o.kind == history.Swap:
+			l.InvokeSwap(k, ts, o.addrs, o.new)
 		case rec:
-			logInvocation(l, o, k, ts)
+			l.InvokeCAS(k, ts, o.addrs, o.exp, o.new)
 		case obj:
 			l.Count(record.InvOp)
 		default:
@@ -952,8 +956,14 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		switch {
 		case rec && obj:
 			l.ReturnOp(rts, oo.res)
+		case rec && o.kind != history.CAS: // a read's values, or those a swap replaced
+			l.ReturnValues(k, rts, o.vals)
+		case rec && o.ok:
+			l.ReturnOK(k, rts)
+		case rec && o.report:
+			l.ReturnFailValues(k, rts, o.fail, o.vals)
 		case rec:
-			logResponse(l, o, k, rts)
+			l.ReturnFail(k, rts, o.fail)
 		default:
 			l.Count(wire.RecRetOK) // counted as responses, whatever the kind
 		}
@@ -974,32 +984,6 @@ func invKind(o *op) int {
 		return wire.RecInvSwap
 	}
 	return wire.RecInvCAS
-}
-
-// logInvocation logs o's invocation at ts.
-func logInvocation(l *record.Log, o *op, k int, ts int64) {
-	switch o.kind {
-	case history.Read:
-		l.InvokeRead(k, ts, o.addrs)
-	case history.Swap:
-		l.InvokeSwap(k, ts, o.addrs, o.new)
-	default:
-		l.InvokeCAS(k, ts, o.addrs, o.exp, o.new)
-	}
-}
-
-// logResponse logs o's response at ts.
-func logResponse(l *record.Log, o *op, k int, ts int64) {
-	switch {
-	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
-		l.ReturnValues(k, ts, o.vals)
-	case o.ok:
-		l.ReturnOK(k, ts)
-	case o.report:
-		l.ReturnFailValues(k, ts, o.fail, o.vals)
-	default:
-		l.ReturnFail(k, ts, o.fail)
-	}
 }
 
 // Recycle hands d the log chunks of old, a driver whose run is over (no
