@@ -415,7 +415,7 @@ func TestOracleKqueueHandWritten(t *testing.T) {
 		}
 		if c.file != "" {
 			files++
-			path := filepath.Join("..", "..", "history", "testdata", "v2", c.file)
+			path := filepath.Join("..", "history", "testdata", "v2", c.file)
 			f, err := os.Open(path)
 			if err != nil {
 				t.Fatal(err)

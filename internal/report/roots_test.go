@@ -18,7 +18,7 @@ import (
 // anomalies it implies folded under it, and lists none of those as
 // anomalies of their own.
 func TestHTMLRoots(t *testing.T) {
-	text, err := os.ReadFile(filepath.Join("..", "..", "analyzer", "testdata", "roots", "recovery-wrong-way.hist"))
+	text, err := os.ReadFile(filepath.Join("..", "analyzer", "testdata", "roots", "recovery-wrong-way.hist"))
 	if err != nil {
 		t.Fatal(err)
 	}

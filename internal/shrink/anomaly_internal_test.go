@@ -19,7 +19,7 @@ import (
 // history is minimized instead of giving up; when the whole history is
 // all there is and it does not fail as asked either, the error says so.
 func TestAnomalyFallsBackToWhole(t *testing.T) {
-	text, err := os.ReadFile(filepath.Join("..", "..", "analyzer", "testdata", "subhistory", "unreachable-write.hist"))
+	text, err := os.ReadFile(filepath.Join("..", "analyzer", "testdata", "subhistory", "unreachable-write.hist"))
 	if err != nil {
 		t.Fatal(err)
 	}

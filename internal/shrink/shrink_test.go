@@ -188,7 +188,7 @@ func TestShrinkRandom(t *testing.T) {
 // the extraction left out, and a cut-off swap whose observer was taken to
 // be another cut-off swap placed after it.
 func TestShrinkExtraction(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "analyzer", "testdata", "subhistory", "*.hist"))
+	files, err := filepath.Glob(filepath.Join("..", "analyzer", "testdata", "subhistory", "*.hist"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no histories: %v", err)
 	}
