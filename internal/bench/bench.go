@@ -199,7 +199,7 @@ type Report interface {
 	// Plot draws the PNG plots into dir and returns their file names.
 	Plot(dir string) ([]string, error)
 	// Headlines are the suite's headline figures, one sentence each,
-	// including how each target of the issue fared.
+	// including how each target fared.
 	Headlines() []string
 	// Explain is the Markdown paragraph saying what is measured and how.
 	Explain() string

@@ -83,7 +83,7 @@ func crossCoreOf(t *testing.T, stamp func(me int) int64, d time.Duration) (trips
 	return int(min(moves[0].Load(), moves[1].Load())), fails[0] + fails[1], pins[0] && pins[1]
 }
 
-// TestTSCOrdersAcrossCores checks the driver's clock the way the merge
+// TestTSCOrdersAcrossCores checks the recorder's clock the way the merge
 // relies on it: a step on one core that is causally after a step on
 // another gets a timestamp no lower.
 func TestTSCOrdersAcrossCores(t *testing.T) {
