@@ -538,6 +538,9 @@ func TestMergeOrder(t *testing.T) {
 // TestObjectLogK: shared logs laid out for k = ObjectLogK hold an object
 // operation's records wherever a k-word operation's fit.
 func TestObjectLogK(t *testing.T) {
+	if w := recWords(recInvOp, MaxArgs) + recWords(recRetOp, MaxResults); w != objOpWords {
+		t.Fatalf("an object operation's records take %d words, objOpWords says %d", w, objOpWords)
+	}
 	if opWords(ObjectLogK) < objOpWords {
 		t.Fatalf("opWords(%d) = %d < %d, an object operation's records", ObjectLogK, opWords(ObjectLogK), objOpWords)
 	}

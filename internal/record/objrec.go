@@ -142,8 +142,9 @@ func (rc *Recorder) objInterrupted(done, planned uint64) {
 }
 
 // objOpWords bounds the words of one object operation's records (its
-// invocation and its response).
-var objOpWords = recWords(recInvOp, MaxArgs) + recWords(recRetOp, MaxResults)
+// invocation and its response): recWords's arithmetic, written as a
+// constant (TestObjectLogK checks it).
+const objOpWords = recHeader + 1 + 2*MaxArgs + recHeader + 2*MaxResults
 
 // ObjectLogK is the k to size and lay out shared logs (SharedLogWords,
 // LayoutSharedLogs) for an object workload: the operations of k words

@@ -21,7 +21,7 @@ import (
 func OpWords(k int) int { return opWords(k) }
 
 // ObjectOpWords is OpWords for an object workload's operations (InvokeOp).
-var ObjectOpWords = objOpWords
+const ObjectOpWords = objOpWords
 
 // Room reports whether the log has room for one more operation whose
 // records take n words (OpWords, ObjectOpWords): a log in memory always
