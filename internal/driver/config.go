@@ -48,7 +48,7 @@ const (
 	MaxWords = 1 << 30
 	// MaxTag is the largest per-process tag counter: new values are
 	// (process+1)<<32 | counter (the recorder reads them back so:
-	// MergeStats.MaxTag).
+	// record.MergeStats.MaxTag).
 	MaxTag = record.MaxTag
 )
 

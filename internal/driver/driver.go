@@ -66,7 +66,7 @@ type Driver struct {
 	// alwaysStamp: an unrecorded worker reads the clock as a recording
 	// one does (a benchmark's: what the timestamps alone cost).
 	alwaysStamp bool
-	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
+	opTimed     opWatch // record.ClockCount: when opElapsed first timed the operation
 	det         *detSched
 	// turns are the deterministic scheduler's worker coroutines and
 	// hand-off state (handoff.go), kept between segments if keep is set
@@ -96,7 +96,7 @@ type Driver struct {
 // rec may be nil under the free scheduler: the driver then runs the same
 // workload unrecorded (no log, no timestamps but those the stuck watch
 // needs with a region), the baseline of the recording's cost (pmlin bench
-// logging); its segments count the operations (MergeStats) and write
+// logging); its segments count the operations (record.MergeStats) and write
 // nothing.
 func New(c Config, ops target.Ops, r *pmem.Region, rec *record.Recorder) (*Driver, error) {
 	if err := c.Check(); err != nil {
@@ -135,7 +135,7 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *record.Recorder) (*Drive
 
 // NewObject returns a driver of an object workload w (a data-structure
 // target's, workload_model.go) on the object obj, which keeps its shared
-// state on r, writing to rec, which must record w (Recorder.SetObject; nil
+// state on r, writing to rec, which must record w (record.Recorder.SetObject; nil
 // only as New allows). The workload's operations replace the reads, cas
 // and swaps of c, whose Reads, Swaps and FailValues are not used (Swaps
 // and FailValues must be off); K and Words only size the logs' checks.
@@ -206,8 +206,8 @@ func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) error {
 }
 
 // SetClock chooses where the free scheduler's timestamps come from
-// (default ClockAuto). It fails for ClockTSC where the TSC cannot order
-// steps across cores (TSCUsable), and for ClockCount with more than one
+// (default record.ClockAuto). It fails for record.ClockTSC where the TSC cannot order
+// steps across cores (record.TSCUsable), and for record.ClockCount with more than one
 // worker.
 func (d *Driver) SetClock(s record.ClockSource) error {
 	clk, err := record.NewClock(s, d.cfg.Threads)
@@ -231,7 +231,7 @@ func (d *Driver) SetTagBase(base uint64) {
 }
 
 // UseSharedLogs makes the workers log into mem, a shared mapping laid out
-// by LayoutSharedLogs, instead of memory of their own. A worker whose log
+// by record.LayoutSharedLogs, instead of memory of their own. A worker whose log
 // is full stops.
 func (d *Driver) UseSharedLogs(mem []uint64) error { return d.logs.Share(mem) }
 
@@ -501,7 +501,7 @@ func (d *Driver) Close() {
 // region crashes at cp, an operation is stuck, fails or blocks, or ctx is
 // done; then it merges the workers' logs into the history. After a crash
 // (SegmentResult.Crashed) the operations in progress are left pending: the
-// caller writes the crash line (Recorder.Crash), builds the crash image
+// caller writes the crash line (record.Recorder.Crash), builds the crash image
 // (pmem.Region.Crash) and recovers the target before the next segment. It
 // returns an error if the history cannot be written or the logs do not
 // decode, if an earlier segment abandoned a worker (see Blocked), or if
@@ -705,7 +705,7 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) []bool {
 // timestamp: the stuck watch converts it, once in a thousand accesses,
 // rather than every operation.
 //
-// A count (ClockCount) is no time: the operation is timed from the first
+// A count (record.ClockCount) is no time: the operation is timed from the first
 // call for it instead (by the one worker's own goroutine, as every call
 // is while the segment runs), which the stuck watch makes after
 // StuckAccesses accesses of it (a few milliseconds), so a stuck operation
@@ -807,7 +807,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	stamps := rec || d.region != nil || d.alwaysStamp
 	check := d.checkStamps
 	// The free scheduler's TSC is read inline (clock.tick), once per
-	// operation, or its one worker counts (ClockCount: ts counts the
+	// operation, or its one worker counts (record.ClockCount: ts counts the
 	// stamps: a response one after its invocation, a fresh stamp one
 	// after the last); opw is the words of an operation's records.
 	tsc := stamps && d.det == nil && d.clk.TSC()

@@ -279,7 +279,7 @@ func opName(kind history.OpKind, addrs []uint64, op string) string {
 // target's State, and nothing is written.
 //
 // rc records an object workload of the driver's (NewObjectWorkload,
-// Recorder.SetObject).
+// record.Recorder.SetObject).
 func RecordState(rc *record.Recorder, p int32, st []model.Value) (int64, error) {
 	w := Recorded(rc)
 	if w == nil {
@@ -388,7 +388,7 @@ func stateForm(m string) string {
 	return "the one value"
 }
 
-// Recorded is the object workload rc records (Recorder.SetObject), nil if
+// Recorded is the object workload rc records (record.Recorder.SetObject), nil if
 // it records none of this package's.
 func Recorded(rc *record.Recorder) *ObjectWorkload {
 	w, _ := rc.Object().(*ObjectWorkload)
