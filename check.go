@@ -1,7 +1,6 @@
 package pmlin
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -166,9 +165,9 @@ type Result struct {
 	Anomalies []Anomaly
 	Omitted   int64
 	// Hint says what the anomalies tell about the recorder rather than
-	// the primitive, or is "" (analyzer.RecorderHint): for instance an
-	// operation that observed a value before its writer was called, which
-	// says the timestamps are not those of one global clock.
+	// the primitive, or is "": for instance an operation that observed a
+	// value before its writer was called, which says the timestamps are
+	// not those of one global clock. It names operations by index.
 	Hint string
 
 	name string
@@ -189,9 +188,11 @@ type Anomaly struct {
 	// Ops are the operations involved (for a cycle, in cycle order).
 	Ops   []int
 	Words []uint64
-	// Explanation says it in sentences, naming operations by the line of
-	// their invocation in the history's text (History.WriteTo, where each
-	// invocation line ends with "# op I").
+	// Explanation says it in sentences, naming operations by index
+	// ("operation 3 (process 2 cas)"), crashes by index ("crash 1") and
+	// responses by their timestamps ("returned at time 20"); for a
+	// history of objects, by the line of WriteHistory's text (package
+	// doc, "Operations named by index").
 	Explanation string
 	// Edges are the witness: for a cycle, each edge of a shortest cycle.
 	Edges []Edge
@@ -206,13 +207,15 @@ type Edge struct {
 	// --json names them.
 	Kind string
 	// Word is the address of a reads-from or auxiliary edge.
-	Word   uint64
+	Word uint64
+	// Reason says why From comes before To, in Explanation's words.
 	Reason string
 }
 
 // Error is a history Check cannot judge: ill-formed, breaking an
 // assumption of the method, holding no operation, or undecided. It names
-// the operation (or the crash) to blame.
+// the operation (or the crash) to blame, by index, and so does Msg any
+// other it involves ("as does the cas of operation 0").
 type Error struct {
 	// Op is the index in History.Operations of the operation to blame,
 	// Crash the index in History.Crashes of the crash; -1 when none is.
@@ -266,10 +269,11 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{})
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: opts.Mode, MaxAnomalies: opts.MaxAnomalies, SizeHint: int64(len(lay.text))})
+	events := lay.rec.Source(opts.Name, history.Options{})
+	a, err := analyzer.Analyze(ctx, lay.rec.Reader(opts.Name, history.Options{}),
+		analyzer.Options{Mode: opts.Mode, MaxAnomalies: opts.MaxAnomalies, SizeHint: lay.rec.Size(), Names: lay})
 	if ue := (*analyzer.UndecidedError)(nil); errors.As(err, &ue) {
-		if res, err := lay.decideExactly(ctx, opts, ue); res != nil || err != nil {
+		if res, err := lay.decideExactly(ctx, opts, ue, events); res != nil || err != nil {
 			return res, err
 		}
 	}
@@ -281,17 +285,26 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 		res.Anomalies = append(res.Anomalies, lay.anomaly(an))
 	}
 	if pairs := analyzer.ObservationsBeforeWrites(a.Result); len(pairs) > 0 {
-		concatenated, _ := history.LooksConcatenated(history.NewReader(bytes.NewReader(lay.text), opts.Name, history.Options{}))
-		res.Hint = analyzer.RecorderHint(pairs, concatenated)
+		concatenated, _ := history.LooksConcatenated(lay.rec.Reader(opts.Name, history.Options{}))
+		res.Hint = analyzer.RecorderHint(lay, pairs, concatenated)
 	}
 	return res, nil
 }
 
 // decideExactly decides by the exact search a history the graph method
 // left undecided (ue), if it is small enough (exact.Fallback): nil, nil
-// when it is not, or when that search runs out of its budget too.
-func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.UndecidedError) (*Result, error) {
-	h, err := history.ReadAll(bytes.NewReader(l.text), opts.Name)
+// when it is not, or when that search runs out of its budget too. The
+// search reads the events the graph method read.
+func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.UndecidedError, events history.Source) (*Result, error) {
+	if ue.Operations > exact.FallbackOps {
+		return nil, nil
+	}
+	r, done, err := events()
+	if err != nil {
+		return nil, nil
+	}
+	h, err := history.ReadEvents(r)
+	done()
 	if err != nil {
 		return nil, nil
 	}
@@ -317,18 +330,27 @@ func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.U
 	return out, nil
 }
 
-// Line is the line of operation op's invocation in WriteHistory's text.
+// Line is the line of operation op's invocation in WriteHistory's text:
+// for those who print the text, and the line the HTML report's timelines
+// and a history of objects' explanations name.
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 
 // WriteHistory writes the history as it was checked, in text format v1
-// (History.WriteTo), or version 2 for a history of objects.
+// (History.WriteTo), or version 2 for a history of objects: rendered now,
+// from the events checked (Check renders no text).
 func (r *Result) WriteHistory(w io.Writer) error {
-	_, err := w.Write(r.lay.text)
+	text, err := r.lay.text()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(text)
 	return err
 }
 
 // WriteReport writes the verdict for a person: pmlin check's text report,
-// then the hint if there is one.
+// naming operations and crashes by index, then the hint if there is one.
+// An exact verdict, and a history of objects, name them by the line of
+// WriteHistory's text, as pmlin check would.
 func (r *Result) WriteReport(w io.Writer) error {
 	if r.ov != nil {
 		return r.ov.Text(w)
@@ -336,7 +358,7 @@ func (r *Result) WriteReport(w io.Writer) error {
 	if r.a == nil {
 		return report.ExactText(w, r.name, r.v)
 	}
-	if err := report.Text(w, r.name, r.a.Result); err != nil {
+	if err := report.Text(w, r.name, r.a.Result, r.lay); err != nil {
 		return err
 	}
 	if r.Hint != "" {
@@ -357,18 +379,17 @@ func (r *Result) WriteHTML(ctx context.Context, w io.Writer) error {
 	if r.a == nil {
 		return errors.New("pmlin: the exact search decided this history: there is no graph to report")
 	}
-	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(r.lay.text)), nil }
-	d, err := report.Collect(ctx, r.a, r.name, open, report.Options{})
+	d, err := report.Collect(ctx, r.a, r.name, r.lay.rec.Source(r.name, history.Options{}), report.Options{})
 	if err != nil {
 		return err
 	}
 	return report.HTML(w, d)
 }
 
-// WriteTo writes h in text format v1, as Check reads it: steps merged by
-// timestamp (package doc), each invocation line ending with "# op I" and
-// each crash line with "# crash K"; a history of objects in version 2.
-// An error is an *Error.
+// WriteTo writes h in text format v1, the events Check reads as pmlin
+// check would read them: steps merged by timestamp (package doc), each
+// invocation line ending with "# op I" and each crash line with
+// "# crash K"; a history of objects in version 2. An error is an *Error.
 func (h History) WriteTo(w io.Writer) (int64, error) {
 	var l *layout
 	var err error
@@ -380,7 +401,11 @@ func (h History) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := w.Write(l.text)
+	text, err := l.text()
+	if err != nil {
+		return 0, err
+	}
+	n, err := w.Write(text)
 	return int64(n), err
 }
 
@@ -398,7 +423,7 @@ func (l *layout) anomaly(an analyzer.Anomaly) Anomaly {
 
 // op is the operation invoked at line, -1 for line 0 (the initial state).
 func (l *layout) op(line int64) int {
-	if i, ok := l.byLine[line]; ok && !i.ret && i.op >= 0 {
+	if i, ok := l.at(line); ok && !i.ret && i.op >= 0 {
 		return i.op
 	}
 	return -1
@@ -423,14 +448,11 @@ func (l *layout) blame(err error) error {
 		return err // ctx's
 	}
 	e := &Error{Op: -1, Crash: -1, Msg: msg, Err: err}
-	if at, ok := l.byLine[line]; ok {
+	if at, ok := l.at(line); ok {
 		e.Op, e.Crash = at.op, at.crash
 		if at.ret {
 			e.Msg = "its response: " + msg
 		}
-	}
-	if e.Op >= 0 || e.Crash >= 0 {
-		e.Msg += fmt.Sprintf(" (line %d of the history's text: History.WriteTo)", line)
 	}
 	return e
 }

@@ -68,11 +68,20 @@
 // after its call is cut off by the end of the history. Cut-off operations
 // are judged by the completion rules of package analyzer (Options.Mode).
 //
-// # Operations named by line
+// # Operations named by index
 //
-// The analyzer reads the history as a text in the format of
-// docs/history-format.md: History.WriteTo writes that text, each
-// invocation line ending with "# op I" (I its index). Explanations and the
-// raw verdict (Result.Verdict) name operations by the line of that text;
-// Result's Anomalies, and Error, by index.
+// Check reads the caller's operations as events, in memory: it writes no
+// text and parses none. Everything it says names them as the caller does:
+// Anomaly.Ops, Edge.From and To, Result.Witness and Error.Op by index in
+// History.Operations, and the sentences (Anomaly.Explanation, Edge.Reason,
+// Result.Hint, Error, Result.WriteReport) "operation 3", "crash 1" (an
+// index in History.Crashes) and a response by its timestamp ("returned at
+// time 20"). The text is written only when asked for: History.WriteTo and
+// Result.WriteHistory write the history in the format of
+// docs/history-format.md, each invocation line ending with "# op I" and
+// each crash line with "# crash K", and Result.Line gives an operation's
+// line there, which the HTML report's timelines name.
+// The explanations of a history of objects (History.Objects), made by the
+// exact checker for any model, still name operations by that line (of
+// the version 2 text); their Anomaly.Ops and Result.Witness are indexes.
 package pmlin

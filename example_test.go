@@ -42,8 +42,10 @@ func ExampleCheck() {
 
 // A crash cuts off a cas (Pending) whose value is read later, after a read
 // of the old one: it took effect after the crash, which strict
-// linearizability forbids and recoverable linearizability allows. History.WriteTo shows the history as the analyzer reads
-// it; the explanations name operations by its lines.
+// linearizability forbids and recoverable linearizability allows.
+// History.WriteTo shows the history as pmlin check would read it, each
+// invocation marked with its index; the explanations name operations by
+// that index, and crashes by theirs.
 func ExampleHistory_WriteTo() {
 	h := pmlin.History{
 		Operations: []pmlin.Operation{
@@ -57,6 +59,9 @@ func ExampleHistory_WriteTo() {
 	for _, mode := range []pmlin.Mode{pmlin.Strict, pmlin.Recoverable} {
 		res, _ := pmlin.Check(context.Background(), h, pmlin.Options{Mode: mode})
 		fmt.Printf("%s: linearizable %v\n", mode, res.Linearizable)
+		if !res.Linearizable {
+			fmt.Println(res.Anomalies[0].Edges[0].Reason)
+		}
 	}
 	// Output:
 	// pmlin-history v1
@@ -67,5 +72,6 @@ func ExampleHistory_WriteTo() {
 	// 2 inv read 10  # op 2
 	// 2 ret 0x100001
 	// strict: linearizable false
+	// operation 0 (process 1 cas) was cut off by crash 0 and, as operation 2 observed its value, took effect before it (strict), so before operation 1 (process 2 read) was invoked
 	// recoverable: linearizable true
 }

@@ -1,10 +1,8 @@
 package pmlin
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"strconv"
 
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
@@ -81,11 +79,11 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 func firstEventLine(h *model.History) int { return 2 + len(h.Objects) }
 
 // layObjects checks a history of objects' operations, merges their steps by
-// timestamp and lays them out as a version 2 history named name, whose
-// text (history.WriteV2, each invocation line ending with "# op I", each
-// crash line with "# crash K") the lines of its operations refer to;
-// byModel maps an operation of the version 2 history (in order of
-// invocation) to the caller's index.
+// timestamp and builds them as a version 2 history named name (a
+// model.History, as the version 2 reader would give), whose lines are
+// those of its text (layout.text) though none is written; byModel maps an
+// operation of the version 2 history (in order of invocation) to the
+// caller's index.
 func layObjects(h History, name string) (mh *model.History, lay *layout, byModel []int, err error) {
 	ops := h.Operations
 	if len(ops) == 0 {
@@ -128,13 +126,11 @@ func layObjects(h History, name string) (mh *model.History, lay *layout, byModel
 	n := len(ops)
 	index := make([]int, n) // the caller's index -> mh.Ops's
 	pending := map[int]int{}
-	crashOf := make([]int, len(h.Crashes))
 	for p, s := range order {
 		line := base + int64(p)
 		switch i := int(s) / 2; {
 		case int(s) >= 2*n:
 			c := len(mh.Crashes)
-			crashOf[int(s)-2*n] = c
 			mh.Crashes = append(mh.Crashes, model.Crash{Pos: p, Line: line})
 			for proc, k := range pending {
 				mh.Ops[k].Crash = c
@@ -156,36 +152,11 @@ func layObjects(h History, name string) (mh *model.History, lay *layout, byModel
 			}
 		}
 	}
-	var b bytes.Buffer
-	if err := history.WriteV2(&b, mh, history.Text); err != nil {
+	if err := history.WritableV2(mh); err != nil {
 		return nil, nil, nil, &Error{Op: -1, Crash: -1, Err: history.ErrSyntax, Msg: err.Error()}
 	}
-	lay = &layout{invLine: make([]int64, n), byLine: make(map[int64]lineOf, 2*n+len(h.Crashes))}
-	for i := range ops {
-		op := &mh.Ops[index[i]]
-		lay.invLine[i] = op.Line
-		lay.byLine[op.Line] = lineOf{op: i, crash: -1}
-		if op.RetLine > 0 {
-			lay.byLine[op.RetLine] = lineOf{op: i, crash: -1, ret: true}
-		}
-	}
-	for k, c := range crashOf {
-		lay.byLine[mh.Crashes[c].Line] = lineOf{op: -1, crash: k}
-	}
-	// The text, each invocation and crash line naming the caller's
-	// operation or crash.
-	var text []byte
-	for line, l := range bytes.SplitAfter(b.Bytes(), []byte("\n")) {
-		at, ok := lay.byLine[int64(line+1)]
-		switch {
-		case ok && at.op >= 0 && !at.ret:
-			l = append(bytes.TrimSuffix(l, []byte("\n")), "  # op "+strconv.Itoa(at.op)+"\n"...)
-		case ok && at.crash >= 0:
-			l = append(bytes.TrimSuffix(l, []byte("\n")), "  # crash "+strconv.Itoa(at.crash)+"\n"...)
-		}
-		text = append(text, l...)
-	}
-	lay.text = text
+	lay = newLayout(ops, order, base)
+	lay.mh = mh
 	byModel = make([]int, len(mh.Ops))
 	for i, k := range index {
 		byModel[k] = i

@@ -59,9 +59,11 @@ each edge with its reason; for a stale read, how many versions behind it was.
                       Graphviz DOT, edges labelled by kind and word
   --shrink OUT.hist   a small sub-history that still fails (1-minimal: removing
                       any one operation makes it pass, ill-formed or fail
-                      otherwise), for a person to read and a test to keep
+                      otherwise), for a person to read and a test to keep; of
+                      a version 2 history, the first failing object's few
+                      operations and the crashes between them
 
-These take one FILE (--dot and --shrink a version 1 history), and read a
+These take one FILE (--dot a version 1 history), and read a
 version 1 history a second time for the lines they show: when it cannot be
 read twice (standard input, a named pipe, /dev/fd/N), it is first copied to
 a temporary file (removed at exit). They never overwrite an
@@ -296,12 +298,12 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 	// The input again, if it can be read again: a file, standard input's
 	// copy (for the outputs, or for the hints and the exact search while
 	// small).
-	var again report.Opener
+	var again history.Source
 	switch {
 	case reread || outs.any():
-		again = reopen
+		again = textSource(reopen, name)
 	case !kept.over:
-		again = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }
+		again = textSource(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(kept.buf.Bytes())), nil }, name)
 	}
 	if ue := (*analyzer.UndecidedError)(nil); errors.As(err, &ue) {
 		if decided, err := decideExactly(ctx, e, name, ue, again, o); decided {
@@ -328,7 +330,7 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		}
 		err = report.JSON(e.stdout, v)
 	} else {
-		err = report.Text(e.stdout, name, res)
+		err = report.Text(e.stdout, name, res, nil)
 		if err == nil && hint != "" {
 			_, err = fmt.Fprintf(e.stdout, "\nhint: %s\n", hint)
 		}
@@ -353,6 +355,13 @@ func runCheck(ctx context.Context, e env, path string, o checkOptions) error {
 		return &exitError{exitViolated, nil}
 	}
 	return nil
+}
+
+// textSource is the events of the input that open opens again from its
+// start. A recording cut short was judged as far as it goes: so is it read
+// again (Prefix).
+func textSource(open func() (io.ReadCloser, error), name string) history.Source {
+	return history.TextSource(open, name, history.Options{Prefix: true})
 }
 
 // rereadable reports whether the input opened as in (openInput) can be
@@ -402,19 +411,19 @@ func (c *cappedBuffer) Write(p []byte) (int, error) {
 // (analyzer.RecorderHint); the history's shape is looked at, in a second
 // pass, only when there is something to say and the input can be read
 // again (a file, or standard input copied for --report and the like).
-func recorderHint(res *analyzer.Result, name string, reopen report.Opener) string {
+func recorderHint(res *analyzer.Result, name string, reopen history.Source) string {
 	pairs := analyzer.ObservationsBeforeWrites(res)
 	if len(pairs) == 0 {
 		return ""
 	}
 	concatenated := false
 	if reopen != nil {
-		if f, err := reopen(); err == nil {
-			concatenated, _ = history.LooksConcatenated(history.NewReader(f, name, history.Options{Prefix: true}))
-			f.Close()
+		if r, done, err := reopen(); err == nil {
+			concatenated, _ = history.LooksConcatenated(r)
+			done()
 		}
 	}
-	return analyzer.RecorderHint(pairs, concatenated)
+	return analyzer.RecorderHint(nil, pairs, concatenated)
 }
 
 // outputs are the files check writes besides its verdict.
@@ -453,9 +462,9 @@ func (o outputs) validate(input string) error {
 
 // writeOutputs writes the HTML report, the DOT graph and the shrunk
 // history asked for, each reported on standard error.
-func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string, reopen report.Opener, o outputs) error {
+func writeOutputs(ctx context.Context, e env, a *analyzer.Analysis, name string, reopen func() (io.ReadCloser, error), o outputs) error {
 	if o.html != "" || o.dot != "" {
-		d, err := report.Collect(ctx, a, name, reopen, report.Options{})
+		d, err := report.Collect(ctx, a, name, textSource(reopen, name), report.Options{})
 		if err != nil {
 			return &exitError{exitInput, err}
 		}

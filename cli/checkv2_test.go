@@ -127,10 +127,13 @@ func TestCheckV2Errors(t *testing.T) {
 		{"pmlin-history v2\nobject q queue cap=5\n1 inv q enq 1\n2 inv q enq 2\n1 ret ok\n2 ret ok\n3 inv q deq\n3 ret 2\n3 inv q deq\n3 ret 1\n",
 			"bad.hist:2: undecided: object q: explored 1 states, the budget", kindUndecided, 2, []string{"--budget", "1"}},
 		{"pmlin-history v2\nobject q queue\n1 inv q enq 1\n1 ret ok\n", "bad.hist:3: undecided: the search ran past its budget of 1ns (--budget)", kindUndecided, 3, []string{"--budget", "1ns"}},
-		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --dot and --shrink are for version 1 histories", kindUsage, 0,
+		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --dot is for version 1 histories", kindUsage, 0,
 			[]string{"--dot", filepath.Join(t.TempDir(), "r.dot")}},
-		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --dot and --shrink are for version 1 histories", kindUsage, 0,
-			[]string{"--report", filepath.Join(t.TempDir(), "r.html"), "--shrink", filepath.Join(t.TempDir(), "s.hist")}},
+		{"pmlin-history v2\nobject q queue\n1 inv q deq\n1 ret empty\n", "bad.hist: --dot is for version 1 histories", kindUsage, 0,
+			[]string{"--report", filepath.Join(t.TempDir(), "r.html"), "--shrink", filepath.Join(t.TempDir(), "s.hist"), "--dot", filepath.Join(t.TempDir(), "r.dot")}},
+		// --shrink of a malformed history: the check's error, nothing written.
+		{"pmlin-history v2\nobject q queue\n1 inv q enq 1\n1 ret 5\n", "bad.hist:4: process 1: queue enq", kindMalformed, 4,
+			[]string{"--shrink", filepath.Join(t.TempDir(), "s.hist")}},
 	} {
 		f := writeFile(t, "bad.hist", c.in)
 		code, out, errs := pmlin(t, "", append(append([]string{"check"}, c.args...), f)...)

@@ -180,16 +180,16 @@ func exactBar(e env, name string, states int, fallback bool) *progressbar.Progre
 // decided is false when it is too large or cannot be read again, and ue
 // then stands, told that the exact search ran out too when it did. An
 // interrupt is decided: nothing more is tried.
-func decideExactly(ctx context.Context, e env, name string, ue *analyzer.UndecidedError, reopen report.Opener, o checkOptions) (decided bool, err error) {
+func decideExactly(ctx context.Context, e env, name string, ue *analyzer.UndecidedError, reopen history.Source, o checkOptions) (decided bool, err error) {
 	if reopen == nil || ue.Operations > exact.FallbackOps {
 		return false, nil
 	}
-	f, err := reopen()
+	r, done, err := reopen()
 	if err != nil {
 		return false, nil
 	}
-	h, err := history.ReadAll(f, name)
-	f.Close()
+	h, err := history.ReadEvents(r)
+	done()
 	cut := error(nil)
 	if errors.Is(err, history.ErrCutShort) {
 		cut, err = err, nil

@@ -458,16 +458,19 @@ func claimBase(dir, stem string) (string, error) {
 func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [][2]string {
 	if ov := f.Verdict.Objects; ov != nil && !ov.Linearizable {
 		// A version 2 history (a data structure's, a program's): the HTML
-		// report of the exact checker's verdict. Its shrinking is the
-		// verdict's own: each anomaly names a minimal set of operations
-		// that no order explains (the v1 shrinker reads version 1 only).
+		// report of the exact checker's verdict, and the history shrunk
+		// by package shrink's Objects, as pmlin check --shrink does.
 		html := base + ".html"
 		named := *ov
 		named.File = histPath
 		if err := createOutput(context.WithoutCancel(ctx), html, true, named.HTML); err != nil {
 			return [][2]string{{html, "not written: " + err.Error()}}
 		}
-		return [][2]string{{html, "the HTML report (timelines of each anomaly's operations; its minimal set is the shrunk finding)"}}
+		kept := [][2]string{{html, "the HTML report (timelines of each anomaly's operations, its witness highlighted)"}}
+		if len(ov.Anomalies) == 0 {
+			return kept // (undecided beside a run's own anomaly: nothing to shrink)
+		}
+		return append(kept, shrinkKeptV2(ctx, f, histPath, base+".shrunk.hist"))
 	}
 	a := f.Verdict.Analysis
 	if a == nil || a.Result.Linearizable {
@@ -487,6 +490,21 @@ func explainKept(ctx context.Context, f *crash.Finding, histPath, base string) [
 		kept = append(kept, [2]string{o.shrink, "the shrunk history: the few operations that still fail"})
 	}
 	return kept
+}
+
+// shrinkKeptV2 writes the shrunk history of a finding's version 2
+// history to path, checked in the campaign's mode with the campaign's
+// budget of states per re-check, and says what it wrote, or why not.
+func shrinkKeptV2(ctx context.Context, f *crash.Finding, histPath, path string) [2]string {
+	h, err := history.ReadV2(bytes.NewReader(f.History), histPath)
+	if err != nil {
+		return [2]string{path, "not written: " + err.Error()}
+	}
+	st, err := writeShrunkV2(ctx, h, histPath, shrinkV2Options{mode: f.Verdict.Mode, maxStates: crash.FuzzObjectStates, path: path, force: true, by: "pmlin fuzz"})
+	if err != nil {
+		return [2]string{path, "not written: " + err.Error()}
+	}
+	return [2]string{path, fmt.Sprintf("the shrunk history: the few operations that still fail (%d of %d operations; %s)", st.Final, st.Original, shrunkHow(st))}
 }
 
 // shellJoin renders args as one sh command line (shellword.Join).

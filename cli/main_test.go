@@ -11,13 +11,14 @@ import (
 
 	"github.com/pmlin/pmlin/internal/dqueue"
 	"github.com/pmlin/pmlin/internal/levelhash"
+	"github.com/pmlin/pmlin/internal/pmlist"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 	"github.com/pmlin/pmlin/target"
 )
 
 // testTargets are the targets of command pmlin.
-var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target(), levelhash.Target(), dqueue.Target()}
+var testTargets = []*target.Target{mwcas.Target(), lockmwcas.Target(), levelhash.Target(), dqueue.Target(), pmlist.Target()}
 
 // pmlin runs the command line in process, as command pmlin.
 func pmlin(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string) {

@@ -278,7 +278,7 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 	}
 	switch {
 	case v.Check != nil:
-		if err := report.Text(w, name, v.Check); err != nil {
+		if err := report.Text(w, name, v.Check, nil); err != nil {
 			return err
 		}
 	case v.Objects != nil: // a version 2 history: the exact checker's verdict

@@ -83,7 +83,7 @@ func TestRunExitCodes(t *testing.T) {
 		{[]string{"run", "extra"}, 2, "unknown command"},
 		{[]string{"run", "--ops", "300", "--mutant", "read-single-collect", "--seed", "5", "--check"}, 1, "NOT LINEARIZABLE"},
 		{[]string{"fuzz", "--seconds", "0"}, 2, "must be positive"},
-		{[]string{"run", "--target", "nope"}, 2, `unknown target "nope" (known: pmwcas, lockmwcas, levelhash, dqueue)`},
+		{[]string{"run", "--target", "nope"}, 2, `unknown target "nope" (known: pmwcas, lockmwcas, levelhash, dqueue, pmlist)`},
 		{[]string{"run", "--stripes", "2"}, 2, "--stripes is not a parameter of target pmwcas (its parameters: --descriptors, --stride, --line-offset)"},
 		{[]string{"run", "--target", "lockmwcas", "--stripes", "0"}, 2, "--stripes 0: out of range"},
 		{[]string{"run", "--target", "lockmwcas", "--mutant", "recovery-wrong-way"}, 2, "unknown mutant \"recovery-wrong-way\" of target lockmwcas"},
@@ -101,7 +101,7 @@ func TestMutantsCommand(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		n    int
-	}{{[]string{"mutants"}, 12}, {[]string{"mutants", "--target", "lockmwcas"}, 6}, {[]string{"targets"}, 4}, {[]string{"mutants", "--target", "dqueue"}, 13}} {
+	}{{[]string{"mutants"}, 12}, {[]string{"mutants", "--target", "lockmwcas"}, 6}, {[]string{"targets"}, 5}, {[]string{"mutants", "--target", "dqueue"}, 13}, {[]string{"mutants", "--target", "pmlist"}, 7}} {
 		code, out, _ := pmlin(t, "", tc.args...)
 		lines := strings.Split(strings.TrimSpace(out), "\n")
 		if code != 0 || len(lines) != tc.n {

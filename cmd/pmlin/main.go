@@ -4,7 +4,8 @@
 // PMwCAS (package mwcas, the default), a lock-striped MwCAS with a redo
 // log (package lockmwcas), level hashing, a persistent hash index of the
 // map model (package internal/levelhash), and Friedman et al.'s durable
-// queue (package internal/dqueue).
+// queue (package internal/dqueue), and a sorted list built on the PMwCAS
+// (package internal/pmlist).
 //
 // The build is profile-guided: default.pgo merges CPU profiles of three
 // workloads, each run by a build without a profile: pmlin check reading a
@@ -30,8 +31,11 @@ import (
 	"github.com/pmlin/pmlin/cli"
 	"github.com/pmlin/pmlin/internal/dqueue"
 	"github.com/pmlin/pmlin/internal/levelhash"
+	"github.com/pmlin/pmlin/internal/pmlist"
 	"github.com/pmlin/pmlin/lockmwcas"
 	"github.com/pmlin/pmlin/mwcas"
 )
 
-func main() { cli.Main(mwcas.Target(), lockmwcas.Target(), levelhash.Target(), dqueue.Target()) }
+func main() {
+	cli.Main(mwcas.Target(), lockmwcas.Target(), levelhash.Target(), dqueue.Target(), pmlist.Target())
+}

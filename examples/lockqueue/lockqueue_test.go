@@ -35,8 +35,9 @@ func pmlin(t *testing.T, args ...string) (int, string, string) {
 }
 
 // TestPlantedBugCaughtAndReplayed: pmlin fuzz catches the missing flush,
-// explains it in the queue's terms, keeps the history, and the history's
-// own pmlin run line records it again byte for byte.
+// explains it in the queue's terms, keeps the history and its shrunk
+// history (a few operations that still fail), and the history's own pmlin
+// run line records it again byte for byte.
 func TestPlantedBugCaughtAndReplayed(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := pmlin(t, "fuzz", "--target", "lockqueue", "--mutant", "slot-unpersisted", "--seconds", "20", "--jobs", "1", "--out", dir, "--json")
@@ -57,6 +58,14 @@ func TestPlantedBugCaughtAndReplayed(t *testing.T) {
 	}
 	if page, err := os.ReadFile(strings.TrimSuffix(sum.Finding.History, ".hist") + ".html"); err != nil || !strings.Contains(string(page), "lockqueue") {
 		t.Errorf("no HTML report kept beside the history (%v)", err)
+	}
+	// The shrunk history: the lost element in a few operations, failing
+	// on its own.
+	shrunk := strings.TrimSuffix(sum.Finding.History, ".hist") + ".shrunk.hist"
+	if b, err := os.ReadFile(shrunk); err != nil || strings.Count(string(b), " inv ") > 4 {
+		t.Errorf("shrunk history (%v):\n%s", err, b)
+	} else if code, out, _ := pmlin(t, "check", shrunk); code != 1 || !strings.Contains(out, "NOT LINEARIZABLE") {
+		t.Errorf("check of the shrunk history: exit %d, want 1\n%s", code, out)
 	}
 	head := strings.SplitN(string(kept), "\n", 4)
 	if head[0] != "pmlin-history v2" || head[1] != "object lockqueue queue" || !strings.HasPrefix(head[2], "# pmlin run ") {

@@ -25,6 +25,9 @@ type Options struct {
 	// the history it was cut from (a shrunk history names them in
 	// comments), or 0: anomalies name those lines too (OriginalOps).
 	Origin func(line int64) int64
+	// Names, if set, names the events in explanations and errors (the
+	// Go API: by the caller's indexes); nil: by their lines.
+	Names Namer
 	// Workers bounds the goroutines that decode the input and run the
 	// phases that split (default GOMAXPROCS; 1: none besides the
 	// caller's). The result does not depend on it.
@@ -107,7 +110,7 @@ func Analyze(ctx context.Context, r *history.Reader, opts Options) (*Analysis, e
 		old = a.e.h
 	}
 	guard := newMemoryGuard(opts.MaxMemory, opts.MemorySource, opts.SizeHint)
-	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), guard, old)
+	h, err := load(ctx, r, opts.SizeHint, opts.splitter(), guard, old, namerOr(opts.Names))
 	if err != nil {
 		return nil, err
 	}

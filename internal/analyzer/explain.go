@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"slices"
-	"strconv"
 )
 
 // explainer turns an evaluation's findings into anomalies: it keeps them
@@ -43,7 +42,7 @@ type finding struct {
 }
 
 func newExplainer(e *eval, origin func(int64) int64) *explainer {
-	return &explainer{e: e, h: e.h, r: renderer{ops: e.h}, origin: origin}
+	return &explainer{e: e, h: e.h, r: renderer{ops: e.h, names: e.h.names}, origin: origin}
 }
 
 // describe names the operation invoked at line (opNamer).
@@ -54,7 +53,7 @@ func (h *hist) describe(line int64) string {
 	if i := h.opOfLine(line); i != none {
 		return h.opName(i)
 	}
-	return "line " + strconv.FormatInt(line, 10)
+	return h.names.Op(line)
 }
 
 // kindOf names the kind of the operation invoked at line (opNamer).

@@ -89,7 +89,7 @@ func TestFigureTextKinds(t *testing.T) {
 				var buf bytes.Buffer
 				one := *res
 				one.Anomalies = []analyzer.Anomaly{a}
-				if err := report.Text(&buf, fig.file, &one); err != nil {
+				if err := report.Text(&buf, fig.file, &one, nil); err != nil {
 					t.Fatal(err)
 				}
 				if a.Kind != analyzer.Cycle && bytes.Contains(buf.Bytes(), []byte(cycleHeader)) {
@@ -108,7 +108,7 @@ func all(k ...analyzer.Kind) [3][]analyzer.Kind { return [3][]analyzer.Kind{k, k
 func goldenReport(t *testing.T, name string, res *analyzer.Result, path string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := report.Text(&buf, name, res); err != nil {
+	if err := report.Text(&buf, name, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	buf.WriteString("\n")

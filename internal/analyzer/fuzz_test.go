@@ -29,7 +29,7 @@ func checkBytes(t *testing.T, in []byte, mode history.Mode) (*analyzer.Result, s
 	if err := report.JSON(&buf, report.NewVerdict(res)); err != nil {
 		t.Fatal(err)
 	}
-	if err := report.Text(&buf, "fuzz", res); err != nil {
+	if err := report.Text(&buf, "fuzz", res, nil); err != nil {
 		t.Fatal(err)
 	}
 	return res, buf.String(), nil

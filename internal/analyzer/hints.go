@@ -42,9 +42,10 @@ func ObservationsBeforeWrites(r *Result) []ObservedBeforeWritten {
 }
 
 // RecorderHint says in sentences what the pairs mean for the recorder,
-// or "" when there are none. concatenated tells that the history looks
-// like per-thread logs put one after the other (history.LooksConcatenated).
-func RecorderHint(pairs []ObservedBeforeWritten, concatenated bool) string {
+// or "" when there are none, naming operations by names (nil: by their
+// lines). concatenated tells that the history looks like per-thread logs
+// put one after the other (history.LooksConcatenated).
+func RecorderHint(names Namer, pairs []ObservedBeforeWritten, concatenated bool) string {
 	if len(pairs) == 0 {
 		return ""
 	}
@@ -53,8 +54,9 @@ func RecorderHint(pairs []ObservedBeforeWritten, concatenated bool) string {
 	if len(pairs) > 1 {
 		more = fmt.Sprintf(" (and %d more such pairs)", len(pairs)-1)
 	}
-	s := fmt.Sprintf("line %d observed at address %d the value that line %d wrote, but line %d was invoked only after line %d had returned%s: no primitive returns a value before it is written, so the line order of this history is not the real-time order. ",
-		p.Reader, p.Word, p.Writer, p.Writer, p.Reader, more)
+	op := namerOr(names).Op
+	s := fmt.Sprintf("%s observed at address %d the value that %s wrote, but %s was invoked only after %s had returned%s: no primitive returns a value before it is written, so the line order of this history is not the real-time order. ",
+		op(p.Reader), p.Word, op(p.Writer), op(p.Writer), op(p.Reader), more)
 	if concatenated {
 		s += "The history looks like per-thread logs concatenated, not merged (between crashes, each process's steps form one block): merge them by timestamp (pmlin merge). "
 	}

@@ -14,7 +14,7 @@ import (
 // loadText loads a history given as text.
 func loadText(t *testing.T, text string) *hist {
 	t.Helper()
-	h, err := load(context.Background(), history.NewReader(bytes.NewReader([]byte(text)), "t.hist", history.Options{}), 0, splitter{workers: 1, least: minPart}, nil, nil)
+	h, err := load(context.Background(), history.NewReader(bytes.NewReader([]byte(text)), "t.hist", history.Options{}), 0, splitter{workers: 1, least: minPart}, nil, nil, LineNamer{})
 	if err != nil {
 		t.Fatal(err)
 	}

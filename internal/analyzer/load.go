@@ -74,7 +74,9 @@ type crashRec struct {
 // always the access of a cas or a swap (it has a slot).
 type hist struct {
 	name string
-	n    int32
+	// names names events in sentences (Options.Names).
+	names Namer
+	n     int32
 
 	// per operation
 	line []uint32 // line of the invocation
@@ -409,9 +411,9 @@ func (l *loader) resolve(x int32, w int32, v uint64) int32 {
 
 // load streams a history into h, resolving reads-from on the way: the only
 // pass over the input.
-func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter, guard *memoryGuard, old *hist) (*hist, error) {
+func load(ctx context.Context, r *history.Reader, sizeHint int64, split splitter, guard *memoryGuard, old *hist, names Namer) (*hist, error) {
 	defer r.Parallel(split.workers)()
-	h := &hist{name: r.Name(), wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
+	h := &hist{name: r.Name(), names: names, wordID: make(map[uint64]int32), danglingVal: make(map[int32]uint64)}
 	h.reserve(sizeHint, old)
 	l := &loader{h: h, split: split, guard: guard, reserved: [3]int64{int64(cap(h.line)), int64(cap(h.word)), int64(cap(h.nw))}}
 	pre := newPrefaulter(split, sizeHint)
@@ -762,5 +764,5 @@ func (h *hist) kind(i int32) string {
 
 // opName describes an operation for explanations.
 func (h *hist) opName(i int32) string {
-	return fmt.Sprintf("line %d (process %d %s)", h.line[i], h.procIDs[h.procOf(i)], h.kind(i))
+	return fmt.Sprintf("%s (process %d %s)", h.names.Op(int64(h.line[i])), h.procIDs[h.procOf(i)], h.kind(i))
 }

@@ -47,7 +47,7 @@ func TestMemoryProjection(t *testing.T) {
 				if g != nil {
 					g.sample = func() int64 { return 0 } // the counts alone
 				}
-				return load(context.Background(), r, int64(len(c.text)), splitter{workers: 1, least: minPart}, g, nil)
+				return load(context.Background(), r, int64(len(c.text)), splitter{workers: 1, least: minPart}, g, nil, LineNamer{})
 			}
 			h, err := read(0)
 			if err != nil {

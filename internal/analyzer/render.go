@@ -12,17 +12,22 @@ import (
 // never from the graph. The analyzer renders once, when it builds the
 // result; the data stay in the result for programs (JSON) and drawings.
 
-// opNamer names operations by the line of their invocation.
+// opNamer describes operations by the line of their invocation.
 type opNamer interface {
-	// describe describes an operation: "line 12 (process 2 cas)".
+	// describe describes an operation: "line 12 (process 2 cas)" (its
+	// name by the Namer, then what it is).
 	describe(line int64) string
 	// kindOf names its kind: "read", "cas" or "swap" ("" for genesis or
 	// a line that is no operation).
 	kindOf(line int64) string
 }
 
-// renderer makes the sentences.
-type renderer struct{ ops opNamer }
+// renderer makes the sentences: ops describes operations, names names
+// the other events (responses, crashes) and the operations named alone.
+type renderer struct {
+	ops   opNamer
+	names Namer
+}
 
 func val(v uint64) string { return history.FormatValue(v) }
 
@@ -57,10 +62,10 @@ func (r renderer) edge(e Edge) string {
 	case RuleFailedAfter:
 		return fmt.Sprintf("%s failed at address %d expecting %s, so it needs a write that replaced that value there; %s is that write", to, e.Word, val(e.Value), from)
 	case RuleReturned:
-		return fmt.Sprintf("%s returned at line %d, before %s was invoked", from, e.RetLine, to)
+		return fmt.Sprintf("%s returned %s, before %s was invoked", from, r.names.Returned(e.RetLine), to)
 	case RuleCutOffStrict:
-		return fmt.Sprintf("%s was cut off by the crash at line %d and, %s, took effect before it (strict), so before %s was invoked",
-			from, e.CrashLine, r.observedBy(e.ObservedBy), to)
+		return fmt.Sprintf("%s was cut off by %s and, %s, took effect before it (strict), so before %s was invoked",
+			from, r.names.Crashes(e.CrashLine), r.observedBy(e.ObservedBy), to)
 	case RuleNextOperation:
 		return r.recovery(e)
 	}
@@ -73,7 +78,7 @@ func (r renderer) observedBy(line int64) string {
 	if line == 0 {
 		return "completed to explain a failed cas"
 	}
-	return fmt.Sprintf("as line %d observed its value", line)
+	return fmt.Sprintf("as %s observed its value", r.names.Op(line))
 }
 
 // recovery renders a recovery edge, naming the operations of its process
@@ -81,14 +86,14 @@ func (r renderer) observedBy(line int64) string {
 func (r renderer) recovery(e Edge) string {
 	from, to := r.ops.describe(e.From), r.ops.describe(e.To)
 	if len(e.Skipped) == 0 {
-		return fmt.Sprintf("%s was cut off by the crash at line %d and, %s, took effect before its process's next operation %s",
-			from, e.CrashLine, r.observedBy(e.ObservedBy), to)
+		return fmt.Sprintf("%s was cut off by %s and, %s, took effect before its process's next operation %s",
+			from, r.names.Crashes(e.CrashLine), r.observedBy(e.ObservedBy), to)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s was cut off by the crash at line %d and, %s, took effect before its process's next operation that stays in the history: its next operation, line %d, was cut off by the crash at line %d and left it",
-		from, e.CrashLine, r.observedBy(e.ObservedBy), e.Skipped[0].Op, e.Skipped[0].Crash)
+	fmt.Fprintf(&b, "%s was cut off by %s and, %s, took effect before its process's next operation that stays in the history: its next operation, %s, was cut off by %s and left it",
+		from, r.names.Crashes(e.CrashLine), r.observedBy(e.ObservedBy), r.names.Op(e.Skipped[0].Op), r.names.Crashes(e.Skipped[0].Crash))
 	for _, s := range e.Skipped[1:] {
-		fmt.Fprintf(&b, ", and so was line %d, by the crash at line %d", s.Op, s.Crash)
+		fmt.Fprintf(&b, ", and so was %s, by %s", r.names.Op(s.Op), r.names.Crashes(s.Crash))
 	}
 	fmt.Fprintf(&b, ", so the constraint passes to %s", to)
 	return b.String()
@@ -179,7 +184,7 @@ func (r renderer) staleness(s Staleness, rule Rule, read bool) string {
 	if s.Writer != 0 {
 		from = "written by " + r.ops.describe(s.Writer)
 	}
-	done := fmt.Sprintf("returned at line %d", s.LatestRetLine)
+	done := "returned " + r.names.Returned(s.LatestRetLine)
 	if s.LatestRetLine == 0 {
 		done = "was cut off by a crash after taking effect"
 	}
@@ -223,13 +228,9 @@ func (r renderer) evidence(ev Evidence) string {
 		return r.cutOff(ev)
 	case EvidenceCrash:
 		if len(ev.Crashes) > 1 {
-			lines := make([]string, len(ev.Crashes))
-			for k, c := range ev.Crashes {
-				lines[k] = fmt.Sprint(c)
-			}
-			return fmt.Sprintf("%s came before the crashes at lines %s, %s after them", r.names(ev.Before), andList(lines), r.names(ev.After))
+			return fmt.Sprintf("%s came before %s, %s after them", r.list(ev.Before), r.names.Crashes(ev.Crashes...), r.list(ev.After))
 		}
-		return fmt.Sprintf("%s came before the crash at line %d, %s after it", r.names(ev.Before), ev.Crash, r.names(ev.After))
+		return fmt.Sprintf("%s came before %s, %s after it", r.list(ev.Before), r.names.Crashes(ev.Crash), r.list(ev.After))
 	case EvidenceRecovery:
 		return r.recovered(ev)
 	case EvidenceElsewhere:
@@ -255,7 +256,7 @@ func (r renderer) cutOff(ev Evidence) string {
 	var b strings.Builder
 	b.WriteString(r.ops.describe(ev.Op))
 	if ev.Crash != 0 {
-		fmt.Fprintf(&b, " was cut off by the crash at line %d", ev.Crash)
+		fmt.Fprintf(&b, " was cut off by %s", r.names.Crashes(ev.Crash))
 	} else {
 		b.WriteString(" was still pending at the end of the history")
 	}
@@ -283,7 +284,7 @@ func (r renderer) cutOff(ev Evidence) string {
 			if k > 0 {
 				sep = " and"
 			}
-			fmt.Fprintf(&b, "%s line %d (cut off by the crash at line %d)", sep, s.Op, s.Crash)
+			fmt.Fprintf(&b, "%s %s (cut off by %s)", sep, r.names.Op(s.Op), r.names.Crashes(s.Crash))
 		}
 	case "durable":
 		b.WriteString("; the durable rule lets it take effect any time after its invocation")
@@ -297,8 +298,8 @@ func (r renderer) cutOff(ev Evidence) string {
 // says of the anomaly's write across the crash.
 func (r renderer) recovered(ev Evidence) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "after the crash at line %d", ev.Crash)
-	short := fmt.Sprintf("line %d", ev.Op)
+	fmt.Fprintf(&b, "after %s", r.names.Crashes(ev.Crash))
+	short := r.names.Op(ev.Op)
 	for k := 0; k < len(ev.Values); {
 		read := ev.Values[k].Read
 		j := k
@@ -310,7 +311,7 @@ func (r renderer) recovered(ev Evidence) string {
 			sep = "; "
 		}
 		if ev.Values[k].Full {
-			fmt.Fprintf(&b, "%sthe read of every word at line %d returned ", sep, read)
+			fmt.Fprintf(&b, "%sthe read of every word at %s returned ", sep, r.names.Op(read))
 		} else {
 			words := make([]uint64, j-k)
 			for i, v := range ev.Values[k:j] {
@@ -341,7 +342,7 @@ func (r renderer) recovered(ev Evidence) string {
 	switch {
 	case ev.Op == 0:
 	case len(lost) > 0 && ev.RetLine != 0:
-		fmt.Fprintf(&b, ": the %s of line %d, which returned at line %d, was lost at %s", r.write(ev.Op), ev.Op, ev.RetLine, addresses(lost))
+		fmt.Fprintf(&b, ": the %s of %s, which returned %s, was lost at %s", r.write(ev.Op), short, r.names.Returned(ev.RetLine), addresses(lost))
 	case len(lost) > 0 && ev.Rule == "strict":
 		fmt.Fprintf(&b, ": %s's write, which the strict rule places before the crash, did not survive it at %s", short, addresses(lost))
 	case len(lost) > 0:
@@ -401,7 +402,7 @@ func (r renderer) valueOrigin(v WordValue, short string) string {
 	case v.Writer < 0:
 		return "a value nothing wrote there"
 	}
-	return fmt.Sprintf("written by line %d", v.Writer)
+	return "written by " + r.names.Op(v.Writer)
 }
 
 // expected renders whether a failed cas's expected value was still there
@@ -409,15 +410,15 @@ func (r renderer) valueOrigin(v WordValue, short string) string {
 func (r renderer) expected(ev Evidence) string {
 	op := r.ops.describe(ev.Op)
 	if !*ev.StillThere {
-		return fmt.Sprintf("%s failed at address %d expecting %s; %s, the write that replaced that value, was invoked before the cas returned at line %d, so the value may have been gone",
-			op, *ev.Word, val(*ev.Value), r.ops.describe(ev.ReplacedBy), ev.RetLine)
+		return fmt.Sprintf("%s failed at address %d expecting %s; %s, the write that replaced that value, was invoked before the cas returned %s, so the value may have been gone",
+			op, *ev.Word, val(*ev.Value), r.ops.describe(ev.ReplacedBy), r.names.Returned(ev.RetLine))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s failed at address %d although its expected value %s was there throughout: it had been observed there before the cas was invoked, and ", op, *ev.Word, val(*ev.Value))
 	if ev.ReplacedBy == 0 {
 		fmt.Fprintf(&b, "nothing ever replaced it")
 	} else {
-		fmt.Fprintf(&b, "the write that replaced it, %s, was invoked only after the cas returned at line %d", r.ops.describe(ev.ReplacedBy), ev.RetLine)
+		fmt.Fprintf(&b, "the write that replaced it, %s, was invoked only after the cas returned %s", r.ops.describe(ev.ReplacedBy), r.names.Returned(ev.RetLine))
 	}
 	if ev.Read != 0 {
 		fmt.Fprintf(&b, "; %s read it there after the cas returned", r.ops.describe(ev.Read))
@@ -425,8 +426,8 @@ func (r renderer) expected(ev Evidence) string {
 	return b.String()
 }
 
-// names lists operations: "A", "A and B", "A, B and C".
-func (r renderer) names(lines []int64) string {
+// list lists operations: "A", "A and B", "A, B and C".
+func (r renderer) list(lines []int64) string {
 	s := make([]string, len(lines))
 	for k, l := range lines {
 		s[k] = r.ops.describe(l)

@@ -313,7 +313,7 @@ func (h *hist) joinPartition(ws []hashed, qs []keyed, slots []uint32, dangling *
 					i, j = j, i
 				}
 				return &AssumptionError{File: h.name, Line: int64(h.line[j]), Assumption: 1,
-					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of line %d", history.FormatValue(h.newVal(w.acc)), h.addr[h.wordOf(w.acc)], h.kind(i), h.line[i])}
+					Msg: fmt.Sprintf("it writes %s to address %d, as does the %s of %s", history.FormatValue(h.newVal(w.acc)), h.addr[h.wordOf(w.acc)], h.kind(i), h.names.Op(int64(h.line[i])))}
 			}
 		}
 	}

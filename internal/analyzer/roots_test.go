@@ -81,7 +81,7 @@ func TestRootsOfPlantedBugs(t *testing.T) {
 			}
 			// The text report shows each root, and counts the others.
 			var text bytes.Buffer
-			if err := report.Text(&text, "roots/"+tc.name+".hist", res); err != nil {
+			if err := report.Text(&text, "roots/"+tc.name+".hist", res, nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Count(text.String(), "\nanomaly "); got != roots {

@@ -9,6 +9,7 @@ import (
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/record"
+	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -323,14 +324,22 @@ func (e *emulated) reopenAndRecover(ctx context.Context, at, after int64) (strin
 func (e *emulated) read(ctx context.Context, rv recovery) (recovery, error) {
 	var err error
 	if e.obj != nil {
-		rv.err = e.call(ctx, 0, 0, func() (err error) {
+		// The state goes to rv only if the call was not abandoned (a
+		// campaign cancelled, a stuck State): the abandoned goroutine may
+		// still write it.
+		var st []model.Value
+		h, cerr := e.callOn(ctx, 0, 0, func() (err error) {
 			var finding error
-			rv.state, finding, err = readState(e.r, e.obj)
+			st, finding, err = readState(e.r, e.obj)
 			if finding != nil {
 				return finding
 			}
 			return err
 		})
+		rv.err = cerr
+		if !h.dead.Load() {
+			rv.state = st
+		}
 		if stuckCall(rv.err) {
 			rv.kind = Stuck
 		}

@@ -253,3 +253,42 @@ func TestObjectSystematic(t *testing.T) {
 		}
 	}
 }
+
+// cancelInState is a map whose State cancels the run's context and then
+// goes on for a while before it returns its state: the harness abandons
+// the call at the cancellation, and must not read the state the
+// abandoned call still writes (under -race, a data race otherwise).
+type cancelInState struct {
+	*casMap
+	cancel context.CancelFunc
+}
+
+func (m cancelInState) State(w int, res []model.Value) ([]model.Value, error) {
+	m.cancel()
+	time.Sleep(50 * time.Millisecond)
+	return m.casMap.State(w, res)
+}
+
+// TestObjectStateAbandoned: a run cancelled during a State call returns
+// without waiting for it, and without a data race on the state it reads.
+func TestObjectStateAbandoned(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	tgt := casMapTarget()
+	build := tgt.NewObject
+	wrap := func(r *pmem.Region, c target.Config) (target.Object, error) {
+		obj, err := build(r, c)
+		if err != nil {
+			return nil, err
+		}
+		return cancelInState{obj.(*casMap), cancel}, nil
+	}
+	tgt.NewObject, tgt.OpenObject = wrap, wrap
+	c := objectConfig(tgt, "", 1)
+	var buf bytes.Buffer
+	res, err := Run(ctx, c, &buf)
+	if err != nil || !res.Canceled {
+		t.Fatalf("a run cancelled in State: %+v, %v", res, err)
+	}
+	time.Sleep(100 * time.Millisecond) // the abandoned State ends meanwhile
+}

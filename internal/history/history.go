@@ -80,12 +80,34 @@ func (h *History) InitValue(a uint64) uint64 {
 // (Reader.Cut) it returns the history before the cut and the error that
 // says so, an *Error of kind ErrCutShort.
 func ReadAll(in io.Reader, name string) (*History, error) {
-	r := NewReader(in, name, Options{Prefix: true})
+	return ReadEvents(NewReader(in, name, Options{Prefix: true}))
+}
+
+// ReadEvents is ReadAll of the events r reads (a file's, a Recording's).
+func ReadEvents(r *Reader) (*History, error) {
 	h, _, err := collect(context.Background(), r, nil, func(int64) bool { return true })
 	if err == nil {
 		err = r.Cut()
 	}
 	return h, err
+}
+
+// Source opens a history's events from the first, again at each call:
+// what reads a history a second time (the recorder hints, the exact
+// search, the reports) reads it so, from a file or from a Recording
+// alike. done releases what the Reader reads from.
+type Source func() (r *Reader, done func() error, err error)
+
+// TextSource is the Source of the text open opens again from its start
+// (a file), read with opts and named name.
+func TextSource(open func() (io.ReadCloser, error), name string, opts Options) Source {
+	return func() (*Reader, func() error, error) {
+		f, err := open()
+		if err != nil {
+			return nil, nil, err
+		}
+		return NewReader(f, name, opts), f.Close, nil
+	}
 }
 
 // Extract streams a history and keeps the operations invoked at the given

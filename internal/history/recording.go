@@ -220,6 +220,13 @@ func (rc *Recording) Reader(name string, opts Options) *Reader {
 	return r
 }
 
+// Source is the Source of the recorded history (Reader's).
+func (rc *Recording) Source(name string, opts Options) Source {
+	return func() (*Reader, func() error, error) {
+		return rc.Reader(name, opts), func() error { return nil }, nil
+	}
+}
+
 // nextRecorded is Next for a Reader of a Recording.
 func (r *Reader) nextRecorded() (*Event, error) {
 	rc := r.rec

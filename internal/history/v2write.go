@@ -35,6 +35,15 @@ func WriteV2(out io.Writer, h *model.History, syntax Format) error {
 	return w.w.Flush()
 }
 
+// WritableV2 is WriteV2's refusal of h, or nil, without writing it: the
+// Go API checks a history of objects it builds as one the format can hold
+// (names in its grammar, events numbered one by one), writing its text
+// only when asked to.
+func WritableV2(h *model.History) error {
+	_, err := v2Events(h)
+	return err
+}
+
 // ConvertV2 converts the version 2 history in (either syntax) to syntax
 // to, line for line: every operation keeps its line, so reports of
 // either file name the same operations. Comments and blank lines stay as

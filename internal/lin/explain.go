@@ -280,7 +280,7 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	from := func(start []int, sources bool) []int {
 		cur := start
 		try := func(cand []int) bool {
-			return !(sources && orphans(h, cand, cur)) && violates(cand)
+			return !(sources && Orphans(h, cand, cur)) && violates(cand)
 		}
 		if b := bounds[out.failing]; b != unbounded {
 			var before []int
@@ -320,7 +320,7 @@ func shrink(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	// they do not violate, the whole part is, when it is small enough for
 	// the slow way (single removals mostly: chunks orphan something).
 	w := from(p.ops, false)
-	if !orphans(h, w, p.ops) {
+	if !Orphans(h, w, p.ops) {
 		return w, minimal
 	}
 	if r := withSources(h, w, p.ops); len(r) <= storyOps && violates(r) {
@@ -384,9 +384,13 @@ func numArgs(h *model.History, set []int) map[uint64]bool {
 	return m
 }
 
-// orphans says whether some operation of ops returned a number that an
-// operation of from took as an argument and none of ops does.
-func orphans(h *model.History, ops, from []int) bool {
+// Orphans says whether some operation of ops returned a number that an
+// operation of from took as an argument and none of ops does: whether
+// leaving out the operations of from that are not in ops leaves a result
+// from nowhere (a deq of a value no enq of ops enqueued), a violation of
+// its own beside the point. Witnesses (shrink) and shrunk histories
+// (package shrink) refuse such removals: the one rule of both.
+func Orphans(h *model.History, ops, from []int) bool {
 	had, has := numArgs(h, from), numArgs(h, ops)
 	for _, i := range ops {
 		for _, r := range h.Ops[i].Results {

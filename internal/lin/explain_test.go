@@ -152,7 +152,7 @@ func TestWitnessMinimal(t *testing.T) {
 			}
 			for k := range ops {
 				rest := append(append([]int(nil), ops[:k]...), ops[k+1:]...)
-				if v := sub(rest); v != Linearizable && !orphans(h, rest, ops) {
+				if v := sub(rest); v != Linearizable && !Orphans(h, rest, ops) {
 					t.Errorf("%s seed %d: the witness %v without %d is %v: not minimal", name, seed, ops, ops[k], v)
 				}
 			}

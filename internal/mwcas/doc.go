@@ -109,4 +109,13 @@
 // which is sound only if no value is ever written twice to a word (the OPODIS
 // paper's assumption 1, which the driver keeps with unique tags); with
 // repeated values it can return a torn result.
+//
+// The CAS needs it too, once helpers can be held back: if a word gets a
+// value back (v, then w, then v again), a helper's late RDCSS can land on
+// the second v after its descriptor succeeded, and another helper, held
+// since it read the status undecided, can then complete that RDCSS into
+// the descriptor's pointer, so that the next reader applies the finished
+// MwCAS again. internal/pmlist, whose next words would go back to earlier
+// values, keeps them new with a tag (its planted bug next-untagged
+// leaves the tag out, and pmlin fuzz finds it).
 package mwcas

@@ -134,3 +134,15 @@ func (w *wstate) recoverValue(a, off uint64) uint64 {
 	}
 	return v
 }
+
+// SkipRecovery makes a PMwCAS that Open returned usable without Recover:
+// the data words keep the descriptor pointers, RDCSS pointers and dirty
+// bits the crash left, and the descriptor pool is handed out afresh as if
+// nothing were in flight. No correct caller uses it: it is the planted bug
+// of a structure built on the PMwCAS whose recovery forgets the PMwCAS's
+// own (internal/pmlist's pmwcas-recovery-skipped), which only this
+// package can plant.
+func (m *PMwCAS) SkipRecovery() {
+	m.resetVolatile()
+	m.ready.Store(true)
+}

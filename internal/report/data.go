@@ -3,16 +3,12 @@ package report
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
 )
-
-// Opener re-opens the input an analysis read, from its beginning.
-type Opener func() (io.ReadCloser, error)
 
 // Options bound what DOT and HTML show.
 type Options struct {
@@ -47,9 +43,11 @@ type Data struct {
 // maxCrashLines bounds the crash lines a report keeps.
 const maxCrashLines = 2000
 
-// Collect computes what DOT and HTML draw. open may be nil (the input
-// cannot be re-read): the drawings then lack values.
-func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener, opts Options) (*Data, error) {
+// Collect computes what DOT and HTML draw, reading the values of the
+// operations shown from the events open gives again (a file's, a
+// Recording's). open may be nil (the input cannot be re-read): the
+// drawings then lack values.
+func Collect(ctx context.Context, a *analyzer.Analysis, name string, open history.Source, opts Options) (*Data, error) {
 	if opts.MaxAnomalies <= 0 {
 		opts.MaxAnomalies = 5
 	}
@@ -98,11 +96,11 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 	if open == nil || len(lines) == 0 {
 		return d, nil
 	}
-	rc, err := open()
+	r, done, err := open()
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
+	defer done()
 	kept := 0
 	keep := func(line int64) bool {
 		for _, s := range spans {
@@ -113,9 +111,7 @@ func Collect(ctx context.Context, a *analyzer.Analysis, name string, open Opener
 		}
 		return false
 	}
-	// (A recording cut short was judged as far as it goes: so is it read
-	// again.)
-	h, crashes, err := history.Extract(ctx, history.NewReader(rc, name, history.Options{Prefix: true}), lines, keep)
+	h, crashes, err := history.Extract(ctx, r, lines, keep)
 	if err != nil {
 		return nil, fmt.Errorf("re-reading %s: %w", name, err)
 	}

@@ -93,7 +93,7 @@ func HTML(w io.Writer, d *Data) error {
 		b.WriteString("<section class=\"anomaly\"><h2>More anomalies</h2><ol class=\"more\">")
 		for _, k := range rest {
 			a := r.Anomalies[k]
-			fmt.Fprintf(&b, "<li value=\"%d\"><b>%s</b>: %s", k+1, esc(anomalyTitle(a)), esc(a.Explanation))
+			fmt.Fprintf(&b, "<li value=\"%d\"><b>%s</b>: %s", k+1, esc(anomalyTitle(a, analyzer.LineNamer{})), esc(a.Explanation))
 			if deps := implied[k]; len(deps) > 0 {
 				fmt.Fprintf(&b, " <i>%s</i>", esc(impliedLine(r.Anomalies, deps)))
 			}
@@ -142,7 +142,7 @@ func HTML(w io.Writer, d *Data) error {
 // neighbourhood and the precedence subgraph.
 func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood, deps []int) {
 	a := nb.Anomaly
-	fmt.Fprintf(b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s</h2>\n", nb.Index+1, nb.Index+1, esc(anomalyTitle(a)))
+	fmt.Fprintf(b, "<section class=\"anomaly\" id=\"anomaly-%d\"><h2>Anomaly %d: %s</h2>\n", nb.Index+1, nb.Index+1, esc(anomalyTitle(a, analyzer.LineNamer{})))
 	if a.Kind != analyzer.Cycle || len(a.Edges) == 0 {
 		fmt.Fprintf(b, "<p>%s</p>\n", esc(summaryOf(a)))
 	}
@@ -176,7 +176,7 @@ func anomalySection(b *strings.Builder, d *Data, nb *analyzer.Neighbourhood, dep
 		fmt.Fprintf(b, "<details class=\"implied\"><summary>%s</summary><ol>", esc(impliedLine(d.Result.Anomalies, deps)))
 		for _, k := range deps {
 			a := d.Result.Anomalies[k]
-			fmt.Fprintf(b, "<li value=\"%d\"><b>%s</b>: %s</li>", k+1, esc(anomalyTitle(a)), esc(summaryOf(a)))
+			fmt.Fprintf(b, "<li value=\"%d\"><b>%s</b>: %s</li>", k+1, esc(anomalyTitle(a, analyzer.LineNamer{})), esc(summaryOf(a)))
 		}
 		b.WriteString("</ol></details>\n")
 	}

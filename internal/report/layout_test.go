@@ -66,7 +66,7 @@ func collect(t *testing.T, path string) *Data {
 		t.Fatal(err)
 	}
 	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
-	d, err := Collect(context.Background(), a, name, open, Options{})
+	d, err := Collect(context.Background(), a, name, history.TextSource(open, name, history.Options{}), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestTimelineWidth(t *testing.T) {
 			t.Fatal(err)
 		}
 		open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
-		d, err := Collect(context.Background(), a, "w.hist", open, Options{})
+		d, err := Collect(context.Background(), a, "w.hist", history.TextSource(open, "w.hist", history.Options{}), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

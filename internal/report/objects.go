@@ -75,9 +75,13 @@ type ObjectAnomaly struct {
 	Model  string `json:"model"`
 	// Ops are the lines of the invocations of a set of the object's
 	// operations that no order explains (minimal when Minimal).
-	Ops     []int64  `json:"ops"`
-	Minimal bool     `json:"minimal"`
-	Words   []uint64 `json:"words"` // a words object's addresses among Ops; empty otherwise
+	Ops []int64 `json:"ops"`
+	// OriginalOps are, for a history shrunk from another (its invocations
+	// end with "# line N"), the lines Ops had there, parallel to Ops (0:
+	// not known); absent otherwise. The caller sets them (SetOrigins).
+	OriginalOps []int64  `json:"original_ops,omitempty"`
+	Minimal     bool     `json:"minimal"`
+	Words       []uint64 `json:"words"` // a words object's addresses among Ops; empty otherwise
 	// Explanation is the sentence; Failing the line of the operation that
 	// could not take effect; State the model's state before it, after
 	// the longest order found (Prefix, its last operations, of
@@ -249,7 +253,11 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		if len(a.Ops) == 1 {
 			at = "operation at line"
 		}
-		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s %s\n", i+1, a.Object, at, lines(a.Ops))
+		orig := ""
+		if len(a.OriginalOps) > 0 {
+			orig = fmt.Sprintf(" (%s %s of the original)", plural(len(a.OriginalOps), "line", "lines"), lines(a.OriginalOps))
+		}
+		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s %s%s\n", i+1, a.Object, at, lines(a.Ops), orig)
 		for _, l := range strings.Split(strings.TrimRight(a.expl.Text(), "\n"), "\n") {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
@@ -263,6 +271,24 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// SetOrigins names, for a history shrunk from another, the line each
+// anomaly's operations had there (origin: the original line of a line of
+// this history, 0 when unknown; shrink.Origins).
+func (v *ObjectsVerdict) SetOrigins(origin func(line int64) int64) {
+	for i := range v.Anomalies {
+		a := &v.Anomalies[i]
+		a.OriginalOps = make([]int64, len(a.Ops))
+		known := false
+		for k, l := range a.Ops {
+			a.OriginalOps[k] = origin(l)
+			known = known || a.OriginalOps[k] != 0
+		}
+		if !known {
+			a.OriginalOps = nil
+		}
+	}
 }
 
 // lines writes line numbers separated by spaces.

@@ -48,8 +48,13 @@ import (
 	"github.com/pmlin/pmlin/internal/analyzer"
 )
 
-// Text writes a verdict a person can read.
-func Text(w io.Writer, name string, r *analyzer.Result) error {
+// Text writes a verdict a person can read, its titles naming operations
+// and crashes by names (nil: by their lines, as the sentences of an
+// analysis of a file do).
+func Text(w io.Writer, name string, r *analyzer.Result, names analyzer.Namer) error {
+	if names == nil {
+		names = analyzer.LineNamer{}
+	}
 	var b strings.Builder
 	verdict := "LINEARIZABLE"
 	if !r.Linearizable {
@@ -67,7 +72,7 @@ func Text(w io.Writer, name string, r *analyzer.Result) error {
 		if a.Root != nil {
 			continue // counted under its root
 		}
-		fmt.Fprintf(&b, "\nanomaly %d: %s\n", k+1, anomalyTitle(a))
+		fmt.Fprintf(&b, "\nanomaly %d: %s\n", k+1, anomalyTitle(a, names))
 		// Evidence first: what the history shows, then the edges that
 		// prove the anomaly.
 		if a.Kind != analyzer.Cycle || len(a.Edges) == 0 {
@@ -153,9 +158,9 @@ func ranges(xs []int64) string {
 // anomalyTitle names an anomaly: its kind, operations (and the lines
 // they had in the original history, for a shrunk one), addresses and
 // crashes.
-func anomalyTitle(a analyzer.Anomaly) string {
+func anomalyTitle(a analyzer.Anomaly, names analyzer.Namer) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, %s at %s %s", a.Kind, plural(len(a.Ops), "operation", "operations"), plural(len(a.Ops), "line", "lines"), joinInts(a.Ops))
+	fmt.Fprintf(&b, "%s, %s", a.Kind, names.OpList(a.Ops))
 	if len(a.OriginalOps) > 0 {
 		fmt.Fprintf(&b, " (%s %s of the original)", plural(len(a.OriginalOps), "line", "lines"), joinInts(a.OriginalOps))
 	}
@@ -163,7 +168,7 @@ func anomalyTitle(a analyzer.Anomaly) string {
 		fmt.Fprintf(&b, ", %s %s", plural(len(a.Words), "address", "addresses"), joinU(a.Words))
 	}
 	if len(a.Crashes) > 0 {
-		fmt.Fprintf(&b, ", %s at %s %s", plural(len(a.Crashes), "crash", "crashes"), plural(len(a.Crashes), "line", "lines"), joinInts(a.Crashes))
+		fmt.Fprintf(&b, ", %s", names.CrashList(a.Crashes))
 	}
 	return b.String()
 }

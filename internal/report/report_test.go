@@ -43,7 +43,7 @@ func analyzeBytes(t testing.TB, name string, text []byte, mode history.Mode) (*a
 		t.Fatal(err)
 	}
 	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(text)), nil }
-	d, err := report.Collect(context.Background(), a, name, open, report.Options{})
+	d, err := report.Collect(context.Background(), a, name, history.TextSource(open, name, history.Options{Prefix: true}), report.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestGoldenTextAndJSON(t *testing.T) {
 		t.Run(base, func(t *testing.T) {
 			a, _ := analyzeFile(t, c.file, c.mode)
 			var txt, js bytes.Buffer
-			if err := report.Text(&txt, c.file, a.Result); err != nil {
+			if err := report.Text(&txt, c.file, a.Result, nil); err != nil {
 				t.Fatal(err)
 			}
 			if err := report.JSON(&js, report.NewVerdict(a.Result)); err != nil {
@@ -325,7 +325,7 @@ func TestHTMLSize(t *testing.T) {
 func TestTextNonCycle(t *testing.T) {
 	a, _ := analyzeFile(t, "fork.hist", history.Strict)
 	var buf bytes.Buffer
-	if err := report.Text(&buf, "fork.hist", a.Result); err != nil {
+	if err := report.Text(&buf, "fork.hist", a.Result, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(buf.String(), "anomaly 1: fork") || !strings.Contains(buf.String(), "- [rf]") {

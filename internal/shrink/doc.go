@@ -40,4 +40,18 @@
 // does for the exact checker what Anomaly does for the graph method: it
 // cuts the operations of a component with no linearization down to a few
 // that cannot be ordered on their own, re-checked exactly.
+//
+// Objects shrinks a version 2 history (objects of any model, decided by
+// package lin; the histories of data-structure targets) by delta
+// debugging without extraction: the candidates are sets of the input's
+// operations, whole groups first (the other objects', a partition's, a
+// process's, a crash section's), then chunks halving down to single
+// operations, in rounds until one removes nothing. What still fails is
+// stated once (objShrinker.fails): the object shrunk is not linearizable
+// in the mode, and no result lost its source (lin.Orphans, the rule of
+// the checker's own witness). Crashes are not chosen but follow from the
+// operations (a crash stays where kept operations lie on both sides), so
+// every candidate is well formed and a crash bug keeps the crash between
+// the operation it lost and the read that missed it. WriteObjects writes
+// the result with each invocation's and crash's original line.
 package shrink

@@ -1,5 +1,5 @@
 // Package targetkit holds what every built-in target (lockmwcas, dqueue,
-// levelhash) needs of the same shape: finding a planted bug by name, and
+// levelhash, pmlist) needs of the same shape: finding a planted bug by name, and
 // checking the superblock that New wrote when Open attaches to a region.
 // One home, so that a new target does not write them again.
 package targetkit
@@ -31,10 +31,18 @@ func MutantIndex(targetName string, table []target.Mutant, name string) (int, er
 // the target: the region is not one of its instances of this geometry.
 // An access error (a crash) is returned as it is.
 func CheckSuperblock(r *pmem.Region, want []uint64, targetName string, corrupt error) error {
+	return CheckSuperblockAt(r, 0, want, targetName, corrupt)
+}
+
+// CheckSuperblockAt is CheckSuperblock for a superblock at region word
+// base: a target that shares its region with another structure's
+// superblock at word 0 (pmlist, built on the PMwCAS) keeps its own
+// further on.
+func CheckSuperblockAt(r *pmem.Region, base uint64, want []uint64, targetName string, corrupt error) error {
 	a := pmem.Steps{W: r.Worker(0)}
 	for i := range want {
-		if v := a.Load(uint64(i)); a.Err == nil && v != want[i] {
-			return fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a %s of this geometry)", corrupt, i, v, want[i], targetName)
+		if v := a.Load(base + uint64(i)); a.Err == nil && v != want[i] {
+			return fmt.Errorf("%w: superblock word %d is %#x, want %#x (not a %s of this geometry)", corrupt, base+uint64(i), v, want[i], targetName)
 		}
 	}
 	return a.Err

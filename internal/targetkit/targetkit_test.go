@@ -43,3 +43,28 @@ func TestCheckSuperblock(t *testing.T) {
 		t.Errorf("wrong superblock: %v", err)
 	}
 }
+
+// TestCheckSuperblockAt: a superblock further in the region is read there,
+// and a mismatch names the region word.
+func TestCheckSuperblockAt(t *testing.T) {
+	r, err := pmem.NewMemory(32, pmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w := r.Worker(0)
+	if err := w.Store(17, 5); err != nil {
+		t.Fatal(err)
+	}
+	errCorrupt := errors.New("corrupt")
+	if err := CheckSuperblockAt(r, 16, []uint64{0, 5}, "thing", errCorrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckSuperblock(r, []uint64{0, 5}, "thing", errCorrupt); !errors.Is(err, errCorrupt) {
+		t.Fatalf("at word 0: %v", err)
+	}
+	err = CheckSuperblockAt(r, 16, []uint64{0, 6}, "thing", errCorrupt)
+	if !errors.Is(err, errCorrupt) || !strings.Contains(err.Error(), "superblock word 17 is 0x5, want 0x6") {
+		t.Errorf("wrong superblock: %v", err)
+	}
+}
