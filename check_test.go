@@ -68,7 +68,8 @@ func TestTiesInvocationsFirst(t *testing.T) {
 // TestCoarseClock: a tie group with one process that returns and calls
 // again at its timestamp is merged with that call before the other
 // process's return; with two such processes no order is honest, and Check
-// refuses the history (the case, which was NOT LINEARIZABLE).
+// refuses the history (a checker that merged them in some order would have
+// called such a history NOT LINEARIZABLE).
 func TestCoarseClock(t *testing.T) {
 	// Process 1 reads 0 over [5, 10] and again over [10, 20]; process 0
 	// writes 5 over [10, 10]: the second read may come before the write.

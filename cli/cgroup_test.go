@@ -23,7 +23,7 @@ import (
 // Under a limit below what each needs it
 // must stop with exit 2, kind undecided, saying what it needs, never be
 // killed by the kernel; under a limit it fits in, it gives its verdict.
-// The shapes are the at a quarter, a half and a tenth, under
+// The shapes are large ones at a quarter, a half and a tenth, under
 // limits at which pmlin before this test was killed (each of its runs
 // but one of six): a few seconds in all, after the build. It skips,
 // saying why, where no memory cgroup can be made.
@@ -45,9 +45,9 @@ func TestCheckUnderMemoryCgroup(t *testing.T) {
 		return p
 	}
 	// 1M one-word operations over 2.5*10^7 addresses: most words distinct,
-	// and beyond the direct table (the 4M over 10^8).
+	// and beyond the direct table (a quarter of 4M over 10^8).
 	words := gen("words.hist", "--ops", "1000000", "--k", "1", "--words", "25000000")
-	// 500,000 processes of one read each (the 10^6).
+	// 500,000 processes of one read each (half of 10^6).
 	procs := writeHistory(t, dir, "procs.hist", func(w *bufio.Writer) error {
 		w.WriteString("pmlin-history v1\n")
 		var b []byte
@@ -60,9 +60,9 @@ func TestCheckUnderMemoryCgroup(t *testing.T) {
 		}
 		return nil
 	})
-	// 1M operations, read from standard input (the 10M).
+	// 1M operations, read from standard input (a tenth of 10M).
 	long := gen("long.hist", "--ops", "1000000")
-	// 20,000 operations in one component, for --exact (the 100k).
+	// 20,000 operations in one component, for --exact (a fifth of 100k).
 	wide := gen("wide.hist", "--ops", "20000")
 	for _, c := range []struct {
 		name, file string

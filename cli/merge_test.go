@@ -22,7 +22,7 @@ func TestMergeCommand(t *testing.T) {
 	out := filepath.Join(dir, "out.hist")
 	nopid := filepath.Join(dir, "nopid.log")
 	os.WriteFile(nopid, []byte("10 1 inv read 5\n20 inv read 5\n"), 0o644)
-	// The case: every step at 10.
+	// A clock too coarse: every step at 10.
 	tie0, tie1 := filepath.Join(dir, "tie0.log"), filepath.Join(dir, "tie1.log")
 	os.WriteFile(tie0, []byte("10 0 inv cas 1:0:5\n10 0 ret ok\n10 0 inv read 1\n10 0 ret 5\n"), 0o644)
 	os.WriteFile(tie1, []byte("10 1 inv read 1\n10 1 ret 0\n10 1 inv read 1\n10 1 ret 0\n"), 0o644)

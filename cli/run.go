@@ -17,8 +17,8 @@ import (
 	"github.com/pmlin/pmlin/internal/atomicfile"
 	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/directio"
-	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/internal/report"
 )
 
@@ -175,9 +175,9 @@ func runRun(ctx context.Context, e env, c crash.Config, out runOut, check, asJSO
 	if check {
 		w = io.MultiWriter(w, &buf)
 	}
-	rec := driver.NewRecorder(history.NewWriter(w))
+	rec := record.NewRecorder(history.NewWriter(w))
 	if binary {
-		rec = driver.NewBinaryRecorder(history.NewBinaryWriter(w))
+		rec = record.NewBinaryRecorder(history.NewBinaryWriter(w))
 	}
 	res, err := crash.RunTo(ctx, c, rec)
 	if err != nil {

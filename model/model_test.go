@@ -17,7 +17,7 @@ func TestBuiltinNames(t *testing.T) {
 			t.Fatalf("%s: %v %+v", name, err, m)
 		}
 	}
-	// the next issue's models, and names that are no model
+	// models with parameters, and names that are no model
 	if m, err := Builtin("kqueue")([]Param{{"k", "2"}}); err != nil || m.Describe == nil {
 		t.Fatalf("kqueue k=2: %v", err)
 	}

@@ -7,7 +7,7 @@
 // Indexing in Non-Volatile Memory", ICDE 2018 (section "Background", the
 // NVM programming model: caches are volatile, CLWB writes a line back, a fence
 // orders the write-backs, and 8-byte aligned stores are failure-atomic), and
-// it is the substrate on which package mwcas implements that paper's PMwCAS.
+// it is the substrate on which internal/mwcas implements that paper's PMwCAS.
 //
 // # Addressing
 //

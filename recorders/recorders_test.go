@@ -282,7 +282,7 @@ var scripts = []struct {
 		script: "threads 2\nclock 5\ninv-read 1 1\nclock 10\nret-read 1 0\ninv-read 1 1\ninv-cas 0 1:0:5\nret-ok 0\nclock 20\nret-read 1 0\nwrite\n",
 		want:   "pmlin-history v1\n1 inv read 1\n0 inv cas 1:0:5\n1 ret 0\n1 inv read 1\n0 ret ok\n1 ret 0\n"},
 	{name: "a clock too coarse: two threads respond and invoke again at one timestamp",
-		// The case: thread 1 really ran first; no order of the
+		// Thread 1 really ran first; no order of the
 		// lines can say that it might have.
 		script: "threads 2\nclock 10\ninv-cas 0 1:0:5\nret-ok 0\ninv-read 0 1\nret-read 0 5\ninv-read 1 1\nret-read 1 0\ninv-read 1 1\nret-read 1 0\nwrite\n",
 		err:    "process 1 responds and invokes its next operation at timestamp 10, as process 0 does: which of their operations came first is unknown, and any order of these steps would invent it: the clock is too coarse for this history"},

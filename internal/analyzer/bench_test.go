@@ -85,7 +85,7 @@ func BenchmarkCheck(b *testing.B) {
 				b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 				b.ReportMetric(float64(peak)/float64(n), "heap-B/op")
 				if hwm := peakRSS(); hwm > 0 {
-					// What the system charges (the B/op): the
+					// What the system charges (the B/op that counts): the
 					// process's peak resident memory, which the reserved
 					// and untouched capacity in HeapSys is not part of.
 					b.ReportMetric(float64(hwm)/float64(n), "rss-B/op")

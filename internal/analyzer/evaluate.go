@@ -160,7 +160,7 @@ func (e *eval) responses() {
 	h := e.h
 	for _, c := range h.crashed {
 		h.lo[c.op] = h.n
-		if e.mode == history.Strict && h.flags[c.op]&fCompleted != 0 {
+		if e.mode.CrashBounds() && h.flags[c.op]&fCompleted != 0 {
 			h.lo[c.op] = c.at
 		}
 	}
@@ -578,7 +578,7 @@ func (e *eval) opEdges(lo, hi int32, pairs *[][2]int32, c *EdgeCounts) {
 
 // recoveryEdges calls f with each recovery edge, in recoverable mode.
 func (e *eval) recoveryEdges(f func(from, to int32)) {
-	if e.mode != history.Recoverable {
+	if !e.mode.ProcessOrder() {
 		return
 	}
 	for _, c := range e.h.crashed {
@@ -698,7 +698,9 @@ func (e *eval) forEachExplicit(f func(from, to int32, kind EdgeKind)) {
 }
 
 // recoveryTarget is the operation that the completed crashed cas c must
-// precede in recoverable mode: the first later operation of its process
+// precede in recoverable mode (history.Mode.ProcessOrder, the rule's one
+// statement; the differential tests hold this edge to the oracles): the
+// first later operation of its process
 // that stays in the graph, or none. The operations in between were cut off
 // themselves and left the history (a read, or a cas nobody observed), so
 // the process order passes the constraint on to the next one that stays

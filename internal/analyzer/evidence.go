@@ -2,8 +2,6 @@ package analyzer
 
 import (
 	"slices"
-
-	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Evidence: the facts of the history that tell how an anomaly came about,
@@ -314,7 +312,7 @@ func (x *explainer) cutOff(i, c int32) note {
 	n.completed, n.rule = true, e.mode.String()
 	if c == none {
 		n.rule = "end"
-	} else if e.mode == history.Recoverable {
+	} else if e.mode.ProcessOrder() {
 		n.target = e.recoveryTarget(h.crashRecOf(i), &n.skipped)
 	}
 	return n

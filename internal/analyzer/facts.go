@@ -3,8 +3,6 @@ package analyzer
 import (
 	"cmp"
 	"slices"
-
-	"github.com/pmlin/pmlin/internal/history"
 )
 
 // Explanations are data first: one function (edgeFacts) yields, for a pair
@@ -117,7 +115,7 @@ func (e *eval) edgeFacts(u, v int32, hb bool) []fact {
 			out = append(out, fact{from: u, to: v, kind: Auxiliary, rule: RuleFailedAfter, x: x, crash: none})
 		}
 	}
-	if e.mode == history.Recoverable && h.flags[u]&(fCrashed|fCompleted) == fCrashed|fCompleted {
+	if e.mode.ProcessOrder() && h.flags[u]&(fCrashed|fCompleted) == fCrashed|fCompleted {
 		c := h.crashRecOf(u)
 		var skipped []crashRec
 		if e.recoveryTarget(c, &skipped) == v {

@@ -3,8 +3,6 @@ package analyzer
 import (
 	"fmt"
 	"slices"
-
-	"github.com/pmlin/pmlin/internal/history"
 )
 
 // SubHistory is what a sub-history that still shows one anomaly needs
@@ -120,7 +118,7 @@ type wordRefs struct {
 func newPlanner(e *eval, full bool) *planner {
 	p := &planner{e: e, h: e.h, full: full, in: map[int32]bool{}, words: map[int32]*wordRefs{},
 		next: map[int32]int32{}, needObs: map[int32][]int32{}, satisfied: map[int32]bool{}, needSeen: map[int32]bool{}}
-	if e.mode == history.Recoverable {
+	if e.mode.ProcessOrder() {
 		for _, c := range p.h.crashed {
 			if p.h.flags[c.op]&fCompleted != 0 {
 				if t := e.recoveryTarget(c, nil); t != none {

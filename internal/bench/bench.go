@@ -90,7 +90,7 @@ type Options struct {
 	Emulate string
 	// Clock is the timestamp source of logging's recorded runs: "auto"
 	// (the default), "tsc", "monotonic" or "count" (one thread only;
-	// driver.ClockSource).
+	// record.ClockSource).
 	Clock string
 	// Split adds a fourth side to logging: the binary recording with its
 	// history dropped instead of written (the workers' timestamps and
@@ -199,7 +199,7 @@ type Report interface {
 	// Plot draws the PNG plots into dir and returns their file names.
 	Plot(dir string) ([]string, error)
 	// Headlines are the suite's headline figures, one sentence each,
-	// including how each target of the issue fared.
+	// including how each target fared.
 	Headlines() []string
 	// Explain is the Markdown paragraph saying what is measured and how.
 	Explain() string

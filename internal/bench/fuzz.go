@@ -51,7 +51,7 @@ type FuzzPoint struct {
 	RatioMax float64 `json:"ratio_max,omitempty"`
 	// WallRatio is the crash cycles per wall-clock second of this binary
 	// over the baseline's (the median of the rounds'), WallRatioMin and
-	// WallRatioMax its spread over the rounds: the issue's measure, which
+	// WallRatioMax its spread over the rounds: the headline measure, which
 	// only an idle machine gives undisturbed.
 	WallRatio    float64 `json:"wall_ratio,omitempty"`
 	WallRatioMin float64 `json:"wall_ratio_min,omitempty"`
@@ -255,7 +255,7 @@ func (r *FuzzReport) Headlines() []string {
 	for i, p := range r.Points {
 		var s string
 		if i == 0 {
-			// The true defaults: the issue's measure first.
+			// The true defaults: the headline measure first.
 			s = fmt.Sprintf("%s (%s jobs): %.0f crash cycles per second, %.0f per CPU-second (%.2f ms of CPU per run of %d crashes on average)",
 				p.Config, jobsName(p.Jobs), p.CrashesPerSecond, p.CrashesPerCPUSecond, 1e3*p.CPUPerRun, p.Crashes/max(p.Runs, 1))
 			if p.Ratio > 0 {
@@ -284,7 +284,7 @@ func (r *FuzzReport) Explain() string {
 each in a child process, whose crash cycles are divided by the campaign's
 wall-clock time (the seconds of its JSON summary) and by the child's CPU
 time (user and system). defaults runs both binaries as a user does, with
-their own defaults: as many jobs as CPUs (the headline: crash cycles per second, the issue's measure, which
+their own defaults: as many jobs as CPUs (the headline: crash cycles per second, which
 only an idle machine gives undisturbed, and per CPU-second). The other
 configurations run one job at a time (--jobs 1), whose CPU time per run
 other work on a shared machine disturbs least: defaults-1job each

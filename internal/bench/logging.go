@@ -16,6 +16,7 @@ import (
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 )
 
@@ -161,7 +162,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 	default:
 		return nil, fmt.Errorf("unknown emulation %q (off, on or both)", o.Emulate)
 	}
-	clock, err := driver.ParseClockSource(orString(o.Clock, "auto"))
+	clock, err := record.ParseClockSource(orString(o.Clock, "auto"))
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +198,7 @@ func runLogging(ctx context.Context, o *Options) (Report, error) {
 type loggingSetup struct {
 	threads, k int
 	emulate    bool
-	clock      driver.ClockSource
+	clock      record.ClockSource
 }
 
 // run is what one side did: operations, time (wall clock and the
@@ -240,7 +241,7 @@ type loggingRound [nSides]run
 // (dropped) or not recording (plain).
 type loggingSide struct {
 	dr    *driver.Driver
-	rec   *driver.Recorder // nil: plain
+	rec   *record.Recorder // nil: plain
 	f     *directio.File   // nil: plain or dropped
 	cw    *countWriter
 	path  string
@@ -269,7 +270,7 @@ func newLoggingSide(o *Options, s loggingSetup, side int) (sd *loggingSide, err 
 	case sidePlain:
 	case sideDropped:
 		sd.cw = &countWriter{w: io.Discard}
-		sd.rec = driver.NewBinaryRecorder(history.NewBinaryWriter(sd.cw))
+		sd.rec = record.NewBinaryRecorder(history.NewBinaryWriter(sd.cw))
 		sd.rec.Header()
 	default:
 		tmp, err := os.CreateTemp(o.work(), "pmlin-bench-logging-*.hist")
@@ -282,9 +283,9 @@ func newLoggingSide(o *Options, s loggingSetup, side int) (sd *loggingSide, err 
 			return sd, err
 		}
 		sd.cw = &countWriter{w: sd.f}
-		sd.rec = driver.NewRecorder(history.NewWriter(sd.cw))
+		sd.rec = record.NewRecorder(history.NewWriter(sd.cw))
 		if side == sideBinary {
-			sd.rec = driver.NewBinaryRecorder(history.NewBinaryWriter(sd.cw))
+			sd.rec = record.NewBinaryRecorder(history.NewBinaryWriter(sd.cw))
 		}
 		sd.rec.Header()
 	}

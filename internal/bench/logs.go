@@ -13,6 +13,7 @@ import (
 	"github.com/pmlin/pmlin/internal/histgen"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 )
 
@@ -91,7 +92,7 @@ func (o *Options) recordLog(ctx context.Context, minBytes int64, procs int) (Log
 	start := time.Now()
 	cw := &countWriter{w: f}
 	bw := bufio.NewWriterSize(cw, 1<<20)
-	rec := driver.NewRecorder(history.NewWriter(bw))
+	rec := record.NewRecorder(history.NewWriter(bw))
 	rec.Header()
 	mc := mwcas.Config{Words: logWords, MaxWorkers: procs}
 	n, err := mwcas.RegionWords(mc)

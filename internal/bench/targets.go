@@ -13,6 +13,7 @@ import (
 
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -87,7 +88,7 @@ func runTargets(ctx context.Context, o *Options) (Report, error) {
 // threads workers under the free scheduler, recorded or not, and returns
 // the operations per second and the history's bytes. The region, the
 // instance and the driver are made before the clock starts.
-func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops int, record bool, rep uint64) (float64, int64, error) {
+func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops int, recorded bool, rep uint64) (float64, int64, error) {
 	tc := target.Config{Workers: threads, Params: map[string]string{}}
 	for _, p := range t.Params {
 		tc.Params[p.Name] = p.Default
@@ -114,10 +115,10 @@ func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops
 		return 0, 0, err
 	}
 	defer reg.Close()
-	var rec *driver.Recorder
+	var rec *record.Recorder
 	var bw *bufio.Writer
 	var path string
-	if record {
+	if recorded {
 		path = filepath.Join(o.work(), fmt.Sprintf("pmlin-bench-%s-%d.hist", t.Name, os.Getpid()))
 		f, err := os.Create(path)
 		if err != nil {
@@ -126,7 +127,7 @@ func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops
 		defer os.Remove(path)
 		defer f.Close()
 		bw = bufio.NewWriterSize(f, 1<<20)
-		rec = driver.NewRecorder(history.NewWriter(bw))
+		rec = record.NewRecorder(history.NewWriter(bw))
 	}
 	dc := driver.DefaultConfig()
 	dc.Threads, dc.Sched, dc.Seed = threads, driver.Free, o.seed()+rep
@@ -180,7 +181,7 @@ func (o *Options) targetSide(ctx context.Context, t *target.Target, threads, ops
 		return 0, 0, fmt.Errorf("%v", res.Failed)
 	}
 	var size int64
-	if record {
+	if recorded {
 		if fi, err := os.Stat(path); err == nil {
 			size = fi.Size()
 		}

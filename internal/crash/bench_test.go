@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/internal/analyzer"
-	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 )
 
 // cpuTime is the process's user and system time so far.
@@ -99,7 +99,7 @@ func BenchmarkDecide(b *testing.B) {
 		DefaultMix().draw(&c)
 		scs[i] = &scratch{}
 		defer scs[i].close()
-		r, err := runTo(ctx, c, driver.NewRecorder(&scs[i].rec), scs[i])
+		r, err := runTo(ctx, c, record.NewRecorder(&scs[i].rec), scs[i])
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/internal/report"
 	"github.com/pmlin/pmlin/pmem"
 )
@@ -93,7 +94,7 @@ func (sc *scratch) close() {
 func checkRecording(ctx context.Context, c Config, mode history.Mode, sc *scratch) (*Verdict, error) {
 	rec := &sc.rec
 	rec.Reset()
-	res, err := runTo(ctx, c, driver.NewRecorder(rec), sc)
+	res, err := runTo(ctx, c, record.NewRecorder(rec), sc)
 	if err != nil {
 		return nil, err
 	}

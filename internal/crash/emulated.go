@@ -8,6 +8,7 @@ import (
 
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -52,7 +53,7 @@ type emulated struct {
 	silent bool
 }
 
-func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*emulated, error) {
+func newEmulated(ctx context.Context, c Config, rec *record.Recorder, sc *scratch) (*emulated, error) {
 	tc, err := c.targetConfig()
 	if err != nil {
 		return nil, err
@@ -83,7 +84,7 @@ func newEmulated(ctx context.Context, c Config, rec *driver.Recorder, sc *scratc
 	case err != nil:
 		err = fmt.Errorf("target %s: new: %w", c.Target.Name, err)
 	case c.isObject():
-		e.d, err = driver.NewObject(c.Driver, rec.Object(), e.obj, e.r, rec)
+		e.d, err = driver.NewObject(c.Driver, driver.Recorded(rec), e.obj, e.r, rec)
 	default:
 		e.d, err = driver.New(c.Driver, e.in, e.r, rec)
 	}

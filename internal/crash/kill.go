@@ -22,6 +22,7 @@ import (
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -102,7 +103,7 @@ func ChildMain(ctx context.Context, spec string, out io.Writer, targets []*targe
 	defer unmap()
 	dc := s.Driver
 	dc.Sched = driver.Free
-	rec := driver.NewRecorder(history.NewWriter(io.Discard)) // the logs are the parent's to merge
+	rec := record.NewRecorder(history.NewWriter(io.Discard)) // the logs are the parent's to merge
 	var d *driver.Driver
 	if obj != nil {
 		var w *driver.ObjectWorkload
@@ -181,7 +182,7 @@ func mapLog(path string) ([]uint64, func(), error) {
 // survives a kill, so the image is the file as the child left it.
 type killer struct {
 	c           Config
-	rec         *driver.Recorder
+	rec         *record.Recorder
 	rn          rngs
 	tc          target.Config
 	region, log string
@@ -196,7 +197,7 @@ type killer struct {
 	tag         driver.Tag    // the goroutine of guarded calls
 }
 
-func newKiller(c Config, rec *driver.Recorder) (*killer, error) {
+func newKiller(c Config, rec *record.Recorder) (*killer, error) {
 	tc, err := c.targetConfig()
 	if err != nil {
 		return nil, err
@@ -238,7 +239,7 @@ func (k *killer) makeFiles() error {
 		return err
 	}
 	k.cleanup = append(k.cleanup, func() { os.Remove(k.log) })
-	if err := os.Truncate(k.log, int64(driver.SharedLogWords(threads, c.logK(), k.maxQuota))*8); err != nil {
+	if err := os.Truncate(k.log, int64(record.SharedLogWords(threads, c.logK(), k.maxQuota))*8); err != nil {
 		return err
 	}
 	mem, unmap, err := mapLog(k.log)
@@ -343,7 +344,7 @@ func (k *killer) close() {
 
 func (k *killer) segment(ctx context.Context, quota []int, last bool) (segment, error) {
 	c, threads, kk := k.c, k.c.Driver.Threads, k.c.logK()
-	if err := driver.LayoutSharedLogs(k.mem, threads, kk, k.maxQuota); err != nil {
+	if err := record.LayoutSharedLogs(k.mem, threads, kk, k.maxQuota); err != nil {
 		return segment{}, err
 	}
 	dc := c.Driver
@@ -371,7 +372,7 @@ func (k *killer) segment(ctx context.Context, quota []int, last bool) (segment, 
 	if err != nil {
 		return segment{}, err
 	}
-	logs, err := driver.ReadSharedLogs(k.mem, threads)
+	logs, err := record.ReadSharedLogs(k.mem, threads)
 	if err != nil {
 		return segment{}, err
 	}
@@ -516,7 +517,7 @@ type childOutcome struct {
 }
 
 // anomaly turns a child's stuck or failed report into an anomaly.
-func (o *childOutcome) anomaly(ms driver.MergeStats) *analyzer.Anomaly {
+func (o *childOutcome) anomaly(ms record.MergeStats) *analyzer.Anomaly {
 	line := func(w int) []int64 {
 		if w >= 0 && w < len(ms.LastInv) && ms.LastInv[w] > 0 {
 			return []int64{ms.LastInv[w]}
@@ -659,8 +660,8 @@ wait:
 		case werr = <-exited:
 			break wait
 		case <-tick.C:
-			if killAt >= 0 && !o.killed && driver.SharedLogEvents(mem, threads) >= killAt {
-				o.progress = driver.SharedLogEvents(mem, threads)
+			if killAt >= 0 && !o.killed && record.SharedLogEvents(mem, threads) >= killAt {
+				o.progress = record.SharedLogEvents(mem, threads)
 				kill()
 				o.killed = true
 			}
@@ -673,7 +674,7 @@ wait:
 		}
 	}
 	if o.progress == 0 {
-		o.progress = driver.SharedLogEvents(mem, threads)
+		o.progress = record.SharedLogEvents(mem, threads)
 	}
 	return o, o.ended(werr, last, &stderr)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -17,7 +18,7 @@ import (
 // drawn from their model (driver.ObjectWorkload), their history is of
 // version 2, the read of every word after a recovery and at the end is
 // the object's State recorded as operations of the reader process
-// (driver.Recorder.ObjectState), and the exact checker (internal/lin)
+// (driver.RecordState), and the exact checker (internal/lin)
 // decides the history in the run's mode (decideV2), as for a program run
 // with --exec.
 
@@ -94,12 +95,12 @@ func readState(r *pmem.Region, obj target.Object) (st []model.Value, finding, er
 // recordRead records what a recovery left, or the end of the run: the
 // read of every word, or an object's state. A state not of its model's
 // form is a finding (an error whose text is the anomaly's).
-func recordRead(rec *driver.Recorder, reader int32, rv recovery) error {
+func recordRead(rec *record.Recorder, reader int32, rv recovery) error {
 	if rec.Object() == nil {
 		rec.Read(reader, rv.addrs, rv.vals)
 		return nil
 	}
-	_, err := rec.ObjectState(reader, rv.state)
+	_, err := driver.RecordState(rec, reader, rv.state)
 	return err
 }
 
@@ -108,7 +109,7 @@ func recordRead(rec *driver.Recorder, reader int32, rv recovery) error {
 // structure's.
 func (c Config) logK() int {
 	if c.isObject() {
-		return driver.ObjectLogK
+		return record.ObjectLogK
 	}
 	return c.Driver.K
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -137,7 +138,7 @@ type rounds interface {
 
 // segment is what a segment did.
 type segment struct {
-	driver.MergeStats
+	record.MergeStats
 	accesses int64 // region accesses of the workload, where counted
 	crashed  bool  // at its crash point (else the workload finished first)
 	failed   bool  // stopped by an operation's error (afterAssertion)
@@ -166,17 +167,17 @@ type recovery struct {
 
 // Run records one run of c as a history written to w, as text.
 func Run(ctx context.Context, c Config, w io.Writer) (*Result, error) {
-	return RunTo(ctx, c, driver.NewRecorder(history.NewWriter(w)))
+	return RunTo(ctx, c, record.NewRecorder(history.NewWriter(w)))
 }
 
 // RunTo records one run of c with rec (text or a binary history).
-func RunTo(ctx context.Context, c Config, rec *driver.Recorder) (*Result, error) {
+func RunTo(ctx context.Context, c Config, rec *record.Recorder) (*Result, error) {
 	return runTo(ctx, c, rec, nil)
 }
 
 // runTo is RunTo, with an emulated run's region renewed from sc's spare
 // and left there afterwards (sc nil: made and closed).
-func runTo(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*Result, error) {
+func runTo(ctx context.Context, c Config, rec *record.Recorder, sc *scratch) (*Result, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -224,7 +225,7 @@ func runTo(ctx context.Context, c Config, rec *driver.Recorder, sc *scratch) (*R
 
 // loop is the round loop: segments, each but the last ended by a crash,
 // recovery and the read of what recovery left, then the final read.
-func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *Result) error {
+func loop(ctx context.Context, c Config, rs rounds, rec *record.Recorder, res *Result) error {
 	crashes := c.crashes()
 	rem := split(c.Ops, c.Driver.Threads)
 	reader := int32(c.Driver.Threads) // the full reads' process
@@ -304,7 +305,7 @@ func loop(ctx context.Context, c Config, rs rounds, rec *driver.Recorder, res *R
 // So the history is judged, with --ignore corrupt too, up to that point
 // and with the state the failed operation left (cut off, as by a crash),
 // not only by the error; the anomaly says so.
-func afterAssertion(ctx context.Context, rs rounds, seg segment, rec *driver.Recorder, reader int32, res *Result) error {
+func afterAssertion(ctx context.Context, rs rounds, seg segment, rec *record.Recorder, reader int32, res *Result) error {
 	a := *seg.anomaly
 	a.Explanation += fmt.Sprintf("; the run stopped there: the history up to line %d is judged, then the region crashed (line %d), recovered, and what recovery left was read back", rec.Lines(), rec.Lines()+1)
 	res.Anomalies = append(res.Anomalies, a)
@@ -316,7 +317,7 @@ func afterAssertion(ctx context.Context, rs rounds, seg segment, rec *driver.Rec
 // crashRound records the crash that ends a segment (at its crash point,
 // or at its end if the workload finished first), recovers, and records
 // what recovery left. It reports whether the run goes on.
-func crashRound(ctx context.Context, rs rounds, seg segment, rec *driver.Recorder, reader int32, res *Result) (bool, error) {
+func crashRound(ctx context.Context, rs rounds, seg segment, rec *record.Recorder, reader int32, res *Result) (bool, error) {
 	crashLine := rec.Crash()
 	res.Crashes++
 	how, err := rs.crash(seg)
@@ -404,7 +405,7 @@ func allAddrs(n uint64) []uint64 {
 	return out
 }
 
-func (res *Result) add(ms driver.MergeStats) {
+func (res *Result) add(ms record.MergeStats) {
 	res.Operations += ms.Invoked
 	res.Reads += ms.Reads
 	res.CASes += ms.CASes

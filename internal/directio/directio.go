@@ -33,7 +33,7 @@ const align = 4096
 const bufSize = 6 << 20
 
 // buffers is the number of buffers: one filling, the others written (or
-// waiting to be) by the writing goroutine. The driver's dumper hands over
+// waiting to be) by the writing goroutine. The recorder's dumper (internal/record) hands over
 // up to about 10 MB at the end of a segment with 8 workers; with room for
 // it, the workers of the next segment do not wait for the disk.
 const buffers = 4
@@ -152,7 +152,7 @@ func (f *File) Direct() bool { return f.direct }
 
 // Write buffers p. A buffer, once full, goes to a goroutine that writes it
 // while the next one fills: with direct I/O a write waits for the disk
-// (4-50 ms a buffer here), and the caller (the driver's dumper, whose
+// (4-50 ms a buffer here), and the caller (the recorder's dumper, internal/record, whose
 // lag the workers wait for at the end of every segment) should not; nor
 // should the P that goroutine runs on (see ring). Write
 // waits only when every buffer is full (see buffers). An error of the
@@ -182,7 +182,7 @@ const bigCopy = 1 << 20
 // handOffAligned hands the buffer's whole blocks to the writing goroutine
 // before it is full, and carries the rest (less than a block) over to the
 // next buffer: so that a large write that does not fit the room left
-// (the driver's dumper writes chunks of a little more than bigCopy) is
+// (the recorder's dumper writes chunks of a little more than bigCopy) is
 // copied whole, in one memmove with non-temporal stores, rather than
 // split into two smaller copies with ordinary ones, whose cold
 // destination lines are read from memory first (a quarter of the bytes

@@ -287,7 +287,7 @@ func BenchmarkWriteBesideWork(b *testing.B) {
 var sink atomic.Uint64
 
 // BenchmarkWriteCPU writes 64 MiB a round, in pieces of 1 MiB as the
-// driver's dumper does, with buffers on huge pages where the kernel gives
+// recorder's dumper (internal/record) does, with buffers on huge pages where the kernel gives
 // them (huge) and on the heap (heap), and reports the process's CPU time
 // per MiB, user and system (the writes: pinning the buffers' pages and
 // the disk's requests, one per so many segments of contiguous memory).

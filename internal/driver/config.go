@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/target"
 )
 
@@ -46,8 +47,9 @@ const (
 	// MaxWords bounds the address space (Words).
 	MaxWords = 1 << 30
 	// MaxTag is the largest per-process tag counter: new values are
-	// (process+1)<<32 | counter.
-	MaxTag = 1<<32 - 1
+	// (process+1)<<32 | counter (the recorder reads them back so:
+	// record.MergeStats.MaxTag).
+	MaxTag = record.MaxTag
 )
 
 // Defaults of a configuration (DefaultConfig).

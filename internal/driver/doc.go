@@ -33,9 +33,9 @@
 // driven by NewObject instead: its workload draws the operations of its
 // version 2 model (workload_model.go: weights per operation, elements and
 // values unique tags as above, keys 0 .. Keys-1), the workers log them as
-// records of their own in the same flat logs (object records, objrec.go),
+// records of their own in the same flat logs (record.Log.InvokeOp),
 // and the merge writes version 2 text lines (docs/history-format.md,
-// "Version 2"), with Recorder.ObjectState recording the state a recovery
+// "Version 2"), with RecordState recording the state a recovery
 // left as operations that read it (a queue's contents, a map's get of
 // every key). Everything else (schedulers, crash points, stalls, late
 // writes, shared logs) is the same.
@@ -43,19 +43,11 @@
 // # Logging
 //
 // Each worker logs the invocation of an operation before its first region
-// access and the response after its last one, each with a monotonic
-// timestamp, in a private log: no lock, no shared counter, no shared cache
-// line. A shared log would order the workers and mask the bugs it is meant
-// to find (Lowe, "Testing for linearizability", 2017). The logs are merged
-// by timestamp, invocations before responses on ties so that a recorded
-// interval never shrinks, and streamed to a history.Writer: under the free
-// scheduler by a goroutine (the dumper) while the workers run, as far as
-// the chunks they have handed over allow, the rest at the end of each
-// segment (a stretch of the workload between crashes); a binary history
-// takes the logs as they are, unmerged. The logs are
-// flat arrays of 64-bit words; a log may live in a shared file mapping
-// (Log), which is how a child process killed with SIGKILL hands its
-// history to its parent (package crash).
+// access and the response after its last one, each with a timestamp, in a
+// private log, and the logs are merged into the history: package
+// internal/record (the logs, their records, the clocks, the merge, the
+// dumper, the shared logs of the process-kill modes). The driver decides
+// when a worker logs and with which stamp; record decides how.
 //
 // # Schedulers
 //
@@ -63,8 +55,8 @@
 // machine let them; optional seeded random yields (runtime.Gosched) at
 // region accesses widen the interleavings. Timestamps come from the TSC
 // where the kernel's clocksource is the TSC, else from the monotonic clock;
-// a lone worker counts its steps (ClockSource says why each orders the
-// steps).
+// a lone worker counts its steps (record.ClockSource says why each
+// orders the steps).
 //
 // Deterministic: one worker runs at a time. At every region access (the
 // pmem.AccessHook) and at every operation boundary a seeded choice picks

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -27,10 +27,9 @@ type Driver struct {
 	cfg    Config
 	target target.Ops
 	region *pmem.Region
-	rec    *Recorder
-	dump   *dumper // writes the logs as they fill (see dumper)
+	rec    *record.Recorder
 	procs  []*proc
-	logs   []wlog
+	logs   *record.Logs
 	ws     []wstate
 	pids   []int32
 	tags   []Tag // each worker's goroutine, for the watchdogs
@@ -62,7 +61,7 @@ type Driver struct {
 	silent        int   // the worker a watchdog found silent (-1: none)
 	segAccesses   int64 // deterministic: accesses of the segment
 	base          time.Time
-	clk           clock // free: the timestamps' source
+	clk           record.Clock // free: the timestamps' source
 	// stampFrom is where a segment's timestamps start (0; a test's
 	// injected clock starts them near wire.MaxStamp).
 	stampFrom int64
@@ -72,7 +71,7 @@ type Driver struct {
 	// alwaysStamp: an unrecorded worker reads the clock as a recording
 	// one does (a benchmark's: what the timestamps alone cost).
 	alwaysStamp bool
-	opTimed     opWatch // ClockCount: when opElapsed first timed the operation
+	opTimed     opWatch // record.ClockCount: when opElapsed first timed the operation
 	det         *detSched
 	// turns are the deterministic scheduler's worker coroutines and
 	// hand-off state (handoff.go), kept between segments if keep is set
@@ -102,9 +101,9 @@ type Driver struct {
 // rec may be nil under the free scheduler: the driver then runs the same
 // workload unrecorded (no log, no timestamps but those the stuck watch
 // needs with a region), the baseline of the recording's cost (pmlin bench
-// logging); its segments count the operations (MergeStats) and write
+// logging); its segments count the operations (record.MergeStats) and write
 // nothing.
-func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, error) {
+func New(c Config, ops target.Ops, r *pmem.Region, rec *record.Recorder) (*Driver, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
@@ -114,7 +113,7 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 	if rec == nil && c.Sched == Deterministic {
 		return nil, errors.New("driver: the deterministic scheduler records: it needs a recorder")
 	}
-	clk, err := newClock(ClockAuto, c.Threads)
+	clk, err := record.NewClock(record.ClockAuto, c.Threads)
 	if err != nil {
 		return nil, err
 	}
@@ -127,35 +126,32 @@ func New(c Config, ops target.Ops, r *pmem.Region, rec *Recorder) (*Driver, erro
 		d.tags[i] = NewTag(fmt.Sprintf("driver %p worker %d", d, i))
 	}
 	d.procs = make([]*proc, c.Threads)
-	d.logs = make([]wlog, c.Threads)
 	d.ws = make([]wstate, c.Threads)
 	d.pids = make([]int32, c.Threads)
 	for i := range c.Threads {
 		d.procs[i] = newProc(int32(i), c, c.Seed)
 		d.pids[i] = int32(i)
 	}
-	if rec != nil && (rec.Binary() || c.Sched == Free) {
-		// The deterministic scheduler's text recordings (fuzzing: tiny
-		// segments, one worker at a time) merge at the end of the segment.
-		d.dump = newDumper(rec, c.Threads, c.K)
-	}
+	// The deterministic scheduler's text recordings (fuzzing: tiny
+	// segments, one worker at a time) merge at the end of the segment.
+	d.logs = record.NewLogs(rec, d.pids, c.K, c.Sched == Free)
 	return d, nil
 }
 
 // NewObject returns a driver of an object workload w (a data-structure
 // target's, workload_model.go) on the object obj, which keeps its shared
-// state on r, writing to rec, which must record w (Recorder.SetObject; nil
+// state on r, writing to rec, which must record w (record.Recorder.SetObject; nil
 // only as New allows). The workload's operations replace the reads, cas
 // and swaps of c, whose Reads, Swaps and FailValues are not used (Swaps
 // and FailValues must be off); K and Words only size the logs' checks.
-func NewObject(c Config, w *ObjectWorkload, obj target.Object, r *pmem.Region, rec *Recorder) (*Driver, error) {
+func NewObject(c Config, w *ObjectWorkload, obj target.Object, r *pmem.Region, rec *record.Recorder) (*Driver, error) {
 	if w == nil || obj == nil {
 		return nil, errors.New("driver: an object workload needs its workload and its object")
 	}
 	if c.Swaps > 0 || c.FailValues {
 		return nil, errors.New("driver: an object workload has no swaps or failures that report values")
 	}
-	if rec != nil && rec.Object() != w {
+	if rec != nil && rec.Object() != record.Object(w) {
 		return nil, errors.New("driver: the recorder of an object workload must record it (Recorder.SetObject)")
 	}
 	d, err := New(c, nil, r, rec)
@@ -215,11 +211,11 @@ func (d *Driver) Rebind(ops target.Ops, r *pmem.Region) error {
 }
 
 // SetClock chooses where the free scheduler's timestamps come from
-// (default ClockAuto). It fails for ClockTSC where the TSC cannot order
-// steps across cores (TSCUsable), and for ClockCount with more than one
+// (default record.ClockAuto). It fails for record.ClockTSC where the TSC cannot order
+// steps across cores (record.TSCUsable), and for record.ClockCount with more than one
 // worker.
-func (d *Driver) SetClock(s ClockSource) error {
-	clk, err := newClock(s, d.cfg.Threads)
+func (d *Driver) SetClock(s record.ClockSource) error {
+	clk, err := record.NewClock(s, d.cfg.Threads)
 	if err != nil {
 		return err
 	}
@@ -228,7 +224,7 @@ func (d *Driver) SetClock(s ClockSource) error {
 }
 
 // Clock is the source of the free scheduler's timestamps in use.
-func (d *Driver) Clock() ClockSource { return d.clk.source() }
+func (d *Driver) Clock() record.ClockSource { return d.clk.Source() }
 
 // SetTagBase makes every process's next tag counter start after base (a
 // process that goes on after another process used its id, as in the
@@ -240,20 +236,9 @@ func (d *Driver) SetTagBase(base uint64) {
 }
 
 // UseSharedLogs makes the workers log into mem, a shared mapping laid out
-// by LayoutSharedLogs, instead of memory of their own. A worker whose log
+// by record.LayoutSharedLogs, instead of memory of their own. A worker whose log
 // is full stops.
-func (d *Driver) UseSharedLogs(mem []uint64) error {
-	secs, err := sharedSections(mem, d.cfg.Threads)
-	if err != nil {
-		return err
-	}
-	for i := range d.logs {
-		d.logs[i] = wlog{buf: secs[i].data, fixed: true, commit: secs[i].commit}
-		d.logs[i].reset()
-	}
-	d.dump = nil // the parent merges them (MergeLogs)
-	return nil
-}
+func (d *Driver) UseSharedLogs(mem []uint64) error { return d.logs.Share(mem) }
 
 // CrashPoint says where a segment crashes the region.
 type CrashPoint struct {
@@ -378,7 +363,7 @@ func (b *Blocked) String() string {
 
 // SegmentResult is what a segment did.
 type SegmentResult struct {
-	MergeStats
+	record.MergeStats
 	// Accesses made by the workload in the segment.
 	Accesses int64
 	// Crashed: the region crashed (at the crash point); the operations in
@@ -438,7 +423,7 @@ func (d *Driver) setStuck(w int) {
 // logical clock and a count take two stamps an operation at most, from
 // stampFrom on. (The clocks of time are checked stamp by stamp.)
 func (d *Driver) stampsBounded(quota []int) bool {
-	if d.cfg.Sched == Free && !d.clk.count {
+	if d.cfg.Sched == Free && !d.clk.Counts() {
 		return false
 	}
 	n := int64(0)
@@ -465,7 +450,7 @@ func (d *Driver) stampOverflow(w int, ts int64) {
 	if d.stampErr == nil {
 		src := "the deterministic scheduler's logical clock"
 		if d.det == nil {
-			src = "clock " + d.clk.source().String()
+			src = "clock " + d.clk.Source().String()
 		}
 		d.stampErr = fmt.Errorf("driver: process %d took log timestamp %d (%s) %v into the segment: a log record holds timestamps up to 2^52-1, counted from the start of the segment (each segment restarts the clock); the segment was stopped there",
 			d.pids[w], uint64(ts), src, time.Since(d.base).Round(time.Millisecond))
@@ -530,7 +515,7 @@ func (d *Driver) Close() {
 // region crashes at cp, an operation is stuck, fails or blocks, or ctx is
 // done; then it merges the workers' logs into the history. After a crash
 // (SegmentResult.Crashed) the operations in progress are left pending: the
-// caller writes the crash line (Recorder.Crash), builds the crash image
+// caller writes the crash line (record.Recorder.Crash), builds the crash image
 // (pmem.Region.Crash) and recovers the target before the next segment. It
 // returns an error if the history cannot be written or the logs do not
 // decode, if an earlier segment abandoned a worker (see Blocked), or if
@@ -550,7 +535,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	d.rare, d.rareHit = cp.Rare && d.sites != nil && d.stops > 1, false
 	d.segAccesses = 0
 	d.base = time.Now()
-	d.clk.start(d.base, d.stampFrom)
+	d.clk.Start(d.base, d.stampFrom)
 	d.opTimed = opWatch{}
 	segSeed := d.cfg.Seed ^ uint64(d.stops)*0x9e3779b97f4a7c15
 	for i := range d.ws {
@@ -558,22 +543,16 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		if d.cfg.Sched == Free && d.cfg.Yield > 0 {
 			d.ws[i].yield = rand.New(rand.NewPCG(segSeed, uint64(i)+1))
 		}
-		if !d.logs[i].fixed {
-			d.logs[i].reset()
-		}
 	}
 	left := append([]int(nil), quota...)
 	d.checkStamps = d.rec != nil && !d.stampsBounded(quota)
-	if d.dump != nil {
-		live := make([]bool, len(left))
-		n := 0
-		for i, q := range left {
-			live[i] = q > 0
-			n += min(q, 1)
-			d.logs[i].dump, d.logs[i].w = d.dump, i
-		}
-		d.dump.start(d.pids, live, d.cfg.Sched == Free && n >= runtime.GOMAXPROCS(0))
+	live := make([]bool, len(left))
+	n := 0
+	for i, q := range left {
+		live[i] = q > 0
+		n += min(q, 1)
 	}
+	d.logs.Start(live, d.cfg.Sched == Free && n >= runtime.GOMAXPROCS(0))
 	full := make([]bool, d.cfg.Threads)
 	var abandoned []bool
 	if d.cfg.Sched == Deterministic {
@@ -610,7 +589,7 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 		res.Crashed = d.region.Crashing()
 	}
 	mstart := time.Now()
-	ms, err := d.history()
+	ms, err := d.logs.Finish(d.det != nil)
 	res.MergeStats = ms
 	res.Merge = time.Since(mstart)
 	if err != nil {
@@ -652,38 +631,11 @@ func (d *Driver) Segment(ctx context.Context, quota []int, cp CrashPoint) (Segme
 	return res, nil
 }
 
-// history writes the segment's logs to the history: merged into text, or
-// (with a dumper) what the dumper has not written yet.
-func (d *Driver) history() (MergeStats, error) {
-	if d.rec == nil {
-		st := newMergeStats(len(d.logs))
-		for i := range d.logs {
-			l := &d.logs[i]
-			st.add(i, l.counts, l.lastKind, l.tag)
-		}
-		return st, nil
-	}
-	if d.dump != nil {
-		return d.dump.finish(d.logs)
-	}
-	logs := make([][][]uint64, len(d.logs))
-	stamped := 0 // the records, if the deterministic scheduler stamped them
-	for i := range d.logs {
-		logs[i] = d.logs[i].chunks()
-		if d.det != nil {
-			for _, n := range d.logs[i].counts {
-				stamped += int(n)
-			}
-		}
-	}
-	return d.rec.mergeChunks(logs, d.pids, d.cfg.K, stamped)
-}
-
 // stopWorker is what worker w does when it stops working in a segment:
 // with a dumper, it hands its last chunk over.
 func (d *Driver) stopWorker(w int) {
-	if d.dump != nil && !d.claimed(w) {
-		d.logs[w].retire(true)
+	if d.logs.Dumps() && !d.claimed(w) {
+		d.logs.Stop(w)
 	}
 }
 
@@ -769,21 +721,21 @@ func (d *Driver) runFree(ctx context.Context, left []int, full []bool) []bool {
 // timestamp: the stuck watch converts it, once in a thousand accesses,
 // rather than every operation.
 //
-// A count (ClockCount) is no time: the operation is timed from the first
+// A count (record.ClockCount) is no time: the operation is timed from the first
 // call for it instead (by the one worker's own goroutine, as every call
 // is while the segment runs), which the stuck watch makes after
 // StuckAccesses accesses of it (a few milliseconds), so a stuck operation
 // is found that much later.
 func (d *Driver) opElapsed(ws *wstate) time.Duration {
 	now := time.Since(d.base)
-	if d.clk.count {
+	if d.clk.Counts() {
 		w := &d.opTimed
 		if !w.ok || w.op != ws.opStart {
 			*w = opWatch{op: ws.opStart, from: now, ok: true}
 		}
 		return now - w.from
 	}
-	return now - d.clk.nanos(ws.opStart)
+	return now - d.clk.Nanos(ws.opStart)
 }
 
 // opWatch is when opElapsed first timed a worker's operation (a count's
@@ -800,7 +752,7 @@ func (d *Driver) now() int64 {
 		d.det.clock++
 		return d.det.clock
 	}
-	return d.clk.now()
+	return d.clk.Now()
 }
 
 // point is a scheduling point outside region accesses (operation
@@ -837,7 +789,7 @@ func (d *Driver) stopped(done <-chan struct{}) bool {
 // stops.
 func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	p := d.procs[w]
-	l := &d.logs[w]
+	l := d.logs.Log(w)
 	ws := &d.ws[w]
 	k := d.cfg.K
 	done := ctx.Done()
@@ -871,19 +823,19 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 	stamps := rec || d.region != nil || d.alwaysStamp
 	check := d.checkStamps
 	// The free scheduler's TSC is read inline (clock.tick), once per
-	// operation, or its one worker counts (ClockCount: ts counts the
+	// operation, or its one worker counts (record.ClockCount: ts counts the
 	// stamps: a response one after its invocation, a fresh stamp one
 	// after the last); opw is the words of an operation's records.
-	tsc := stamps && d.det == nil && d.clk.tsc
-	count := stamps && d.det == nil && d.clk.count
+	tsc := stamps && d.det == nil && d.clk.TSC()
+	count := stamps && d.det == nil && d.clk.Counts()
 	var ts int64
-	opw := opWords(k)
+	opw := record.OpWords(k)
 	// An object workload (a data-structure target) draws and logs the
 	// operations of its model instead (workload_model.go).
 	obj := d.obj != nil
 	var q *objProc
 	if obj {
-		opw, q = objOpWords, d.oprocs[w]
+		opw, q = record.ObjectOpWords, d.oprocs[w]
 	}
 	for *left > 0 {
 		if d.point(w) {
@@ -892,7 +844,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		if d.stopped(done) {
 			return
 		}
-		if !l.room(opw) {
+		if !l.Room(opw) {
 			*full = true
 			return
 		}
@@ -915,7 +867,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		} else if count {
 			ts = shared + 1
 		} else if tsc {
-			ts = d.clk.tick()
+			ts = d.clk.Tick()
 		} else if stamps {
 			ts = d.now()
 		}
@@ -923,7 +875,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 			// The clock has not moved since the response: a later read
 			// (a clock of time does move).
 			if tsc {
-				ts = d.clk.tick()
+				ts = d.clk.Tick()
 			} else {
 				ts = d.now()
 			}
@@ -934,22 +886,22 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		}
 		switch {
 		case rec && obj:
-			l.reserve(opw)
-			logObjInvocation(l, oo, ts)
+			l.InvokeOp(ts, oo.code, oo.args[:oo.nargs])
+		case rec && o.kind == history.Read:
+			l.InvokeRead(k, ts, o.addrs)
+		case rec && o.kind == history.Swap:
+			l.InvokeSwap(k, ts, o.addrs, o.new)
 		case rec:
-			l.reserve(opw)
-			logInvocation(l, o, k, ts)
+			l.InvokeCAS(k, ts, o.addrs, o.exp, o.new)
 		case obj:
-			l.counts[recInvOp]++
-			l.lastKind = recInvOp
+			l.Count(record.InvOp)
 		default:
-			l.counts[invKind(o)]++
-			l.lastKind = invKind(o)
+			l.Count(invKind(o))
 		}
 		if obj {
-			l.tag = q.ctr
+			l.Tag(q.ctr)
 		} else if o.kind != history.Read {
-			l.tag = p.ctr // the largest tag in the log
+			l.Tag(p.ctr) // the largest tag in the log
 		}
 		ws.opAcc, ws.inOp, ws.opStart, ws.nLoaded = 0, true, ts, 0
 		ws.site = siteStart // (counted only while the driver counts sites)
@@ -958,7 +910,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		case obj:
 			oo.res, err = d.obj.Do(w, d.ow.Ops[oo.code], oo.args[:oo.nargs], oo.res[:0])
 			if err == nil {
-				err = checkResults(oo.res)
+				err = record.CheckResults(oo.res)
 			}
 		case o.kind == history.Read:
 			err = d.target.Read(w, o.addrs, o.vals)
@@ -1006,7 +958,7 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		// Response: logged after the operation's last access.
 		rts := ts + 1 // count
 		if tsc {
-			rts = d.clk.tick()
+			rts = d.clk.Tick()
 		} else if stamps && !count {
 			rts = d.now()
 		}
@@ -1020,12 +972,17 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 		shared, haveShared, responded = rts, d.det == nil && share, true
 		switch {
 		case rec && obj:
-			logObjResponse(l, oo, rts)
+			l.ReturnOp(rts, oo.res)
+		case rec && o.kind != history.CAS: // a read's values, or those a swap replaced
+			l.ReturnValues(k, rts, o.vals)
+		case rec && o.ok:
+			l.ReturnOK(k, rts)
+		case rec && o.report:
+			l.ReturnFailValues(k, rts, o.fail, o.vals)
 		case rec:
-			logResponse(l, o, k, rts)
+			l.ReturnFail(k, rts, o.fail)
 		default:
-			l.counts[recRetOK]++ // counted as responses, whatever the kind
-			l.lastKind = recRetOK
+			l.Count(wire.RecRetOK) // counted as responses, whatever the kind
 		}
 		if obj {
 			q.done(oo)
@@ -1039,77 +996,30 @@ func (d *Driver) work(ctx context.Context, w int, left *int, full *bool) {
 func invKind(o *op) int {
 	switch o.kind {
 	case history.Read:
-		return recInvRead
+		return wire.RecInvRead
 	case history.Swap:
-		return recInvSwap
+		return wire.RecInvSwap
 	}
-	return recInvCAS
+	return wire.RecInvCAS
 }
 
-// logInvocation logs o's invocation at ts (the log has room for the
-// operation's records: wlog.reserve). Each case stores its payload word
-// by word (recPut: see wlog.record).
-func logInvocation(l *wlog, o *op, k int, ts int64) {
-	var kind, n int
-	addrs := payload(o.addrs, k)
-	l.mark(ts)
-	switch o.kind {
-	case history.Read:
-		kind, n = recInvRead, recHeader+k
-		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
-		for _, a := range addrs {
-			recPut(q, 0, a)
-			q = unsafe.Add(q, 8)
-		}
-	case history.Swap:
-		kind, n = recInvSwap, recHeader+2*k
-		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
-		nw := o.new[:len(addrs)]
-		for i, a := range addrs {
-			recPut(q, 0, a)
-			recPut(q, 1, nw[i])
-			q = unsafe.Add(q, 16)
-		}
-	default:
-		kind, n = recInvCAS, recHeader+3*k
-		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
-		exp, nw := o.exp[:len(addrs)], o.new[:len(addrs)]
-		for i, a := range addrs {
-			recPut(q, 0, a)
-			recPut(q, 1, exp[i])
-			recPut(q, 2, nw[i])
-			q = unsafe.Add(q, 24)
+// Recycle hands d the log chunks of old, a driver whose run is over (no
+// segment under way, none of its workers abandoned), to fill again
+// (record.Logs.Recycle). old must not be used afterwards.
+//
+// A driver that keeps its workers (KeepWorkers) takes old's worker
+// coroutines too (and makes more if it has more workers); any other
+// driver closes them.
+func (d *Driver) Recycle(old *Driver) {
+	if old != nil && old.turns != nil && old.broken == nil {
+		if d.keep && d.turns == nil {
+			d.turns, old.turns = old.turns, nil
+		} else {
+			old.Close()
 		}
 	}
-	l.invTS = uint64(ts)
-	l.commitRecord(kind, n, ts)
-}
-
-// logResponse logs o's response at ts.
-func logResponse(l *wlog, o *op, k int, ts int64) {
-	var kind, n int
-	switch {
-	case o.kind != history.CAS: // a read's values, or the ones a swap replaced
-		kind, n = recRetRead, recHeader+k
-		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
-		for _, v := range payload(o.vals, k) {
-			recPut(q, 0, v)
-			q = unsafe.Add(q, 8)
-		}
-	case o.ok:
-		kind, n = recRetOK, recHeader
-		l.record(kind, k, ts)
-	case o.report:
-		kind, n = recRetFailValues, recHeader+1+k
-		q := unsafe.Add(l.record(kind, k, ts), 8*recHeader)
-		recPut(q, 0, o.fail)
-		for _, v := range payload(o.vals, k) {
-			q = unsafe.Add(q, 8)
-			recPut(q, 0, v)
-		}
-	default:
-		kind, n = recRetFail, recHeader+1
-		recPut(l.record(kind, k, ts), recHeader, o.fail)
+	if old == nil || old.broken != nil {
+		return
 	}
-	l.commitRecord(kind, n, ts)
+	d.logs.Recycle(old.logs)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -49,7 +50,7 @@ func cfg(threads int, words uint64, k int, seed uint64) Config {
 
 // record runs one segment of ops operations per worker and returns the
 // history.
-func record(t testing.TB, c Config, ops int, cp CrashPoint) (string, SegmentResult) {
+func recordRun(t testing.TB, c Config, ops int, cp CrashPoint) (string, SegmentResult) {
 	t.Helper()
 	d, rec, buf := textDriver(t, c)
 	quota := make([]int, d.Config().Threads)
@@ -68,11 +69,11 @@ func record(t testing.TB, c Config, ops int, cp CrashPoint) (string, SegmentResu
 
 // textDriver is a driver of configuration c on a fresh PMwCAS, recording
 // its history as text into the returned buffer (after rec.Flush).
-func textDriver(t testing.TB, c Config) (*Driver, *Recorder, *bytes.Buffer) {
+func textDriver(t testing.TB, c Config) (*Driver, *record.Recorder, *bytes.Buffer) {
 	t.Helper()
 	r, m := setup(t, c, "")
 	buf := new(bytes.Buffer)
-	rec := NewRecorder(history.NewWriter(buf))
+	rec := record.NewRecorder(history.NewWriter(buf))
 	rec.Header()
 	d, err := New(c, m, r, rec)
 	if err != nil {
@@ -95,8 +96,8 @@ func TestDeterministicSchedulerReplays(t *testing.T) {
 		t.Run(fmt.Sprint("stick ", stick), func(t *testing.T) {
 			c := cfg(4, 6, 2, 42)
 			c.Stick = stick
-			h1, s1 := record(t, c, 60, CrashPoint{})
-			h2, s2 := record(t, c, 60, CrashPoint{})
+			h1, s1 := recordRun(t, c, 60, CrashPoint{})
+			h2, s2 := recordRun(t, c, 60, CrashPoint{})
 			if h1 != h2 {
 				t.Fatalf("same seed, different histories:\n%s\n---\n%s", h1, h2)
 			}
@@ -104,7 +105,7 @@ func TestDeterministicSchedulerReplays(t *testing.T) {
 				t.Fatalf("accesses %d vs %d, invoked %d, returned %d", s1.Accesses, s2.Accesses, s1.Invoked, s1.Returned)
 			}
 			c.Seed = 43
-			h3, _ := record(t, c, 60, CrashPoint{})
+			h3, _ := recordRun(t, c, 60, CrashPoint{})
 			if h3 == h1 {
 				t.Fatal("different seeds, same history")
 			}
@@ -117,8 +118,8 @@ func TestDeterministicSchedulerReplays(t *testing.T) {
 
 func TestDeterministicCrashReplays(t *testing.T) {
 	c := cfg(3, 4, 2, 7)
-	h1, s1 := record(t, c, 40, CrashPoint{Access: 500})
-	h2, _ := record(t, c, 40, CrashPoint{Access: 500})
+	h1, s1 := recordRun(t, c, 40, CrashPoint{Access: 500})
+	h2, _ := recordRun(t, c, 40, CrashPoint{Access: 500})
 	if h1 != h2 {
 		t.Fatal("same crash point, different histories")
 	}
@@ -127,7 +128,7 @@ func TestDeterministicCrashReplays(t *testing.T) {
 	}
 	// Up to the crash, the run is the crash-free run (after it, the
 	// scheduler's choices differ: the workers stop one by one).
-	full, _ := record(t, c, 40, CrashPoint{})
+	full, _ := recordRun(t, c, 40, CrashPoint{})
 	lines := strings.SplitAfter(h1, "\n")
 	prefix := strings.Join(lines[:len(lines)-2*c.Threads], "")
 	if !strings.HasPrefix(full, prefix) {
@@ -139,7 +140,7 @@ func TestFreeScheduler(t *testing.T) {
 	for _, y := range []float64{0, 0.2} {
 		c := cfg(4, 6, 3, 3)
 		c.Sched, c.Yield = Free, y
-		h, seg := record(t, c, 300, CrashPoint{})
+		h, seg := recordRun(t, c, 300, CrashPoint{})
 		if seg.Invoked != 1200 || seg.Returned != 1200 {
 			t.Fatalf("invoked %d returned %d", seg.Invoked, seg.Returned)
 		}
@@ -150,7 +151,7 @@ func TestFreeScheduler(t *testing.T) {
 	// A crash at a worker's access.
 	c := cfg(4, 6, 2, 3)
 	c.Sched = Free
-	_, seg := record(t, c, 300, CrashPoint{Worker: 2, Access: 100})
+	_, seg := recordRun(t, c, 300, CrashPoint{Worker: 2, Access: 100})
 	if !seg.Crashed || seg.Left[2] == 0 {
 		t.Fatalf("crashed %v, left %v", seg.Crashed, seg.Left)
 	}
@@ -169,7 +170,7 @@ func TestAssumptions(t *testing.T) {
 			if mix {
 				c.Swaps, c.FailValues = 0.3, true
 			}
-			h, seg := record(t, c, 200, CrashPoint{})
+			h, seg := recordRun(t, c, 200, CrashPoint{})
 			if mix && (seg.Swaps == 0 || !strings.Contains(h, "inv swap")) {
 				t.Fatalf("no swap recorded: %+v", seg.MergeStats)
 			}
@@ -261,9 +262,9 @@ func (s spinner) Read(w int, addrs, out []uint64) error {
 func TestStuck(t *testing.T) {
 	for _, tc := range []struct {
 		sched   Sched
-		clock   ClockSource
+		clock   record.ClockSource
 		threads int
-	}{{Deterministic, ClockAuto, 3}, {Free, ClockAuto, 3}, {Free, ClockMonotonic, 3}, {Free, ClockAuto, 1}, {Free, ClockTSC, 1}} {
+	}{{Deterministic, record.ClockAuto, 3}, {Free, record.ClockAuto, 3}, {Free, record.ClockMonotonic, 3}, {Free, record.ClockAuto, 1}, {Free, record.ClockTSC, 1}} {
 		sched := tc.sched
 		t.Run(fmt.Sprintf("%v-%v-%d", sched, tc.clock, tc.threads), func(t *testing.T) {
 			r, err := pmem.NewMemory(8, pmem.Options{})
@@ -279,7 +280,7 @@ func TestStuck(t *testing.T) {
 				}
 			}()
 			var buf bytes.Buffer
-			rec := NewRecorder(history.NewWriter(&buf))
+			rec := record.NewRecorder(history.NewWriter(&buf))
 			rec.Header()
 			c := cfg(tc.threads, 2, 1, 5)
 			// Under the free scheduler a worker that gets no CPU for
@@ -299,14 +300,14 @@ func TestStuck(t *testing.T) {
 				t.Fatal(err)
 			}
 			if err := d.SetClock(tc.clock); err != nil {
-				if ok, why := TSCUsable(); tc.clock == ClockTSC && !ok {
+				if ok, why := record.TSCUsable(); tc.clock == record.ClockTSC && !ok {
 					t.Skip(why)
 				}
 				t.Fatal(err)
 			}
-			// One free worker counts (ClockAuto), and its watch times
+			// One free worker counts (record.ClockAuto), and its watch times
 			// the operation from its first look at it.
-			if want := tc.threads == 1 && tc.clock == ClockAuto && sched == Free; (d.Clock() == ClockCount) != want {
+			if want := tc.threads == 1 && tc.clock == record.ClockAuto && sched == Free; (d.Clock() == record.ClockCount) != want {
 				t.Fatalf("clock %v", d.Clock())
 			}
 			start := time.Now()
@@ -376,7 +377,7 @@ func (f failer) op(w int) error {
 
 func TestOperationError(t *testing.T) {
 	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
+	rec := record.NewRecorder(history.NewWriter(&buf))
 	rec.Header()
 	n := 0
 	c := cfg(2, 2, 1, 1)
@@ -431,7 +432,7 @@ func (g goMemory) Read(w int, addrs, out []uint64) error {
 // to interleave without region accesses, and says so.
 func TestRefusesTargetWithoutRegion(t *testing.T) {
 	c := cfg(2, 4, 2, 1)
-	rec := NewRecorder(history.NewWriter(io.Discard))
+	rec := record.NewRecorder(history.NewWriter(io.Discard))
 	if _, err := New(c, goMemory{make([]uint64, 4)}, nil, rec); err == nil || !strings.Contains(err.Error(), "no interleaving") {
 		t.Fatalf("no region: %v", err)
 	}
@@ -497,10 +498,10 @@ func (l locked) Read(w int, addrs, out []uint64) error {
 
 // lockedDriver is a driver of three workers, found blocked after 100 ms,
 // of tgt, recording into the buffer it returns.
-func lockedDriver(t *testing.T, tgt locked) (*Driver, *Recorder, *bytes.Buffer) {
+func lockedDriver(t *testing.T, tgt locked) (*Driver, *record.Recorder, *bytes.Buffer) {
 	t.Helper()
 	buf := new(bytes.Buffer)
-	rec := NewRecorder(history.NewWriter(buf))
+	rec := record.NewRecorder(history.NewWriter(buf))
 	rec.Header()
 	c := cfg(3, 2, 1, 7)
 	c.Stick, c.StuckAfter = 0, 100*time.Millisecond
@@ -556,98 +557,14 @@ func TestBlocked(t *testing.T) {
 	}
 }
 
-// TestMergeCoarseClock: a response whose process invokes again at its
-// timestamp goes before another process's response of that timestamp (the
-// record after it in the next chunk, here); two processes that each
-// respond and invoke again at one timestamp are an error of the merge.
-func TestMergeCoarseClock(t *testing.T) {
-	// Process 1 reads over [5, 10] and [10, 20]; process 0 writes over
-	// [10, 10]: listed first, its response would come first by log index.
-	l0 := [][]uint64{{hd(recInvCAS, 1, 10), 7, 0, 0x100000001, hd(recRetOK, 1, 10)}}
-	l1 := [][]uint64{{hd(recInvRead, 1, 5), 7, hd(recRetRead, 1, 10), 0}, {hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 20), 0}}
-	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
-	if _, err := rec.mergeChunks([][][]uint64{l0, l1}, []int32{0, 1}, 1, 0); err != nil {
-		t.Fatal(err)
-	}
-	rec.Flush()
-	want := "1 inv read 7\n0 inv cas 7:0:0x100000001\n1 ret 0\n1 inv read 7\n0 ret ok\n1 ret 0\n"
-	if buf.String() != want {
-		t.Fatalf("got\n%swant\n%s", buf.String(), want)
-	}
-	// Both respond and invoke again at 10.
-	l0 = [][]uint64{{hd(recInvCAS, 1, 10), 7, 0, 0x100000001, hd(recRetOK, 1, 10), hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 10), 0x100000001}}
-	l1 = [][]uint64{{hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 10), 0}, {hd(recInvRead, 1, 10), 7, hd(recRetRead, 1, 10), 0}}
-	_, err := NewRecorder(history.NewWriter(io.Discard)).mergeChunks([][][]uint64{l0, l1}, []int32{0, 1}, 1, 0)
-	if !errors.Is(err, history.ErrCoarseClock) || !strings.Contains(err.Error(), "line 5 of the history: process 1 responds and invokes its next operation at timestamp 10, as process 0 does (its response at line 3)") {
-		t.Fatalf("got %v", err)
-	}
-}
-
-func TestMergeOrder(t *testing.T) {
-	// Process 0: inv at 5, ret at 10. Process 1: inv at 10, ret at 12.
-	// Process 2: inv at 1, ret at 10. On the tie at 10 both invocations
-	// and responses are possible in real time; the merge puts process 1's
-	// invocation first, so no order is claimed that may not hold.
-	l0 := []uint64{hd(recInvRead, 1, 5), 7, hd(recRetRead, 1, 10), 0}
-	l1 := []uint64{hd(recInvCAS, 1, 10), 7, 0, 0x200000001, hd(recRetOK, 1, 12)}
-	l2 := []uint64{hd(recInvRead, 1, 1), 7, hd(recRetRead, 1, 10), 0}
-	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
-	ms, err := rec.MergeLogs([][]uint64{l0, l1, l2}, []int32{0, 1, 2}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.Flush()
-	want := "2 inv read 7\n0 inv read 7\n1 inv cas 7:0:0x200000001\n0 ret 0\n2 ret 0\n1 ret ok\n"
-	if buf.String() != want {
-		t.Fatalf("got\n%swant\n%s", buf.String(), want)
-	}
-	if ms.Invoked != 3 || ms.Returned != 3 || ms.LastInv[1] != 3 || ms.MaxTag[1] != 1 {
-		t.Fatalf("%+v", ms)
-	}
-	// Swaps and failures that report values: the swap's tag counts.
-	buf.Reset()
-	rec = NewRecorder(history.NewWriter(&buf))
-	l0 = []uint64{hd(recInvSwap, 2, 1), 7, 0x100000005, 8, 0x100000006, hd(recRetRead, 2, 3), 0, 0x200000001}
-	l1 = []uint64{hd(recInvCAS, 2, 2), 7, 0, 0x200000009, 8, 0, 0x20000000a, hd(recRetFailValues, 2, 4), 7, 0x100000005, 0}
-	if ms, err = rec.MergeLogs([][]uint64{l0, l1}, []int32{0, 1}, 2); err != nil {
-		t.Fatal(err)
-	}
-	rec.Flush()
-	want = "0 inv swap 7:0x100000005 8:0x100000006\n1 inv cas 7:0:0x200000009 8:0:0x20000000a\n0 ret 0 0x200000001\n1 ret fail 7 0x100000005 0\n"
-	if buf.String() != want {
-		t.Fatalf("got\n%swant\n%s", buf.String(), want)
-	}
-	if ms.Swaps != 1 || ms.CASes != 1 || ms.MaxTag[0] != 6 || ms.MaxTag[1] != 10 {
-		t.Fatalf("%+v", ms)
-	}
-	// A damaged log is refused.
-	for _, bad := range [][]uint64{
-		{hd(recInvRead, 1, 5)},                                      // cut short
-		{hd(recRetOK, 1, 5)},                                        // response first
-		{hd(recInvRead, 1, 5), 1, hd(recInvRead, 1, 6), 2},          // two invocations
-		{hd(recInvRead, 1, 5), 1, hd(recRetRead, 1, 4), 0},          // back in time
-		{hd(recInvSwap, 1, 5), 1, 9, hd(recRetOK, 1, 6)},            // a swap returns ok
-		{hd(recInvRead, 1, 5), 1, hd(recRetFailValues, 1, 6), 1, 0}, // a read fails
-		{hd(15, 1, 5), 5},                                           // an unknown kind
-		{hd(recInvRead, 0, 5)},                                      // k 0
-		{hd(recInvRead, 2, 5), 1, 2},                                // k over the driver's
-	} {
-		if _, err := NewRecorder(history.NewWriter(&buf)).MergeLogs([][]uint64{bad}, []int32{0}, 1); err == nil {
-			t.Fatalf("log %v accepted", bad)
-		}
-	}
-}
-
 func TestSharedLogs(t *testing.T) {
 	const threads, k, ops = 2, 2, 3
-	mem := make([]uint64, SharedLogWords(threads, k, ops))
-	if err := LayoutSharedLogs(mem, threads, k, ops); err != nil {
+	mem := make([]uint64, record.SharedLogWords(threads, k, ops))
+	if err := record.LayoutSharedLogs(mem, threads, k, ops); err != nil {
 		t.Fatal(err)
 	}
 	r, m := setup(t, cfg(threads, 4, k, 0), "")
-	rec := NewRecorder(history.NewWriter(&bytes.Buffer{}))
+	rec := record.NewRecorder(history.NewWriter(&bytes.Buffer{}))
 	c := cfg(threads, 4, k, 9)
 	c.Sched = Free
 	d, err := New(c, m, r, rec)
@@ -666,12 +583,12 @@ func TestSharedLogs(t *testing.T) {
 	if !seg.Full || seg.Invoked < 2*ops || seg.Invoked >= 20 || seg.Returned != seg.Invoked {
 		t.Fatalf("%+v", seg)
 	}
-	logs, err := ReadSharedLogs(mem, threads)
+	logs, err := record.ReadSharedLogs(mem, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	rec2 := NewRecorder(history.NewWriter(&buf))
+	rec2 := record.NewRecorder(history.NewWriter(&buf))
 	rec2.Header()
 	if _, err := rec2.MergeLogs(logs, []int32{0, 1}, k); err != nil {
 		t.Fatal(err)
@@ -680,10 +597,10 @@ func TestSharedLogs(t *testing.T) {
 	if res := check(t, buf.String()); !res.Linearizable || res.Operations != seg.Invoked {
 		t.Fatalf("%+v", res)
 	}
-	if SharedLogEvents(mem, threads) == 0 {
+	if record.SharedLogEvents(mem, threads) == 0 {
 		t.Fatal("no progress seen")
 	}
-	if _, err := ReadSharedLogs(mem[:10], threads); err == nil {
+	if _, err := record.ReadSharedLogs(mem[:10], threads); err == nil {
 		t.Fatal("a truncated mapping was accepted")
 	}
 }
@@ -742,7 +659,7 @@ func BenchmarkLogging(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				rec := []*Recorder{nil, NewBinaryRecorder(history.NewBinaryWriter(io.Discard)), NewRecorder(history.NewWriter(io.Discard))}[i]
+				rec := []*record.Recorder{nil, record.NewBinaryRecorder(history.NewBinaryWriter(io.Discard)), record.NewRecorder(history.NewWriter(io.Discard))}[i]
 				if ds[i], err = New(c, mwcas.AsTarget(m), nil, rec); err != nil {
 					b.Fatal(err)
 				}
@@ -786,9 +703,9 @@ func TestUnrecorded(t *testing.T) {
 	var segs [2]SegmentResult
 	for i, recorded := range []bool{true, false} {
 		r, m := setup(t, c, "")
-		var rec *Recorder
+		var rec *record.Recorder
 		if recorded {
-			rec = NewRecorder(history.NewWriter(io.Discard))
+			rec = record.NewRecorder(history.NewWriter(io.Discard))
 		}
 		d, err := New(c, m, r, rec)
 		if err != nil {
@@ -822,13 +739,5 @@ func TestUnrecorded(t *testing.T) {
 	r, m := setup(t, c, "")
 	if _, err := New(c, m, r, nil); err == nil {
 		t.Error("the deterministic scheduler took no recorder")
-	}
-}
-
-// TestObjectLogK: shared logs laid out for k = ObjectLogK hold an object
-// operation's records wherever a k-word operation's fit.
-func TestObjectLogK(t *testing.T) {
-	if opWords(ObjectLogK) < objOpWords {
-		t.Fatalf("opWords(%d) = %d < %d, an object operation's records", ObjectLogK, opWords(ObjectLogK), objOpWords)
 	}
 }

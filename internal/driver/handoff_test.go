@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 )
 
@@ -39,13 +40,13 @@ func TestHandoffCancelAndNoLeak(t *testing.T) {
 			var last *Driver
 			segment := func(i int) (SegmentResult, *Driver, string) {
 				var d *Driver
-				var rec *Recorder
+				var rec *record.Recorder
 				buf := new(bytes.Buffer)
 				if keep && i%3 != 0 {
 					// The last driver again (three segments a driver, as a
 					// run has several), recording into a history of its
 					// own: a canceled segment leaves operations pending.
-					d, rec = last, NewRecorder(history.NewWriter(buf))
+					d, rec = last, record.NewRecorder(history.NewWriter(buf))
 					d.rec = rec
 				} else {
 					d, rec, buf = textDriver(t, c)

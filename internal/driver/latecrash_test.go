@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -68,7 +69,7 @@ func cleanupRun(t *testing.T, seed uint64, late bool) (string, SegmentResult, *p
 	c := cfg(3, 4, 1, seed)
 	c.Reads, c.Late = 0, 0.5
 	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
+	rec := record.NewRecorder(history.NewWriter(&buf))
 	rec.Header()
 	d, err := New(c, cleanupTarget{r}, r, rec)
 	if err != nil {

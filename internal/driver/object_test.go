@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -114,7 +115,7 @@ func TestObjectRecording(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		rec := NewRecorder(history.NewWriter(&buf))
+		rec := record.NewRecorder(history.NewWriter(&buf))
 		if err := rec.SetObject(w); err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +132,7 @@ func TestObjectRecording(t *testing.T) {
 		}
 		d.Close()
 		st, _ := casCounter{r}.State(0, nil)
-		if _, err := rec.ObjectState(3, st); err != nil {
+		if _, err := RecordState(rec, 3, st); err != nil {
 			t.Fatal(err)
 		}
 		rec.End() // nothing in version 2
@@ -152,39 +153,6 @@ func TestObjectRecording(t *testing.T) {
 		r.Close()
 	}
 }
-
-// TestObjectRecordsValidated: a damaged object record (an operation
-// index beyond the workload's, a symbol the format has not) is refused
-// by the merge, not written.
-func TestObjectRecordsValidated(t *testing.T) {
-	w, _ := NewObjectWorkload("q", "queue", nil, 0)
-	for _, log := range [][]uint64{
-		{wireHead(recInvOp, 0, 1), 7},                                 // operation 7 of 2
-		{wireHead(recInvOp, 1, 1), 0, 99, 5},                          // symbol 99
-		{wireHead(recInvOp, 0, 1), 1, wireHead(recRetOp, 1, 2), 3, 4}, // a symbol with a number
-		{wireHead(recRetOp, 1, 1), 0, 5},                              // a response first
-	} {
-		var buf bytes.Buffer
-		rec := NewRecorder(history.NewWriter(&buf))
-		rec.SetObject(w)
-		if _, err := rec.MergeLogs([][]uint64{log}, []int32{0}, 1); err == nil {
-			t.Errorf("log %v merged: %q", log, buf.String())
-		}
-	}
-	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
-	rec.SetObject(w)
-	ok := []uint64{wireHead(recInvOp, 1, 1), 0, 0, 7, wireHead(recRetOp, 1, 2), uint64(model.OK), 0}
-	if _, err := rec.MergeLogs([][]uint64{ok}, []int32{2}, 1); err != nil {
-		t.Fatal(err)
-	}
-	rec.Flush()
-	if buf.String() != "2 inv q enq 7\n2 ret ok\n" {
-		t.Errorf("merged %q", buf.String())
-	}
-}
-
-func wireHead(kind, k int, ts uint64) uint64 { return uint64(kind) | uint64(k)<<4 | ts<<12 }
 
 // TestObjectState: each model's state form becomes its reads, and a form
 // that is not the model's is refused.
@@ -213,9 +181,9 @@ func TestObjectState(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		rec := NewRecorder(history.NewWriter(&buf))
+		rec := record.NewRecorder(history.NewWriter(&buf))
 		rec.SetObject(w)
-		_, err = rec.ObjectState(4, c.st)
+		_, err = RecordState(rec, 4, c.st)
 		rec.Flush()
 		if got := buf.String(); err == nil && got != c.want || err != nil && (!strings.Contains(err.Error(), c.want) || got != "") {
 			t.Errorf("%s %v: wrote %q, error %v; want %q", c.spec, c.st, got, err, c.want)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -74,7 +75,7 @@ func rareRun(t *testing.T, seed uint64, count, rare bool, first CrashPoint) (Seg
 	}
 	defer r.Close()
 	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
+	rec := record.NewRecorder(history.NewWriter(&buf))
 	rec.Header()
 	c := cfg(2, 4, 1, seed)
 	c.Reads = 0
@@ -145,7 +146,7 @@ func TestRareCrashNotInFirstSegment(t *testing.T) {
 			t.Fatal(err)
 		}
 		var buf bytes.Buffer
-		rec := NewRecorder(history.NewWriter(&buf))
+		rec := record.NewRecorder(history.NewWriter(&buf))
 		rec.Header()
 		calls := 0
 		var atRare, atOther bool

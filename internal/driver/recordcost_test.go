@@ -16,6 +16,7 @@ import (
 	"github.com/pmlin/pmlin/internal/directio"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/mwcas"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -75,7 +76,7 @@ func benchSide(b *testing.B, side string, threads int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	runSide(b, side, threads, mwcas.AsTarget(m), ClockAuto)
+	runSide(b, side, threads, mwcas.AsTarget(m), record.ClockAuto)
 }
 
 // sideWords is the words of the recording benchmarks' workload.
@@ -86,7 +87,7 @@ const sideWords = 1000
 // BenchmarkSide). It reports the process's CPU
 // time per operation, the segments' ends, the closing and how busy the
 // cores were.
-func runSide(b *testing.B, side string, threads int, ops target.Ops, clock ClockSource) {
+func runSide(b *testing.B, side string, threads int, ops target.Ops, clock record.ClockSource) {
 	c := cfg(threads, sideWords, 3, 1)
 	c.Sched = Free
 	var sink io.Writer // the binary history's, if recorded
@@ -116,9 +117,9 @@ func runSide(b *testing.B, side string, threads int, ops target.Ops, clock Clock
 	default:
 		b.Fatalf("unknown side %q", side)
 	}
-	var rec *Recorder
+	var rec *record.Recorder
 	if sink != nil {
-		rec = NewBinaryRecorder(history.NewBinaryWriter(sink))
+		rec = record.NewBinaryRecorder(history.NewBinaryWriter(sink))
 		rec.Header()
 	}
 	d, err := New(c, ops, nil, rec)
@@ -175,55 +176,6 @@ func benchCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// BenchmarkDumpCopy writes a binary history's stream blocks as the dumper
-// does (each a full chunk of the size named, its records stored first as
-// a worker would), with direct I/O to a file in the test's temporary
-// directory, and reports the process's CPU time per MiB written, user
-// (the stores and the copy into the file's buffer) and system (the
-// writes). Compare the chunk sizes interleaved (-count).
-func BenchmarkDumpCopy(b *testing.B) {
-	for _, words := range []int{chunkWords, dumpChunkWords} {
-		b.Run(fmt.Sprintf("words=%d", words), func(b *testing.B) {
-			f, err := directio.Create(filepath.Join(b.TempDir(), "h.bin"), 0o600)
-			if err != nil {
-				b.Fatal(err)
-			}
-			bw := history.NewBinaryWriter(f)
-			bw.Header(0, nil)
-			bw.BeginSection([]int32{0})
-			chunks := make([][]uint64, 8)
-			for i := range chunks {
-				chunks[i] = make([]uint64, words)
-			}
-			const perOp = 64 << 20
-			var ru0 unix.Rusage
-			unix.Getrusage(unix.RUSAGE_SELF, &ru0)
-			b.ResetTimer()
-			for i := range b.N {
-				for j := 0; j < perOp; j += 8 * words {
-					c := chunks[(i+j/8/words)%len(chunks)][:words-maxRecord]
-					for w := range c {
-						c[w] = uint64(w)
-					}
-					bw.StreamBlock(0, c, false)
-				}
-			}
-			if err := bw.Flush(); err != nil {
-				b.Fatal(err)
-			}
-			if err := f.Close(); err != nil {
-				b.Fatal(err)
-			}
-			b.StopTimer()
-			var ru1 unix.Rusage
-			unix.Getrusage(unix.RUSAGE_SELF, &ru1)
-			mib := float64(b.N) * perOp / (1 << 20)
-			b.ReportMetric(float64(ru1.Utime.Nano()-ru0.Utime.Nano())/mib, "user-ns/MiB")
-			b.ReportMetric(float64(ru1.Stime.Nano()-ru0.Stime.Nano())/mib, "sys-ns/MiB")
-		})
-	}
-}
-
 // BenchmarkRecordPath is what recording costs a free worker per operation
 // with the primitive taken out: the driver's workload on a target that
 // does nothing (nullOps), unrecorded (plain) and recorded as a binary
@@ -248,9 +200,9 @@ func BenchmarkRecordPath(b *testing.B) {
 }
 
 func benchRecordPath(b *testing.B, side string, threads int) {
-	clock := ClockMonotonic
-	if ok, _ := TSCUsable(); ok {
-		clock = ClockTSC
+	clock := record.ClockMonotonic
+	if ok, _ := record.TSCUsable(); ok {
+		clock = record.ClockTSC
 	}
 	runSide(b, side, threads, nullOps{}, clock)
 }

@@ -180,8 +180,19 @@ func (s *detSched) pickOther(w int) int {
 	return s.live[i]
 }
 
-// yield is a scheduling point of worker w, which holds the turn.
-func (s *detSched) yield(w int) { s.yieldTo(w, s.pick(w)) }
+// yield is a scheduling point of worker w, which holds the turn. Once the
+// segment is aborted it draws nothing: the rescue may be running a worker
+// back from an aborted access beside the one that held the turn (see
+// turns), and the two must not both draw (the race detector saw a
+// target that ignored the aborted access's error reach this point while
+// the holder drew in Access, once in a loaded go test -race run of
+// examples/hazard).
+func (s *detSched) yield(w int) {
+	if s.d.aborted.Load() {
+		return
+	}
+	s.yieldTo(w, s.pick(w))
+}
 
 // yieldTo is a scheduling point of worker w at which worker n (maybe w)
 // is chosen to run next.

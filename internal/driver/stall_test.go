@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
 )
@@ -64,7 +65,7 @@ func (l lockTarget) Read(w int, addrs, out []uint64) error {
 func stallSegment(t *testing.T, c Config, ops target.Ops, r *pmem.Region, n int, stall int64) (string, SegmentResult) {
 	t.Helper()
 	var buf bytes.Buffer
-	rec := NewRecorder(history.NewWriter(&buf))
+	rec := record.NewRecorder(history.NewWriter(&buf))
 	rec.Header()
 	d, err := New(c, ops, r, rec)
 	if err != nil {
@@ -213,7 +214,7 @@ func TestSilentWorker(t *testing.T) {
 				t.Fatal(err)
 			}
 			var buf bytes.Buffer
-			rec := NewRecorder(history.NewWriter(&buf))
+			rec := record.NewRecorder(history.NewWriter(&buf))
 			rec.Header()
 			c := cfg(2, 2, 1, 3)
 			c.Sched, c.StuckAfter, c.Reads = tc.sched, 200*time.Millisecond, 0

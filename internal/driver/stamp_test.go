@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/internal/wire"
 )
 
@@ -21,7 +22,7 @@ func TestStampOverflow(t *testing.T) {
 	type run struct {
 		name    string
 		sched   Sched
-		clock   ClockSource
+		clock   record.ClockSource
 		threads int
 		before  int64 // stamps below 2^52 the segment starts with
 	}
@@ -31,12 +32,12 @@ func TestStampOverflow(t *testing.T) {
 	// ended before its first operation.
 	const margin = 50 * time.Millisecond
 	runs := []run{
-		{"deterministic", Deterministic, ClockAuto, 3, 60},
-		{"count", Free, ClockAuto, 1, 60},
-		{"monotonic", Free, ClockMonotonic, 2, int64(margin)},
+		{"deterministic", Deterministic, record.ClockAuto, 3, 60},
+		{"count", Free, record.ClockAuto, 1, 60},
+		{"monotonic", Free, record.ClockMonotonic, 2, int64(margin)},
 	}
-	if ok, _ := TSCUsable(); ok {
-		runs = append(runs, run{"tsc", Free, ClockTSC, 2, int64(float64(margin) / machineTSC().nsPerTick)})
+	if ok, _ := record.TSCUsable(); ok {
+		runs = append(runs, run{"tsc", Free, record.ClockTSC, 2, tscTicks(t, margin)})
 	}
 	for _, rn := range runs {
 		t.Run(rn.name, func(t *testing.T) {
@@ -56,8 +57,8 @@ func TestStampOverflow(t *testing.T) {
 				}
 				t.Log(err)
 				var top uint64
-				for i := range d.logs {
-					top = max(top, d.logs[i].lastTS)
+				for i := range c.Threads {
+					top = max(top, d.logs.Log(i).LastStamp())
 				}
 				if rn.sched == Deterministic && top != wire.MaxStamp {
 					t.Fatalf("the last stamp logged is %d, not 2^52-1", top)
@@ -83,7 +84,7 @@ func TestStampOverflow(t *testing.T) {
 			if rn.sched == Deterministic && texts[0] != texts[1] {
 				t.Fatalf("text\n%s\nbinary as text\n%s", texts[0], texts[1])
 			}
-			if rn.clock == ClockMonotonic || rn.clock == ClockTSC {
+			if rn.clock == record.ClockMonotonic || rn.clock == record.ClockTSC {
 				return
 			}
 			// A logical clock or a count takes two stamps an operation at
@@ -99,9 +100,9 @@ func TestStampOverflow(t *testing.T) {
 			if err != nil || d.checkStamps || seg.Invoked != int64(quota[0]*rn.threads) {
 				t.Fatalf("a bounded segment: %v, checked %v, %d operations", err, d.checkStamps, seg.Invoked)
 			}
-			for i := range d.logs {
-				if d.logs[i].lastTS > wire.MaxStamp {
-					t.Fatalf("stamp %d logged", d.logs[i].lastTS)
+			for i := range c.Threads {
+				if ts := d.logs.Log(i).LastStamp(); ts > wire.MaxStamp {
+					t.Fatalf("stamp %d logged", ts)
 				}
 			}
 			if err := rec.Flush(); err != nil {
@@ -111,15 +112,25 @@ func TestStampOverflow(t *testing.T) {
 	}
 }
 
+// tscTicks is d in TSC ticks.
+func tscTicks(t *testing.T, d time.Duration) int64 {
+	c, err := record.NewClock(record.ClockTSC, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 1 << 30
+	return int64(float64(d) * n / float64(c.Nanos(n)))
+}
+
 // TestWorkersStampApart: beside other workers, a free worker never
 // responds and invokes again at one timestamp (the merge would have to
 // refuse two such workers with equal stamps: recorders/README.md, rule 4);
 // alone, it stamps both with one read. Read off the streams of a binary
 // recording, as the workers logged them.
 func TestWorkersStampApart(t *testing.T) {
-	clocks := []ClockSource{ClockMonotonic}
-	if ok, _ := TSCUsable(); ok {
-		clocks = append(clocks, ClockTSC)
+	clocks := []record.ClockSource{record.ClockMonotonic}
+	if ok, _ := record.TSCUsable(); ok {
+		clocks = append(clocks, record.ClockTSC)
 	}
 	for _, clock := range clocks {
 		for _, threads := range []int{1, 3} {

@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -141,10 +143,11 @@ func NewObjectWorkload(object, spec string, mix map[string]int, keys uint64) (*O
 }
 
 // objMaxArgs and objMaxResults bound an operation's arguments and results
-// (every built-in model's operations have at most two and one).
+// (every built-in model's operations have at most two and one): as many as
+// a log's record holds.
 const (
-	objMaxArgs    = 2
-	objMaxResults = 4
+	objMaxArgs    = record.MaxArgs
+	objMaxResults = record.MaxResults
 )
 
 // objOp is one operation of an object workload: what a worker invokes and
@@ -234,6 +237,16 @@ func (w *ObjectWorkload) Declaration() string {
 	return string(b)
 }
 
+// Name is the object's name in the history (record.Object).
+func (w *ObjectWorkload) Name() string { return w.Object }
+
+// Op is the name of operation i, the index a log's record holds
+// (record.Object).
+func (w *ObjectWorkload) Op(i int) string { return w.Ops[i] }
+
+// NumOps is the number of operations (record.Object).
+func (w *ObjectWorkload) NumOps() int { return len(w.Ops) }
+
 // curOp is worker w's current operation, for a report: its kind and
 // addresses, or an object workload's operation as the history writes it.
 func (d *Driver) curOp(w int) (history.OpKind, []uint64, string) {
@@ -251,4 +264,133 @@ func opName(kind history.OpKind, addrs []uint64, op string) string {
 		return op
 	}
 	return fmt.Sprintf("%s of addresses %v", kind, addrs)
+}
+
+// RecordState records st, the state an object's State returned (in the
+// form target.Object.State gives for the workload's model), as operations
+// of process p that read it, each answered by st, and returns the line of
+// the first: a queue's, stack's, priority queue's or kqueue's contents
+// (the elements in st's order, or empty), a map's get of every key 0 ..
+// Keys-1 and a set's contains of every one, a register's read, a
+// counter's get. The checker then judges what recovery left like any
+// other operations. An error says that st is not of the model's form (a
+// key out of order or beyond the workload's, an odd count of a map's
+// keys and values, a symbol where a number goes): a finding about the
+// target's State, and nothing is written.
+//
+// rc records an object workload of the driver's (NewObjectWorkload,
+// record.Recorder.SetObject).
+func RecordState(rc *record.Recorder, p int32, st []model.Value) (int64, error) {
+	w := Recorded(rc)
+	if w == nil {
+		return 0, errors.New("driver: the recorder records no object workload of the driver's")
+	}
+	nums := func(vs []model.Value) error {
+		for i, v := range vs {
+			if v.Sym != model.Num {
+				return fmt.Errorf("value %d of the state, %v, is not a number", i+1, v)
+			}
+		}
+		return nil
+	}
+	// members checks that keys (every step-th value of st) ascend below
+	// Keys.
+	members := func(step int) error {
+		if len(st)%step != 0 {
+			return fmt.Errorf("%d values: not key, value pairs", len(st))
+		}
+		for i := 0; i < len(st); i += step {
+			k := st[i]
+			switch {
+			case k.Sym != model.Num:
+				return fmt.Errorf("key %v is not a number", k)
+			case k.N >= w.Keys:
+				return fmt.Errorf("key %v is none of the workload's keys (0..%d): no operation could have put it there", k, w.Keys-1)
+			case i > 0 && k.N <= st[i-step].N:
+				return fmt.Errorf("keys %v, %v: not ascending", st[i-step], k)
+			}
+		}
+		return nil
+	}
+	var err error
+	switch w.Model {
+	case "queue", "stack", "pqueue", "kqueue":
+		if err = nums(st); err == nil {
+			res := st
+			if len(st) == 0 {
+				res = []model.Value{model.Sym(model.Empty)}
+			}
+			return rc.ObjectOp(p, "contents", nil, res), nil
+		}
+	case "map":
+		if err = members(2); err == nil {
+			err = nums(st)
+		}
+		if err == nil {
+			first := rc.Lines() + 1
+			j := 0
+			for k := range w.Keys {
+				v := model.Sym(model.Nil)
+				if j < len(st) && st[j].N == k {
+					v, j = st[j+1], j+2
+				}
+				rc.ObjectOp(p, "get", []model.Value{model.Number(k)}, []model.Value{v})
+			}
+			return first, nil
+		}
+	case "set":
+		if err = members(1); err == nil {
+			first := rc.Lines() + 1
+			j := 0
+			for k := range w.Keys {
+				v := model.Sym(model.False)
+				if j < len(st) && st[j].N == k {
+					v, j = model.Sym(model.True), j+1
+				}
+				rc.ObjectOp(p, "contains", []model.Value{model.Number(k)}, []model.Value{v})
+			}
+			return first, nil
+		}
+	case "register", "counter":
+		switch {
+		case len(st) != 1:
+			err = fmt.Errorf("%d values, not one", len(st))
+		case w.Model == "counter" || st[0].Sym != model.Nil:
+			err = nums(st)
+		}
+		if err == nil {
+			op := "read"
+			if w.Model == "counter" {
+				op = "get"
+			}
+			return rc.ObjectOp(p, op, nil, st), nil
+		}
+	default:
+		err = fmt.Errorf("model %s has no state form", w.Model)
+	}
+	return 0, fmt.Errorf("the state is not a %s's (%s): %w", w.Model, stateForm(w.Model), err)
+}
+
+// stateForm says what target.Object.State returns for a model.
+func stateForm(m string) string {
+	switch m {
+	case "queue", "kqueue":
+		return "the elements, front first"
+	case "stack":
+		return "the elements, top first"
+	case "pqueue":
+		return "the elements, least first"
+	case "map":
+		return "key, value, ... for every key that has a value, keys ascending"
+	case "set":
+		return "the members, ascending"
+	}
+	return "the one value"
+}
+
+// Recorded is the object workload rc records (record.Recorder.SetObject), nil if
+// it records none of this package's.
+func Recorded(rc *record.Recorder) *ObjectWorkload {
+	w, _ := rc.Object().(*ObjectWorkload)
+	return w
 }

@@ -250,7 +250,7 @@ func components(h *history.History, mode history.Mode) [][]int {
 			}
 		}
 	}
-	if mode == history.Recoverable {
+	if mode.ProcessOrder() {
 		// Joining each op to its process's latest crashed CAS joins it
 		// to all of them, since each of those was joined to the one
 		// before.

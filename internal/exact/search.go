@@ -262,7 +262,8 @@ func (s *search) wanted(words []int32, values []uint64, d *domains) []uint32 {
 // cross components are implied by locality (see the package doc). An
 // operation a must precede b when it is released before b is invoked: a
 // completed a at its response (real time), a cas or swap cut off by a
-// crash, in strict mode, at the crash; and in recoverable mode, when a is
+// crash, in strict mode, at the crash; and in recoverable mode (the rules
+// are history.Mode's: CrashBounds, ProcessOrder), when a is
 // a cas or swap its process's crash cut off, invoked before b by the same
 // process (recoverable linearizability keeps each process's order across
 // its crashes: for every later operation, not only the next one, since
@@ -280,7 +281,7 @@ func (s *search) constrain(h *history.History, mode history.Mode) error {
 		switch {
 		case !a.kind.optional():
 			release[i] = a.ret
-		case mode == history.Strict && op.Crash >= 0:
+		case mode.CrashBounds() && op.Crash >= 0:
 			release[i] = h.Crashes[op.Crash]
 		default:
 			release[i] = math.MaxInt
@@ -303,7 +304,7 @@ func (s *search) constrain(h *history.History, mode history.Mode) error {
 			released[i/64] |= 1 << (i % 64)
 		}
 		copy(b.pred, released)
-		if mode == history.Recoverable {
+		if mode.ProcessOrder() {
 			op := &h.Ops[b.id]
 			for _, i := range cutOff[op.Proc] {
 				b.pred[i/64] |= 1 << (i % 64)

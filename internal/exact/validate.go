@@ -50,9 +50,9 @@ func Validate(h *history.History, mode history.Mode, order []int) error {
 			switch {
 			case A.Ret >= 0 && A.Ret < B.Inv:
 				return fmt.Errorf("operation of line %d responded before operation of line %d was invoked, yet comes after it", A.Line, B.Line)
-			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Strict && h.Crashes[A.Crash] < B.Inv:
+			case A.Status == history.Pending && A.Crash >= 0 && mode.CrashBounds() && h.Crashes[A.Crash] < B.Inv:
 				return fmt.Errorf("pending operation of line %d was cut off by the crash before operation of line %d was invoked, yet comes after it (strict)", A.Line, B.Line)
-			case A.Status == history.Pending && A.Crash >= 0 && mode == history.Recoverable && A.Proc == B.Proc && A.Inv < B.Inv:
+			case A.Status == history.Pending && A.Crash >= 0 && mode.ProcessOrder() && A.Proc == B.Proc && A.Inv < B.Inv:
 				return fmt.Errorf("pending operation of line %d was cut off by a crash, yet comes after a later operation of its process, line %d (recoverable)", A.Line, B.Line)
 			}
 		}

@@ -236,7 +236,7 @@ func (w *BinaryWriter) Flush() error {
 var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // wordBytes returns the bytes of words in the format's byte order: the
-// words' own memory on a little-endian machine (the driver's logs go to
+// words' own memory on a little-endian machine (the workers' logs of internal/record go to
 // the file with no copy but the write's), a converted copy elsewhere.
 func wordBytes(words []uint64) []byte {
 	if len(words) == 0 {

@@ -22,6 +22,13 @@ import "fmt"
 //
 // An operation still pending at the end of the history is cut off by the
 // end, and may take effect at any time after its invocation in every mode.
+//
+// This is the one statement of the rules: CrashBounds and ProcessOrder
+// say them (TestCompletionRules holds their table), and every checker
+// (internal/analyzer, internal/exact, internal/lin) takes them from there.
+// The oracles the checkers are tested against (internal/histgen's
+// RefCheck, the Porcupine model of internal/porcmodel) state them again
+// on their own, so that a mistake here is not copied into the check.
 type Mode uint8
 
 const (
@@ -29,6 +36,19 @@ const (
 	Recoverable
 	Durable
 )
+
+// CrashBounds reports whether an operation cut off by a crash must take
+// effect, if it does, before that crash (Strict): it then precedes every
+// operation invoked after the crash.
+func (m Mode) CrashBounds() bool { return m == Strict }
+
+// ProcessOrder reports whether an operation cut off by a crash, if it
+// takes effect, must take effect before the next operation of its own
+// process that stays in the history, the constraint passing on past the
+// ones that are left out (Recoverable). Strict implies this order (the
+// next operation is invoked after the crash) and does not report it: a
+// checker that bounds by the crash needs no more.
+func (m Mode) ProcessOrder() bool { return m == Recoverable }
 
 // Modes lists every mode, in order of strength.
 var Modes = []Mode{Strict, Recoverable, Durable}

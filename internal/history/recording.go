@@ -16,7 +16,7 @@ import (
 // Writer given the same calls writes, only when it is wanted (a finding).
 //
 // The calls are kept as the records of a binary history's serial block
-// (docs/history-format.md, "Binary histories"; package internal/wire): a
+// (docs/history-format.md, "The binary history"; package internal/wire): a
 // head word (record kind, k, process id) then the payload, one record a
 // line, the header's lines and comments as text records; but the record
 // of a response without values (ok, fail) has k 0, where the file's
@@ -93,7 +93,7 @@ func (rc *Recording) InvokeSwap(p int32, addrs, new []uint64) {
 
 // InvokeCASTriples is InvokeCAS of an invocation given as its (address,
 // expected, new) triples, as the Recording keeps them: a producer that
-// holds them so (the driver's logs) need not split them for InvokeCAS to
+// holds them so (internal/record's logs) need not split them for InvokeCAS to
 // interleave them again.
 func (rc *Recording) InvokeCASTriples(p int32, triples []uint64) {
 	rc.recordOf(wire.RecInvCAS, len(triples)/3, p, triples)

@@ -363,7 +363,7 @@ func join(h *model.History, groups []group, mode history.Mode) []*part {
 		}
 		return g
 	}
-	if mode == history.Recoverable {
+	if mode.ProcessOrder() {
 		groupOf := make([]int, len(h.Ops))
 		for i := range groupOf {
 			groupOf[i] = -1 // an operation of a synchronisation object (twostep.go)

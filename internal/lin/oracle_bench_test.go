@@ -1,6 +1,6 @@
 package lin_test
 
-// The benchmark against Porcupine (issue 29 item 7): total time and peak
+// The benchmark against Porcupine: total time and peak
 // memory of lin.Check and of Porcupine on Porcupine's own data and on
 // generated larger register, map and queue histories, one run each, side
 // by side. Each (checker, data set) runs in a child process (this test

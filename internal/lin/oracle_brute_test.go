@@ -3,7 +3,7 @@ package lin_test
 // A definition-level brute force for version 2 histories, the oracle the
 // checker of this package is compared against. It shares no code with the
 // checker and no reading of the rules: it restates, from
-// docs/history-format.md ("Crashes and indeterminate responses") and
+// docs/history-format.md ("Optional operations and their windows") and
 // package history's Mode, what a linearizable history is, and tries every
 // candidate:
 //

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -213,7 +212,7 @@ func search(ctx context.Context, h *model.History, p *part, bounds []int, opt *O
 	// before[j]: the cut-off operations that must take effect before j, if
 	// they take effect at all.
 	before := make([][]int32, n)
-	if opt.Mode == history.Recoverable {
+	if opt.Mode.ProcessOrder() {
 		for x, chain := range processOrder(h, p.ops, p.required) {
 			for _, j := range chain {
 				before[j] = append(before[j], int32(x))

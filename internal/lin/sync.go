@@ -57,7 +57,7 @@ type Stuck struct {
 // object. The matching places pairs without any order between them, so
 // such a history goes to the two-step form instead (twostep.go).
 func needsTwoStep(h *model.History, isSync []bool, mode history.Mode) bool {
-	if mode != history.Recoverable {
+	if !mode.ProcessOrder() {
 		return false
 	}
 	all := make([]int, len(h.Ops))

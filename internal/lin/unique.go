@@ -85,7 +85,7 @@ func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) (why
 			// grew one): never guess its words.
 			return fmt.Sprintf("a %s operation %q the translation does not know", o.Model, op.Name), nil
 		}
-		if op.Status == model.Unknown && mode == history.Strict && op.Call < lastCrash {
+		if op.Status == model.Unknown && mode.CrashBounds() && op.Call < lastCrash {
 			// In the word history it stays pending on a process of its
 			// own: a crash after it would close its window (strict),
 			// which "?" leaves open.
@@ -114,7 +114,7 @@ func uniqueApplies(h *model.History, obj int, ops []int, mode history.Mode) (why
 			taint = append(taint, i)
 		}
 	}
-	if mode == history.Recoverable {
+	if mode.ProcessOrder() {
 		// A "?" operation runs on a process of its own in the word
 		// history: it must not be inside its process's order (window.go's
 		// processOrder), where it would end a chain the analyzer passes on.

@@ -13,36 +13,39 @@ import (
 // after its invocation.
 const unbounded = -1
 
-// window is the one statement of when an operation may take effect, in
-// positions among the history's events: after its invocation (op.Call)
-// and, unless bound is unbounded, before the event at position bound.
-// optional says whether it may be left out instead.
+// window is this package's statement of when an operation may take
+// effect, in positions among the history's events: after its invocation
+// (op.Call) and, unless bound is unbounded, before the event at position
+// bound. optional says whether it may be left out instead. (The
+// completion rules themselves are history.Mode's.)
 //
 // An operation that returned is bounded by its response. An optional one
 // (docs/history-format.md, "Optional operations and their windows"):
 //
 //   - answered "?" (Unknown), or cut off by the end of the history (CutOff
 //     without a crash): unbounded, in every mode;
-//   - cut off by a crash: Strict, bounded by that crash; Durable,
-//     unbounded; Recoverable, unbounded in positions but ordered: it takes
-//     effect before the next operation of its process that takes effect
+//   - cut off by a crash: bounded by that crash where the mode says so
+//     (Mode.CrashBounds: strict), else unbounded in positions; where the
+//     mode orders it (Mode.ProcessOrder: recoverable), it takes effect
+//     before the next operation of its process that takes effect
 //     (processOrder), which is not a position.
 func window(h *model.History, op *model.Op, mode history.Mode) (bound int, optional bool) {
 	switch {
 	case op.Status == model.Returned:
 		return op.Return, false
-	case op.Status == model.CutOff && op.Crash >= 0 && mode == history.Strict:
+	case op.Status == model.CutOff && op.Crash >= 0 && mode.CrashBounds():
 		return h.Crashes[op.Crash].Pos, true
 	}
 	return unbounded, true
 }
 
-// processOrder is the one statement of recoverable linearizability's
-// process order (Berryhill, Golab and Tripunitara; version 1's rule for
-// words, history.Recoverable): an operation cut off by a crash, if it
-// takes effect, takes effect before the next operation of its own process
-// that stays in the history (takes effect), an order constraint between
-// the two operations and not a deadline at that operation's invocation.
+// processOrder lays out recoverable linearizability's process order
+// (Berryhill, Golab and Tripunitara; the rule is history.Mode's,
+// ProcessOrder) over a part's operations: an operation cut off by a
+// crash, if it takes effect, takes effect before the next operation of
+// its own process that stays in the history (takes effect), an order
+// constraint between the two operations and not a deadline at that
+// operation's invocation.
 // If that next operation is itself left out, the constraint passes to the
 // one after it, and so on; it ends at the first operation of the process
 // that returned, since whatever follows that one follows it in real time
@@ -94,7 +97,7 @@ const maxOpenUnknowns = 6
 // and a violation in the first search is undecided, never a guess.
 func decide(ctx context.Context, h *model.History, p *part, bounds []int, opt *Options, sh *shared) outcome {
 	out := search(ctx, h, p, bounds, opt, sh)
-	if out.verdict != Violation || opt.Mode != history.Recoverable || p.required != nil {
+	if out.verdict != Violation || !opt.Mode.ProcessOrder() || p.required != nil {
 		return out
 	}
 	var open []int

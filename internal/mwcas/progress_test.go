@@ -9,6 +9,7 @@ import (
 
 	"github.com/pmlin/pmlin/internal/driver"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/record"
 	"github.com/pmlin/pmlin/pmem"
 )
 
@@ -35,7 +36,7 @@ func stalledSegment(t *testing.T, mut mutant, seed uint64, stallAt int64) (strin
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	rec := driver.NewRecorder(history.NewWriter(&buf))
+	rec := record.NewRecorder(history.NewWriter(&buf))
 	rec.Header()
 	d, err := driver.New(c, AsTarget(m), r, rec)
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // testdata (shrunk), and two whole fuzz findings of planted bugs
 // (testdata/findings: `pmlin fuzz --mutant words-unpersisted --seed 1`
 // and `--mutant recovery-wrong-way --seed 1`, 1,007 operations each, the
-// dense subgraphs of up to 13 vertices the issue was about). dense marks
+// dense subgraphs of up to 13 vertices that need the layout). dense marks
 // those: their graphs may keep a few edges through a text where no free
 // place is left. Short marks the few the browser test opens by default.
 var layoutCases = []struct {

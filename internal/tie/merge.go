@@ -1,7 +1,7 @@
 package tie
 
 // Merge is the k-way merge by timestamp that every merge of pmlin runs
-// (pmlin merge and the Go API's Check, the driver's text recording and
+// (pmlin merge and the Go API's Check, the text recording of internal/record and
 // its line count of a binary one, the reader of binary histories): the
 // rule of the package doc, written once. Each stream is a process's steps
 // in the order it took them (or a crash on its own); the caller says what

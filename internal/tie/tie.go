@@ -1,6 +1,6 @@
 // Package tie is what every merge by timestamp in pmlin does with steps of
 // different processes that share a timestamp: pmlin merge and the Go API's
-// Check (package internal/merge), the driver's text recording and the
+// Check (package internal/merge), the text recording of internal/record and the
 // reader of binary histories. The rule, and why it is the only honest one,
 // is stated once, in recorders/README.md ("What a recorder must do", rule
 // 4); the C and Python recorders implement the same rule and cite it.

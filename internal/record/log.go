@@ -1,4 +1,4 @@
-package driver
+package record
 
 import (
 	"fmt"
@@ -80,12 +80,12 @@ func recWords(kind, k int) int {
 // its response) with k words.
 func opWords(k int) int { return recWords(recInvCAS, k) + recWords(recRetFailValues, k) }
 
-// wlog is one worker's private log. In memory it is a list of chunks
+// Log is one worker's private log. In memory it is a list of chunks
 // (never copied while the worker runs), or, in a binary recording, chunks
 // handed to the dumper as they fill; in a shared mapping (Log) it is one
 // fixed array that publishes its length after every record, so a reader in
 // another process sees whole records only.
-type wlog struct {
+type Log struct {
 	buf    []uint64   // the current chunk
 	n      int        // words used in buf
 	full   [][]uint64 // earlier chunks, cut to their used length
@@ -141,7 +141,7 @@ var maxRecord = opWords(target.MaxK)
 // stored; the caller stores the payload (recPut) and calls commitRecord.
 // The log must have room (reserve), and ts must be at most
 // wire.MaxStamp (the worker checks each stamp it takes: stampErr).
-func (l *wlog) record(kind, k int, ts int64) unsafe.Pointer {
+func (l *Log) record(kind, k int, ts int64) unsafe.Pointer {
 	r := unsafe.Add(unsafe.Pointer(unsafe.SliceData(l.buf)), 8*l.n)
 	*(*uint64)(r) = wire.StreamHead(kind, k, uint64(ts))
 	return r
@@ -162,7 +162,7 @@ func payload(s []uint64, k int) []uint64 {
 // reserve makes room for the records of an operation, n words (opWords:
 // its invocation and response): a chunk that has not is retired for a new
 // one. A fixed log must have room (room, checked first).
-func (l *wlog) reserve(n int) {
+func (l *Log) reserve(n int) {
 	if l.n+n > len(l.buf) {
 		l.overflow()
 	}
@@ -171,7 +171,7 @@ func (l *wlog) reserve(n int) {
 // overflow starts a new chunk.
 //
 //go:noinline
-func (l *wlog) overflow() {
+func (l *Log) overflow() {
 	if l.fixed {
 		panic("driver: a fixed log overflows (its room is checked before each operation)")
 	}
@@ -180,7 +180,7 @@ func (l *wlog) overflow() {
 
 // retire puts the current chunk aside (or hands it to the dumper, last
 // when the worker is done) and starts a new one.
-func (l *wlog) retire(last bool) {
+func (l *Log) retire(last bool) {
 	if l.dump != nil {
 		if l.n > 0 || last {
 			l.dump.put(dumpChunk{w: l.w, words: l.buf[:l.n], events: l.chunkEv, lastTS: l.lastTS, lastKind: l.lastKind, invTS: l.invTS, hasInv: l.invoked() > 0, last: last, marks: l.marks})
@@ -201,7 +201,7 @@ func (l *wlog) retire(last bool) {
 
 // commitRecord commits the record that record returned last (of kind,
 // n words, at ts).
-func (l *wlog) commitRecord(kind, n int, ts int64) {
+func (l *Log) commitRecord(kind, n int, ts int64) {
 	l.n += n
 	l.counts[kind]++
 	l.chunkEv++
@@ -224,25 +224,25 @@ const markEvery = 128
 // mark marks the invocation about to be logged at ts, one in markEvery
 // (a chunk's records alternate invocation and response from its first,
 // an invocation: reserve makes room for both records of an operation).
-func (l *wlog) mark(ts int64) {
+func (l *Log) mark(ts int64) {
 	if l.chunkEv&(2*markEvery-1) == 0 {
 		l.addMark(ts)
 	}
 }
 
 //go:noinline
-func (l *wlog) addMark(ts int64) {
+func (l *Log) addMark(ts int64) {
 	if l.dump != nil {
 		l.marks = append(l.marks, chunkMark{ts: uint64(ts), pos: l.n, recs: l.chunkEv})
 	}
 }
 
 // invoked is the number of invocations logged in the segment.
-func (l *wlog) invoked() int64 {
+func (l *Log) invoked() int64 {
 	return l.counts[recInvRead] + l.counts[recInvCAS] + l.counts[recInvSwap] + l.counts[recInvOp]
 }
 
-func (l *wlog) reset() {
+func (l *Log) reset() {
 	for _, c := range l.full {
 		l.spare = append(l.spare, c[:cap(c)])
 	}
@@ -254,54 +254,8 @@ func (l *wlog) reset() {
 	}
 }
 
-// Recycle hands d the log chunks of old, a driver whose run is over
-// (no segment under way, none of its workers abandoned), to fill again
-// instead of making new ones: a fuzz job makes a driver per run, thousands
-// of them, and clearing their fresh chunks was a fifth of what a run
-// allocated. old must not be used afterwards. Drivers that write their
-// logs to a dumper (binary recordings, the free scheduler) or to shared
-// memory keep theirs.
-//
-// A driver that keeps its workers (KeepWorkers) takes old's worker
-// coroutines too (and makes more if it has more workers); any other
-// driver closes them.
-func (d *Driver) Recycle(old *Driver) {
-	if old != nil && old.turns != nil && old.broken == nil {
-		if d.keep && d.turns == nil {
-			d.turns, old.turns = old.turns, nil
-		} else {
-			old.Close()
-		}
-	}
-	if old == nil || old.broken != nil || old.dump != nil || d.dump != nil || len(d.logs) == 0 {
-		return
-	}
-	i := 0
-	give := func(c []uint64) {
-		if cap(c) >= maxRecord {
-			l := &d.logs[i%len(d.logs)]
-			l.spare = append(l.spare, c[:cap(c)])
-			i++
-		}
-	}
-	for j := range old.logs {
-		o := &old.logs[j]
-		if o.fixed {
-			continue
-		}
-		for _, c := range o.full {
-			give(c)
-		}
-		for _, c := range o.spare {
-			give(c)
-		}
-		give(o.buf)
-		*o = wlog{}
-	}
-}
-
 // chunks returns the log's records, chunk by chunk.
-func (l *wlog) chunks() [][]uint64 {
+func (l *Log) chunks() [][]uint64 {
 	out := make([][]uint64, 0, len(l.full)+1)
 	out = append(out, l.full...)
 	return append(out, l.buf[:l.n])
@@ -309,7 +263,7 @@ func (l *wlog) chunks() [][]uint64 {
 
 // room reports whether a fixed log has room for one more operation whose
 // records take opw words (opWords, objOpWords).
-func (l *wlog) room(opw int) bool {
+func (l *Log) room(opw int) bool {
 	return !l.fixed || l.n+opw <= len(l.buf)
 }
 
@@ -524,7 +478,7 @@ func newMerger(rc *Recorder, procs []int32, k int, done func([]uint64)) *merger 
 	m := &merger{rc: rc, procs: procs, k: k, cs: make([]cursor, len(procs)), vs: make([]validator, len(procs)), st: newMergeStats(len(procs)), done: done, recording: recording}
 	if rc.obj != nil {
 		for i := range m.vs {
-			m.vs[i].ops = len(rc.obj.w.Ops)
+			m.vs[i].ops = rc.obj.w.NumOps()
 		}
 	}
 	m.merge.Reset(len(procs))
@@ -674,6 +628,11 @@ func (m *merger) invokeWrite(kind int, p int32, pay []uint64) {
 	}
 }
 
+// MaxTag is the largest per-process tag counter of a workload's new
+// values, (process id + 1) << 32 | counter: the counter is a value's low
+// 32 bits.
+const MaxTag = 1<<32 - 1
+
 // maxTag returns the largest tag counter of process p among the new values
 // of an invocation record's payload (0 for a read or a response).
 func maxTag(kind int, pay []uint64, p int32) uint64 {
@@ -723,7 +682,7 @@ func (v *validator) check(l []uint64, k int) error {
 		kind, kk := recKind(l[pos]), recK(l[pos])
 		n := recWords(kind, kk)
 		obj := kind == recInvOp || kind == recRetOp
-		if n < 0 || !obj && (kk < 1 || kk > k) || obj && (v.ops == 0 || kk > objMaxResults) {
+		if n < 0 || !obj && (kk < 1 || kk > k) || obj && (v.ops == 0 || kk > MaxResults) {
 			return fmt.Errorf("record at word %d has head %#x", pos, l[pos])
 		}
 		if pos+n > len(l) {
@@ -888,3 +847,8 @@ func (rc *Recorder) Read(p int32, addrs, vals []uint64) int64 {
 // Flush flushes the writer and returns its first error. A binary history
 // may end after a Flush (it writes an end block).
 func (rc *Recorder) Flush() error { return rc.ew.Flush() }
+
+// InvOp is the kind of an object operation's invocation record, as
+// Log.Count counts it; the other kinds are the binary format's
+// (wire.RecInvRead, ...).
+const InvOp = recInvOp

@@ -1,4 +1,4 @@
-package driver
+package record
 
 import (
 	"os"
@@ -83,7 +83,7 @@ func crossCoreOf(t *testing.T, stamp func(me int) int64, d time.Duration) (trips
 	return int(min(moves[0].Load(), moves[1].Load())), fails[0] + fails[1], pins[0] && pins[1]
 }
 
-// TestTSCOrdersAcrossCores checks the driver's clock the way the merge
+// TestTSCOrdersAcrossCores checks the recorder's clock the way the merge
 // relies on it: a step on one core that is causally after a step on
 // another gets a timestamp no lower.
 func TestTSCOrdersAcrossCores(t *testing.T) {
@@ -92,7 +92,7 @@ func TestTSCOrdersAcrossCores(t *testing.T) {
 	}
 	for _, src := range []ClockSource{ClockTSC, ClockMonotonic} {
 		t.Run(src.String(), func(t *testing.T) {
-			c, err := newClock(src, 2)
+			c, err := NewClock(src, 2)
 			if err != nil {
 				ok, why := TSCUsable()
 				if ok {
@@ -100,8 +100,8 @@ func TestTSCOrdersAcrossCores(t *testing.T) {
 				}
 				t.Skip(why)
 			}
-			c.start(time.Now(), 0)
-			trips, bad, pinned := crossCore(t, c.now, 200*time.Millisecond)
+			c.Start(time.Now(), 0)
+			trips, bad, pinned := crossCore(t, c.Now, 200*time.Millisecond)
 			t.Logf("%d round trips, pinned to CPUs 0 and 1: %v", trips, pinned)
 			if bad > 0 {
 				t.Fatalf("%d of %d causally later stamps were lower", bad, trips)
@@ -200,7 +200,7 @@ func TestTSCFallback(t *testing.T) {
 				t.Fatalf("monotonic: tsc %v, %v", mono.tsc, err)
 			}
 			// One worker counts, whatever the TSC; more refuse a count.
-			if one, err := clockOf(ClockAuto, info, 1); err != nil || !one.count || one.tsc || one.source() != ClockCount {
+			if one, err := clockOf(ClockAuto, info, 1); err != nil || !one.count || one.tsc || one.Source() != ClockCount {
 				t.Fatalf("auto, one worker: %+v, %v", one, err)
 			}
 			if _, err := clockOf(ClockCount, info, 2); err == nil || !strings.Contains(err.Error(), "one worker") {
@@ -213,10 +213,10 @@ func TestTSCFallback(t *testing.T) {
 	}
 	// A monotonic clock counts nanoseconds from its start.
 	c, _ := clockOf(ClockAuto, detectTSC(tscProbe{true, variant, tsc}), 2)
-	c.start(time.Now(), 0)
+	c.Start(time.Now(), 0)
 	time.Sleep(5 * time.Millisecond)
-	if el := c.nanos(c.now()); el < 5*time.Millisecond || el > time.Second || c.source() != ClockMonotonic {
-		t.Fatalf("5ms measured as %v by %v", el, c.source())
+	if el := c.Nanos(c.Now()); el < 5*time.Millisecond || el > time.Second || c.Source() != ClockMonotonic {
+		t.Fatalf("5ms measured as %v by %v", el, c.Source())
 	}
 }
 
@@ -231,16 +231,16 @@ func TestClockSource(t *testing.T) {
 	}
 	ok, why := TSCUsable()
 	t.Logf("TSC usable: %v (%s)", ok, why)
-	c, err := newClock(ClockAuto, 2)
+	c, err := NewClock(ClockAuto, 2)
 	if err != nil || c.tsc != ok {
 		t.Fatalf("auto: %+v, %v", c, err)
 	}
 	if ok {
 		// The calibration: a sleep measured in ticks is the sleep.
-		c.start(time.Now(), 0)
-		t0 := c.now()
+		c.Start(time.Now(), 0)
+		t0 := c.Now()
 		time.Sleep(20 * time.Millisecond)
-		el := c.nanos(c.now() - t0)
+		el := c.Nanos(c.Now() - t0)
 		if el < 19*time.Millisecond || el > 200*time.Millisecond {
 			t.Fatalf("20ms measured as %v", el)
 		}

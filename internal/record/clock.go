@@ -1,4 +1,4 @@
-package driver
+package record
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ import (
 // itself counts time with the TSC, the TSC read directly does too, and
 // ordered on both sides (see tscOrdered): a stamp is after every memory
 // access before it and before every one after it, which a lone free
-// worker's one stamp per operation leans on (Driver.work; beside other
+// worker's one stamp per operation leans on (package driver's workers; beside other
 // workers a worker takes two, since two equal shared stamps would leave
 // their order unknown). RDTSCP
 // waits for earlier loads, not for stores still in the store buffer; but
@@ -55,7 +55,7 @@ const (
 	// than the one before in the segment. It orders the steps of one
 	// worker only: a driver of more workers refuses it. It measures no
 	// time, so the stuck watch times an operation from the first time it
-	// looks at it (see Driver.opElapsed).
+	// looks at it (see the driver's opElapsed).
 	ClockCount
 )
 
@@ -152,86 +152,86 @@ func calibrateTSC() float64 {
 	return float64(el) / float64(c1-c0)
 }
 
-// clock is a driver's timestamp source for the free scheduler, restarted
+// Clock is a driver's timestamp source for the free scheduler, restarted
 // at every segment.
-type clock struct {
+type Clock struct {
 	tsc       bool
-	count     bool // ClockCount: the worker counts (Driver.work), no time
+	count     bool // ClockCount: the worker counts, no time
 	base      time.Time
 	baseTick  uint64
 	nsPerTick float64
 	from      int64 // the segment's first timestamp (start)
 }
 
-// newClock returns the clock of source s for a free scheduler of workers
+// NewClock returns the clock of source s for a free scheduler of workers
 // workers, or an error if s is ClockTSC where the TSC is not usable, or
 // ClockCount with more than one worker.
-func newClock(s ClockSource, workers int) (clock, error) {
+func NewClock(s ClockSource, workers int) (Clock, error) {
 	return clockOf(s, machineTSC(), workers)
 }
 
-// clockOf is newClock on a machine whose TSC is t.
-func clockOf(s ClockSource, t tscInfo, workers int) (clock, error) {
+// clockOf is NewClock on a machine whose TSC is t.
+func clockOf(s ClockSource, t tscInfo, workers int) (Clock, error) {
 	switch s {
 	case ClockMonotonic:
-		return clock{}, nil
+		return Clock{}, nil
 	case ClockCount:
 		if workers != 1 {
-			return clock{}, fmt.Errorf("driver: a count orders the steps of one worker, not of %d", workers)
+			return Clock{}, fmt.Errorf("driver: a count orders the steps of one worker, not of %d", workers)
 		}
-		return clock{count: true}, nil
+		return Clock{count: true}, nil
 	case ClockTSC:
 		if !t.usable {
-			return clock{}, fmt.Errorf("driver: the TSC cannot order steps across cores here: %s", t.why)
+			return Clock{}, fmt.Errorf("driver: the TSC cannot order steps across cores here: %s", t.why)
 		}
 	case ClockAuto:
 		if workers == 1 {
-			return clock{count: true}, nil
+			return Clock{count: true}, nil
 		}
 		if !t.usable {
-			return clock{}, nil
+			return Clock{}, nil
 		}
 	default:
-		return clock{}, fmt.Errorf("driver: unknown clock source %d", s)
+		return Clock{}, fmt.Errorf("driver: unknown clock source %d", s)
 	}
-	return clock{tsc: true, nsPerTick: t.nsPerTick}, nil
+	return Clock{tsc: true, nsPerTick: t.nsPerTick}, nil
 }
 
-// start begins a segment at base: timestamps count from there, starting
-// at from (0 but in tests: Driver.stampFrom).
-func (c *clock) start(base time.Time, from int64) {
+// Start begins a segment at base: timestamps count from there, starting
+// at from (0 but in tests).
+func (c *Clock) Start(base time.Time, from int64) {
 	c.base, c.from = base.Add(-time.Duration(from)), from
 	if c.tsc {
 		c.baseTick = tscOrdered() - uint64(from)
 	}
 }
 
-// now is a timestamp: TSC ticks or nanoseconds since the start (a count
-// is kept by the worker: Driver.work).
+// Now is a timestamp: TSC ticks or nanoseconds since the start (a count
+// is kept by the worker).
 // It is ordered with the caller's memory accesses (see tscOrdered); the
 // monotonic clock, read through the vDSO, is ordered as the kernel orders
 // it.
-func (c *clock) now() int64 {
+func (c *Clock) Now() int64 {
 	if c.tsc {
-		return c.tick()
+		return c.Tick()
 	}
 	return int64(time.Since(c.base))
 }
 
-// tick is now on the TSC (small enough to be inlined).
-func (c *clock) tick() int64 { return int64(tscOrdered() - c.baseTick) }
+// Tick is Now on the TSC (small enough to be inlined).
+func (c *Clock) Tick() int64 { return int64(tscOrdered() - c.baseTick) }
 
-// nanos converts a timestamp of now into nanoseconds since the start (not
-// a count's: see Driver.opElapsed).
-func (c *clock) nanos(ts int64) time.Duration {
+// Nanos converts a timestamp of Now into nanoseconds since the start (not
+// a count's).
+func (c *Clock) Nanos(ts int64) time.Duration {
 	if c.tsc {
 		return time.Duration(float64(ts-c.from) * c.nsPerTick)
 	}
 	return time.Duration(ts - c.from)
 }
 
-// source names the clock in use.
-func (c *clock) source() ClockSource {
+// Source names the clock in use.
+func (c *Clock) Source() ClockSource {
 	if c.count {
 		return ClockCount
 	}
@@ -240,3 +240,10 @@ func (c *clock) source() ClockSource {
 	}
 	return ClockMonotonic
 }
+
+// TSC reports whether the clock reads the TSC (Tick).
+func (c *Clock) TSC() bool { return c.tsc }
+
+// Counts reports whether the clock is a count (ClockCount): the worker
+// counts its stamps itself, and the clock measures no time.
+func (c *Clock) Counts() bool { return c.count }

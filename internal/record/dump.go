@@ -1,4 +1,4 @@
-package driver
+package record
 
 import (
 	"cmp"
@@ -26,7 +26,7 @@ import (
 // their last chunk when they stop. The reader merges the streams by
 // timestamp, as the text recording's merge does.
 //
-// What the merge would count (SegmentResult.MergeStats) the workers count
+// What the merge would count (MergeStats) the workers count
 // as they log; the line of each process's last invocation, which names a
 // stuck or failed operation, comes from the chunks the dumper keeps (see
 // recycle and lastInvLines).
@@ -242,7 +242,7 @@ func (dp *dumper) reuse(words []uint64) {
 // finish ends the segment once its workers have returned (or been
 // abandoned): it writes what the workers did not hand over and closes the
 // section, or (text) merges the rest, and returns the merge's statistics.
-func (dp *dumper) finish(logs []wlog) (MergeStats, error) {
+func (dp *dumper) finish(logs []Log) (MergeStats, error) {
 	dp.mu.Lock()
 	dp.closed = true
 	close(dp.in)

@@ -1,6 +1,6 @@
 //go:build !amd64
 
-package driver
+package record
 
 const tscInstructions = false
 

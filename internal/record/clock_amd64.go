@@ -1,4 +1,4 @@
-package driver
+package record
 
 import "github.com/pmlin/pmlin/internal/cpuid"
 
