@@ -353,7 +353,7 @@ func (r *Result) WriteHistory(w io.Writer) error {
 // WriteHistory's text, as pmlin check would.
 func (r *Result) WriteReport(w io.Writer) error {
 	if r.ov != nil {
-		return r.ov.Text(w)
+		return r.ov.Text(w, r.lay)
 	}
 	if r.a == nil {
 		return report.ExactText(w, r.name, r.v)

@@ -30,7 +30,10 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		}
 		return nil, e
 	}
-	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models})
+	// lay names mh's events by the caller's indexes (mh's lines are
+	// its text's, as lay's are): lin's sentences and errors name
+	// "operation 3", "crash 1", never a line of a text not written.
+	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models, Names: lay})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
