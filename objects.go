@@ -38,6 +38,11 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		// An operation lin refuses (a model of the caller's whose Validate
+		// changed its mind since objcheck's) is blamed by the caller's index.
+		if oe := (*lin.OpError)(nil); errors.As(err, &oe) {
+			return nil, opError(byModel[oe.Op], history.ErrIllFormed, "%v", oe.Err)
+		}
 		return nil, &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed, Msg: err.Error()}
 	}
 	if res.Verdict == lin.Undecided {

@@ -271,19 +271,19 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if op.Object < 0 || op.Object >= len(h.Objects) {
-			return nil, nil, fmt.Errorf("%s: operation on object %d, which is not declared", opt.where(h, i), op.Object)
+			return nil, nil, opt.opError(h, i, fmt.Errorf("operation on object %d, which is not declared", op.Object))
 		}
 		if op.Status == model.Returned && op.Return <= op.Call {
-			return nil, nil, fmt.Errorf("%s: operation's positions are inconsistent (call %d, return %d)", opt.where(h, i), op.Call, op.Return)
+			return nil, nil, opt.opError(h, i, fmt.Errorf("operation's positions are inconsistent (call %d, return %d)", op.Call, op.Return))
 		}
 		if op.Status == model.CutOff && op.Crash >= len(h.Crashes) {
-			return nil, nil, fmt.Errorf("%s: cut off by crash %d, which is not in the history", opt.where(h, i), op.Crash)
+			return nil, nil, opt.opError(h, i, fmt.Errorf("cut off by crash %d, which is not in the history", op.Crash))
 		}
 		if i > 0 && h.Ops[i-1].Call >= op.Call {
-			return nil, nil, fmt.Errorf("%s: operations are not in order of invocation", opt.where(h, i))
+			return nil, nil, opt.opError(h, i, fmt.Errorf("operations are not in order of invocation"))
 		}
 		if err := models[op.Object].Validate(op); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", opt.where(h, i), err)
+			return nil, nil, opt.opError(h, i, err)
 		}
 		byObj[op.Object] = append(byObj[op.Object], i)
 	}

@@ -69,3 +69,19 @@ func lineOf(h *model.History, line int64) string {
 	}
 	return h.Name + ":" + strconv.FormatInt(line, 10)
 }
+
+// OpError is an input error that blames operation Op of the history (an
+// index in History.Ops), named in its message as the sentences name it.
+type OpError struct {
+	Op    int
+	Where string // "FILE:14", "operation 3"
+	Err   error
+}
+
+func (e *OpError) Error() string { return e.Where + ": " + e.Err.Error() }
+func (e *OpError) Unwrap() error { return e.Err }
+
+// opError blames operation i of h for err.
+func (o *Options) opError(h *model.History, i int, err error) error {
+	return &OpError{Op: i, Where: o.where(h, i), Err: err}
+}
