@@ -190,9 +190,8 @@ type Anomaly struct {
 	Words []uint64
 	// Explanation says it in sentences, naming operations by index
 	// ("operation 3 (process 2 cas)"), crashes by index ("crash 1") and
-	// responses by their timestamps ("returned at time 20"); for a
-	// history of objects, by the line of WriteHistory's text (package
-	// doc, "Operations named by index").
+	// responses by their timestamps ("returned at time 20"), for a
+	// history of objects too (package doc, "Operations named by index").
 	Explanation string
 	// Edges are the witness: for a cycle, each edge of a shortest cycle.
 	Edges []Edge
@@ -332,7 +331,7 @@ func (l *layout) decideExactly(ctx context.Context, opts Options, ue *analyzer.U
 
 // Line is the line of operation op's invocation in WriteHistory's text:
 // for those who print the text, and the line the HTML report's timelines
-// and a history of objects' explanations name.
+// name.
 func (r *Result) Line(op int) int64 { return r.lay.invLine[op] }
 
 // WriteHistory writes the history as it was checked, in text format v1
@@ -349,11 +348,11 @@ func (r *Result) WriteHistory(w io.Writer) error {
 
 // WriteReport writes the verdict for a person: pmlin check's text report,
 // naming operations and crashes by index, then the hint if there is one.
-// An exact verdict, and a history of objects, name them by the line of
+// An exact verdict on a history of words names them by the line of
 // WriteHistory's text, as pmlin check would.
 func (r *Result) WriteReport(w io.Writer) error {
 	if r.ov != nil {
-		return r.ov.Text(w)
+		return r.ov.Text(w, r.lay)
 	}
 	if r.a == nil {
 		return report.ExactText(w, r.name, r.v)

@@ -80,8 +80,8 @@
 // Result.WriteHistory write the history in the format of
 // docs/history-format.md, each invocation line ending with "# op I" and
 // each crash line with "# crash K", and Result.Line gives an operation's
-// line there, which the HTML report's timelines name.
-// The explanations of a history of objects (History.Objects), made by the
-// exact checker for any model, still name operations by that line (of
-// the version 2 text); their Anomaly.Ops and Result.Witness are indexes.
+// line there, which the HTML report's timelines name. A history of
+// objects (History.Objects) is spoken of the same way: the explanations,
+// stuck operations, undecided reasons and errors of the exact checker for
+// any model name "operation 3" and "crash 1".
 package pmlin

@@ -30,10 +30,18 @@ func checkObjects(ctx context.Context, h History, opts Options) (*Result, error)
 		}
 		return nil, e
 	}
-	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models})
+	// lay names mh's events by the caller's indexes (mh's lines are
+	// its text's, as lay's are): lin's sentences and errors name
+	// "operation 3", "crash 1", never a line of a text not written.
+	res, err := lin.Check(ctx, mh, lin.Options{Mode: opts.Mode, Models: opts.Models, Names: lay})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		// An operation lin refuses (a model of the caller's whose Validate
+		// changed its mind since objcheck's) is blamed by the caller's index.
+		if oe := (*lin.OpError)(nil); errors.As(err, &oe) {
+			return nil, opError(byModel[oe.Op], history.ErrIllFormed, "%v", oe.Err)
 		}
 		return nil, &Error{Op: -1, Crash: -1, Err: history.ErrIllFormed, Msg: err.Error()}
 	}

@@ -282,3 +282,45 @@ func TestCheckObjectsHTML(t *testing.T) {
 		t.Fatalf("no timeline of q with its witness highlighted:\n%s", page)
 	}
 }
+
+// TestCheckObjectsLinError: an operation the exact checker refuses after
+// the validation up front passed it (a model of the caller's whose
+// Validate changes its mind) is blamed by the caller's index, in Error.Op
+// and its message, never by a line of the version 2 text.
+func TestCheckObjectsLinError(t *testing.T) {
+	calls := 0
+	fickle := func(params []model.Param) (*model.Model, error) {
+		m, err := model.Builtin("counter")(params)
+		if err != nil {
+			return nil, err
+		}
+		validate := m.Validate
+		m.Validate = func(op *model.Op) error {
+			if op.Name == "get" {
+				if calls++; calls > 1 {
+					return errors.New("get is refused the second time")
+				}
+			}
+			return validate(op)
+		}
+		return m, nil
+	}
+	models := func(name string) model.Maker {
+		if name == "fickle" {
+			return fickle
+		}
+		return model.Builtin(name)
+	}
+	h := pmlin.History{
+		Objects: []model.Object{{Name: "c", Model: "fickle"}},
+		Operations: []pmlin.Operation{
+			qop(2, "get", 30, 40, pmlin.Returned, nil, vals(1)),
+			qop(1, "add", 10, 20, pmlin.Returned, vals(1), okv),
+		},
+	}
+	_, err := pmlin.Check(context.Background(), h, pmlin.Options{Models: models})
+	var pe *pmlin.Error
+	if !errors.As(err, &pe) || pe.Op != 0 || !errors.Is(err, pmlin.ErrIllFormed) || err.Error() != "operation 0: get is refused the second time" {
+		t.Fatalf("%#v: %v", pe, err)
+	}
+}

@@ -123,7 +123,7 @@ func runCheckV2(ctx context.Context, e env, in io.Reader, name string, size int6
 		if err := enc.Encode(v); err != nil {
 			return &exitError{exitInput, err}
 		}
-	} else if err := v.Text(e.stdout); err != nil {
+	} else if err := v.Text(e.stdout, nil); err != nil {
 		return &exitError{exitInput, err}
 	}
 	if o.outs.html != "" {

@@ -284,7 +284,7 @@ func writeVerdict(w io.Writer, name string, v *crash.Verdict) error {
 	case v.Objects != nil: // a version 2 history: the exact checker's verdict
 		ov := *v.Objects
 		ov.File = name
-		if err := ov.Text(w); err != nil {
+		if err := ov.Text(w, nil); err != nil {
 			return err
 		}
 	case v.Undecided == nil: // pmlin fuzz --exec: logs that did not gather

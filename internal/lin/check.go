@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
@@ -79,6 +80,10 @@ type Options struct {
 	// engine applies, and with every operation (no optional insert left
 	// out up front, unobserved.go): for comparisons.
 	Generic bool
+	// Names, if not nil, names the history's operations and crashes in
+	// every sentence and error (by the lines they have in the history);
+	// nil: by those lines, as the file read has them (names.go).
+	Names analyzer.Namer
 }
 
 // raceStart is the fast engine's head start on ops operations.
@@ -244,10 +249,7 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 	res := &Result{Objects: make([]ObjectResult, len(h.Objects))}
 	models := make([]*model.Model, len(h.Objects))
 	for k, obj := range h.Objects {
-		where := fmt.Sprintf("object %s", obj.Name)
-		if obj.Line > 0 {
-			where = lineOf(h, obj.Line) + ": " + where
-		}
+		where := opt.objectWhere(h, k)
 		mk := find(obj.Model)
 		if mk == nil {
 			return nil, nil, fmt.Errorf("%s: unknown model %q", where, obj.Model)
@@ -269,19 +271,19 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 	for i := range h.Ops {
 		op := &h.Ops[i]
 		if op.Object < 0 || op.Object >= len(h.Objects) {
-			return nil, nil, fmt.Errorf("%s: operation on object %d, which is not declared", h.Where(i), op.Object)
+			return nil, nil, opt.opError(h, i, fmt.Errorf("operation on object %d, which is not declared", op.Object))
 		}
 		if op.Status == model.Returned && op.Return <= op.Call {
-			return nil, nil, fmt.Errorf("%s: operation's positions are inconsistent (call %d, return %d)", h.Where(i), op.Call, op.Return)
+			return nil, nil, opt.opError(h, i, fmt.Errorf("operation's positions are inconsistent (call %d, return %d)", op.Call, op.Return))
 		}
 		if op.Status == model.CutOff && op.Crash >= len(h.Crashes) {
-			return nil, nil, fmt.Errorf("%s: cut off by crash %d, which is not in the history", h.Where(i), op.Crash)
+			return nil, nil, opt.opError(h, i, fmt.Errorf("cut off by crash %d, which is not in the history", op.Crash))
 		}
 		if i > 0 && h.Ops[i-1].Call >= op.Call {
-			return nil, nil, fmt.Errorf("%s: operations are not in order of invocation", h.Where(i))
+			return nil, nil, opt.opError(h, i, fmt.Errorf("operations are not in order of invocation"))
 		}
 		if err := models[op.Object].Validate(op); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", h.Where(i), err)
+			return nil, nil, opt.opError(h, i, err)
 		}
 		byObj[op.Object] = append(byObj[op.Object], i)
 	}
@@ -328,7 +330,7 @@ func compile(h *model.History, opt *Options) ([]*part, *Result, error) {
 		for _, g := range gs {
 			label := fmt.Sprintf("object %s", h.Objects[k].Name)
 			if len(gs) > 1 {
-				label += fmt.Sprintf(" (the partition of %d operations from %s)", len(g), h.Where(g[0]))
+				label += fmt.Sprintf(" (the partition of %d operations from %s)", len(g), opt.where(h, g[0]))
 			}
 			groups = append(groups, group{obj: k, m: m, ops: g, label: label})
 		}
@@ -484,13 +486,6 @@ func product(h *model.History, groups []group, gs []int) *model.Model {
 			return strings.Join(parts, "; ")
 		},
 	}
-}
-
-func lineOf(h *model.History, line int64) string {
-	if h.Name == "" {
-		return fmt.Sprintf("line %d", line)
-	}
-	return fmt.Sprintf("%s:%d", h.Name, line)
 }
 
 func sortedInts(s []int) []int {

@@ -59,6 +59,9 @@ type OpRef struct {
 	Op    string `json:"op"` // "deq -> 0x100002", "enq 7 -> ?", "put 1 2 (cut off)"
 	// LeftOut, in a Prefix, marks an optional operation left out.
 	LeftOut bool `json:"left_out,omitempty"`
+	// name, when set, is where the operation is through a Namer
+	// (Options.ref): "operation 3".
+	name string
 }
 
 func ref(h *model.History, i int) OpRef {
@@ -92,6 +95,9 @@ func (r OpRef) At() string { return r.at() }
 
 // at says where an operation is: "line 14" or "operation 3".
 func (r OpRef) at() string {
+	if r.name != "" {
+		return r.name
+	}
 	if r.Line > 0 {
 		return fmt.Sprintf("line %d", r.Line)
 	}
@@ -140,15 +146,15 @@ func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *
 		ops, e.Minimal = shrink(ctx, h, p, bounds, opt, out)
 	}
 	for _, i := range ops {
-		e.Ops = append(e.Ops, ref(h, i))
+		e.Ops = append(e.Ops, opt.ref(h, i))
 	}
 	e.PrefixLen = len(out.deepest)
 	for k := max(0, len(out.deepest)-PrefixShown); k < len(out.deepest); k++ {
-		r := ref(h, out.deepest[k])
+		r := opt.ref(h, out.deepest[k])
 		r.LeftOut = out.left[k]
 		e.Prefix = append(e.Prefix, r)
 	}
-	e.Failing = ref(h, out.failing)
+	e.Failing = opt.ref(h, out.failing)
 	e.State = describe(p.m, out.state)
 	e.Impossible = len(p.m.Step(out.state, &h.Ops[out.failing])) == 0
 	if e.Impossible && p.m.Expect != nil {
@@ -166,7 +172,7 @@ func explain(ctx context.Context, h *model.History, p *part, bounds []int, opt *
 				}
 				for _, a := range h.Ops[out.deepest[k]].Args {
 					if a == v {
-						e.Origins = append(e.Origins, ref(h, out.deepest[k]))
+						e.Origins = append(e.Origins, opt.ref(h, out.deepest[k]))
 						break origin
 					}
 				}

@@ -363,9 +363,9 @@ func explainQueue(ctx context.Context, h *model.History, p *part, bounds []int, 
 		}
 	}
 	obj := &h.Objects[p.objs[0]]
-	e := &Explanation{Object: obj.Name, Model: obj.Model, Failing: ref(h, q.failing)}
+	e := &Explanation{Object: obj.Name, Model: obj.Model, Failing: opt.ref(h, q.failing)}
 	for _, i := range p.ops {
-		e.Ops = append(e.Ops, ref(h, i))
+		e.Ops = append(e.Ops, opt.ref(h, i))
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "No order of the operations of %s (%s) explains them (Lowe's queue-oriented algorithm", obj.Name, obj.Model)
@@ -379,9 +379,9 @@ func explainQueue(ctx context.Context, h *model.History, p *part, bounds []int, 
 	case q.enq < 0:
 		fmt.Fprintf(&b, "returned %s, which no enq of %s enqueues", f.Results[0], obj.Name)
 	case q.enqGone:
-		fmt.Fprintf(&b, "returned %s, which an earlier dequeue already took (enqueued by %s at %s)", f.Results[0], ref(h, q.enq).Op, ref(h, q.enq).at())
+		fmt.Fprintf(&b, "returned %s, which an earlier dequeue already took (enqueued by %s at %s)", f.Results[0], opt.ref(h, q.enq).Op, opt.ref(h, q.enq).at())
 	default:
-		fmt.Fprintf(&b, "cannot take effect: the enq of its value, %s at %s, cannot come before the operations left that precede it", ref(h, q.enq).Op, ref(h, q.enq).at())
+		fmt.Fprintf(&b, "cannot take effect: the enq of its value, %s at %s, cannot come before the operations left that precede it", opt.ref(h, q.enq).Op, opt.ref(h, q.enq).at())
 	}
 	b.WriteString(".")
 	e.Sentence = b.String()

@@ -112,7 +112,7 @@ func syncObjects(h *model.History, opt *Options) ([]group, bool, error) {
 // order of invocation), into or.
 func checkSync(ctx context.Context, h *model.History, ops []int, m *model.Model, bounds []int, opt *Options, or *ObjectResult) {
 	or.Engine, or.Parts = EngineSync, 1
-	s := &syncer{ctx: ctx, h: h, m: m, bounds: bounds, init: m.Init()[0], maxEdges: opt.maxStates()}
+	s := &syncer{ctx: ctx, h: h, opt: opt, m: m, bounds: bounds, init: m.Init()[0], maxEdges: opt.maxStates()}
 	_, failing := s.pairUp(ops, nil)
 	if s.stopped != "" {
 		or.Verdict, or.Reason = Undecided, fmt.Sprintf("object %s: %s", h.Objects[or.Object].Name, s.stopped)
@@ -131,6 +131,7 @@ func checkSync(ctx context.Context, h *model.History, ops []int, m *model.Model,
 type syncer struct {
 	ctx    context.Context
 	h      *model.History
+	opt    *Options // names h's operations (names.go)
 	m      *model.Model
 	bounds []int
 	init   any
@@ -452,7 +453,7 @@ func (s *syncer) stuck(ops []int) []Stuck {
 		mate, _ := s.pairUp(ops, exclude)
 		for _, i := range pend {
 			if w, ok := mate[i]; ok && !exclude[i] {
-				st := Stuck{Op: ref(s.h, i), Partner: ref(s.h, w), Synchronised: true}
+				st := Stuck{Op: s.opt.ref(s.h, i), Partner: s.opt.ref(s.h, w), Synchronised: true}
 				st.Sentence = fmt.Sprintf("%s (%s, process %d) never returned, though it must have synchronised: no pairing gives every operation that returned a partner without pending ones, and the pairing found pairs it with %s (%s)",
 					st.Op.Op, st.Op.at(), st.Op.Proc, st.Partner.Op, st.Partner.at())
 				out = append(out, st)
@@ -473,7 +474,7 @@ func (s *syncer) pendingPairs(pend []int) []Stuck {
 			if i == j || !s.m.Sync(&s.h.Ops[i], &s.h.Ops[j]) {
 				continue
 			}
-			st := Stuck{Op: ref(s.h, i), Partner: ref(s.h, j)}
+			st := Stuck{Op: s.opt.ref(s.h, i), Partner: s.opt.ref(s.h, j)}
 			st.Sentence = fmt.Sprintf("%s (%s, process %d) never returned, while %s (%s, process %d), pending too, could have synchronised with it",
 				st.Op.Op, st.Op.at(), st.Op.Proc, st.Partner.Op, st.Partner.at(), st.Partner.Proc)
 			out = append(out, st)
@@ -492,7 +493,7 @@ const maxShrinkSync = 300
 func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Options) *Explanation {
 	h := s.h
 	obj := &h.Objects[h.Ops[failing].Object]
-	x := &Explanation{Object: obj.Name, Model: obj.Model, Failing: ref(h, failing), State: describe(s.m, s.init),
+	x := &Explanation{Object: obj.Name, Model: obj.Model, Failing: s.opt.ref(h, failing), State: describe(s.m, s.init),
 		Prefix: []OpRef{}, Sync: true}
 	// The operations that fit failing; and, to say why the others do
 	// not, those that share a value with it (one's argument the other's
@@ -539,7 +540,7 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 		x.Minimal = ctx.Err() == nil
 	}
 	for _, i := range wit {
-		x.Ops = append(x.Ops, ref(h, i))
+		x.Ops = append(x.Ops, s.opt.ref(h, i))
 	}
 	refs := func(is []int) string {
 		const most = 4
@@ -549,7 +550,7 @@ func (s *syncer) explain(ctx context.Context, ops []int, failing int, opt *Optio
 				b = append(b, fmt.Sprintf("and %d more", len(is)-most))
 				break
 			}
-			r := ref(h, i)
+			r := s.opt.ref(h, i)
 			b = append(b, fmt.Sprintf("%s (%s)", r.Op, r.at()))
 		}
 		return strings.Join(b, ", ")

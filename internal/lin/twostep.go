@@ -65,7 +65,7 @@ func twoStepOp(op *model.Op) (int, byte) {
 
 // twoStepMaker is the two-step specification of synchronisation object m
 // of h.
-func twoStepMaker(h *model.History, m *model.Model, relaxed bool) model.Maker {
+func twoStepMaker(h *model.History, m *model.Model, relaxed bool, opt *Options) model.Maker {
 	return func([]model.Param) (*model.Model, error) {
 		has := func(list string, i int) bool {
 			return slices.Contains(strings.Split(list, ","), strconv.Itoa(i))
@@ -133,13 +133,13 @@ func twoStepMaker(h *model.History, m *model.Model, relaxed bool) model.Maker {
 				s := a.(twoStepState)
 				var parts []string
 				if s.offer >= 0 {
-					parts = append(parts, fmt.Sprintf("the offer of %s waiting for a partner", ref(h, s.offer).at()))
+					parts = append(parts, fmt.Sprintf("the offer of %s waiting for a partner", opt.at(h, s.offer)))
 				}
 				if s.collect != "" {
 					var ws []string
 					for _, f := range strings.Split(s.collect, ",") {
 						n, _ := strconv.Atoi(f)
-						ws = append(ws, ref(h, n).at())
+						ws = append(ws, opt.at(h, n))
 					}
 					parts = append(parts, "synchronised, to return: "+strings.Join(ws, ", "))
 				}
@@ -230,7 +230,7 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 		topt.Models = func(name string) model.Maker {
 			if k, ok := strings.CutPrefix(name, twoStepModel); ok {
 				n, _ := strconv.Atoi(k)
-				return twoStepMaker(h, syncs[n], relaxed)
+				return twoStepMaker(h, syncs[n], relaxed, &opt)
 			}
 			return find(name)
 		}
@@ -242,7 +242,7 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 	if err != nil {
 		return nil, err
 	}
-	unsure := twoStepUnsure(h, syncs, nil)
+	unsure := twoStepUnsure(h, syncs, nil, &opt)
 	var relaxed *Result
 	for k := range res.Objects {
 		o := &res.Objects[k]
@@ -263,7 +263,7 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 		}
 		if syncs[k] == nil {
 			if o.Explanation != nil {
-				twoStepBack(h, t, back, o.Explanation)
+				twoStepBack(h, t, back, &opt, o.Explanation)
 			}
 			continue
 		}
@@ -275,14 +275,14 @@ func checkTwoStep(ctx context.Context, h *model.History, opt Options) (*Result, 
 			}
 		}
 		if x := o.Explanation; x != nil {
-			twoStepBack(h, t, back, x)
+			twoStepBack(h, t, back, &opt, x)
 			x.Sync, x.Model = true, o.Model
 			x.Sentence = strings.ReplaceAll(x.Sentence, t.Objects[k].Model, o.Model)
 			x.Sentence = "No synchronisation linearisation (searched in two-step form: offer, accept, collect) respects recoverable process order. " + x.Sentence
 		}
 		if o.Verdict == Linearizable {
 			var sure bool
-			if o.Stuck, sure = twoStepStuck(h, k, syncs[k], run); !sure {
+			if o.Stuck, sure = twoStepStuck(h, k, syncs[k], run, &opt); !sure {
 				o.Verdict, o.Reason, o.Stuck = Undecided, "progressibility: "+unsure, nil
 			}
 		}
@@ -303,7 +303,7 @@ func ok1(yes, _ bool) bool { return yes }
 // proof: two optional operations of a synchronisation object that could
 // have paired ("" if there are none). In recoverable mode every optional
 // operation's window is unbounded, so any two that fit could pair.
-func twoStepUnsure(h *model.History, syncs []*model.Model, drop map[int]bool) string {
+func twoStepUnsure(h *model.History, syncs []*model.Model, drop map[int]bool, opt *Options) string {
 	for i := range h.Ops {
 		m := syncs[h.Ops[i].Object]
 		if m == nil || h.Ops[i].Status == model.Returned || drop[i] {
@@ -312,7 +312,7 @@ func twoStepUnsure(h *model.History, syncs []*model.Model, drop map[int]bool) st
 		for j := i + 1; j < len(h.Ops); j++ {
 			if !drop[j] && h.Ops[j].Object == h.Ops[i].Object && h.Ops[j].Status != model.Returned && m.Sync(&h.Ops[i], &h.Ops[j]) {
 				return fmt.Sprintf("recoverable mode through a synchronisation object: the two-step search finds no order, but operations that may not have taken effect could have paired (such as those at %s and %s), which it does not try; with their offers allowed it finds one, which may take an offer too late to be a synchronisation linearisation",
-					h.Where(i), h.Where(j))
+					opt.where(h, i), opt.where(h, j))
 			}
 		}
 	}
@@ -321,13 +321,13 @@ func twoStepUnsure(h *model.History, syncs []*model.Model, drop map[int]bool) st
 
 // twoStepBack rewrites an explanation of the two-step form t in h's
 // terms: each step names its operation (and which step it is).
-func twoStepBack(h, t *model.History, back []int, x *Explanation) {
+func twoStepBack(h, t *model.History, back []int, opt *Options, x *Explanation) {
 	step := map[byte]string{'1': " (first step)", '2': " (second step)", 't': ""}
 	var olds, news []string
 	fix := func(r *OpRef) {
 		j := r.Index
 		top := &t.Ops[j]
-		nr := ref(h, back[j])
+		nr := opt.ref(h, back[j])
 		if syncStep := strings.LastIndexByte(top.Name, '.'); syncStep >= 0 && top.Name[:syncStep] == h.Ops[back[j]].Name {
 			nr.Op += step[top.Name[syncStep+1]]
 			olds, news = append(olds, r.Op), append(news, nr.Op)
@@ -349,7 +349,7 @@ func twoStepBack(h, t *model.History, back []int, x *Explanation) {
 		return dup
 	})
 	for k := range x.Ops {
-		x.Ops[k] = ref(h, x.Ops[k].Index)
+		x.Ops[k] = opt.ref(h, x.Ops[k].Index)
 	}
 	// The sentence names steps as the form writes them: longest first, so
 	// that no name is replaced inside a longer one.
@@ -371,7 +371,7 @@ func twoStepBack(h, t *model.History, back []int, x *Explanation) {
 // the pending operations and the relaxed form one: then no answer. The
 // pending operations it names are those that surely cannot be left out
 // one by one (an operation kept when unsure).
-func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool, bool) (*Result, []int, *model.History, error)) (stuck []Stuck, sure bool) {
+func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool, bool) (*Result, []int, *model.History, error), opt *Options) (stuck []Stuck, sure bool) {
 	var ops, pend []int
 	for i := range h.Ops {
 		if h.Ops[i].Object != k {
@@ -395,13 +395,13 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 		if err == nil && res.Objects[k].Verdict == Linearizable {
 			return true, true
 		}
-		if twoStepUnsure(h, syncs, drop) == "" {
+		if twoStepUnsure(h, syncs, drop, opt) == "" {
 			return false, true
 		}
 		res, _, _, err = run(drop, true)
 		return false, err == nil && res.Objects[k].Verdict == Violation
 	}
-	s := &syncer{h: h, m: m, init: m.Init()[0]}
+	s := &syncer{h: h, opt: opt, m: m, init: m.Init()[0]}
 	var out []Stuck
 	drop := map[int]bool{}
 	for _, i := range pend {
@@ -425,7 +425,7 @@ func twoStepStuck(h *model.History, k int, m *model.Model, run func(map[int]bool
 				// j returned, i is pending (its window unbounded): they
 				// overlap when i was invoked before j returned.
 				if j != i && h.Ops[j].Status == model.Returned && h.Ops[i].Call < h.Ops[j].Return && m.Step(s.init, &h.Ops[j]) == nil && m.Sync(&h.Ops[i], &h.Ops[j]) {
-					st := Stuck{Op: ref(h, i), Partner: ref(h, j), Synchronised: true}
+					st := Stuck{Op: opt.ref(h, i), Partner: opt.ref(h, j), Synchronised: true}
 					st.Sentence = fmt.Sprintf("%s (%s, process %d) never returned, though it must have synchronised: no synchronisation linearisation in recoverable mode gives every operation that returned a partner without it; %s (%s) fits it",
 						st.Op.Op, st.Op.at(), st.Op.Proc, st.Partner.Op, st.Partner.at())
 					out = append(out, st)

@@ -359,17 +359,17 @@ type uniqueOutcome struct {
 
 // decideUnique decides object obj (operations ops, uniqueApplies holds) by
 // the analyzer on its word history, with workers goroutines (0: all).
-func decideUnique(ctx context.Context, h *model.History, obj int, ops []int, mode history.Mode, workers int) uniqueOutcome {
+func decideUnique(ctx context.Context, h *model.History, obj int, ops []int, opt *Options, workers int) uniqueOutcome {
 	w := translate(h, obj, ops)
 	r := history.NewReader(bytes.NewReader(w.text), h.Objects[obj].Name, history.Options{})
-	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: mode, MaxAnomalies: 4, SizeHint: int64(len(w.text)), Workers: workers})
+	a, err := analyzer.Analyze(ctx, r, analyzer.Options{Mode: opt.Mode, MaxAnomalies: 4, SizeHint: int64(len(w.text)), Workers: workers})
 	out := uniqueOutcome{words: w, ops: len(ops), failing: -1}
 	var ae *analyzer.AssumptionError
 	var ue *analyzer.UndecidedError
 	switch {
 	case err == nil:
 	case errors.As(err, &ae):
-		out.why = fmt.Sprintf("breaks the analyzer's Assumption %d at %s", ae.Assumption, w.where(h, ae.Line))
+		out.why = fmt.Sprintf("breaks the analyzer's Assumption %d at %s", ae.Assumption, w.where(h, opt, ae.Line))
 		return out
 	case errors.As(err, &ue):
 		out.why = "the analyzer's search of completions ran out of budget"
@@ -408,26 +408,18 @@ func (w *wordHistory) op(l int64) int {
 }
 
 // where names line l of the word history in h's terms.
-func (w *wordHistory) where(h *model.History, l int64) string {
+func (w *wordHistory) where(h *model.History, opt *Options, l int64) string {
 	if i := w.op(l); i >= 0 {
-		return h.Where(i)
+		return opt.where(h, i)
 	}
 	if l > 0 && l < int64(len(w.line)) && w.line[l] != math.MinInt32 {
-		return crashWhere(h, int(-1-w.line[l]))
+		return opt.crashWhere(h, int(-1-w.line[l]))
 	}
 	return "the start"
 }
 
-func crashWhere(h *model.History, k int) string {
-	c := h.Crashes[k]
-	if c.Line == 0 {
-		return fmt.Sprintf("crash %d", k)
-	}
-	return "the crash at " + lineOf(h, c.Line)
-}
-
 // value says a word's value v in the model's terms.
-func (w *wordHistory) value(h *model.History, v uint64) string {
+func (w *wordHistory) value(h *model.History, opt *Options, v uint64) string {
 	switch {
 	case v < w.absent:
 		return model.Number(v).String()
@@ -436,7 +428,7 @@ func (w *wordHistory) value(h *model.History, v uint64) string {
 	case v == w.absent:
 		return "nil"
 	case v-w.absent-1 < uint64(len(w.tombs)):
-		return "no value (removed by " + ref(h, int(w.tombs[v-w.absent-1])).Op + " at " + h.Where(int(w.tombs[v-w.absent-1])) + ")"
+		return "no value (removed by " + ref(h, int(w.tombs[v-w.absent-1])).Op + " at " + opt.where(h, int(w.tombs[v-w.absent-1])) + ")"
 	}
 	return model.Number(v).String()
 }
@@ -456,10 +448,10 @@ func explainUnique(ctx context.Context, h *model.History, p *part, bounds []int,
 	}
 	obj := &h.Objects[h.Ops[u.failing].Object]
 	w, an := u.words, u.anomaly
-	e := &Explanation{Object: obj.Name, Model: obj.Model, Failing: ref(h, u.failing)}
+	e := &Explanation{Object: obj.Name, Model: obj.Model, Failing: opt.ref(h, u.failing)}
 	for _, l := range an.Ops {
 		if i := w.op(l); i >= 0 {
-			e.Ops = append(e.Ops, ref(h, i))
+			e.Ops = append(e.Ops, opt.ref(h, i))
 		}
 	}
 	where := "the register"
@@ -475,9 +467,9 @@ func explainUnique(ctx context.Context, h *model.History, p *part, bounds []int,
 			return "the initial state"
 		}
 		if i := w.op(l); i >= 0 {
-			return ref(h, i).Op + " at " + h.Where(i)
+			return ref(h, i).Op + " at " + opt.where(h, i)
 		}
-		return w.where(h, l)
+		return w.where(h, opt, l)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "No order of the operations of %s (%s) on %s explains them (the precedence-graph method, Cepeda et al.): ", obj.Name, obj.Model, where)
@@ -485,7 +477,7 @@ func explainUnique(ctx context.Context, h *model.History, p *part, bounds []int,
 	case analyzer.Cycle:
 		b.WriteString("each must take effect before the next, round a cycle:")
 		for _, ed := range an.Edges {
-			fmt.Fprintf(&b, " %s before %s (%s);", name(ed.From), name(ed.To), w.edgeReason(h, ed))
+			fmt.Fprintf(&b, " %s before %s (%s);", name(ed.From), name(ed.To), w.edgeReason(h, opt, ed))
 		}
 	case analyzer.Dangling:
 		fmt.Fprintf(&b, "%s saw a value that no operation gave that key", name(an.Ops[0]))
@@ -495,7 +487,7 @@ func explainUnique(ctx context.Context, h *model.History, p *part, bounds []int,
 		b.WriteString("two operations replaced the same value")
 		for _, ed := range an.Edges {
 			if ed.Kind == analyzer.ReadsFrom {
-				b.WriteString(", " + w.value(h, ed.Value))
+				b.WriteString(", " + w.value(h, opt, ed.Value))
 				break
 			}
 		}
@@ -518,8 +510,8 @@ func explainUnique(ctx context.Context, h *model.History, p *part, bounds []int,
 const uniqueExplainStates = 200_000
 
 // edgeReason says in the model's terms why edge ed orders its operations.
-func (w *wordHistory) edgeReason(h *model.History, ed analyzer.Edge) string {
-	v := w.value(h, ed.Value)
+func (w *wordHistory) edgeReason(h *model.History, opt *Options, ed analyzer.Edge) string {
+	v := w.value(h, opt, ed.Value)
 	switch ed.Rule {
 	case analyzer.RuleRead, analyzer.RuleExpected, analyzer.RuleReplaced:
 		return "the second saw " + v + ", which the first left"
@@ -536,7 +528,7 @@ func (w *wordHistory) edgeReason(h *model.History, ed analyzer.Edge) string {
 		return "the first, cut off by a crash, takes effect before its process's next operation (recoverable mode)"
 	}
 	if ed.CrashLine > 0 {
-		return "the first, cut off by " + w.where(h, ed.CrashLine) + ", took effect before it"
+		return "the first, cut off by " + w.where(h, opt, ed.CrashLine) + ", took effect before it"
 	}
 	return string(ed.Rule)
 }
@@ -650,7 +642,7 @@ func decideUnit(ctx context.Context, h *model.History, parts []*part, u *unit, b
 		workers = 0
 	}
 	unique := func(ctx context.Context) ([]outcome, bool) {
-		q := decideUnique(ctx, h, u.obj, u.ops, opt.Mode, workers)
+		q := decideUnique(ctx, h, u.obj, u.ops, opt, workers)
 		if !q.ok {
 			return nil, false
 		}

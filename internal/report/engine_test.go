@@ -34,7 +34,7 @@ func TestObjectsEngine(t *testing.T) {
 		}
 		v := report.NewObjectsVerdict(h, "x.hist", res)
 		var b strings.Builder
-		if err := v.Text(&b); err != nil {
+		if err := v.Text(&b, nil); err != nil {
 			t.Fatal(err)
 		}
 		if v.Engine != c.want {

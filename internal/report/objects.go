@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/model"
@@ -228,8 +229,10 @@ func engineWords(engine string) string {
 }
 
 // Text writes the verdict for a person: the verdict, a line per object,
-// then each violation's explanation.
-func (v *ObjectsVerdict) Text(w io.Writer) error {
+// then each violation's explanation. names names the anomalies' operations
+// in their titles, as it did in the explanations (lin.Options.Names); nil:
+// by their lines, as pmlin check prints them.
+func (v *ObjectsVerdict) Text(w io.Writer, names analyzer.Namer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s (%s mode, %s)\n", v.File, v.says(), v.Mode, v.engineName())
 	fmt.Fprintf(&b, "  operations %d, processes %d, crashes %d, objects %d, states searched %d\n",
@@ -257,7 +260,11 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 		if len(a.OriginalOps) > 0 {
 			orig = fmt.Sprintf(" (%s %s of the original)", plural(len(a.OriginalOps), "line", "lines"), lines(a.OriginalOps))
 		}
-		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s %s%s\n", i+1, a.Object, at, lines(a.Ops), orig)
+		ops := at + " " + lines(a.Ops)
+		if names != nil {
+			ops = names.OpList(a.Ops)
+		}
+		fmt.Fprintf(&b, "\nanomaly %d: nonlinearizable, object %s, %s%s\n", i+1, a.Object, ops, orig)
 		for _, l := range strings.Split(strings.TrimRight(a.expl.Text(), "\n"), "\n") {
 			fmt.Fprintf(&b, "  %s\n", l)
 		}
@@ -266,7 +273,11 @@ func (v *ObjectsVerdict) Text(w io.Writer) error {
 	for _, o := range v.Objects {
 		for _, st := range o.Stuck {
 			k++
-			fmt.Fprintf(&b, "\nstuck %d: object %s, operation at line %d, partner at line %d\n  %s\n", k, o.Name, st.Op.Line, st.Partner.Line, st.Explanation)
+			op, partner := fmt.Sprintf("operation at line %d", st.Op.Line), fmt.Sprintf("partner at line %d", st.Partner.Line)
+			if names != nil {
+				op, partner = names.Op(st.Op.Line), "partner "+names.Op(st.Partner.Line)
+			}
+			fmt.Fprintf(&b, "\nstuck %d: object %s, %s, %s\n  %s\n", k, o.Name, op, partner, st.Explanation)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

@@ -257,6 +257,8 @@ func (v *ObjectsVerdict) HTML(w io.Writer) error {
 func objectTimeline(h *model.History, ops []int, x *ObjectAnomaly, budget *int) (*objTimeline, string) {
 	shown := ops
 	switch {
+	case len(ops) == 0: // declared, never used
+		return nil, "No operation to draw."
 	case x != nil && x.expl != nil && len(ops) > TimelineMax:
 		shown = around(h, ops, x.expl)
 	case x != nil:

@@ -448,3 +448,12 @@ crash
 		t.Errorf("%d bars on a's timeline, %d of other objects", len(got), others)
 	}
 }
+
+// TestObjectsHTMLUnused: an object declared and never used has no
+// timeline, and the page says so (drawing it indexed its first operation).
+func TestObjectsHTMLUnused(t *testing.T) {
+	_, _, page := objectsPage(t, "pmlin-history v2\nobject a mutex\nobject b mutex\n1 inv a acquire\n1 ret ok\n", history.Strict)
+	if !strings.Contains(page, "No operation to draw.") {
+		t.Errorf("object b without operations: no summary in\n%s", page)
+	}
+}
