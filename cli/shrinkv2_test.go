@@ -13,32 +13,7 @@ import (
 
 // lostAfterCrash fails in every mode: 0x1010 was enqueued before the
 // crashes and the contents after them misses it. The map is noise.
-const lostAfterCrash = `pmlin-history v2
-object q queue
-object m map
-1 inv q enq 0x1010
-2 inv m put 1 5
-2 ret nil
-1 ret ok
-3 inv q enq 0x1011
-3 ret ok
-3 inv q deq
-3 ret 0x1011
-2 inv m get 1
-2 ret 5
-1 inv q enq 0x1012
-crash
-1 inv m put 2 6
-1 ret nil
-2 inv q enq 0x1013
-2 ret ok
-3 inv q enq 0x1014
-crash
-4 inv q contents
-4 ret 0x1013
-4 inv m get 1
-4 ret 5
-`
+var lostAfterCrash = filepath.Join("..", "internal", "shrink", "testdata", "lost-after-crash.hist")
 
 // TestCheckV2Shrink: check --shrink of a version 2 history writes the
 // few operations that still fail, which fail on their own; a
@@ -46,7 +21,7 @@ crash
 // file is not replaced without --force.
 func TestCheckV2Shrink(t *testing.T) {
 	dir := t.TempDir()
-	in := writeFile(t, "lost.hist", lostAfterCrash)
+	in := lostAfterCrash
 	out := filepath.Join(dir, "s.hist")
 	code, stdout, errs := pmlin(t, "", "check", "--shrink", out, in)
 	if code != 1 || !strings.Contains(stdout, "NOT LINEARIZABLE") ||

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -137,34 +139,17 @@ func events(text string) string {
 	return strings.Join(out, "\n")
 }
 
-// A lost element: 0x10 enqueued before the crash is gone after it. Two
-// objects, noise in every crash section; the map is not involved.
-const lostEnq = `pmlin-history v2
-object q queue
-object m map
-1 inv q enq 0x1010
-2 inv m put 1 5
-2 ret nil
-1 ret ok
-3 inv q enq 0x1011
-3 ret ok
-3 inv q deq
-3 ret 0x1011
-2 inv m get 1
-2 ret 5
-1 inv q enq 0x1012
-crash
-1 inv m put 2 6
-1 ret nil
-2 inv q enq 0x1013
-2 ret ok
-3 inv q enq 0x1014
-crash
-4 inv q contents
-4 ret 0x1013
-4 inv m get 1
-4 ret 5
-`
+// lostEnq is testdata/lost-after-crash.hist: a lost element, 0x1010
+// enqueued before the crashes and gone after them; two objects, noise in
+// every crash section, the map not involved.
+func lostEnq(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "lost-after-crash.hist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 // TestObjectsLostElement: in every mode, the lost element's enq, the enq
 // of the value the contents read (its source), the contents, and the two
@@ -172,7 +157,7 @@ crash
 func TestObjectsLostElement(t *testing.T) {
 	want := "pmlin-history v2\nobject q queue\n1 inv q enq 0x1010\n1 ret ok\ncrash\n2 inv q enq 0x1013\n2 ret ok\ncrash\n4 inv q contents\n4 ret 0x1013"
 	for _, mode := range []history.Mode{history.Strict, history.Recoverable, history.Durable} {
-		got, st := shrinkText(t, lostEnq, mode)
+		got, st := shrinkText(t, lostEnq(t), mode)
 		if events(got) != want {
 			t.Errorf("%s mode:\n%s\nwant\n%s", mode, got, want)
 		}
@@ -462,7 +447,7 @@ func TestObjectsAfter(t *testing.T) {
 	if events(got) != "pmlin-history v2\nobject q queue\n3 inv q deq\n3 ret 7" || st.After != 6 || st.Crashes != 0 {
 		t.Errorf("%+v\n%s", st, got)
 	}
-	if _, st := shrinkText(t, lostEnq, history.Strict); st.After != 0 {
+	if _, st := shrinkText(t, lostEnq(t), history.Strict); st.After != 0 {
 		t.Errorf("lost element: After %d, want 0 (its first operation is the first of the history)", st.After)
 	}
 }
