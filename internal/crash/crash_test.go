@@ -585,3 +585,30 @@ func TestGuardRails(t *testing.T) {
 		t.Fatalf("a target without region accesses: %v", err)
 	}
 }
+
+// TestKillModeRecoveryAbandoned: a campaign whose time ran out while a
+// child ran still opens the image the child left; that call, slow here,
+// is abandoned (the context is done), and open returns without waiting
+// for it and without a data race between the abandoned call and its own
+// return (the call opens its own variable, not open's result r).
+func TestKillModeRecoveryAbandoned(t *testing.T) {
+	tgt := *testTargets[0]
+	slow := tgt.Open
+	tgt.Open = func(r *pmem.Region, c target.Config) (target.Instance, error) {
+		time.Sleep(50 * time.Millisecond) // open returns meanwhile
+		return slow(r, c)
+	}
+	c := config(2, 4, 2, 1)
+	c.Target, c.CrashMode, c.Child.Dir = &tgt, Kill, t.TempDir()
+	k, err := newKiller(c, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if r, _, _, rv, err := k.open(ctx, nil); err != nil || r != nil || !errors.Is(rv.err, context.Canceled) {
+		t.Fatalf("open with its context done: region %v, %v, %v; want none, nil and the context's error", r, rv.err, err)
+	}
+	time.Sleep(100 * time.Millisecond) // the abandoned call ends meanwhile
+}

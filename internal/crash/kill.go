@@ -421,15 +421,18 @@ func (k *killer) open(ctx context.Context, then func(*pmem.Region, target.Instan
 	var said string
 	var opened target.Instance
 	var openedObj target.Object
+	// The call reads the region through its own variable: r is a result,
+	// which this function sets while an abandoned call may still run.
+	reg := r
 	rv.err = guarded(ctx, nil, k.tag, h, k.c.Driver.StuckAfter, func() (err error) {
 		var recover func(int) (string, error)
 		if k.c.isObject() {
-			if openedObj, err = k.c.Target.OpenObject(r, k.tc); err != nil {
+			if openedObj, err = k.c.Target.OpenObject(reg, k.tc); err != nil {
 				return err
 			}
 			recover = openedObj.Recover
 		} else {
-			if opened, err = k.c.Target.Open(r, k.tc); err != nil {
+			if opened, err = k.c.Target.Open(reg, k.tc); err != nil {
 				return err
 			}
 			recover = opened.Recover
@@ -439,7 +442,7 @@ func (k *killer) open(ctx context.Context, then func(*pmem.Region, target.Instan
 			return err
 		}
 		stage.Store(2)
-		return then(r, opened, openedObj)
+		return then(reg, opened, openedObj)
 	})
 	if h.dead.Load() {
 		// The call never returned: its goroutine may touch the region,
