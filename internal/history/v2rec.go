@@ -18,7 +18,10 @@ import (
 type ObjectWriter interface {
 	EventWriter
 	// InvokeOp writes "p inv OBJ OP ARGS" (obj and op names of at most
-	// 255 bytes, at most 255 arguments).
+	// 255 bytes, at most 255 arguments); obj "" is the object words of
+	// version 1 lines ("p inv read A"). An operation of a declared object
+	// of model words is written with its values one by one, which the
+	// text does not read: WriteV2 and ConvertV2 write those.
 	InvokeOp(p int32, obj, op string, args []model.Value)
 	// ReturnOp writes "p ret RESULTS", or "p ret ?" if unknown (results
 	// are then ignored).
@@ -27,14 +30,25 @@ type ObjectWriter interface {
 
 // appendOpInv appends the text of an object's invocation, as version 2
 // writes it.
+// An empty obj is the object words of version 1 lines, written as they
+// are: no name, and the values of a word joined by ':'.
 func appendOpInv(b []byte, p int32, obj, op string, args []model.Value) []byte {
 	b = strconv.AppendInt(b, int64(p), 10)
 	b = append(b, " inv "...)
-	b = append(b, obj...)
-	b = append(b, ' ')
+	stride := 1
+	if obj == "" {
+		stride = max(wordsStride(op), 1)
+	} else {
+		b = append(b, obj...)
+		b = append(b, ' ')
+	}
 	b = append(b, op...)
-	for _, v := range args {
-		b = v.Append(append(b, ' '))
+	for i, v := range args {
+		sep := byte(' ')
+		if i%stride != 0 {
+			sep = ':'
+		}
+		b = v.Append(append(b, sep))
 	}
 	return b
 }
@@ -73,7 +87,20 @@ func putValues(pay []uint64, vs []model.Value) {
 
 // InvokeOp keeps the invocation as a wire.RecInvOp record.
 func (rc *Recording) InvokeOp(p int32, obj, op string, args []model.Value) {
-	pay := rc.record(wire.RecInvOp, wire.OpInvWords(len(args), len(obj), len(op)), p)
+	putOpInv(rc.record(wire.RecInvOp, wire.OpInvWords(len(args), len(obj), len(op)), p), obj, op, args)
+}
+
+// ReturnOp keeps the response as a wire.RecRetOp record.
+func (rc *Recording) ReturnOp(p int32, results []model.Value, unknown bool) {
+	if unknown {
+		results = nil
+	}
+	putOpRet(rc.record(wire.RecRetOp, 1+2*len(results), p), results, unknown)
+}
+
+// putOpInv fills the payload of a RecInvOp record (of the words
+// wire.OpInvWords says).
+func putOpInv(pay []uint64, obj, op string, args []model.Value) {
 	pay[0] = wire.OpHead(len(args), len(obj), len(op))
 	names := pay[1 : len(pay)-2*len(args)]
 	for i := range names {
@@ -81,6 +108,16 @@ func (rc *Recording) InvokeOp(p int32, obj, op string, args []model.Value) {
 	}
 	packNames(names, obj, op)
 	putValues(pay[len(pay)-2*len(args):], args)
+}
+
+// putOpRet fills the payload of a RecRetOp record (1+2*len(results)
+// words; results empty if unknown).
+func putOpRet(pay []uint64, results []model.Value, unknown bool) {
+	pay[0] = uint64(len(results))
+	if unknown {
+		pay[0] = wire.RetUnknown
+	}
+	putValues(pay[1:], results)
 }
 
 // packNames packs the bytes of obj then op into words, the first in bits
@@ -95,19 +132,6 @@ func packNames(words []uint64, obj, op string) {
 		}
 		words[i/8] |= uint64(c) << (8 * (i % 8))
 	}
-}
-
-// ReturnOp keeps the response as a wire.RecRetOp record.
-func (rc *Recording) ReturnOp(p int32, results []model.Value, unknown bool) {
-	if unknown {
-		results = nil
-	}
-	pay := rc.record(wire.RecRetOp, 1+2*len(results), p)
-	pay[0] = uint64(len(results))
-	if unknown {
-		pay[0] = wire.RetUnknown
-	}
-	putValues(pay[1:], results)
 }
 
 // opRecord is a RecInvOp or RecRetOp record's payload decoded; obj and op
@@ -236,7 +260,16 @@ func (b *v2Builder) record(kind, k int, p int32, pay []uint64) error {
 		}
 		return r.respond(i, vals, b.o.unknown)
 	}
-	obj, err := r.object(string(b.o.obj), 0)
+	var obj int
+	var err error
+	if len(b.o.obj) == 0 {
+		if !isWordsOp(string(b.o.op)) {
+			return r.fail(ErrIllFormed, 0, "process %d: an operation of no object is one of version 1 (read, cas or swap), not %q", p, clipString(string(b.o.op)))
+		}
+		obj, err = r.wordsObject()
+	} else {
+		obj, err = r.object(string(b.o.obj), 0)
+	}
 	if err != nil {
 		return err
 	}

@@ -44,15 +44,27 @@ const (
 // declaration, the merge writes the object records of the workers' logs
 // (a driver of an object workload logs nothing else), and the closing
 // lines of version 1 (Promise, End) are left out, as version 2 has none
-// (Interrupted becomes a comment). A binary history is refused: it holds
-// version 1 operations only.
+// (Interrupted becomes a comment). A binary history holds the operations
+// as serial records (its workers' logs are merged, not streamed: they
+// name an operation by its index in the workload).
 func (rc *Recorder) SetObject(w Object) error {
 	ow, ok := rc.ew.(history.ObjectWriter)
-	if rc.bw != nil || !ok {
-		return errors.New("driver: a binary history holds version 1 operations (read, cas, swap) only: a data-structure target's history is recorded as text")
+	if !ok {
+		return errors.New("driver: this history's writer writes version 1 operations (read, cas, swap) only")
 	}
 	rc.obj = &objText{w: w, ow: ow}
 	return nil
+}
+
+// streams is the binary writer the workers' logs go to as they are, as
+// stream records: nil for a text history, and for an object workload's,
+// whose logs name an operation by its index in the workload and are
+// merged into serial records (objText).
+func (rc *Recorder) streams() *history.BinaryWriter {
+	if rc.obj != nil {
+		return nil
+	}
+	return rc.bw
 }
 
 // Object is the object workload rc records (nil: none, a version 1
