@@ -206,6 +206,17 @@ func writeOp(w *Writer, kind int, p int32, pay []uint64) {
 func (rc *Recording) History(name string) (*model.History, error) {
 	r := newV2Reader(name)
 	b := v2Builder{r: r, names: map[string]string{}}
+	ops := 0 // the operations, to size h.Ops once
+	for pos := 0; pos < len(rc.words); {
+		kind, _, _, next := rc.at(pos)
+		if kind == wire.RecInvOp {
+			ops++
+		}
+		pos = next
+	}
+	if ops > 0 {
+		r.h.Ops = make([]model.Op, 0, ops)
+	}
 	for pos := 0; pos < len(rc.words); {
 		kind, k, p, next := rc.at(pos)
 		pay := rc.words[pos+1 : next]
@@ -222,7 +233,7 @@ type v2Builder struct {
 	r     *v2Reader
 	o     opRecord
 	buf   []byte
-	names map[string]string // operation names, one string each
+	names map[string]string // object and operation names, one string each
 	slab  []model.Value     // the operations' values, allocated in slabs
 }
 
@@ -260,23 +271,19 @@ func (b *v2Builder) record(kind, k int, p int32, pay []uint64) error {
 		}
 		return r.respond(i, vals, b.o.unknown)
 	}
+	op := b.name(b.o.op)
 	var obj int
 	var err error
 	if len(b.o.obj) == 0 {
-		if !isWordsOp(string(b.o.op)) {
-			return r.fail(ErrIllFormed, 0, "process %d: an operation of no object is one of version 1 (read, cas or swap), not %q", p, clipString(string(b.o.op)))
+		if !isWordsOp(op) {
+			return r.fail(ErrIllFormed, 0, "process %d: an operation of no object is one of version 1 (read, cas or swap), not %q", p, clipString(op))
 		}
 		obj, err = r.wordsObject()
 	} else {
-		obj, err = r.object(string(b.o.obj), 0)
+		obj, err = r.object(b.name(b.o.obj), 0)
 	}
 	if err != nil {
 		return err
-	}
-	op, ok := b.names[string(b.o.op)]
-	if !ok {
-		op = string(b.o.op)
-		b.names[op] = op
 	}
 	if r.h.Objects[obj].Model == wordsModel {
 		if !isWordsOp(op) {
@@ -286,6 +293,17 @@ func (b *v2Builder) record(kind, k int, p int32, pay []uint64) error {
 		return r.fail(ErrSyntax, 0, "process %d: operation name %q is not a name ([a-z][a-z0-9_-]*)", p, clipString(op))
 	}
 	return r.invoke(int64(p), obj, op, vals)
+}
+
+// name is the string of a name's bytes, one string per name: the
+// history's operations share it, and a look-up allocates nothing.
+func (b *v2Builder) name(s []byte) string {
+	n, ok := b.names[string(s)]
+	if !ok {
+		n = string(s)
+		b.names[n] = n
+	}
+	return n
 }
 
 // values is a copy of vs that the history keeps (nil if empty), cut from

@@ -182,3 +182,56 @@ func TestRecordingOpText(t *testing.T) {
 		t.Errorf("recording's text:\n%s\nwriter's:\n%s\nwant:\n%s", out.String(), text.String(), want)
 	}
 }
+
+// benchObjectRecording records a queue history shaped as a fuzz run of a
+// data-structure target's (4 processes, 1000 operations).
+func benchObjectRecording(rc *Recording) {
+	rc.Reset()
+	rc.TextLine([]byte("pmlin-history v2"))
+	rc.TextLine([]byte("object dqueue queue"))
+	arg := make([]model.Value, 1)
+	res := []model.Value{model.Sym(model.OK)}
+	for i := 0; i < 1000; i += 4 {
+		for p := range int32(4) {
+			if p%2 == 0 {
+				arg[0] = model.Number(uint64(p+1)<<32 | uint64(i))
+				rc.InvokeOp(p, "dqueue", "enq", arg)
+			} else {
+				rc.InvokeOp(p, "dqueue", "deq", nil)
+			}
+		}
+		for p := range int32(4) {
+			if p%2 == 0 {
+				rc.ReturnOp(p, res, false)
+			} else {
+				rc.ReturnOp(p, []model.Value{model.Sym(model.Empty)}, false)
+			}
+		}
+	}
+}
+
+// BenchmarkObjectHistory is the check's way to a model.History from a
+// recording: built from the records (History) or, as before, written as
+// text and read back (ReadV2).
+func BenchmarkObjectHistory(b *testing.B) {
+	var rc Recording
+	b.Run("records", func(b *testing.B) {
+		for b.Loop() {
+			benchObjectRecording(&rc)
+			if _, err := rc.History("<run>"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("text", func(b *testing.B) {
+		var text bytes.Buffer
+		for b.Loop() {
+			benchObjectRecording(&rc)
+			text.Reset()
+			rc.WriteTo(&text)
+			if _, err := ReadV2(bytes.NewReader(text.Bytes()), "<run>"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
