@@ -57,7 +57,7 @@ binary history the byte offset) or a usage error (nothing is kept).`,
 
 func runConvert(ctx context.Context, e env, in, to, out string, force bool) error {
 	if to != "text" && to != "binary" && to != "jsonl" {
-		return &exitError{exitInput, fmt.Errorf("--to %q: text or binary (a version 1 history), text or jsonl (a version 2 history)", to)}
+		return &exitError{exitInput, fmt.Errorf("--to %q: text or binary (a version 1 history), text, jsonl or binary (a version 2 history)", to)}
 	}
 	toFile := out != "" && out != "-"
 	if toFile && in != "-" && sameFile(in, out) {
@@ -80,8 +80,6 @@ func runConvert(ctx context.Context, e env, in, to, out string, force bool) erro
 	src = br
 	v2 := history.Version(br) == 2
 	switch {
-	case v2 && to == "binary":
-		return &exitError{exitInput, fmt.Errorf("%s: the binary history is version 1 only: a version 2 history converts to text or JSON Lines (--to jsonl)", name)}
 	case !v2 && to == "jsonl":
 		return &exitError{exitInput, fmt.Errorf("%s: --to jsonl writes version 2 histories; a version 1 history converts to text or binary", name)}
 	}
@@ -89,8 +87,11 @@ func runConvert(ctx context.Context, e env, in, to, out string, force bool) erro
 	write := func(w io.Writer) error {
 		if v2 {
 			syntax := history.Text
-			if to == "jsonl" {
+			switch to {
+			case "jsonl":
 				syntax = history.JSONL
+			case "binary":
+				syntax = history.Binary
 			}
 			var err error
 			st, err = history.ConvertV2(w, src, name, syntax)

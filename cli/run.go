@@ -121,9 +121,6 @@ as above. The replay script of a finding of pmlin fuzz --exec runs it.`,
 			if format != "text" && format != "binary" {
 				return &exitError{exitInput, fmt.Errorf("--format %q: text or binary", format)}
 			}
-			if format == "binary" && c.Target.Model != "" {
-				return &exitError{exitInput, fmt.Errorf("--format binary: target %s is a data structure (model %s), whose history is of version 2, which is text only", c.Target.Name, c.Target.Model)}
-			}
 			return runRun(cmd.Context(), e, c, runOut{outPath, force, format == "binary"}, check || asJSON, asJSON, mode)
 		},
 	}

@@ -99,10 +99,13 @@ func checkRecording(ctx context.Context, c Config, mode history.Mode, sc *scratc
 		return nil, err
 	}
 	if c.isObject() {
-		// Version 2: the exact checker reads the text.
-		var text bytes.Buffer
-		rec.WriteTo(&text) // cannot fail
-		return decideV2With(ctx, res, text.Bytes(), lin.Options{Mode: mode, MaxStates: FuzzObjectStates, MaxMemory: FuzzObjectMemory})
+		// Version 2: the exact checker is given the history built from
+		// the recorded operations, as ReadV2 of their text would build it.
+		h, err := rec.History(runName)
+		if err != nil {
+			return nil, fmt.Errorf("crash: the gathered history does not read: %w", err)
+		}
+		return decideV2History(ctx, res, h, lin.Options{Mode: mode, MaxStates: FuzzObjectStates, MaxMemory: FuzzObjectMemory})
 	}
 	done := sc.done
 	sc.done = nil

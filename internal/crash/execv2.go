@@ -12,6 +12,7 @@ import (
 	"github.com/pmlin/pmlin/internal/lin"
 	"github.com/pmlin/pmlin/internal/objcheck"
 	"github.com/pmlin/pmlin/internal/report"
+	"github.com/pmlin/pmlin/model"
 )
 
 // NotLinearizable is the anomaly of a version 2 history (a program's
@@ -36,14 +37,23 @@ func decideV2(ctx context.Context, res *Result, hist []byte, mode history.Mode) 
 // decideV2With is decideV2 with the checker's options (their Mode the
 // run's).
 func decideV2With(ctx context.Context, res *Result, hist []byte, opts lin.Options) (*Verdict, error) {
-	mode := opts.Mode
-	v := &Verdict{Run: res, Mode: mode}
-	v.Anomalies = append(v.Anomalies, res.Anomalies...)
-	const name = "<run>"
-	h, err := history.ReadV2(bytes.NewReader(hist), name)
+	h, err := history.ReadV2(bytes.NewReader(hist), runName)
 	if err != nil {
 		return nil, fmt.Errorf("crash: the gathered history does not read: %w", err)
 	}
+	return decideV2History(ctx, res, h, opts)
+}
+
+// runName is the name of a run's history in its errors and reports.
+const runName = "<run>"
+
+// decideV2History is decideV2With of the history h, read or built from a
+// recording.
+func decideV2History(ctx context.Context, res *Result, h *model.History, opts lin.Options) (*Verdict, error) {
+	mode := opts.Mode
+	v := &Verdict{Run: res, Mode: mode}
+	v.Anomalies = append(v.Anomalies, res.Anomalies...)
+	const name = runName
 	if err := objcheck.Validate(h, nil); err != nil {
 		// The program declared an unknown model, or called an operation
 		// its model does not have: the program's error, a run's anomaly.

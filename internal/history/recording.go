@@ -153,6 +153,8 @@ func (rc *Recording) WriteTo(out io.Writer) (int64, error) {
 			w.ReturnFail(p, pay[0])
 		case wire.RecRetFailValues:
 			w.ReturnFailValues(p, pay[0], pay[1:])
+		case wire.RecInvOp, wire.RecRetOp:
+			writeOp(w, kind, p, pay) // version 2 (v2rec.go)
 		}
 	}
 	err := w.Flush()

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/pmlin/pmlin/internal/wire"
 	"github.com/pmlin/pmlin/model"
 )
 
@@ -28,11 +29,15 @@ const v2Header = "pmlin-history v2"
 // Version tells the version of the history br holds, 1 or 2, from its
 // first line that is not blank or a comment (text or JSON Lines), without
 // consuming anything: 2 if that line is the version 2 header, 1 for
-// anything else (a version 1 history, a binary history, input that is no
-// history at all, which the version 1 Reader then names). It looks at most
-// at br's buffer.
+// anything else (a version 1 history, input that is no history at all,
+// which the version 1 Reader then names). A binary history is version 2
+// if its first text records that are not blank or a comment are the
+// version 2 header. It looks at most at br's buffer.
 func Version(br *bufio.Reader) int {
 	head, _ := br.Peek(br.Size())
+	if isBinaryV2(head) {
+		return 2
+	}
 	for len(head) > 0 {
 		line := head
 		if i := bytes.IndexByte(head, '\n'); i >= 0 {
@@ -86,6 +91,9 @@ func (r *v2Reader) read(in io.Reader) (*model.History, error) {
 		size = min(size, max(n+1, 16)) // no line is longer than the input
 	}
 	br := bufio.NewReaderSize(in, size)
+	if head, _ := br.Peek(len(wire.Magic)); string(head) == wire.Magic {
+		return r.readBinary(br) // v2bin.go
+	}
 	for {
 		raw, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -130,12 +138,14 @@ type v2Reader struct {
 	procs        map[int64]*v2Proc
 	started      bool // an event was read: init lines are over
 	sawHeader    bool
+	binary       bool // the input is a binary history (v2bin.go)
 	headerLine   int64
 
 	// keep, for ConvertV2, has the lines that hold no event and no
 	// declaration kept: comments and blank lines as they are (in
 	// comments), init lines as the parameters each added (in inits).
 	keep     bool
+	raws     map[int64]string // (text lines only)
 	comments map[int64]string
 	inits    map[int64][]model.Param
 }
@@ -162,6 +172,9 @@ type tok struct {
 
 // readLine reads one line, without its line ending.
 func (r *v2Reader) readLine(raw string) error {
+	if r.keep && r.syntax != JSONL && !strings.HasPrefix(strings.TrimLeft(raw, " \t"), "{") {
+		r.raws[r.line] = raw // a text line, kept as it is for a binary history's text record (v2bin.go)
+	}
 	code := raw
 	if i := strings.IndexByte(raw, '#'); i >= 0 {
 		code = raw[:i]

@@ -51,7 +51,7 @@ func WritableV2(h *model.History) error {
 // kept.
 func ConvertV2(out io.Writer, in io.Reader, name string, to Format) (ConvertStats, error) {
 	r := newV2Reader(name)
-	r.keep = true
+	r.keep, r.raws = true, map[int64]string{}
 	h, err := r.read(in)
 	if err != nil {
 		return ConvertStats{}, err
@@ -60,31 +60,23 @@ func ConvertV2(out io.Writer, in io.Reader, name string, to Format) (ConvertStat
 	if _, err := v2Events(h); err != nil {
 		return st, err // (never: what ReadV2 reads is writable)
 	}
-	if to != Text && to != JSONL {
-		return st, notWritable("the syntax is text or JSON Lines, not %v", to)
+	if to != Text && to != JSONL && to != Binary {
+		return st, notWritable("the syntax is text, JSON Lines or binary, not %v", to)
+	}
+	if r.binary {
+		st.From = Binary
+	}
+	if to == Binary {
+		return st, convertV2Binary(out, r, h)
 	}
 	w := &v2Writer{w: bufio.NewWriter(out), h: h, syntax: to, implicit: r.implicit}
-	type item struct {
-		ev   v2Event
-		decl int
-	}
-	at := make(map[int64]item, 2*len(h.Ops)+len(h.Objects)+len(h.Crashes))
-	for i, o := range h.Objects {
-		if o.Line > 0 {
-			at[o.Line] = item{decl: i}
-		}
-	}
-	for i, op := range h.Ops {
-		at[op.Line] = item{ev: v2Event{op: i}, decl: -1}
-		if op.RetLine > 0 {
-			at[op.RetLine] = item{ev: v2Event{op: i, ret: true}, decl: -1}
-		}
-	}
-	for _, c := range h.Crashes {
-		at[c.Line] = item{ev: v2Event{op: -1}, decl: -1}
-	}
+	at := v2LineItems(h)
 	for line := int64(1); line <= r.line; line++ {
-		if it, ok := at[line]; ok && it.decl >= 0 {
+		if raw, ok := r.raws[line]; ok && r.binary && to == Text && !eventAt(at, line) {
+			// The text form of a binary history's text record: as it is.
+			w.b = append(w.b, raw...)
+			w.line()
+		} else if it, ok := at[line]; ok && it.decl >= 0 {
 			w.declare(it.decl)
 		} else if ok {
 			w.event(it.ev)
@@ -98,6 +90,40 @@ func ConvertV2(out io.Writer, in io.Reader, name string, to Format) (ConvertStat
 		}
 	}
 	return st, w.w.Flush()
+}
+
+// v2LineItem is what a line of a history read holds: the declaration of
+// object decl, or (decl -1) the event ev.
+type v2LineItem struct {
+	ev   v2Event
+	decl int
+}
+
+// v2LineItems maps the lines of h that hold a declaration or an event to
+// them (ConvertV2 writes the other lines as the reader kept them).
+func v2LineItems(h *model.History) map[int64]v2LineItem {
+	at := make(map[int64]v2LineItem, 2*len(h.Ops)+len(h.Objects)+len(h.Crashes))
+	for i, o := range h.Objects {
+		if o.Line > 0 {
+			at[o.Line] = v2LineItem{decl: i}
+		}
+	}
+	for i, op := range h.Ops {
+		at[op.Line] = v2LineItem{ev: v2Event{op: i}, decl: -1}
+		if op.RetLine > 0 {
+			at[op.RetLine] = v2LineItem{ev: v2Event{op: i, ret: true}, decl: -1}
+		}
+	}
+	for _, c := range h.Crashes {
+		at[c.Line] = v2LineItem{ev: v2Event{op: -1}, decl: -1}
+	}
+	return at
+}
+
+// eventAt tells a line of the map v2LineItems that holds an event.
+func eventAt(at map[int64]v2LineItem, line int64) bool {
+	it, ok := at[line]
+	return ok && it.decl < 0
 }
 
 // v2Writer writes the lines of a version 2 history.

@@ -92,7 +92,7 @@ type dumper struct {
 const dumpChunkWords = 1<<17 + 1<<10
 
 func newDumper(rc *Recorder, threads, k int) *dumper {
-	return &dumper{rc: rc, bw: rc.bw, k: k, maxFree: 4*threads + 8, logs: make([]dumpLog, threads)}
+	return &dumper{rc: rc, bw: rc.streams(), k: k, maxFree: 4*threads + 8, logs: make([]dumpLog, threads)}
 }
 
 // start opens the segment's section, of streams procs, for the workers

@@ -334,7 +334,7 @@ func (c *cursor) head(done func([]uint64)) (kind int, ts uint64, ok bool) {
 // log that does not decode (a damaged shared log) is an error, and
 // nothing is written.
 func (rc *Recorder) MergeLogs(logs [][]uint64, procs []int32, k int) (MergeStats, error) {
-	if rc.bw != nil {
+	if rc.streams() != nil {
 		return rc.streamLogs(logs, procs, k)
 	}
 	chunked := make([][][]uint64, len(logs))

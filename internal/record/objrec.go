@@ -3,19 +3,20 @@ package record
 import (
 	"errors"
 	"fmt"
-	"strconv"
 
+	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/model"
 )
 
 // objText is what a Recorder of an object workload (SetObject) writes its
-// operations with: version 2 text lines (docs/history-format.md,
-// "Version 2"), "P inv OBJECT OP ARGS" and "P ret RESULTS", through the
-// writer's TextLine, so that a history.Writer writes them and a
-// history.Recording keeps them as they are.
+// operations with: the writer's InvokeOp and ReturnOp (history.ObjectWriter),
+// which a history.Writer writes as version 2 text lines
+// (docs/history-format.md, "Version 2") and a history.Recording keeps as
+// the binary format's records, and the values of the record at hand.
 type objText struct {
-	w Object
-	b []byte
+	w    Object
+	ow   history.ObjectWriter
+	vals []model.Value
 }
 
 // Object is what a Recorder needs of an object workload (the driver's) to
@@ -43,14 +44,27 @@ const (
 // declaration, the merge writes the object records of the workers' logs
 // (a driver of an object workload logs nothing else), and the closing
 // lines of version 1 (Promise, End) are left out, as version 2 has none
-// (Interrupted becomes a comment). A binary history is refused: it holds
-// version 1 operations only.
+// (Interrupted becomes a comment). A binary history holds the operations
+// as serial records (its workers' logs are merged, not streamed: they
+// name an operation by its index in the workload).
 func (rc *Recorder) SetObject(w Object) error {
-	if rc.bw != nil {
-		return errors.New("driver: a binary history holds version 1 operations (read, cas, swap) only: a data-structure target's history is recorded as text")
+	ow, ok := rc.ew.(history.ObjectWriter)
+	if !ok {
+		return errors.New("driver: this history's writer writes version 1 operations (read, cas, swap) only")
 	}
-	rc.obj = &objText{w: w}
+	rc.obj = &objText{w: w, ow: ow}
 	return nil
+}
+
+// streams is the binary writer the workers' logs go to as they are, as
+// stream records: nil for a text history, and for an object workload's,
+// whose logs name an operation by its index in the workload and are
+// merged into serial records (objText).
+func (rc *Recorder) streams() *history.BinaryWriter {
+	if rc.obj != nil {
+		return nil
+	}
+	return rc.bw
 }
 
 // Object is the object workload rc records (nil: none, a version 1
@@ -62,48 +76,27 @@ func (rc *Recorder) Object() Object {
 	return rc.obj.w
 }
 
-// line writes the line in o.b.
-func (rc *Recorder) objLine() {
-	rc.ew.TextLine(rc.obj.b)
-	rc.obj.b = rc.obj.b[:0]
-	rc.lines++
-}
-
-// objHead starts the line of process p's event: "P inv OBJECT OP" (inv)
-// or "P ret".
-func (rc *Recorder) objHead(p int32, op string) {
-	o := rc.obj
-	o.b = strconv.AppendInt(o.b[:0], int64(p), 10)
-	if op == "" {
-		o.b = append(o.b, " ret"...)
-		return
-	}
-	o.b = append(o.b, " inv "...)
-	o.b = append(o.b, o.w.Name()...)
-	o.b = append(o.b, ' ')
-	o.b = append(o.b, op...)
-}
-
-// appendPairs appends the values of a record's (symbol, number) pairs
-// (checked by the validator).
-func (o *objText) appendPairs(pay []uint64) {
+// pairs is the values of a log record's (symbol, number) pairs (checked
+// by the validator), in o's memory.
+func (o *objText) pairs(pay []uint64) []model.Value {
+	o.vals = o.vals[:0]
 	for j := 0; j+1 < len(pay); j += 2 {
-		o.b = model.Value{Sym: model.Symbol(pay[j]), N: pay[j+1]}.Append(append(o.b, ' '))
+		o.vals = append(o.vals, model.Value{Sym: model.Symbol(pay[j]), N: pay[j+1]})
 	}
+	return o.vals
 }
 
 // invokeOp writes the invocation of an object record's payload pay.
 func (rc *Recorder) invokeOp(p int32, pay []uint64) {
-	rc.objHead(p, rc.obj.w.Op(int(pay[0])))
-	rc.obj.appendPairs(pay[1:])
-	rc.objLine()
+	o := rc.obj
+	o.ow.InvokeOp(p, o.w.Name(), o.w.Op(int(pay[0])), o.pairs(pay[1:]))
+	rc.lines++
 }
 
 // returnOp writes the response of an object record's payload pay.
 func (rc *Recorder) returnOp(p int32, pay []uint64) {
-	rc.objHead(p, "")
-	rc.obj.appendPairs(pay)
-	rc.objLine()
+	rc.obj.ow.ReturnOp(p, rc.obj.pairs(pay), false)
+	rc.lines++
 }
 
 // ObjectOp records a whole operation op of the object, with args and
@@ -111,17 +104,12 @@ func (rc *Recorder) returnOp(p int32, pay []uint64) {
 // state read back after a recovery) and returns the line of its
 // invocation.
 func (rc *Recorder) ObjectOp(p int32, op string, args, res []model.Value) int64 {
-	rc.objHead(p, op)
-	for _, a := range args {
-		rc.obj.b = a.Append(append(rc.obj.b, ' '))
-	}
-	rc.objLine()
+	o := rc.obj
+	o.ow.InvokeOp(p, o.w.Name(), op, args)
+	rc.lines++
 	line := rc.lines
-	rc.objHead(p, "")
-	for _, v := range res {
-		rc.obj.b = v.Append(append(rc.obj.b, ' '))
-	}
-	rc.objLine()
+	o.ow.ReturnOp(p, res, false)
+	rc.lines++
 	return line
 }
 

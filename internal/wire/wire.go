@@ -75,6 +75,40 @@ const (
 	MaxRecKind       = RecText
 )
 
+// Record kinds of version 2 (objects of any model; a history whose
+// header line, a text record, says "pmlin-history v2"). For both, k is
+// the payload's words, so that a reader sizes them as any other record.
+// A value is two words: its symbol (model.Symbol: 0 a number) and its
+// number (0 for a symbol).
+const (
+	// RecInvOp is "p inv OBJECT OP V1 ... Vn": word 0 holds n (bits
+	// 0-7), the bytes of the object's name (bits 8-15) and of the
+	// operation's (bits 16-23); then both names' bytes, one after the
+	// other, packed as a text record's; then n values.
+	RecInvOp = 10
+	// RecRetOp is "p ret V1 ... Vn": word 0 holds n, then n values; or
+	// "p ret ?": word 0 is RetUnknown, alone.
+	RecRetOp = 11
+)
+
+// RetUnknown is word 0 of the RecRetOp record of an unknown response.
+const RetUnknown = 256
+
+// OpHead is word 0 of a RecInvOp record: args values, names of objLen
+// and opLen bytes (each below 256).
+func OpHead(args, objLen, opLen int) uint64 {
+	return uint64(args) | uint64(objLen)<<8 | uint64(opLen)<<16
+}
+
+// OpHeadArgs, OpHeadObj and OpHeadOp decode OpHead.
+func OpHeadArgs(w uint64) int { return int(w & 0xff) }
+func OpHeadObj(w uint64) int  { return int(w >> 8 & 0xff) }
+func OpHeadOp(w uint64) int   { return int(w >> 16 & 0xff) }
+
+// OpInvWords is the payload's words (k) of a RecInvOp record of args
+// values and names of objLen and opLen bytes.
+func OpInvWords(args, objLen, opLen int) int { return 1 + (objLen+opLen+7)/8 + 2*args }
+
 // RecWords is the number of payload words of a record of kind with k words
 // (-1 for an unknown kind). Every reader asks it of every record: tables,
 // not a switch, so that it inlines.
@@ -91,8 +125,8 @@ func RecWords(kind, k int) int {
 // recPerK and recFixed are RecWords of the kinds but text: words per k, and
 // words besides (-1 marks an unknown kind).
 var (
-	recPerK  = [16]int8{RecInvRead: 1, RecInvCAS: 3, RecRetValues: 1, RecInvSwap: 2, RecRetFailValues: 1}
-	recFixed = [16]int8{0: -1, RecRetFail: 1, RecRetFailValues: 1, 10: -1, 11: -1, 12: -1, 13: -1, 14: -1, 15: -1}
+	recPerK  = [16]int8{RecInvRead: 1, RecInvCAS: 3, RecRetValues: 1, RecInvSwap: 2, RecRetFailValues: 1, RecInvOp: 1, RecRetOp: 1}
+	recFixed = [16]int8{0: -1, RecRetFail: 1, RecRetFailValues: 1, 12: -1, 13: -1, 14: -1, 15: -1}
 )
 
 // IsInvocation reports whether a record kind is an invocation.

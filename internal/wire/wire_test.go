@@ -33,7 +33,7 @@ func TestSerialHead(t *testing.T) {
 // an unknown kind is -1.
 func TestRecWords(t *testing.T) {
 	want := map[int]int{RecInvRead: 5, RecInvCAS: 15, RecRetValues: 5, RecRetOK: 0, RecRetFail: 1, RecInvSwap: 10,
-		RecRetFailValues: 6, RecCrash: 0, RecText: 1}
+		RecRetFailValues: 6, RecCrash: 0, RecText: 1, RecInvOp: 5, RecRetOp: 5}
 	for kind := -1; kind <= 20; kind++ {
 		w, known := want[kind]
 		if !known {
@@ -45,5 +45,20 @@ func TestRecWords(t *testing.T) {
 	}
 	if got := RecWords(RecText, 17); got != 3 {
 		t.Errorf("RecWords(RecText, 17) = %d, want 3", got)
+	}
+}
+
+// TestOpHead: OpHead's fields decode back, and OpInvWords counts the
+// names' bytes in whole words ("enq" of "q": 1 word) beside the values.
+func TestOpHead(t *testing.T) {
+	h := OpHead(2, 255, 7)
+	if OpHeadArgs(h) != 2 || OpHeadObj(h) != 255 || OpHeadOp(h) != 7 {
+		t.Errorf("OpHead(2, 255, 7) decodes to %d, %d, %d", OpHeadArgs(h), OpHeadObj(h), OpHeadOp(h))
+	}
+	if got := OpInvWords(1, 1, 3); got != 4 {
+		t.Errorf("OpInvWords(1, 1, 3) = %d, want 4", got)
+	}
+	if got := OpInvWords(0, 5, 4); got != 3 {
+		t.Errorf("OpInvWords(0, 5, 4) = %d, want 3", got)
 	}
 }
