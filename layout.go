@@ -359,6 +359,13 @@ func (l *layout) OpList(lines []int64) string {
 	return titleList(is, "operation ", "operations ")
 }
 
+// Order names the order Check gives the operations, their Call and
+// Return times, for the recorder hint: the times, not a merge, are what
+// the caller mends.
+func (l *layout) Order() (order, mend string) {
+	return "the order of their Call and Return times", "Check the clock Call and Return are read from: one global clock for every thread, Call read before the operation begins, Return after it ends."
+}
+
 // CrashList lists crashes by index in a title: "crashes 0, 1".
 func (l *layout) CrashList(lines []int64) string {
 	return titleList(l.crashes(lines), "crash ", "crashes ")

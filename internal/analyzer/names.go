@@ -26,6 +26,11 @@ type Namer interface {
 	// "crash at line 5".
 	OpList(lines []int64) string
 	CrashList(lines []int64) string
+	// Order names the order the history gives its events, which the
+	// recorder hint says is not the real-time order, and how the reader
+	// of the sentences mends it: "the line order of this history", and
+	// a merge by timestamp for a file.
+	Order() (order, mend string)
 }
 
 // LineNamer names events by their line: the sentences of pmlin check.
@@ -47,6 +52,10 @@ func (LineNamer) OpList(lines []int64) string {
 
 func (LineNamer) CrashList(lines []int64) string {
 	return titleList(lines, "crash at line ", "crashes at lines ")
+}
+
+func (LineNamer) Order() (order, mend string) {
+	return "the line order of this history", "Check your merge or clock: one global clock for every thread, and steps merged by timestamp, each thread's own order kept (recorders/README.md, \"What a recorder must do\")."
 }
 
 // titleList is a title's list of xs, after one or many.

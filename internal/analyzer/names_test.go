@@ -25,6 +25,7 @@ func (tagNamer) Crashes(lines ...int64) string {
 }
 func (tagNamer) OpList(lines []int64) string    { return fmt.Sprintf("OPS<%v>", lines) }
 func (tagNamer) CrashList(lines []int64) string { return fmt.Sprintf("CRASHLIST<%v>", lines) }
+func (tagNamer) Order() (string, string)        { return "ORDER", "MEND" }
 
 // TestNamerNamesEveryEvent: with Options.Names, no sentence of any
 // anomaly of the testdata's histories, in any mode, names a line itself
