@@ -544,28 +544,26 @@ func (b *binReader) textLine(line []byte, at int64) error {
 // event decodes an event record of process proc (payload p, at byte
 // offset at) into r.cur.Event and has the Reader check and record it.
 func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event, error) {
-	r := b.r
-	r.line++
-	r.raw = nil
+	b.r.line++
+	b.r.raw = nil
+	return b.r.serialEvent(proc, kind, k, p, at)
+}
+
+// serialEvent decodes an event record of a serial block or a stream (its
+// kind, process proc, k and payload p) into r.cur.Event and has the Reader
+// check and record it: the one decoder of a record, a binary file's and a
+// Recording's. at is the record's byte offset in the file, for errors, or
+// -1 for a Recording, whose errors are its text's; a Recording's responses
+// without values have k 0, not their invocation's, so their k is not
+// checked.
+func (r *Reader) serialEvent(proc int32, kind, k int, p []uint64, at int64) (*Event, error) {
 	ev := r.clearEvent()
-	switch kind {
-	case wire.RecInvRead:
-		ev.Op = Read
-		ev.Addrs = append(ev.Addrs, p...)
-		return r.invoke(proc)
-	case wire.RecInvCAS:
-		ev.Op = CAS
-		for i := 0; i < len(p); i += 3 {
-			ev.Addrs = append(ev.Addrs, p[i])
-			ev.Expected = append(ev.Expected, p[i+1])
-			ev.New = append(ev.New, p[i+2])
-		}
-		return r.invoke(proc)
-	case wire.RecInvSwap:
-		ev.Op = Swap
-		for i := 0; i < len(p); i += 2 {
-			ev.Addrs = append(ev.Addrs, p[i])
-			ev.New = append(ev.New, p[i+1])
+	if wire.IsInvocation(kind) {
+		ev.Op = recordOps[kind&15]
+		if kind == wire.RecInvRead {
+			ev.Addrs = setWords(ev.Addrs, p)
+		} else {
+			ev.Addrs, ev.Expected, ev.New = splitWords(p, kind == wire.RecInvCAS, ev.Addrs, ev.Expected, ev.New)
 		}
 		return r.invoke(proc)
 	}
@@ -573,23 +571,25 @@ func (b *binReader) event(proc int32, kind, k int, p []uint64, at int64) (*Event
 	if err != nil {
 		return nil, err
 	}
-	if k != len(ps.addrs) {
+	if at >= 0 && k != len(ps.addrs) {
 		return nil, r.fail(ErrIllFormed, nil, "process %d: the response to the %s of line %d is a record of %d words, the operation has %d (byte offset %d)", proc, ps.op, ps.invLine, k, len(ps.addrs), at)
 	}
 	var resp response
 	switch kind {
 	case wire.RecRetValues:
-		ev.Values = append(ev.Values, p...)
 		resp.kind = retValues
+		ev.Values = setWords(ev.Values, p)
 	case wire.RecRetOK:
 		resp.kind = retOK
-	case wire.RecRetFail:
-		resp.kind, resp.failAddr = retFail, p[0]
-	case wire.RecRetFailValues:
-		ev.Values = append(ev.Values, p[1:]...)
-		resp.kind, resp.failAddr = retFail, p[0]
+	default:
+		resp = response{kind: retFail, failAddr: p[0]}
+		ev.Values = setWords(ev.Values, p[1:])
 	}
 	if (ps.op == CAS) == (resp.kind == retValues) {
+		if at < 0 {
+			// The text's error, from the text.
+			return r.parseText(r.recordedLine(kind, proc, p))
+		}
 		what := "values"
 		if resp.kind != retValues {
 			what = "a cas's outcome"

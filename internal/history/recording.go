@@ -269,17 +269,7 @@ func isEvent(kind int) bool { return kind < wire.RecCrash }
 func (r *Reader) recordedEvent(kind int, p int32, k int, pay []uint64) (*Event, error) {
 	if isEvent(kind) && p >= 0 {
 		// An invocation or a response: nearly every record.
-		if wire.IsInvocation(kind) {
-			ev := r.clearEvent()
-			ev.Op = recordOps[kind&15]
-			if kind == wire.RecInvRead {
-				ev.Addrs = setWords(ev.Addrs, pay)
-			} else {
-				ev.Addrs, ev.Expected, ev.New = splitWords(pay, kind == wire.RecInvCAS, ev.Addrs, ev.Expected, ev.New)
-			}
-			return r.invoke(p)
-		}
-		return r.recordedReturn(kind, p, pay)
+		return r.serialEvent(p, kind, k, pay, -1)
 	}
 	switch kind {
 	case wire.RecText:
@@ -295,33 +285,6 @@ func (r *Reader) recordedEvent(kind int, p int32, k int, pay []uint64) (*Event, 
 	}
 	// Not a process id: the text's error, from the text.
 	return r.parseText(r.recordedLine(kind, p, pay))
-}
-
-// recordedReturn is a recorded response, matched with the pending
-// operation as the text's would be.
-func (r *Reader) recordedReturn(kind int, p int32, pay []uint64) (*Event, error) {
-	idx, ps, err := r.pendingFor(p)
-	if err != nil {
-		return nil, err
-	}
-	ev := &r.cur.Event
-	ev.Values, ev.OK, ev.FailAddr = ev.Values[:0], false, 0
-	var resp response
-	switch kind {
-	case wire.RecRetValues:
-		resp.kind = retValues
-		ev.Values = setWords(ev.Values, pay)
-	case wire.RecRetOK:
-		resp.kind = retOK
-	default:
-		resp = response{kind: retFail, failAddr: pay[0]}
-		ev.Values = setWords(ev.Values, pay[1:])
-	}
-	if (ps.op == CAS) != (resp.kind != retValues) {
-		// A response of the wrong kind: the text's error, from the text.
-		return r.parseText(r.recordedLine(kind, p, pay))
-	}
-	return r.respond(idx, ps, resp)
 }
 
 // recordedLine renders a recorded event as the text's line (r.raw, for
