@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/merge"
 	"github.com/pmlin/pmlin/internal/tie"
@@ -338,6 +339,15 @@ func (l *layout) Returned(line int64) string {
 		return "at time " + strconv.FormatInt(l.returns[at.op], 10)
 	}
 	return "at line " + strconv.FormatInt(line, 10)
+}
+
+// Order: the caller's Call and Return timestamps, with no merge to blame.
+func (l *layout) Order() analyzer.Order {
+	return analyzer.Order{
+		Name:   "the order of the operations' Call and Return timestamps",
+		Blocks: "the timestamps look like per-thread counters, not one clock",
+		Fix:    "Check your clock: Call and Return from one global clock for every thread, each thread's own order kept",
+	}
 }
 
 // Crashes names crashes by their index in History.Crashes: "crash 1",

@@ -79,6 +79,10 @@ func TestExplanationsNameOperations(t *testing.T) {
 	if want := "operation 1 observed at address 1 the value that operation 0 wrote, but operation 0 was invoked only after operation 1 had returned"; !strings.HasPrefix(res.Hint, want) {
 		t.Errorf("hint %q, want %q...", res.Hint, want)
 	}
+	// In the caller's terms: timestamps, not a file's lines or pmlin merge.
+	if !strings.Contains(res.Hint, "Call and Return timestamps is not the real-time order") || strings.Contains(res.Hint, "line") || strings.Contains(res.Hint, "merge") {
+		t.Errorf("hint %q: not in the Go API's terms", res.Hint)
+	}
 
 	// An error the analyzer finds names both operations.
 	_, err := pmlin.Check(context.Background(), pmlin.History{Operations: []pmlin.Operation{cas(1, 0, 1, 1, 0, 5, pmlin.OK), cas(2, 2, 3, 1, 0, 5, pmlin.OK)}}, pmlin.Options{})

@@ -54,11 +54,12 @@ func RecorderHint(names Namer, pairs []ObservedBeforeWritten, concatenated bool)
 	if len(pairs) > 1 {
 		more = fmt.Sprintf(" (and %d more such pairs)", len(pairs)-1)
 	}
-	op := namerOr(names).Op
-	s := fmt.Sprintf("%s observed at address %d the value that %s wrote, but %s was invoked only after %s had returned%s: no primitive returns a value before it is written, so the line order of this history is not the real-time order. ",
-		op(p.Reader), p.Word, op(p.Writer), op(p.Writer), op(p.Reader), more)
+	names = namerOr(names)
+	op, order := names.Op, names.Order()
+	s := fmt.Sprintf("%s observed at address %d the value that %s wrote, but %s was invoked only after %s had returned%s: no primitive returns a value before it is written, so %s is not the real-time order. ",
+		op(p.Reader), p.Word, op(p.Writer), op(p.Writer), op(p.Reader), more, order.Name)
 	if concatenated {
-		s += "The history looks like per-thread logs concatenated, not merged (between crashes, each process's steps form one block): merge them by timestamp (pmlin merge). "
+		s += "Between crashes, each process's steps form one block: " + order.Blocks + ". "
 	}
-	return s + "Check your merge or clock: one global clock for every thread, and steps merged by timestamp, each thread's own order kept (recorders/README.md, \"What a recorder must do\")."
+	return s + order.Fix + " (recorders/README.md, \"What a recorder must do\")."
 }

@@ -26,10 +26,35 @@ type Namer interface {
 	// "crash at line 5".
 	OpList(lines []int64) string
 	CrashList(lines []int64) string
+	// Order says, in the source's terms, what orders the history's steps
+	// and how its recorder fixes a wrong order (RecorderHint).
+	Order() Order
+}
+
+// Order is what a history's source calls the order of its steps, for the
+// recorder hint: the CLI reads lines a merge wrote, the Go API takes
+// timestamps.
+type Order struct {
+	// Name is the order: "the line order of this history".
+	Name string
+	// Blocks says, after "between crashes, each process's steps form one
+	// block", what that shape means and its fix.
+	Blocks string
+	// Fix is the hint's last sentence: what to check.
+	Fix string
 }
 
 // LineNamer names events by their line: the sentences of pmlin check.
 type LineNamer struct{}
+
+// Order: a history file's lines, written by pmlin merge or a recorder.
+func (LineNamer) Order() Order {
+	return Order{
+		Name:   "the line order of this history",
+		Blocks: "the history looks like per-thread logs concatenated, not merged: merge them by timestamp (pmlin merge)",
+		Fix:    "Check your merge or clock: one global clock for every thread, and steps merged by timestamp, each thread's own order kept",
+	}
+}
 
 func (LineNamer) Op(line int64) string       { return "line " + strconv.FormatInt(line, 10) }
 func (LineNamer) Returned(line int64) string { return "at line " + strconv.FormatInt(line, 10) }
