@@ -284,9 +284,8 @@ func Check(ctx context.Context, h History, opts Options) (*Result, error) {
 		res.Anomalies = append(res.Anomalies, lay.anomaly(an))
 	}
 	if pairs := analyzer.ObservationsBeforeWrites(a.Result); len(pairs) > 0 {
-		// Not "concatenated logs": Check orders the operations by their
-		// times itself.
-		res.Hint = analyzer.RecorderHint(lay, pairs, false)
+		concatenated, _ := history.LooksConcatenated(lay.rec.Reader(opts.Name, history.Options{}))
+		res.Hint = analyzer.RecorderHint(lay, pairs, concatenated)
 	}
 	return res, nil
 }

@@ -76,7 +76,8 @@
 // History.Operations, and the sentences (Anomaly.Explanation, Edge.Reason,
 // Result.Hint, Error, Result.WriteReport) "operation 3", "crash 1" (an
 // index in History.Crashes) and a response by its timestamp ("returned at
-// time 20"). The text is written only when asked for: History.WriteTo and
+// time 20"); Result.Hint blames the Call and Return timestamps, not a
+// file's line order or pmlin merge. The text is written only when asked for: History.WriteTo and
 // Result.WriteHistory write the history in the format of
 // docs/history-format.md, each invocation line ending with "# op I" and
 // each crash line with "# crash K", and Result.Line gives an operation's

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/merge"
 	"github.com/pmlin/pmlin/internal/tie"
@@ -340,6 +341,15 @@ func (l *layout) Returned(line int64) string {
 	return "at line " + strconv.FormatInt(line, 10)
 }
 
+// Order: the caller's Call and Return timestamps, with no merge to blame.
+func (l *layout) Order() analyzer.Order {
+	return analyzer.Order{
+		Name:   "the order of the operations' Call and Return timestamps",
+		Blocks: "Between crashes, each process's operations form one block of timestamps: they look like per-thread counters, not one clock.",
+		Fix:    "Check your clock: Call and Return from one global clock for every thread, each thread's own order kept",
+	}
+}
+
 // Crashes names crashes by their index in History.Crashes: "crash 1",
 // "crashes 0 and 2".
 func (l *layout) Crashes(lines ...int64) string {
@@ -357,13 +367,6 @@ func (l *layout) OpList(lines []int64) string {
 		is[k] = strconv.Itoa(l.op(line))
 	}
 	return titleList(is, "operation ", "operations ")
-}
-
-// Order names the order Check gives the operations, their Call and
-// Return times, for the recorder hint: the times, not a merge, are what
-// the caller mends.
-func (l *layout) Order() (order, mend string) {
-	return "the order of their Call and Return times", "Check the clock Call and Return are read from: one global clock for every thread, Call read before the operation begins, Return after it ends."
 }
 
 // CrashList lists crashes by index in a title: "crashes 0, 1".

@@ -146,7 +146,7 @@ func TestGen(t *testing.T) {
 // with its HTML report and a shrunk history that still fails.
 func TestFuzzKeepsReportAndShrunkHistory(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := pmlin(t, "", "fuzz", "--mutant", "dirty-spurious-failure", "--seconds", "20", "--out", dir)
+	code, out, errs := pmlin(t, "", "fuzz", "--mutant", "dirty-spurious-failure", "--seconds", "120", "--out", dir)
 	if code != 1 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}

@@ -172,7 +172,7 @@ func TestFuzzClean(t *testing.T) {
 func TestFuzzFindsAndReplays(t *testing.T) {
 	for _, tc := range [][2]string{{"pmwcas", "dirty-spurious-failure"}, {"lockmwcas", "read-skips-lock"}} {
 		dir := t.TempDir()
-		code, out, errs := pmlin(t, "", "fuzz", "--target", tc[0], "--mutant", tc[1], "--seconds", "20", "--out", dir, "--jobs", "1")
+		code, out, errs := pmlin(t, "", "fuzz", "--target", tc[0], "--mutant", tc[1], "--seconds", "120", "--out", dir, "--jobs", "1")
 		if code != 1 || !strings.Contains(out, "VIOLATION") || !strings.Contains(out, "target "+tc[0]+" with planted bug "+tc[1]) {
 			t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 		}

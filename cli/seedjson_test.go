@@ -34,7 +34,7 @@ func lastObject(t *testing.T, out string) map[string]any {
 func TestSeedsAreJSONStrings(t *testing.T) {
 	seed := strconv.FormatUint(bigSeed, 10)
 	code, out, errs := pmlin(t, "", "fuzz", "--mutant", "dirty-spurious-failure", "--seed", seed, "--jobs", "1",
-		"--seconds", "20", "--json", "--out", t.TempDir())
+		"--seconds", "120", "--json", "--out", t.TempDir())
 	if code != 1 {
 		t.Fatalf("exit %d, expected a finding\n%s\n%s", code, out, errs)
 	}

@@ -94,9 +94,9 @@ func TestFuzzShrinksStructureFindings(t *testing.T) {
 		{"dqueue", "mark-unflushed", "durable"},
 		{"levelhash", "insert-token-early", "recoverable"},
 	}
-	seconds := "20"
+	seconds := "120"
 	if testenv.Long() {
-		cases, seconds = nil, "60"
+		cases, seconds = nil, "120"
 		for _, target := range []string{"dqueue", "levelhash"} {
 			_, out, _ := pmlin(t, "", "mutants", "--target", target)
 			for _, l := range strings.Split(strings.TrimSpace(out), "\n") {

@@ -67,9 +67,12 @@ func testExecExample(t *testing.T, command string, runs int, bugSeconds string, 
 	if code != 0 || s.Runs != int64(runs) || s.Violations != 0 || s.Finding != nil {
 		t.Fatalf("correct %s: exit %d, %d runs, %d violations, want 0, %d, 0:\n%s", command, code, s.Runs, s.Violations, runs, said)
 	}
-	// Each run kills the program several times: most kills land while it
-	// runs (a start that ends by itself first is not a crash).
-	if s.Crashes < int64(runs) || s.Operations == 0 || s.Exec != command {
+	// Each run kills the program several times, but a start that ends by
+	// itself before its kill is not a crash, and how many do depends on
+	// the machine's speed (a fast CI machine ended starts first): the
+	// test asks only that some kill landed, which a campaign whose kills
+	// never land fails.
+	if s.Crashes == 0 || s.Operations == 0 || s.Exec != command {
 		t.Errorf("correct %s: %d crashes, %d operations over %d runs, exec %q:\n%s", command, s.Crashes, s.Operations, runs, s.Exec, said)
 	}
 	t.Logf("correct: %d runs, %d crashes, %d operations clean", s.Runs, s.Crashes, s.Operations)
@@ -119,7 +122,7 @@ func testExecExample(t *testing.T, command string, runs int, bugSeconds string, 
 func TestFuzzExecC(t *testing.T) {
 	t.Parallel()
 	bin := compile(t, "gcc", "c11", "c/example/persistent_mwcas.c")
-	testExecExample(t, bin, testenv.Count(0, 5, 50), "15")
+	testExecExample(t, bin, testenv.Count(0, 5, 50), "120")
 
 	// --bool records failures without their address (rule 6: a cas of 2
 	// words is withdrawn): still clean, and --bug still caught (its torn
@@ -127,7 +130,7 @@ func TestFuzzExecC(t *testing.T) {
 	if code, s, said := fuzzExec(t, bin+" --bool", "--runs", "2", "--out", t.TempDir()); code != 0 || s.Runs != 2 {
 		t.Errorf("--bool: exit %d, %d runs, want 0 and 2:\n%s", code, s.Runs, said)
 	}
-	if code, _, said := fuzzExec(t, bin+" --bool --bug", "--seconds", "15", "--out", t.TempDir()); code != 1 {
+	if code, _, said := fuzzExec(t, bin+" --bool --bug", "--seconds", "120", "--out", t.TempDir()); code != 1 {
 		t.Errorf("--bool --bug: exit %d, want 1:\n%s", code, said)
 	}
 
@@ -158,13 +161,13 @@ func TestFuzzExecQueue(t *testing.T) {
 	// its kill's window records no more, so that a history (of up to 7
 	// starts) stays small enough to check in a second under -race.
 	bin += " --ops 2000"
-	testExecExample(t, bin, testenv.Count(0, 5, 50), "15")
+	testExecExample(t, bin, testenv.Count(0, 5, 50), "120")
 	modes := []string{"recoverable"}
 	if testenv.Long() {
 		modes = append(modes, "durable")
 	}
 	for _, mode := range modes {
-		if code, s, said := fuzzExec(t, bin+" --bug", "--mode", mode, "--seconds", "15", "--out", t.TempDir()); code != 1 || s.Finding == nil {
+		if code, s, said := fuzzExec(t, bin+" --bug", "--mode", mode, "--seconds", "120", "--out", t.TempDir()); code != 1 || s.Finding == nil {
 			t.Errorf("--bug --mode %s: exit %d, want 1 and a finding:\n%s", mode, code, said)
 		}
 	}
@@ -207,7 +210,7 @@ func TestFuzzExecPython(t *testing.T) {
 	sources(t, src, "python/pmlin_recorder.py")
 	// -B: nothing written into the source tree. Three kills a run: each
 	// start of the interpreter costs a tenth of a second or more.
-	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
+	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "120", "--crashes", "3")
 }
 
 // TestFuzzExecPythonQueue: the Python persistent queue (version 2
@@ -220,7 +223,7 @@ func TestFuzzExecPythonQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	sources(t, src, "python/pmlin_recorder.py")
-	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "15", "--crashes", "3")
+	testExecExample(t, shellword.Join([]string{py, "-B", src}), testenv.Count(0, 3, 30), "120", "--crashes", "3")
 }
 
 // TestFuzzExecUsage: --exec's flags are refused where they do not belong,

@@ -79,7 +79,7 @@ func TestMutantsCaught(t *testing.T) {
 			seeds = append(seeds, "2", "3")
 		}
 		for _, seed := range seeds {
-			code, kinds := fuzz(t, "--mutant", m.name, "--seed", seed, "--seconds", "30", "--jobs", "1")
+			code, kinds := fuzz(t, "--mutant", m.name, "--seed", seed, "--seconds", "120", "--jobs", "1")
 			if code != 1 || !slices.ContainsFunc(kinds, func(k string) bool { return slices.Contains(m.kinds, k) }) {
 				t.Errorf("%s, seed %s: exit %d, anomalies %v; want exit 1 and one of %v", m.name, seed, code, kinds, m.kinds)
 			}

@@ -40,7 +40,7 @@ func pmlin(t *testing.T, args ...string) (int, string, string) {
 // run line records it again byte for byte.
 func TestPlantedBugCaughtAndReplayed(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := pmlin(t, "fuzz", "--target", "lockqueue", "--mutant", "slot-unpersisted", "--seconds", "20", "--jobs", "1", "--out", dir, "--json")
+	code, out, errs := pmlin(t, "fuzz", "--target", "lockqueue", "--mutant", "slot-unpersisted", "--seconds", "120", "--jobs", "1", "--out", dir, "--json")
 	if code != 1 {
 		t.Fatalf("fuzz: exit %d, want 1\n%s%s", code, out, errs)
 	}
@@ -123,7 +123,7 @@ func TestFuzzProcessKills(t *testing.T) {
 			return cmd
 		}}
 		code := c.Run(context.Background(), []string{"fuzz", "--target", "lockqueue", "--crash-mode", mode, "--mutant", "lock-kept",
-			"--seconds", "20", "--stuck-after", "200ms", "--stuck-accesses", "20000", "--out", t.TempDir()})
+			"--seconds", "120", "--stuck-after", "200ms", "--stuck-accesses", "20000", "--out", t.TempDir()})
 		if code != 1 || !stuck.MatchString(out.String()) {
 			t.Errorf("%s, lock-kept: exit %d, want 1 (stuck, naming the operation)\n%s%s", mode, code, out.String(), errs.String())
 		}

@@ -55,12 +55,11 @@ func RecorderHint(names Namer, pairs []ObservedBeforeWritten, concatenated bool)
 		more = fmt.Sprintf(" (and %d more such pairs)", len(pairs)-1)
 	}
 	names = namerOr(names)
-	op := names.Op
-	order, mend := names.Order()
+	op, order := names.Op, names.Order()
 	s := fmt.Sprintf("%s observed at address %d the value that %s wrote, but %s was invoked only after %s had returned%s: no primitive returns a value before it is written, so %s is not the real-time order. ",
-		op(p.Reader), p.Word, op(p.Writer), op(p.Writer), op(p.Reader), more, order)
+		op(p.Reader), p.Word, op(p.Writer), op(p.Writer), op(p.Reader), more, order.Name)
 	if concatenated {
-		s += "The history looks like per-thread logs concatenated, not merged (between crashes, each process's steps form one block): merge them by timestamp (pmlin merge). "
+		s += order.Blocks + " "
 	}
-	return s + mend
+	return s + order.Fix + " (recorders/README.md, \"What a recorder must do\")."
 }

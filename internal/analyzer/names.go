@@ -26,15 +26,35 @@ type Namer interface {
 	// "crash at line 5".
 	OpList(lines []int64) string
 	CrashList(lines []int64) string
-	// Order names the order the history gives its events, which the
-	// recorder hint says is not the real-time order, and how the reader
-	// of the sentences mends it: "the line order of this history", and
-	// a merge by timestamp for a file.
-	Order() (order, mend string)
+	// Order says, in the source's terms, what orders the history's steps
+	// and how its recorder fixes a wrong order (RecorderHint).
+	Order() Order
+}
+
+// Order is what a history's source calls the order of its steps, for the
+// recorder hint: the CLI reads lines a merge wrote, the Go API takes
+// timestamps.
+type Order struct {
+	// Name is the order: "the line order of this history".
+	Name string
+	// Blocks is the sentence said when, between crashes, each process's
+	// steps form one block: what that shape means and its fix.
+	Blocks string
+	// Fix is the hint's last sentence: what to check.
+	Fix string
 }
 
 // LineNamer names events by their line: the sentences of pmlin check.
 type LineNamer struct{}
+
+// Order: a history file's lines, written by pmlin merge or a recorder.
+func (LineNamer) Order() Order {
+	return Order{
+		Name:   "the line order of this history",
+		Blocks: "The history looks like per-thread logs concatenated, not merged (between crashes, each process's steps form one block): merge them by timestamp (pmlin merge).",
+		Fix:    "Check your merge or clock: one global clock for every thread, and steps merged by timestamp, each thread's own order kept",
+	}
+}
 
 func (LineNamer) Op(line int64) string       { return "line " + strconv.FormatInt(line, 10) }
 func (LineNamer) Returned(line int64) string { return "at line " + strconv.FormatInt(line, 10) }
@@ -52,10 +72,6 @@ func (LineNamer) OpList(lines []int64) string {
 
 func (LineNamer) CrashList(lines []int64) string {
 	return titleList(lines, "crash at line ", "crashes at lines ")
-}
-
-func (LineNamer) Order() (order, mend string) {
-	return "the line order of this history", "Check your merge or clock: one global clock for every thread, and steps merged by timestamp, each thread's own order kept (recorders/README.md, \"What a recorder must do\")."
 }
 
 // titleList is a title's list of xs, after one or many.

@@ -25,7 +25,9 @@ func (tagNamer) Crashes(lines ...int64) string {
 }
 func (tagNamer) OpList(lines []int64) string    { return fmt.Sprintf("OPS<%v>", lines) }
 func (tagNamer) CrashList(lines []int64) string { return fmt.Sprintf("CRASHLIST<%v>", lines) }
-func (tagNamer) Order() (string, string)        { return "ORDER", "MEND" }
+func (tagNamer) Order() analyzer.Order {
+	return analyzer.Order{Name: "ORDER", Blocks: "BLOCKS", Fix: "FIX"}
+}
 
 // TestNamerNamesEveryEvent: with Options.Names, no sentence of any
 // anomaly of the testdata's histories, in any mode, names a line itself
@@ -100,4 +102,25 @@ func untag(s string) string {
 		}
 		return "the crashes at lines " + strings.Join(lines[:len(lines)-1], ", ") + " and " + lines[len(lines)-1]
 	})
+}
+
+// TestRecorderHintTerms: the hint speaks the namer's terms for the order
+// of the steps, and none of a history file's.
+func TestRecorderHintTerms(t *testing.T) {
+	pairs := []analyzer.ObservedBeforeWritten{{Reader: 3, Writer: 5, Word: 7}}
+	h := analyzer.RecorderHint(tagNamer{}, pairs, true)
+	for _, w := range []string{"OP<3> observed at address 7 the value that OP<5> wrote", "so ORDER is not", "real-time order. BLOCKS FIX", "FIX (recorders/README.md"} {
+		if !strings.Contains(h, w) {
+			t.Errorf("%q lacks %q", h, w)
+		}
+	}
+	if strings.Contains(h, "line") || strings.Contains(h, "merge") {
+		t.Errorf("%q speaks of lines or merges", h)
+	}
+	cli := analyzer.RecorderHint(nil, pairs, true)
+	for _, w := range []string{"so the line order of this history is not", "per-thread logs concatenated, not merged (between crashes, each process's steps form one block): merge them by timestamp (pmlin merge). Check", "Check your merge or clock"} {
+		if !strings.Contains(cli, w) {
+			t.Errorf("%q lacks %q", cli, w)
+		}
+	}
 }

@@ -219,7 +219,8 @@ func TestExecCanceled(t *testing.T) {
 	if err != nil || !out.Run.Canceled {
 		t.Fatalf("%+v, %v: want a canceled run", out, err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
+	// Generous for a loaded machine; the start sleeps 30 s when not killed.
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("the run ended %v after it began", d)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(readString(t, filepath.Join(dir, "pid"))))

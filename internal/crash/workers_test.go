@@ -46,7 +46,7 @@ func TestFuzzLeavesNoGoroutine(t *testing.T) {
 		if err != nil || f != nil {
 			t.Fatalf("%v, %+v", err, f)
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second)
 		n, stacks := pmlinGoroutines()
 		for n > n0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)

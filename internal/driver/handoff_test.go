@@ -14,11 +14,11 @@ import (
 	"github.com/pmlin/pmlin/pmem"
 )
 
-// settle waits (up to a few seconds) for the goroutines that end after
+// settle waits (up to 30 s: a loaded machine runs them late, a leak never ends) for the goroutines that end after
 // their segment (conductors, rescues, closers) to be gone, and returns
 // how many goroutines are left.
 func settle(want int) int {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for runtime.NumGoroutine() > want && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -240,7 +240,9 @@ func TestSilentWorker(t *testing.T) {
 			took := time.Since(start)
 			switch {
 			case tc.cancel:
-				if took > 2*time.Second || seg.Stuck != nil || seg.Blocked != nil {
+				// Generous for a loaded -race machine; an uncanceled
+				// segment stalls for ever.
+				if took > 10*time.Second || seg.Stuck != nil || seg.Blocked != nil {
 					t.Fatalf("canceled segment: %+v after %v", seg, took)
 				}
 			case tc.wait && tc.sched == Deterministic:

@@ -3,6 +3,7 @@ package lin_test
 import (
 	"context"
 	"fmt"
+	"github.com/pmlin/pmlin/internal/analyzer"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ func (tagNamer) Crashes(lines ...int64) string {
 }
 func (tagNamer) OpList(lines []int64) string    { return fmt.Sprint(lines) }
 func (tagNamer) CrashList(lines []int64) string { return fmt.Sprint(lines) }
+func (tagNamer) Order() analyzer.Order          { return analyzer.Order{} }
 
 // sentences are everything a check says in words: each object's reason,
 // explanation (its sentence, where each operation is) and stuck
