@@ -38,9 +38,12 @@ const (
 	// operation (a data-structure target, history version 2): the
 	// invocation's payload is the operation's index in the workload's Ops,
 	// then k arguments; the response's, k results; each value two words,
-	// its symbol and its number. They are the driver's own (stream kinds
-	// the binary format leaves free): a binary history holds version 1
-	// records only, so an object workload is recorded as text.
+	// its symbol and its number. They are the driver's own, not the
+	// binary format's records of the same kinds (wire.RecInvOp and
+	// RecRetOp name the object and the operation by their bytes, a log
+	// by the index): the merge writes them through the writer's InvokeOp
+	// and ReturnOp, as serial records for a binary history or a
+	// Recording, as text lines for a text one.
 	recInvOp = 10
 	recRetOp = 11
 	// recKinds bounds the kinds, for counts by kind.
