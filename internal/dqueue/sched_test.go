@@ -12,6 +12,7 @@ import (
 
 	"github.com/pmlin/pmlin/internal/history"
 	"github.com/pmlin/pmlin/internal/lin"
+	"github.com/pmlin/pmlin/internal/targetkit"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -283,7 +284,7 @@ func (tr trial) run(t testing.TB) outcome {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetHook(&crashAt{n: tr.crashRecoveryAt})
+		r.SetHook(&targetkit.CrashAt{N: tr.crashRecoveryAt})
 		_, err = o.Recover(0)
 		r.SetHook(nil)
 		if err != nil && !errors.Is(err, pmem.ErrCrashed) {
@@ -344,16 +345,6 @@ func (tr trial) check(t testing.TB, h *model.History) string {
 		t.Fatalf("%+v: undecided: %+v\n%s", tr, res.Objects, describe(h))
 	}
 	return ""
-}
-
-// crashAt crashes the region at its n-th access.
-type crashAt struct{ n, seen int }
-
-func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
-	if h.seen++; h.seen == h.n {
-		return pmem.ErrCrashed
-	}
-	return nil
 }
 
 func describe(h *model.History) string {

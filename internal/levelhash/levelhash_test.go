@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/pmlin/pmlin/internal/targetkit"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
 	"github.com/pmlin/pmlin/target"
@@ -136,17 +137,6 @@ func TestSequential(t *testing.T) {
 	}
 }
 
-// crashAt crashes the region at its n-th access (never if n is 0), and
-// counts the accesses.
-type crashAt struct{ n, seen int }
-
-func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
-	if h.seen++; h.seen == h.n && h.n > 0 {
-		return pmem.ErrCrashed
-	}
-	return nil
-}
-
 // crashRun runs ops as worker 0 and crashes at access at (an access past
 // the last: no crash, done false), recovers on a reopened region under
 // policy p, and checks what durable linearizability requires: the state
@@ -159,7 +149,7 @@ func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
 func crashRun(t *testing.T, c target.Config, ops []op, at int, p pmem.Policy, rng *rand.Rand, early bool) (problem string, done bool) {
 	r, tb := newTable(t, c)
 	ref := map[uint64]uint64{}
-	h := &crashAt{n: at}
+	h := &targetkit.CrashAt{N: at}
 	r.SetHook(h)
 	var cut *op
 	var rest []op
@@ -192,7 +182,7 @@ func crashRun(t *testing.T, c target.Config, ops []op, at int, p pmem.Policy, rn
 	}
 	// Far more accesses than the rest of the workload makes: an operation
 	// that spins on a lock nobody holds ends with an error instead.
-	r2.SetHook(&crashAt{n: 1 << 20})
+	r2.SetHook(&targetkit.CrashAt{N: 1 << 20})
 	if _, err := obj.Recover(0); err != nil {
 		return "recover: " + err.Error(), true
 	}
@@ -283,10 +273,10 @@ func geometry(mutant string) (target.Config, uint64) {
 // which items started to move and resizes to publish.
 func movesAt(t *testing.T, c target.Config, ops []op) []int {
 	r, tb := newTable(t, c)
-	h := &crashAt{}
+	h := &targetkit.CrashAt{}
 	r.SetHook(h)
 	var at []int
-	tb.onStep = func(mutant) { at = append(at, h.seen) }
+	tb.onStep = func(mutant) { at = append(at, h.Seen) }
 	for _, o := range ops {
 		if _, err := do(tb, 0, o); err != nil {
 			t.Fatal(err)

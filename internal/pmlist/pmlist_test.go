@@ -16,6 +16,7 @@ import (
 
 	"github.com/pmlin/pmlin/internal/crash"
 	"github.com/pmlin/pmlin/internal/history"
+	"github.com/pmlin/pmlin/internal/targetkit"
 	"github.com/pmlin/pmlin/internal/testenv"
 	"github.com/pmlin/pmlin/model"
 	"github.com/pmlin/pmlin/pmem"
@@ -181,15 +182,6 @@ func TestConcurrent(t *testing.T) {
 	}
 }
 
-type crashAt struct{ n, seen int }
-
-func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
-	if h.seen++; h.seen == h.n && h.n > 0 {
-		return pmem.ErrCrashed
-	}
-	return nil
-}
-
 // crashRun runs ops as worker 0 (on a list of two workers), crashes at
 // access at (past the last: no crash, done false), reopens the image
 // under policy p as a new process (or, if same, recovers the object that
@@ -202,7 +194,7 @@ func (h *crashAt) Access(int, pmem.AccessKind, uint64) error {
 func crashRun(t *testing.T, c target.Config, ops []op, at, recAt int, p pmem.Policy, rng *rand.Rand, same bool) (problem string, done bool) {
 	r, obj := newList(t, c, true)
 	ref := map[uint64]bool{}
-	r.SetHook(&crashAt{n: at})
+	r.SetHook(&targetkit.CrashAt{N: at})
 	var cut *op
 	var rest []op
 	for i := range ops {
@@ -240,7 +232,7 @@ func crashRun(t *testing.T, c target.Config, ops []op, at, recAt int, p pmem.Pol
 		return "open: " + err.Error(), true
 	}
 	if recAt > 0 {
-		r.SetHook(&crashAt{n: recAt})
+		r.SetHook(&targetkit.CrashAt{N: recAt})
 		_, err := obj.Recover(0)
 		r.SetHook(nil)
 		switch {
@@ -254,7 +246,7 @@ func crashRun(t *testing.T, c target.Config, ops []op, at, recAt int, p pmem.Pol
 	}
 	// Far more accesses than the rest makes: an operation that loops for
 	// good ends with an error instead.
-	r.SetHook(&crashAt{n: 1 << 20})
+	r.SetHook(&targetkit.CrashAt{N: 1 << 20})
 	if _, err := obj.Recover(0); err != nil {
 		return "recover: " + err.Error(), true
 	}

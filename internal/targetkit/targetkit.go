@@ -1,6 +1,7 @@
 // Package targetkit holds what every built-in target (lockmwcas, dqueue,
 // levelhash, pmlist) needs of the same shape: finding a planted bug by name, and
-// checking the superblock that New wrote when Open attaches to a region.
+// checking the superblock that New wrote when Open attaches to a region, and
+// the crash hook their tests cut operations with.
 // One home, so that a new target does not write them again.
 package targetkit
 
@@ -46,4 +47,16 @@ func CheckSuperblockAt(r *pmem.Region, base uint64, want []uint64, targetName st
 		}
 	}
 	return a.Err
+}
+
+// CrashAt is a pmem.AccessHook that crashes the region at its N-th access
+// (never if N is 0), counting accesses in Seen: the built-in targets' tests
+// cut an operation, or a recovery, at an access they choose.
+type CrashAt struct{ N, Seen int }
+
+func (h *CrashAt) Access(int, pmem.AccessKind, uint64) error {
+	if h.Seen++; h.Seen == h.N {
+		return pmem.ErrCrashed
+	}
+	return nil
 }
